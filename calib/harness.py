@@ -1,0 +1,1674 @@
+#!/usr/bin/python3
+"""vramplan calibration harness: measure the memory of real PyTorch training steps.
+
+    /usr/bin/python3 calib/harness.py MODEL.yaml [--device cpu|cuda]
+        [--precision fp32|bf16-mixed|fp16-mixed|bf16|fp16]
+        [--optimizer sgd|sgd-momentum|adam|adamw] [--micro-batch B] [--seq S]
+        [--recompute none|full] [--attention eager|sdpa] [--dropout P]
+        [--steps 2] [--seed 0] [--threads 2] [--trace]
+
+prints ONE JSON object on stdout (the human-readable --trace goes to stderr).
+As a module:  measure(model_cfg: dict, **opts) -> dict  (same keys).
+
+The model is rebuilt from the vramplan YAML description with plain torch.nn
+modules that mirror, in what autograd saves, the Hugging Face transformers
+v4.40.x implementations (LlamaForCausalLM, GPT2LMHeadModel, BertForMaskedLM)
+or torch.nn.TransformerEncoderLayer.  See calib/README.md for the method
+(CPU: exact replay of the profiler's allocator events; CUDA: the caching
+allocator's counters per phase) and for what each op saves.
+"""
+
+import argparse
+import contextlib
+import gc
+import json
+import math
+import os
+import sys
+import time
+
+try:
+    import yaml
+except ImportError:  # pragma: no cover
+    yaml = None
+
+try:
+    import torch
+    import torch.nn as nn
+    import torch.nn.functional as F
+    import torch.utils.checkpoint as _ckpt
+except ImportError:  # pragma: no cover
+    torch = None
+
+HARNESS_VERSION = 1
+PHASES = ("forward", "loss", "backward", "optimizer", "zero_grad")
+MARK_PREFIX = "vramplan:"
+
+# Memory-efficient attention kernel (torch < 2.0): rows of the score matrix
+# are processed in blocks of `rows` with b*h*rows*keys <= ATTN_BLOCK_ELEMS,
+# so every per-block temporary is at most ATTN_BLOCK_ELEMS elements.
+ATTN_BLOCK_ELEMS = 1 << 14
+
+PRECISIONS = ("fp32", "bf16-mixed", "fp16-mixed", "bf16", "fp16")
+OPTIMIZERS = ("sgd", "sgd-momentum", "adam", "adamw")
+
+
+class HarnessError(Exception):
+    """A configuration the harness cannot (or refuses to) run."""
+
+
+# ----------------------------------------------------------------------------
+# model description
+# ----------------------------------------------------------------------------
+
+def load_model_cfg(path):
+    if yaml is None:
+        raise HarnessError("PyYAML is not installed (use /usr/bin/python3)")
+    with open(path) as f:
+        cfg = yaml.safe_load(f)
+    if not isinstance(cfg, dict):
+        raise HarnessError("%s: not a YAML mapping" % path)
+    return cfg
+
+
+def _as_bool(v, default):
+    if v is None:
+        return default
+    if isinstance(v, bool):
+        return v
+    if isinstance(v, str):
+        return v.strip().lower() in ("1", "true", "yes", "on")
+    return bool(v)
+
+
+def normalize_cfg(raw):
+    """Fill the schema defaults and validate; returns a new dict."""
+    if raw.get("moe"):
+        raise HarnessError("moe models are not supported by the calibration harness")
+    c = {}
+    c["name"] = str(raw.get("name", "model"))
+    c["architecture"] = str(raw.get("architecture", "decoder")).lower()
+    if c["architecture"] not in ("decoder", "encoder"):
+        raise HarnessError("architecture must be decoder or encoder, got %r" % c["architecture"])
+    for k in ("layers", "hidden", "heads", "ffn", "vocab"):
+        if k not in raw:
+            raise HarnessError("model description lacks %r" % k)
+        c[k] = int(raw[k])
+    c["kv_heads"] = int(raw.get("kv_heads") or c["heads"])
+    c["head_dim"] = int(raw.get("head_dim") or c["hidden"] // c["heads"])
+    if c["heads"] % c["kv_heads"]:
+        raise HarnessError("heads must be a multiple of kv_heads")
+    c["activation"] = str(raw.get("activation", "gelu")).lower()
+    if c["activation"] not in ("gelu", "relu", "swiglu", "geglu"):
+        raise HarnessError("unknown activation %r" % c["activation"])
+    c["norm"] = str(raw.get("norm", "layernorm")).lower()
+    if c["norm"] not in ("layernorm", "rmsnorm"):
+        raise HarnessError("unknown norm %r" % c["norm"])
+    c["bias"] = _as_bool(raw.get("bias"), False)
+    c["qkv_bias"] = _as_bool(raw.get("qkv_bias"), c["bias"])
+    c["post_norms"] = _as_bool(raw.get("post_norms"), False)
+    c["tie_embeddings"] = _as_bool(raw.get("tie_embeddings"), False)
+    default_pos = "rope" if c["architecture"] == "decoder" else "learned"
+    c["position"] = str(raw.get("position", default_pos)).lower()
+    if c["position"] not in ("rope", "learned", "none"):
+        raise HarnessError("unknown position %r" % c["position"])
+    c["max_seq"] = int(raw.get("max_seq") or 2048)
+    c["type_vocab"] = int(raw.get("type_vocab") or 0)
+    c["dropout"] = float(raw.get("dropout") or 0.0)
+    c["implementation"] = str(raw.get("implementation", "hf")).lower()
+    if c["implementation"] not in ("hf", "torch-nn", "megatron"):
+        raise HarnessError("unknown implementation %r" % c["implementation"])
+    if c["implementation"] == "megatron":
+        raise HarnessError("implementation megatron is not reproduced by the harness (hf and torch-nn only)")
+    tr = raw.get("training") or {}
+    c["training"] = {
+        "micro_batch": int(tr.get("micro_batch", 1)),
+        "seq": int(tr.get("seq", min(c["max_seq"], 512))),
+        "precision": str(tr.get("precision", "fp32")),
+        "optimizer": str(tr.get("optimizer", "adamw")),
+    }
+    return c
+
+
+def model_family(c):
+    """Which reference implementation the description maps to."""
+    if c["implementation"] == "torch-nn":
+        return "torch-nn"
+    if c["architecture"] == "encoder":
+        return "bert"
+    gated = c["activation"] in ("swiglu", "geglu")
+    if (c["norm"] == "layernorm" and c["position"] in ("learned", "none") and not gated
+            and c["kv_heads"] == c["heads"] and c["head_dim"] * c["heads"] == c["hidden"]
+            and not c["post_norms"]):
+        return "gpt2"
+    return "llama"
+
+
+# ----------------------------------------------------------------------------
+# phase markers (allocation-free profiler ranges + hooks for the CUDA meter)
+# ----------------------------------------------------------------------------
+
+_PHASE_HOOKS = []
+_STEP = [0]
+
+
+@contextlib.contextmanager
+def phase(name):
+    """Marks a phase of the training step.  On CPU the range is a profiler
+    user scope.  `_record_function_enter_new` does not allocate (the classic
+    torch.profiler.record_function of torch 1.13 allocates a 4-byte handle
+    tensor and a 288-byte temporary on every entry, which would pollute the
+    allocation stream)."""
+    for h in _PHASE_HOOKS:
+        h("enter", name)
+    label = "%s%s:%d" % (MARK_PREFIX, name, _STEP[0])
+    handle = None
+    ops = torch.ops.profiler
+    if hasattr(ops, "_record_function_enter_new"):
+        handle = ops._record_function_enter_new(label, None)
+        exit_fn = ops._record_function_exit._RecordFunction
+    else:  # pragma: no cover - very old torch
+        rf = torch.autograd.profiler.record_function(label)
+        rf.__enter__()
+        handle = rf
+        exit_fn = None
+    try:
+        yield
+    finally:
+        if exit_fn is not None:
+            exit_fn(handle)
+        else:  # pragma: no cover
+            handle.__exit__(None, None, None)
+        for h in _PHASE_HOOKS:
+            h("exit", name)
+
+
+# ----------------------------------------------------------------------------
+# attention kernels
+# ----------------------------------------------------------------------------
+
+_SDPA_SEED = [0]
+
+
+def _block_rows(b, h, s, sk):
+    return max(1, min(s, ATTN_BLOCK_ELEMS // max(1, b * h * sk)))
+
+
+def _causal_mask_(sc, r0, r1):
+    # columns r0..r1-1 of rows r0..r1-1: mask the strict upper triangle
+    n = r1 - r0
+    if n > 1:
+        tri = torch.ones((n, n), dtype=torch.bool, device=sc.device).triu_(1)
+        sc[..., r0:r1].masked_fill_(tri, float("-inf"))
+
+
+class MemEffAttention(torch.autograd.Function if torch is not None else object):
+    """Memory-efficient attention for torch < 2.0 (no F.scaled_dot_product_attention).
+
+    Memory behaviour of FlashAttention / SDPA's efficient kernels: forward
+    saves only q, k, v, the output and the per-row log-sum-exp (fp32,
+    shape (b, h, s)); the probabilities are recomputed blockwise in backward;
+    dropout masks are regenerated from a seed (no mask is kept).  The output
+    is allocated in the (b, s, h, d) layout the CUDA kernels use, so HF's
+    `attn_output.transpose(1, 2).contiguous()` does not copy.
+    Per-block temporaries are bounded by ATTN_BLOCK_ELEMS elements each."""
+
+    @staticmethod
+    def forward(ctx, q, k, v, causal, dropout_p, scale, seed):
+        b, h, s, _ = q.shape
+        sk = k.shape[2]
+        dv = v.shape[3]
+        with torch.autocast(q.device.type, enabled=False):
+            out_bshd = torch.empty((b, s, h, dv), dtype=q.dtype, device=q.device)
+            out = out_bshd.transpose(1, 2)
+            lse = torch.empty((b, h, s), dtype=torch.float32, device=q.device)
+            gen = None
+            if dropout_p > 0:
+                gen = torch.Generator(device=q.device)
+                gen.manual_seed(seed)
+            blk = _block_rows(b, h, s, sk)
+            kt = k.transpose(-2, -1)
+            for r0 in range(0, s, blk):
+                r1 = min(s, r0 + blk)
+                c1 = r1 if causal else sk
+                sc = torch.matmul(q[:, :, r0:r1], kt[..., :c1]).float()
+                sc.mul_(scale)
+                if causal:
+                    _causal_mask_(sc, r0, r1)
+                m = sc.amax(-1, keepdim=True)
+                sc.sub_(m).exp_()
+                l = sc.sum(-1, keepdim=True)
+                sc.div_(l)
+                lse[:, :, r0:r1] = l.log_().add_(m).squeeze(-1)
+                del l, m
+                if gen is not None:
+                    keep = torch.empty_like(sc).bernoulli_(1.0 - dropout_p, generator=gen)
+                    sc.mul_(keep).div_(1.0 - dropout_p)
+                    del keep
+                out[:, :, r0:r1] = torch.matmul(sc.to(v.dtype), v[:, :, :c1])
+                del sc
+        ctx.save_for_backward(q, k, v, out, lse)
+        ctx.causal, ctx.dropout_p, ctx.scale, ctx.seed = causal, dropout_p, scale, seed
+        return out
+
+    @staticmethod
+    def backward(ctx, dout):
+        q, k, v, out, lse = ctx.saved_tensors
+        causal, p_drop, scale = ctx.causal, ctx.dropout_p, ctx.scale
+        b, h, s, _ = q.shape
+        sk = k.shape[2]
+        with torch.autocast(q.device.type, enabled=False):
+            dq = torch.empty_like(q)
+            dk = torch.zeros_like(k)
+            dv = torch.zeros_like(v)
+            gen = None
+            if p_drop > 0:
+                gen = torch.Generator(device=q.device)
+                gen.manual_seed(ctx.seed)
+            blk = _block_rows(b, h, s, sk)
+            kt = k.transpose(-2, -1)
+            for r0 in range(0, s, blk):
+                r1 = min(s, r0 + blk)
+                c1 = r1 if causal else sk
+                p = torch.matmul(q[:, :, r0:r1], kt[..., :c1]).float()
+                p.mul_(scale)
+                if causal:
+                    _causal_mask_(p, r0, r1)
+                p.sub_(lse[:, :, r0:r1].unsqueeze(-1)).exp_()
+                do = dout[:, :, r0:r1]
+                dd = (do.float() * out[:, :, r0:r1].float()).sum(-1, keepdim=True)
+                dp = torch.matmul(do, v[:, :, :c1].transpose(-2, -1)).float()
+                if gen is not None:
+                    keep = torch.empty_like(p).bernoulli_(1.0 - p_drop, generator=gen)
+                    keep.div_(1.0 - p_drop)
+                    dv[:, :, :c1] += torch.matmul((p * keep).transpose(-2, -1).to(v.dtype), do)
+                    dp.mul_(keep)
+                    del keep
+                else:
+                    dv[:, :, :c1] += torch.matmul(p.transpose(-2, -1).to(v.dtype), do)
+                dp.sub_(dd).mul_(p)          # dS = P * (dP - D)
+                del p, dd
+                ds = dp.to(q.dtype)
+                del dp
+                dq[:, :, r0:r1] = torch.matmul(ds, k[:, :, :c1]).mul_(scale)
+                dk[:, :, :c1] += torch.matmul(ds.transpose(-2, -1), q[:, :, r0:r1]).mul_(scale)
+                del ds
+        return dq, dk, dv, None, None, None, None
+
+
+def sdpa(q, k, v, causal, dropout_p, training):
+    """The `--attention sdpa` path: torch's fused kernel where it exists
+    (torch >= 2.0), else the MemEffAttention function above."""
+    p = dropout_p if training else 0.0
+    if hasattr(F, "scaled_dot_product_attention"):
+        return F.scaled_dot_product_attention(q, k, v, attn_mask=None, dropout_p=p, is_causal=causal)
+    _SDPA_SEED[0] += 1
+    return MemEffAttention.apply(q, k, v, causal, p, 1.0 / math.sqrt(q.shape[-1]), _SDPA_SEED[0])
+
+
+def sdpa_impl_name():
+    if torch is not None and hasattr(F, "scaled_dot_product_attention"):
+        return "torch.nn.functional.scaled_dot_product_attention"
+    return "memeff-autograd-function"
+
+
+# ----------------------------------------------------------------------------
+# building blocks mirroring transformers v4.40.x
+# ----------------------------------------------------------------------------
+
+def _dropout(x, p, training):
+    # nn.Dropout / F.dropout; p == 0 returns the input itself (no node)
+    return F.dropout(x, p=p, training=training)
+
+
+def gelu_new(x):
+    # transformers.activations.NewGELUActivation (GPT-2's gelu_new):
+    # 0.5 * x * (1 + tanh(sqrt(2/pi) * (x + 0.044715 * x^3)))
+    return 0.5 * x * (1.0 + torch.tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 * torch.pow(x, 3.0))))
+
+
+def gelu_tanh(x):
+    # PytorchGELUTanh (Gemma's gelu_pytorch_tanh): one fused op
+    return F.gelu(x, approximate="tanh")
+
+
+class LlamaRMSNorm(nn.Module):
+    def __init__(self, hidden_size, eps=1e-6):
+        super().__init__()
+        self.weight = nn.Parameter(torch.ones(hidden_size))
+        self.variance_epsilon = eps
+
+    def forward(self, hidden_states):
+        input_dtype = hidden_states.dtype
+        hidden_states = hidden_states.to(torch.float32)
+        variance = hidden_states.pow(2).mean(-1, keepdim=True)
+        hidden_states = hidden_states * torch.rsqrt(variance + self.variance_epsilon)
+        return self.weight * hidden_states.to(input_dtype)
+
+
+class LayerNorm(nn.LayerNorm):
+    """nn.LayerNorm.  Under autocast, CUDA runs layer_norm in fp32 (autocast
+    fp32 op list) while CPU autocast of torch 1.13 leaves it alone, and the CPU
+    kernel then rejects a bf16 input with fp32 weights ("expected scalar type
+    BFloat16 but found Float": e.g. BERT's MLM-head LayerNorm after a bf16
+    dense+gelu).  We apply CUDA's policy there: the input is cast to the
+    weight dtype.  Inputs that already match (the fp32 residual stream in
+    GPT-2/BERT blocks) are untouched."""
+
+    def forward(self, x):
+        if self.weight is not None and x.dtype != self.weight.dtype and _autocast_enabled(x.device.type):
+            x = x.to(self.weight.dtype)
+        return super().forward(x)
+
+
+def _autocast_enabled(device_type):
+    if device_type == "cpu":
+        return torch.is_autocast_cpu_enabled()
+    return torch.is_autocast_enabled()
+
+
+def make_norm(c, dim, eps=None):
+    if c["norm"] == "rmsnorm":
+        return LlamaRMSNorm(dim, eps=1e-6 if eps is None else eps)
+    return LayerNorm(dim, eps=1e-5 if eps is None else eps)
+
+
+class LlamaRotaryEmbedding(nn.Module):
+    """v4.40 LlamaRotaryEmbedding.forward (per attention layer).  The
+    deprecated `_cos_cached`/`_sin_cached` buffers of v4.40 (never read by
+    forward, removed later) are omitted."""
+
+    def __init__(self, dim, base=10000.0):
+        super().__init__()
+        self.dim = dim
+        inv_freq = 1.0 / (base ** (torch.arange(0, dim, 2, dtype=torch.int64).float() / dim))
+        self.register_buffer("inv_freq", inv_freq, persistent=False)
+
+    @torch.no_grad()
+    def forward(self, x, position_ids):
+        inv_freq_expanded = self.inv_freq[None, :, None].float().expand(position_ids.shape[0], -1, 1)
+        position_ids_expanded = position_ids[:, None, :].float()
+        with torch.autocast(device_type=x.device.type, enabled=False):
+            freqs = (inv_freq_expanded.float() @ position_ids_expanded.float()).transpose(1, 2)
+            emb = torch.cat((freqs, freqs), dim=-1)
+            cos = emb.cos()
+            sin = emb.sin()
+        return cos.to(dtype=x.dtype), sin.to(dtype=x.dtype)
+
+
+def rotate_half(x):
+    x1 = x[..., : x.shape[-1] // 2]
+    x2 = x[..., x.shape[-1] // 2:]
+    return torch.cat((-x2, x1), dim=-1)
+
+
+def apply_rotary_pos_emb(q, k, cos, sin, unsqueeze_dim=1):
+    cos = cos.unsqueeze(unsqueeze_dim)
+    sin = sin.unsqueeze(unsqueeze_dim)
+    q_embed = (q * cos) + (rotate_half(q) * sin)
+    k_embed = (k * cos) + (rotate_half(k) * sin)
+    return q_embed, k_embed
+
+
+def repeat_kv(hidden_states, n_rep):
+    batch, num_key_value_heads, slen, head_dim = hidden_states.shape
+    if n_rep == 1:
+        return hidden_states
+    hidden_states = hidden_states[:, :, None, :, :].expand(batch, num_key_value_heads, n_rep, slen, head_dim)
+    return hidden_states.reshape(batch, num_key_value_heads * n_rep, slen, head_dim)
+
+
+# ---- Llama family (LlamaForCausalLM; also gelu/relu/geglu MLPs, LayerNorm,
+# ---- learned or no positions, Gemma-2 sandwich norms, untied heads)
+
+class DecoderAttention(nn.Module):
+    def __init__(self, c, attention):
+        super().__init__()
+        self.hidden_size = c["hidden"]
+        self.num_heads = c["heads"]
+        self.head_dim = c["head_dim"]
+        self.num_key_value_heads = c["kv_heads"]
+        self.num_key_value_groups = self.num_heads // self.num_key_value_heads
+        self.attention_dropout = c["dropout"]
+        self.attention = attention
+        self.use_rope = c["position"] == "rope"
+        qb = c["qkv_bias"]
+        self.q_proj = nn.Linear(self.hidden_size, self.num_heads * self.head_dim, bias=qb)
+        self.k_proj = nn.Linear(self.hidden_size, self.num_key_value_heads * self.head_dim, bias=qb)
+        self.v_proj = nn.Linear(self.hidden_size, self.num_key_value_heads * self.head_dim, bias=qb)
+        self.o_proj = nn.Linear(self.num_heads * self.head_dim, self.hidden_size, bias=c["bias"])
+        if self.use_rope:
+            self.rotary_emb = LlamaRotaryEmbedding(self.head_dim)
+
+    def forward(self, hidden_states, attention_mask, position_ids):
+        bsz, q_len, _ = hidden_states.size()
+        query_states = self.q_proj(hidden_states)
+        key_states = self.k_proj(hidden_states)
+        value_states = self.v_proj(hidden_states)
+        query_states = query_states.view(bsz, q_len, self.num_heads, self.head_dim).transpose(1, 2)
+        key_states = key_states.view(bsz, q_len, self.num_key_value_heads, self.head_dim).transpose(1, 2)
+        value_states = value_states.view(bsz, q_len, self.num_key_value_heads, self.head_dim).transpose(1, 2)
+        if self.use_rope:
+            cos, sin = self.rotary_emb(value_states, position_ids)
+            query_states, key_states = apply_rotary_pos_emb(query_states, key_states, cos, sin)
+        key_states = repeat_kv(key_states, self.num_key_value_groups)
+        value_states = repeat_kv(value_states, self.num_key_value_groups)
+        if self.attention == "sdpa":
+            # LlamaSdpaAttention: no mask -> is_causal=True
+            attn_output = sdpa(query_states, key_states, value_states, True,
+                               self.attention_dropout, self.training)
+        else:
+            attn_weights = torch.matmul(query_states, key_states.transpose(2, 3)) / math.sqrt(self.head_dim)
+            if attention_mask is not None:
+                causal_mask = attention_mask[:, :, :, : key_states.shape[-2]]
+                attn_weights = attn_weights + causal_mask
+            # upcast attention to fp32
+            attn_weights = F.softmax(attn_weights, dim=-1, dtype=torch.float32).to(query_states.dtype)
+            attn_weights = F.dropout(attn_weights, p=self.attention_dropout, training=self.training)
+            attn_output = torch.matmul(attn_weights, value_states)
+        attn_output = attn_output.transpose(1, 2).contiguous()
+        attn_output = attn_output.reshape(bsz, q_len, self.num_heads * self.head_dim)
+        return self.o_proj(attn_output)
+
+
+class DecoderMLP(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.act = c["activation"]
+        h, f, b = c["hidden"], c["ffn"], c["bias"]
+        if self.act in ("swiglu", "geglu"):
+            self.gate_proj = nn.Linear(h, f, bias=b)
+        self.up_proj = nn.Linear(h, f, bias=b)
+        self.down_proj = nn.Linear(f, h, bias=b)
+
+    def forward(self, x):
+        if self.act == "swiglu":      # LlamaMLP, act_fn = SiLU
+            return self.down_proj(F.silu(self.gate_proj(x)) * self.up_proj(x))
+        if self.act == "geglu":       # GemmaMLP, gelu_pytorch_tanh
+            return self.down_proj(gelu_tanh(self.gate_proj(x)) * self.up_proj(x))
+        if self.act == "gelu":
+            return self.down_proj(F.gelu(self.up_proj(x)))
+        return self.down_proj(F.relu(self.up_proj(x)))
+
+
+class DecoderLayer(nn.Module):
+    def __init__(self, c, attention):
+        super().__init__()
+        self.self_attn = DecoderAttention(c, attention)
+        self.mlp = DecoderMLP(c)
+        self.input_layernorm = make_norm(c, c["hidden"])
+        self.post_attention_layernorm = make_norm(c, c["hidden"])
+        self.post_norms = c["post_norms"]
+        if self.post_norms:           # Gemma-2 sandwich norms
+            self.pre_feedforward_layernorm = make_norm(c, c["hidden"])
+            self.post_feedforward_layernorm = make_norm(c, c["hidden"])
+
+    def forward(self, hidden_states, attention_mask, position_ids):
+        residual = hidden_states
+        hidden_states = self.input_layernorm(hidden_states)
+        hidden_states = self.self_attn(hidden_states, attention_mask, position_ids)
+        if self.post_norms:
+            hidden_states = self.post_attention_layernorm(hidden_states)
+            hidden_states = residual + hidden_states
+            residual = hidden_states
+            hidden_states = self.pre_feedforward_layernorm(hidden_states)
+            hidden_states = self.mlp(hidden_states)
+            hidden_states = self.post_feedforward_layernorm(hidden_states)
+        else:
+            hidden_states = residual + hidden_states
+            residual = hidden_states
+            hidden_states = self.post_attention_layernorm(hidden_states)
+            hidden_states = self.mlp(hidden_states)
+        return residual + hidden_states
+
+
+def _run_layers(layers, recompute, hidden_states, *args):
+    for layer in layers:
+        if recompute:
+            hidden_states = checkpoint(layer, hidden_states, *args)
+        else:
+            hidden_states = layer(hidden_states, *args)
+    return hidden_states
+
+
+def checkpoint(fn, *args):
+    """HF gradient checkpointing around one block (non-reentrant where the
+    installed torch supports the keyword)."""
+    try:
+        return _ckpt.checkpoint(fn, *args, use_reentrant=False)
+    except TypeError:  # pragma: no cover - torch < 1.11
+        return _ckpt.checkpoint(fn, *args)
+
+
+class DecoderLM(nn.Module):
+    """LlamaForCausalLM (transformers v4.40.x, use_cache=False,
+    pretraining_tp=1), generalized by the config."""
+
+    def __init__(self, c, attention, recompute):
+        super().__init__()
+        self.c = c
+        self.attention = attention
+        self.recompute = recompute
+        self.embed_tokens = nn.Embedding(c["vocab"], c["hidden"])
+        if c["position"] == "learned":
+            self.embed_positions = nn.Embedding(c["max_seq"], c["hidden"])
+        self.layers = nn.ModuleList([DecoderLayer(c, attention) for _ in range(c["layers"])])
+        self.norm = make_norm(c, c["hidden"])
+        self.lm_head = nn.Linear(c["hidden"], c["vocab"], bias=False)
+        if c["tie_embeddings"]:
+            self.lm_head.weight = self.embed_tokens.weight
+
+    def _update_causal_mask(self, input_tensor, cache_position):
+        # v4.40 LlamaModel._update_causal_mask (no attention_mask given, dynamic
+        # cache, past_seen_tokens = 0 -> target_length = seq + 1)
+        if self.attention == "sdpa":
+            return None   # AttentionMaskConverter._ignore_causal_mask_sdpa -> is_causal
+        dtype, device = input_tensor.dtype, input_tensor.device
+        min_dtype = torch.finfo(dtype).min
+        sequence_length = input_tensor.shape[1]
+        target_length = sequence_length + 1
+        causal_mask = torch.full((sequence_length, target_length), fill_value=min_dtype, dtype=dtype, device=device)
+        if sequence_length != 1:
+            causal_mask = torch.triu(causal_mask, diagonal=1)
+        causal_mask *= torch.arange(target_length, device=device) > cache_position.reshape(-1, 1)
+        causal_mask = causal_mask[None, None, :, :].expand(input_tensor.shape[0], 1, -1, -1)
+        return causal_mask
+
+    def forward(self, input_ids, labels):
+        with phase("forward"):
+            inputs_embeds = self.embed_tokens(input_ids)
+            cache_position = torch.arange(0, inputs_embeds.shape[1], device=inputs_embeds.device)
+            position_ids = cache_position.unsqueeze(0)
+            causal_mask = self._update_causal_mask(inputs_embeds, cache_position)
+            hidden_states = inputs_embeds
+            if self.c["position"] == "learned":
+                hidden_states = hidden_states + self.embed_positions(position_ids)
+            del inputs_embeds
+            hidden_states = _run_layers(self.layers, self.recompute, hidden_states, causal_mask, position_ids)
+            hidden_states = self.norm(hidden_states)
+            del causal_mask, position_ids, cache_position
+            logits = self.lm_head(hidden_states)
+            del hidden_states
+        with phase("loss"):
+            logits = logits.float()
+            shift_logits = logits[..., :-1, :].contiguous()
+            shift_labels = labels[..., 1:].contiguous()
+            shift_logits = shift_logits.view(-1, self.c["vocab"])
+            shift_labels = shift_labels.view(-1)
+            loss = F.cross_entropy(shift_logits, shift_labels)
+            del logits, shift_logits, shift_labels
+        return loss
+
+
+# ---- GPT-2 (GPT2LMHeadModel)
+
+class Conv1D(nn.Module):
+    def __init__(self, nf, nx, bias=True):
+        super().__init__()
+        self.nf = nf
+        self.weight = nn.Parameter(torch.empty(nx, nf))
+        nn.init.normal_(self.weight, std=0.02)
+        self.bias = nn.Parameter(torch.zeros(nf)) if bias else None
+
+    def forward(self, x):
+        size_out = x.size()[:-1] + (self.nf,)
+        if self.bias is not None:
+            x = torch.addmm(self.bias, x.view(-1, x.size(-1)), self.weight)
+        else:
+            x = torch.mm(x.view(-1, x.size(-1)), self.weight)
+        return x.view(size_out)
+
+
+class GPT2Attention(nn.Module):
+    def __init__(self, c, attention):
+        super().__init__()
+        max_positions = c["max_seq"]
+        self.register_buffer(
+            "bias",
+            torch.tril(torch.ones((max_positions, max_positions), dtype=torch.bool)).view(1, 1, max_positions, max_positions),
+            persistent=False)
+        self.register_buffer("masked_bias", torch.tensor(-1e4), persistent=False)
+        self.embed_dim = c["hidden"]
+        self.num_heads = c["heads"]
+        self.head_dim = self.embed_dim // self.num_heads
+        self.split_size = self.embed_dim
+        self.attention = attention
+        self.c_attn = Conv1D(3 * self.embed_dim, self.embed_dim, bias=c["qkv_bias"])
+        self.c_proj = Conv1D(self.embed_dim, self.embed_dim, bias=c["bias"])
+        self.p = c["dropout"]
+
+    def _split_heads(self, tensor, num_heads, attn_head_size):
+        new_shape = tensor.size()[:-1] + (num_heads, attn_head_size)
+        tensor = tensor.view(new_shape)
+        return tensor.permute(0, 2, 1, 3)
+
+    def _merge_heads(self, tensor, num_heads, attn_head_size):
+        tensor = tensor.permute(0, 2, 1, 3).contiguous()
+        new_shape = tensor.size()[:-2] + (num_heads * attn_head_size,)
+        return tensor.view(new_shape)
+
+    def _attn(self, query, key, value):
+        attn_weights = torch.matmul(query, key.transpose(-1, -2))
+        attn_weights = attn_weights / torch.full(
+            [], value.size(-1) ** 0.5, dtype=attn_weights.dtype, device=attn_weights.device)
+        query_length, key_length = query.size(-2), key.size(-2)
+        causal_mask = self.bias[:, :, key_length - query_length: key_length, :key_length]
+        mask_value = torch.finfo(attn_weights.dtype).min
+        mask_value = torch.full([], mask_value, dtype=attn_weights.dtype, device=attn_weights.device)
+        attn_weights = torch.where(causal_mask, attn_weights.to(attn_weights.dtype), mask_value)
+        attn_weights = F.softmax(attn_weights, dim=-1)
+        attn_weights = attn_weights.type(value.dtype)
+        attn_weights = _dropout(attn_weights, self.p, self.training)
+        return torch.matmul(attn_weights, value)
+
+    def forward(self, hidden_states):
+        query, key, value = self.c_attn(hidden_states).split(self.split_size, dim=2)
+        query = self._split_heads(query, self.num_heads, self.head_dim)
+        key = self._split_heads(key, self.num_heads, self.head_dim)
+        value = self._split_heads(value, self.num_heads, self.head_dim)
+        if self.attention == "sdpa":
+            # GPT2SdpaAttention (later transformers): is_causal, no mask
+            attn_output = sdpa(query, key, value, True, self.p, self.training)
+        else:
+            attn_output = self._attn(query, key, value)
+        attn_output = self._merge_heads(attn_output, self.num_heads, self.head_dim)
+        attn_output = self.c_proj(attn_output)
+        return _dropout(attn_output, self.p, self.training)
+
+
+class GPT2MLP(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.c_fc = Conv1D(c["ffn"], c["hidden"], bias=c["bias"])
+        self.c_proj = Conv1D(c["hidden"], c["ffn"], bias=c["bias"])
+        self.act = gelu_new if c["activation"] == "gelu" else F.relu
+        self.p = c["dropout"]
+
+    def forward(self, hidden_states):
+        hidden_states = self.c_fc(hidden_states)
+        hidden_states = self.act(hidden_states)
+        hidden_states = self.c_proj(hidden_states)
+        return _dropout(hidden_states, self.p, self.training)
+
+
+class GPT2Block(nn.Module):
+    def __init__(self, c, attention):
+        super().__init__()
+        self.ln_1 = LayerNorm(c["hidden"], eps=1e-5)
+        self.attn = GPT2Attention(c, attention)
+        self.ln_2 = LayerNorm(c["hidden"], eps=1e-5)
+        self.mlp = GPT2MLP(c)
+
+    def forward(self, hidden_states):
+        residual = hidden_states
+        hidden_states = self.ln_1(hidden_states)
+        attn_output = self.attn(hidden_states)
+        hidden_states = attn_output + residual
+        residual = hidden_states
+        hidden_states = self.ln_2(hidden_states)
+        feed_forward_hidden_states = self.mlp(hidden_states)
+        return residual + feed_forward_hidden_states
+
+
+class GPT2LM(nn.Module):
+    """GPT2LMHeadModel (transformers v4.40.x, use_cache=False)."""
+
+    def __init__(self, c, attention, recompute):
+        super().__init__()
+        self.c = c
+        self.recompute = recompute
+        self.wte = nn.Embedding(c["vocab"], c["hidden"])
+        if c["position"] == "learned":
+            self.wpe = nn.Embedding(c["max_seq"], c["hidden"])
+        self.h = nn.ModuleList([GPT2Block(c, attention) for _ in range(c["layers"])])
+        self.ln_f = LayerNorm(c["hidden"], eps=1e-5)
+        self.lm_head = nn.Linear(c["hidden"], c["vocab"], bias=False)
+        if c["tie_embeddings"]:
+            self.lm_head.weight = self.wte.weight
+
+    def forward(self, input_ids, labels):
+        with phase("forward"):
+            input_shape = input_ids.size()
+            inputs_embeds = self.wte(input_ids)
+            if self.c["position"] == "learned":
+                position_ids = torch.arange(0, input_shape[-1], dtype=torch.long, device=input_ids.device)
+                position_ids = position_ids.unsqueeze(0)
+                position_embeds = self.wpe(position_ids)
+                hidden_states = inputs_embeds + position_embeds
+                del position_ids, position_embeds
+            else:
+                hidden_states = inputs_embeds
+            del inputs_embeds
+            hidden_states = _dropout(hidden_states, self.c["dropout"], self.training)
+            hidden_states = _run_layers(self.h, self.recompute, hidden_states)
+            hidden_states = self.ln_f(hidden_states)
+            lm_logits = self.lm_head(hidden_states)
+            del hidden_states
+        with phase("loss"):
+            shift_logits = lm_logits[..., :-1, :].contiguous()
+            shift_labels = labels[..., 1:].contiguous()
+            del lm_logits
+            loss = F.cross_entropy(shift_logits.view(-1, shift_logits.size(-1)), shift_labels.view(-1))
+            del shift_logits, shift_labels
+        return loss
+
+
+# ---- BERT (BertForMaskedLM)
+
+class BertEmbeddings(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.c = c
+        self.word_embeddings = nn.Embedding(c["vocab"], c["hidden"])
+        if c["position"] == "learned":
+            self.position_embeddings = nn.Embedding(c["max_seq"], c["hidden"])
+            self.register_buffer("position_ids", torch.arange(c["max_seq"]).expand((1, -1)), persistent=False)
+        if c["type_vocab"] > 0:
+            self.token_type_embeddings = nn.Embedding(c["type_vocab"], c["hidden"])
+            self.register_buffer("token_type_ids", torch.zeros((1, c["max_seq"]), dtype=torch.long), persistent=False)
+        self.LayerNorm = LayerNorm(c["hidden"], eps=1e-12)
+        self.p = c["dropout"]
+
+    def forward(self, input_ids):
+        seq_length = input_ids.size(1)
+        inputs_embeds = self.word_embeddings(input_ids)
+        embeddings = inputs_embeds
+        if self.c["type_vocab"] > 0:
+            buffered_token_type_ids = self.token_type_ids[:, :seq_length]
+            token_type_ids = buffered_token_type_ids.expand(input_ids.size(0), seq_length)
+            token_type_embeddings = self.token_type_embeddings(token_type_ids)
+            embeddings = inputs_embeds + token_type_embeddings
+            del token_type_embeddings
+        del inputs_embeds
+        if self.c["position"] == "learned":
+            position_ids = self.position_ids[:, :seq_length]
+            position_embeddings = self.position_embeddings(position_ids)
+            embeddings += position_embeddings
+            del position_embeddings
+        embeddings = self.LayerNorm(embeddings)
+        return _dropout(embeddings, self.p, self.training)
+
+
+class BertSelfAttention(nn.Module):
+    def __init__(self, c, attention):
+        super().__init__()
+        self.num_attention_heads = c["heads"]
+        self.attention_head_size = c["head_dim"]
+        self.all_head_size = self.num_attention_heads * self.attention_head_size
+        self.query = nn.Linear(c["hidden"], self.all_head_size, bias=c["qkv_bias"])
+        self.key = nn.Linear(c["hidden"], self.all_head_size, bias=c["qkv_bias"])
+        self.value = nn.Linear(c["hidden"], self.all_head_size, bias=c["qkv_bias"])
+        self.p = c["dropout"]
+        self.attention = attention
+
+    def transpose_for_scores(self, x):
+        new_x_shape = x.size()[:-1] + (self.num_attention_heads, self.attention_head_size)
+        x = x.view(new_x_shape)
+        return x.permute(0, 2, 1, 3)
+
+    def forward(self, hidden_states, attention_mask):
+        mixed_query_layer = self.query(hidden_states)
+        key_layer = self.transpose_for_scores(self.key(hidden_states))
+        value_layer = self.transpose_for_scores(self.value(hidden_states))
+        query_layer = self.transpose_for_scores(mixed_query_layer)
+        del mixed_query_layer
+        if self.attention == "sdpa":
+            # BertSdpaSelfAttention: all-ones mask dropped, is_causal=False
+            context_layer = sdpa(query_layer, key_layer, value_layer, False, self.p, self.training)
+        else:
+            attention_scores = torch.matmul(query_layer, key_layer.transpose(-1, -2))
+            attention_scores = attention_scores / math.sqrt(self.attention_head_size)
+            if attention_mask is not None:
+                attention_scores = attention_scores + attention_mask
+            attention_probs = F.softmax(attention_scores, dim=-1)
+            del attention_scores
+            attention_probs = _dropout(attention_probs, self.p, self.training)
+            context_layer = torch.matmul(attention_probs, value_layer)
+            del attention_probs
+        context_layer = context_layer.permute(0, 2, 1, 3).contiguous()
+        new_context_layer_shape = context_layer.size()[:-2] + (self.all_head_size,)
+        return context_layer.view(new_context_layer_shape)
+
+
+class BertLayer(nn.Module):
+    def __init__(self, c, attention):
+        super().__init__()
+        h = c["hidden"]
+        self.self_attn = BertSelfAttention(c, attention)
+        self.attn_out_dense = nn.Linear(c["heads"] * c["head_dim"], h, bias=c["bias"])
+        self.attn_out_ln = LayerNorm(h, eps=1e-12)
+        self.intermediate_dense = nn.Linear(h, c["ffn"], bias=c["bias"])
+        self.output_dense = nn.Linear(c["ffn"], h, bias=c["bias"])
+        self.output_ln = LayerNorm(h, eps=1e-12)
+        self.act = F.gelu if c["activation"] == "gelu" else F.relu
+        self.p = c["dropout"]
+
+    def forward(self, hidden_states, attention_mask):
+        # BertAttention = BertSelfAttention + BertSelfOutput
+        self_outputs = self.self_attn(hidden_states, attention_mask)
+        h = self.attn_out_dense(self_outputs)
+        del self_outputs
+        h = _dropout(h, self.p, self.training)
+        attention_output = self.attn_out_ln(h + hidden_states)
+        del h
+        # BertIntermediate (GELUActivation = erf gelu)
+        intermediate_output = self.act(self.intermediate_dense(attention_output))
+        # BertOutput
+        h = self.output_dense(intermediate_output)
+        del intermediate_output
+        h = _dropout(h, self.p, self.training)
+        return self.output_ln(h + attention_output)
+
+
+class BertMLM(nn.Module):
+    """BertForMaskedLM (transformers v4.40.x, no pooler); labels on every
+    position (no -100), so the loss covers b*s tokens."""
+
+    def __init__(self, c, attention, recompute):
+        super().__init__()
+        self.c = c
+        self.attention = attention
+        self.recompute = recompute
+        self.embeddings = BertEmbeddings(c)
+        self.layer = nn.ModuleList([BertLayer(c, attention) for _ in range(c["layers"])])
+        # BertOnlyMLMHead -> BertLMPredictionHead
+        self.transform_dense = nn.Linear(c["hidden"], c["hidden"])
+        self.transform_act = F.gelu if c["activation"] == "gelu" else F.relu
+        self.transform_ln = LayerNorm(c["hidden"], eps=1e-12)
+        self.decoder = nn.Linear(c["hidden"], c["vocab"], bias=False)
+        self.decoder_bias = nn.Parameter(torch.zeros(c["vocab"]))
+        self.decoder.bias = self.decoder_bias
+        if c["tie_embeddings"]:
+            self.decoder.weight = self.embeddings.word_embeddings.weight
+
+    def forward(self, input_ids, labels):
+        with phase("forward"):
+            batch_size, seq_length = input_ids.size()
+            ext = None
+            if self.attention != "sdpa":
+                # BertModel: all-ones attention_mask -> get_extended_attention_mask
+                attention_mask = torch.ones((batch_size, seq_length), device=input_ids.device)
+                ext = attention_mask[:, None, None, :]
+                pdtype = self.decoder_bias.dtype
+                ext = ext.to(dtype=pdtype)
+                ext = (1.0 - ext) * torch.finfo(pdtype).min
+                del attention_mask
+            hidden_states = self.embeddings(input_ids)
+            hidden_states = _run_layers(self.layer, self.recompute, hidden_states, ext)
+            del ext
+            h = self.transform_dense(hidden_states)
+            del hidden_states
+            h = self.transform_act(h)
+            h = self.transform_ln(h)
+            prediction_scores = self.decoder(h)
+            del h
+        with phase("loss"):
+            loss = F.cross_entropy(prediction_scores.view(-1, self.c["vocab"]), labels.view(-1))
+            del prediction_scores
+        return loss
+
+
+# ---- torch.nn.TransformerEncoderLayer model
+
+class TorchNNLM(nn.Module):
+    """Embedding (+ learned positions) -> nn.TransformerEncoderLayer x L
+    (batch_first, post-LN) -> Linear head -> cross entropy.  For decoder
+    descriptions a causal src_mask is passed and the loss is shifted."""
+
+    def __init__(self, c, recompute):
+        super().__init__()
+        if c["activation"] not in ("relu", "gelu"):
+            raise HarnessError("torch-nn: activation must be relu or gelu")
+        if c["norm"] != "layernorm":
+            raise HarnessError("torch-nn: norm must be layernorm")
+        if c["kv_heads"] != c["heads"] or c["head_dim"] * c["heads"] != c["hidden"]:
+            raise HarnessError("torch-nn: kv_heads/head_dim must be the MHA defaults")
+        if c["position"] == "rope":
+            raise HarnessError("torch-nn: position must be learned or none")
+        self.c = c
+        self.recompute = recompute
+        self.embed = nn.Embedding(c["vocab"], c["hidden"])
+        if c["position"] == "learned":
+            self.pos = nn.Embedding(c["max_seq"], c["hidden"])
+        kw = {}
+        if not c["bias"]:
+            import inspect
+            if "bias" not in inspect.signature(nn.TransformerEncoderLayer.__init__).parameters:
+                raise HarnessError("torch-nn: bias: false needs torch >= 2.1")
+            kw["bias"] = False
+        self.layers = nn.ModuleList([
+            nn.TransformerEncoderLayer(c["hidden"], c["heads"], dim_feedforward=c["ffn"], dropout=c["dropout"],
+                                       activation=c["activation"], batch_first=True, norm_first=False, **kw)
+            for _ in range(c["layers"])])
+        self.head = nn.Linear(c["hidden"], c["vocab"], bias=c["bias"])
+        if c["tie_embeddings"]:
+            self.head.weight = self.embed.weight
+        self.causal = c["architecture"] == "decoder"
+
+    def forward(self, input_ids, labels):
+        with phase("forward"):
+            s = input_ids.size(1)
+            h = self.embed(input_ids)
+            if self.c["position"] == "learned":
+                h = h + self.pos(torch.arange(s, device=input_ids.device).unsqueeze(0))
+            mask = None
+            if self.causal:
+                mask = torch.triu(torch.full((s, s), float("-inf"), device=input_ids.device), diagonal=1)
+            h = _run_layers(self.layers, self.recompute, h, mask)
+            del mask
+            logits = self.head(h)
+            del h
+        with phase("loss"):
+            if self.causal:
+                sl = logits[..., :-1, :].contiguous()
+                del logits
+                loss = F.cross_entropy(sl.view(-1, self.c["vocab"]), labels[..., 1:].contiguous().view(-1))
+                del sl
+            else:
+                loss = F.cross_entropy(logits.view(-1, self.c["vocab"]), labels.view(-1))
+                del logits
+        return loss
+
+
+def build_model(c, attention, recompute):
+    fam = model_family(c)
+    if fam == "llama":
+        return DecoderLM(c, attention, recompute)
+    if fam == "gpt2":
+        return GPT2LM(c, attention, recompute)
+    if fam == "bert":
+        if c["activation"] not in ("gelu", "relu"):
+            raise HarnessError("bert family: activation must be gelu or relu")
+        if c["norm"] != "layernorm":
+            raise HarnessError("bert family: norm must be layernorm")
+        if c["position"] == "rope":
+            raise HarnessError("bert family: position must be learned or none")
+        return BertMLM(c, attention, recompute)
+    return TorchNNLM(c, recompute)
+
+
+# ----------------------------------------------------------------------------
+# helpers
+# ----------------------------------------------------------------------------
+
+def _storage(t):
+    """(key, nbytes) of a tensor's storage, torch 1.13 and 2.x."""
+    if hasattr(t, "untyped_storage"):
+        st = t.untyped_storage()
+        return st.data_ptr(), st.nbytes()
+    st = t.storage()
+    return st.data_ptr(), st.nbytes()
+
+
+def _unique_bytes(tensors, seen=None):
+    seen = {} if seen is None else seen
+    total = 0
+    for t in tensors:
+        if t is None or not isinstance(t, torch.Tensor):
+            continue
+        key, nb = _storage(t)
+        if nb == 0 or key in seen:
+            continue
+        seen[key] = nb
+        total += nb
+    return total
+
+
+def _optimizer_tensors(opt):
+    out = []
+    for st in opt.state.values():
+        for v in st.values():
+            if isinstance(v, torch.Tensor):
+                out.append(v)
+    return out
+
+
+def make_optimizer(name, params, device):
+    lr = 1e-3
+    if name == "sgd":
+        opt = torch.optim.SGD(params, lr=lr)
+    elif name == "sgd-momentum":
+        opt = torch.optim.SGD(params, lr=lr, momentum=0.9)
+    elif name == "adam":
+        opt = torch.optim.Adam(params, lr=lr)
+    elif name == "adamw":
+        opt = torch.optim.AdamW(params, lr=lr)
+    else:
+        raise HarnessError("unknown optimizer %r" % name)
+    return opt
+
+
+def effective_foreach(opt):
+    """What the optimizer's step will actually use (group foreach=None means
+    the torch default: False on torch 1.13; torch >= 2.0 picks foreach when
+    all tensors are on CUDA)."""
+    group = opt.param_groups[0]
+    fe = group.get("foreach", None)
+    if fe is not None:
+        return bool(fe)
+    try:
+        from torch.optim.optimizer import _default_to_fused_or_foreach  # torch >= 2.0
+        params = [p for g in opt.param_groups for p in g["params"]]
+        differentiable = bool(group.get("differentiable", False))
+        try:
+            _, foreach = _default_to_fused_or_foreach(params, differentiable, use_fused=False)
+        except TypeError:
+            _, foreach = _default_to_fused_or_foreach([params], differentiable, use_fused=False)
+        return bool(foreach)
+    except ImportError:
+        return False
+
+
+def _autocast_ctx(precision, device):
+    if precision == "bf16-mixed":
+        return torch.autocast(device_type=device, dtype=torch.bfloat16)
+    if precision == "fp16-mixed":
+        return torch.autocast(device_type=device, dtype=torch.float16)
+    return contextlib.nullcontext()
+
+
+# ----------------------------------------------------------------------------
+# CPU meter: exact replay of the profiler's allocator events
+# ----------------------------------------------------------------------------
+
+def _flatten_tree(roots):
+    stack = list(reversed(roots))
+    out = []
+    while stack:
+        n = stack.pop()
+        out.append(n)
+        stack.extend(reversed(n.children))
+    return out
+
+
+def _op_chain(node, maxlen=4):
+    names = []
+    p = node.parent
+    while p is not None:
+        nm = p.name
+        if nm.startswith(MARK_PREFIX):
+            break
+        names.append(nm)
+        p = p.parent
+    names.reverse()   # outermost first
+    if len(names) > maxlen:
+        names = names[:2] + ["..."] + names[-(maxlen - 2):]
+    return " > ".join(names) if names else "(python)"
+
+
+class AllocReplay:
+    """Replays the CPU allocation events of one profiled run on top of the
+    bytes that were live before profiling started."""
+
+    def __init__(self, prof, baseline_bytes):
+        tree = prof.profiler.kineto_results.experimental_event_tree()
+        nodes = _flatten_tree(tree)
+        marks = []
+        allocs = []
+        for n in nodes:
+            nm = n.name
+            if nm.startswith(MARK_PREFIX):
+                _, ph, st = nm.split(":")
+                marks.append((n.start_time_ns, n.end_time_ns, ph, int(st)))
+            elif type(n.extra_fields).__name__ == "_ExtraFields_Allocation":
+                ef = n.extra_fields
+                if ef.device.type != "cpu":
+                    continue
+                allocs.append((n.start_time_ns, len(allocs), ef.alloc_size, ef.ptr, ef.total_allocated, n))
+        allocs.sort(key=lambda a: (a[0], a[1]))
+        marks.sort()
+        self.marks = marks
+        self.baseline = baseline_bytes
+        self.tids = sorted({a[5].start_tid for a in allocs})
+        # replay
+        live = {}
+        cur = baseline_bytes
+        curve = []
+        foreign = 0
+        order_ok = True
+        prev_total = None
+        n_alloc = n_free = 0
+        for t, _, size, ptr, total, node in allocs:
+            if prev_total is not None and total - prev_total != size:
+                order_ok = False
+            prev_total = total
+            if size > 0:
+                live[ptr] = size
+                cur += size
+                n_alloc += 1
+            elif size < 0:
+                if ptr in live:
+                    cur -= live.pop(ptr)
+                    n_free += 1
+                else:
+                    foreign += 1
+                    continue
+            curve.append((t, cur, ptr, size, node))
+        self.curve = curve
+        self.end_bytes = cur
+        self.foreign_frees = foreign
+        self.order_consistent = order_ok
+        self.n_alloc, self.n_free = n_alloc, n_free
+        self.leaked = len(live)
+
+    def phase_of(self, t):
+        ph, st = None, None
+        for s0, s1, p, s in self.marks:
+            if s0 <= t:
+                ph, st = p, s
+            else:
+                break
+        return ph, st
+
+    def summarize(self):
+        peak = self.baseline
+        peak_i = -1
+        for i, (_, cur, _, _, _) in enumerate(self.curve):
+            if cur > peak:
+                peak, peak_i = cur, i
+        # per (step, phase): start/peak/end.  Events between two ranges
+        # belong to the phase that started last.
+        per = {}
+        level = self.baseline
+        mi = 0
+        order = []
+        for s0, s1, p, s in self.marks:
+            order.append((s, p, s0, s1))
+        bounds = sorted(order, key=lambda x: x[2])
+        ci = 0
+        curve = self.curve
+        for idx, (s, p, s0, s1) in enumerate(bounds):
+            nxt = bounds[idx + 1][2] if idx + 1 < len(bounds) else None
+            while ci < len(curve) and curve[ci][0] < s0:
+                level = curve[ci][1]
+                ci += 1
+            start = level
+            pk = level
+            end_in_range = level
+            while ci < len(curve) and (nxt is None or curve[ci][0] < nxt):
+                level = curve[ci][1]
+                pk = max(pk, level)
+                if curve[ci][0] <= s1:
+                    end_in_range = level
+                ci += 1
+            per[(s, p)] = {"start_bytes": start, "peak_bytes": pk, "end_bytes": end_in_range,
+                           "after_bytes": level}
+        if peak_i >= 0:
+            ph, st = self.phase_of(self.curve[peak_i][0])
+        else:
+            ph, st = None, None
+        return peak, peak_i, ph, st, per
+
+    def live_at(self, idx, top=15, baseline_labels=None):
+        """Largest allocations live right after curve event idx."""
+        live = {}
+        for i in range(idx + 1):
+            _, _, ptr, size, node = self.curve[i]
+            if size > 0:
+                live[ptr] = (size, node, i)
+            else:
+                live.pop(ptr, None)
+        items = sorted(live.values(), key=lambda x: -x[0])
+        out = []
+        for size, node, i in items[:top]:
+            ph, st = self.phase_of(node.start_time_ns)
+            out.append({"bytes": size, "allocated_in": "%s:%s" % (st, ph), "op": _op_chain(node)})
+        groups = {}
+        for size, node, i in items:
+            ph, st = self.phase_of(node.start_time_ns)
+            k = "%s:%s" % (st, ph)
+            groups[k] = groups.get(k, 0) + size
+        return out, groups, sum(v[0] for v in items)
+
+
+# ----------------------------------------------------------------------------
+# the training run
+# ----------------------------------------------------------------------------
+
+def _resolve(model_cfg, device, precision, optimizer, micro_batch, seq, recompute, attention, dropout):
+    c = normalize_cfg(model_cfg)
+    if dropout is not None:
+        c["dropout"] = float(dropout)
+    tr = c["training"]
+    o = {
+        "device": device,
+        "precision": precision or tr["precision"],
+        "optimizer": optimizer or tr["optimizer"],
+        "micro_batch": int(micro_batch or tr["micro_batch"]),
+        "seq": int(seq or tr["seq"]),
+        "recompute": recompute or "none",
+        "attention": attention or "eager",
+    }
+    if o["precision"] not in PRECISIONS:
+        raise HarnessError("unknown precision %r" % o["precision"])
+    if o["optimizer"] not in OPTIMIZERS:
+        raise HarnessError("unknown optimizer %r" % o["optimizer"])
+    if o["recompute"] not in ("none", "full"):
+        raise HarnessError("recompute must be none or full")
+    if o["attention"] not in ("eager", "sdpa"):
+        raise HarnessError("attention must be eager or sdpa")
+    if o["seq"] > c["max_seq"] and c["position"] == "learned":
+        raise HarnessError("seq %d exceeds max_seq %d" % (o["seq"], c["max_seq"]))
+    if model_family(c) == "gpt2" and o["seq"] > c["max_seq"]:
+        raise HarnessError("seq %d exceeds max_seq %d (GPT-2 causal buffer)" % (o["seq"], c["max_seq"]))
+    if device == "cpu" and o["precision"] in ("fp16-mixed", "fp16"):
+        raise HarnessError("%s is not supported on CPU by torch %s (CPU autocast and CPU matmul support "
+                           "bfloat16 only); use --device cuda" % (o["precision"], torch.__version__))
+    return c, o
+
+
+def _train_step(model, ids, labels, opt, o, scaler, info):
+    with _autocast_ctx(o["precision"], o["device"]):
+        loss = model(ids, labels)
+    with phase("backward"):
+        if scaler is not None:
+            scaler.scale(loss).backward()
+        else:
+            loss.backward()
+    params = [p for p in model.parameters()]
+    info["grad_bytes"] = _unique_bytes([p.grad for p in params])
+    with phase("optimizer"):
+        if scaler is not None:
+            scaler.step(opt)
+            scaler.update()
+        else:
+            opt.step()
+    with phase("zero_grad"):
+        opt.zero_grad(set_to_none=True)
+        info["loss"] = float(loss.item())
+        del loss
+
+
+def measure(model_cfg, device="cpu", precision=None, optimizer=None, micro_batch=None, seq=None,
+            recompute=None, attention=None, dropout=None, steps=2, seed=0, trace=False,
+            num_threads=2, trace_out=None):
+    """Measure one training configuration; returns the result dict."""
+    if torch is None:
+        raise HarnessError("torch is not importable (use /usr/bin/python3)")
+    t_start = time.time()
+    c, o = _resolve(model_cfg, device, precision, optimizer, micro_batch, seq, recompute, attention, dropout)
+    if device == "cuda" and not torch.cuda.is_available():
+        raise HarnessError("--device cuda but torch.cuda.is_available() is False")
+    torch.set_num_threads(int(num_threads))
+    fam = model_family(c)
+    torch.manual_seed(seed)
+    _SDPA_SEED[0] = seed * 1000003
+    cuda_before = None
+    if device == "cuda":
+        torch.cuda.init()
+        torch.cuda.synchronize()
+        cuda_before = _cuda_device_used()
+    model = build_model(c, o["attention"], o["recompute"] == "full")
+    model.train()
+    if o["precision"] == "bf16":
+        model.to(torch.bfloat16)
+    elif o["precision"] == "fp16":
+        model.to(torch.float16)
+    model.to(device)
+    gen = torch.Generator().manual_seed(seed + 1)
+    ids = torch.randint(0, c["vocab"], (o["micro_batch"], o["seq"]), generator=gen).to(device)
+    labels = ids
+    opt = make_optimizer(o["optimizer"], model.parameters(), device)
+    scaler = None
+    if o["precision"] == "fp16-mixed":
+        scaler = torch.cuda.amp.GradScaler()
+    params = list(model.parameters())
+    buffers = list(model.buffers())
+    seen = {}
+    weights_bytes = _unique_bytes(params, seen)
+    buffers_bytes = _unique_bytes(buffers, seen)
+    inputs_bytes = _unique_bytes([ids, labels], seen)
+    baseline = weights_bytes + buffers_bytes + inputs_bytes
+    res = {
+        "harness_version": HARNESS_VERSION,
+        "torch": torch.__version__,
+        "model": c["name"],
+        "family": fam,
+        "config": {k: v for k, v in c.items()},
+        "device": device,
+        "precision": o["precision"],
+        "optimizer": o["optimizer"],
+        "foreach": effective_foreach(opt),
+        "micro_batch": o["micro_batch"],
+        "seq": o["seq"],
+        "recompute": o["recompute"],
+        "attention": o["attention"],
+        "attention_impl": ("torch-nn" if fam == "torch-nn" else
+                           ("eager" if o["attention"] == "eager" else sdpa_impl_name())),
+        "dropout": c["dropout"],
+        "steps": int(steps),
+        "seed": seed,
+        "num_threads": torch.get_num_threads(),
+        "params": sum(p.numel() for p in {id(p): p for p in params}.values()),
+        "weights_bytes": weights_bytes,
+        "buffers_bytes": buffers_bytes,
+        "inputs_bytes": inputs_bytes,
+        "baseline_bytes": baseline,
+    }
+    if device == "cpu" and o["recompute"] == "full":
+        # checkpoint(preserve_rng_state=True) keeps torch.get_rng_state()
+        # (a CPU uint8 tensor) per checkpointed block until its backward.
+        res["cpu_rng_state_bytes"] = int(torch.get_rng_state().numel())
+    if o["attention"] == "sdpa" and fam != "torch-nn" and not hasattr(F, "scaled_dot_product_attention"):
+        res["sdpa_block_elems"] = ATTN_BLOCK_ELEMS
+    gc.collect()
+    info = {}
+    if device == "cpu":
+        _measure_cpu(res, model, ids, labels, opt, o, scaler, info, params, buffers, steps, trace)
+    else:
+        _measure_cuda(res, model, ids, labels, opt, o, scaler, info, steps, cuda_before)
+    res["grad_bytes"] = info.get("grad_bytes")
+    res["optimizer_state_bytes"] = _unique_bytes(_optimizer_tensors(opt))
+    res["final_loss"] = info.get("loss")
+    if trace:
+        res["trace"] = res.get("trace", {})
+        res["trace"]["saved"] = trace_saved_tensors(model, ids, labels, o, params, buffers, trace_out)
+    res["elapsed_s"] = round(time.time() - t_start, 3)
+    del model, opt, ids, labels, params, buffers
+    gc.collect()
+    return res
+
+
+def _measure_cpu(res, model, ids, labels, opt, o, scaler, info, params, buffers, steps, trace):
+    from torch.profiler import profile, ProfilerActivity
+    with profile(activities=[ProfilerActivity.CPU], profile_memory=True, record_shapes=False) as prof:
+        for step in range(1, int(steps) + 1):
+            _STEP[0] = step
+            _train_step(model, ids, labels, opt, o, scaler, info)
+    _STEP[0] = 0
+    rep = AllocReplay(prof, res["baseline_bytes"])
+    peak, peak_i, ph, st, per = rep.summarize()
+    res["allocated_peak_bytes"] = peak
+    res["peak_phase"] = ph
+    res["peak_step"] = st
+    phases = {}
+    for (s, p), v in per.items():
+        d = phases.setdefault(p, {"peak_bytes": 0})
+        d["peak_bytes"] = max(d["peak_bytes"], v["peak_bytes"])
+    res["phases"] = {p: phases[p] for p in PHASES if p in phases}
+    res["steps_detail"] = [
+        {p: per[(s, p)] for p in PHASES if (s, p) in per} for s in range(1, int(steps) + 1)]
+    # closure: what the replay says is live at the end must be exactly the
+    # storages we can enumerate (weights, buffers, inputs, optimizer state)
+    seen = {}
+    expect = _unique_bytes(params, seen) + _unique_bytes(buffers, seen) + _unique_bytes([ids, labels], seen)
+    expect += _unique_bytes(_optimizer_tensors(opt), seen)
+    expect += _unique_bytes([p.grad for p in params], seen)
+    res["checks"] = {
+        "end_bytes_replay": rep.end_bytes,
+        "end_bytes_enumerated": expect,
+        "closure_ok": rep.end_bytes == expect,
+        "order_consistent": rep.order_consistent,
+        "foreign_frees": rep.foreign_frees,
+        "alloc_events": rep.n_alloc,
+        "free_events": rep.n_free,
+        "threads_with_events": len(rep.tids),
+    }
+    if trace and peak_i >= 0:
+        top, groups, tot = rep.live_at(peak_i)
+        res["trace"] = {"peak_live_top": top, "peak_live_by_phase_allocated": groups,
+                        "peak_live_nonbaseline_bytes": tot}
+
+
+def _cuda_device_used():
+    out = {}
+    try:
+        free, total = torch.cuda.mem_get_info()
+        out["mem_get_info_used_bytes"] = int(total - free)
+        out["mem_get_info_total_bytes"] = int(total)
+    except Exception as e:  # pragma: no cover
+        out["mem_get_info_error"] = str(e)
+    try:
+        import pynvml
+        pynvml.nvmlInit()
+        idx = torch.cuda.current_device()
+        h = pynvml.nvmlDeviceGetHandleByIndex(idx)
+        out["nvml_used_bytes"] = int(pynvml.nvmlDeviceGetMemoryInfo(h).used)
+    except Exception:
+        pass
+    return out
+
+
+def _measure_cuda(res, model, ids, labels, opt, o, scaler, info, steps, cuda_before):
+    """Per-phase peaks from the caching allocator: at each phase boundary,
+    synchronize, read max_memory_allocated, reset the peak counters."""
+    rec = {}
+    state = {"step": 0, "start": 0}
+
+    def hook(ev, name):
+        torch.cuda.synchronize()
+        if ev == "enter":
+            state["start"] = torch.cuda.memory_allocated()
+            torch.cuda.reset_peak_memory_stats()
+        else:
+            rec[(state["step"], name)] = {
+                "start_bytes": state["start"],
+                "peak_bytes": int(torch.cuda.max_memory_allocated()),
+                "end_bytes": int(torch.cuda.memory_allocated()),
+                "reserved_peak_bytes": int(torch.cuda.max_memory_reserved()),
+            }
+            torch.cuda.reset_peak_memory_stats()
+
+    torch.cuda.synchronize()
+    torch.cuda.reset_peak_memory_stats()
+    base_alloc = torch.cuda.memory_allocated()
+    _PHASE_HOOKS.append(hook)
+    try:
+        for step in range(1, int(steps) + 1):
+            _STEP[0] = step
+            state["step"] = step
+            _train_step(model, ids, labels, opt, o, scaler, info)
+        torch.cuda.synchronize()
+        rest_peak = int(torch.cuda.max_memory_allocated())   # between phases
+    finally:
+        _PHASE_HOOKS.remove(hook)
+        _STEP[0] = 0
+    best = (base_alloc, None, None)
+    for (s, p), v in sorted(rec.items()):
+        if v["peak_bytes"] > best[0]:
+            best = (v["peak_bytes"], p, s)
+    res["cuda_allocated_before_bytes"] = int(base_alloc)
+    res["allocated_peak_bytes"] = max(best[0], rest_peak)
+    res["peak_phase"], res["peak_step"] = best[1], best[2]
+    res["reserved_peak_bytes"] = max([v["reserved_peak_bytes"] for v in rec.values()] + [0])
+    phases = {}
+    for (s, p), v in rec.items():
+        d = phases.setdefault(p, {"peak_bytes": 0})
+        d["peak_bytes"] = max(d["peak_bytes"], v["peak_bytes"])
+    res["phases"] = {p: phases[p] for p in PHASES if p in phases}
+    res["steps_detail"] = [{p: rec[(s, p)] for p in PHASES if (s, p) in rec} for s in range(1, int(steps) + 1)]
+    res["device_used_before"] = cuda_before
+    res["device_used_after"] = _cuda_device_used()   # reserved blocks still cached
+    res["cuda_device_name"] = torch.cuda.get_device_name()
+
+
+# ----------------------------------------------------------------------------
+# --trace: what each autograd node saves
+# ----------------------------------------------------------------------------
+
+def _node_saved(node):
+    out = []
+    for a in dir(node):
+        if not a.startswith("_saved_"):
+            continue
+        try:
+            v = getattr(node, a)
+        except Exception:
+            continue
+        vals = v if isinstance(v, (tuple, list)) else (v,)
+        for j, t in enumerate(vals):
+            if isinstance(t, torch.Tensor):
+                out.append((a[len("_saved_"):] + ("[%d]" % j if len(vals) > 1 else ""), t))
+    if not out and hasattr(node, "saved_tensors"):   # python autograd.Function
+        try:
+            for j, t in enumerate(node.saved_tensors):
+                if isinstance(t, torch.Tensor):
+                    out.append(("saved[%d]" % j, t))
+        except Exception:
+            pass
+    return out
+
+
+def trace_saved_tensors(model, ids, labels, o, params, buffers, out_stream=None):
+    """One extra forward (outside the measured run) with saved_tensors_hooks
+    counting every tensor autograd saves (deduplicated by storage), then a
+    walk of the graph attributing each saved tensor to its node."""
+    model.zero_grad(set_to_none=True)
+    packed = []
+
+    def pack(t):
+        packed.append(t)
+        return t
+
+    def unpack(t):
+        return t
+
+    with torch.autograd.graph.saved_tensors_hooks(pack, unpack):
+        with _autocast_ctx(o["precision"], o["device"]):
+            loss = model(ids, labels)
+    pkeys = {}
+    for t in params:
+        pkeys[_storage(t)[0]] = "param"
+    for t in buffers:
+        pkeys.setdefault(_storage(t)[0], "buffer")
+    pkeys.setdefault(_storage(ids)[0], "input")
+    # post-order walk from the loss -> inputs before consumers (forward order)
+    order, seen_nodes = [], set()
+    stack = [(loss.grad_fn, False)]
+    while stack:
+        n, done = stack.pop()
+        if n is None:
+            continue
+        if done:
+            order.append(n)
+            continue
+        if n in seen_nodes:
+            continue
+        seen_nodes.add(n)
+        stack.append((n, True))
+        for nxt, _ in reversed(n.next_functions):
+            if nxt is not None and nxt not in seen_nodes:
+                stack.append((nxt, False))
+    seen_storage = {}
+    nodes = []
+    by_kind = {}
+    total_new = 0
+    for n in order:
+        sv = _node_saved(n)
+        if not sv:
+            continue
+        ents = []
+        for nm, t in sv:
+            key, nb = _storage(t)
+            tag = pkeys.get(key)
+            if tag is None:
+                if key in seen_storage:
+                    tag = "shared:" + seen_storage[key]
+                else:
+                    tag = "new"
+                    seen_storage[key] = n.name()
+                    total_new += nb
+                    k = (n.name(), str(t.dtype).replace("torch.", ""))
+                    e = by_kind.setdefault(k, [0, 0])
+                    e[0] += 1
+                    e[1] += nb
+            ents.append({"name": nm, "shape": list(t.shape), "dtype": str(t.dtype).replace("torch.", ""),
+                         "bytes": t.numel() * t.element_size(), "storage_bytes": nb, "tag": tag})
+        nodes.append({"node": n.name(), "saved": ents})
+    # pack-hook accounting (includes tensors saved by nodes not reachable,
+    # e.g. inside checkpointed regions the hooks are the checkpoint's own)
+    pk_seen = {}
+    pk_new = 0
+    for t in packed:
+        key, nb = _storage(t)
+        if key in pkeys or key in pk_seen:
+            continue
+        pk_seen[key] = nb
+        pk_new += nb
+    out = {
+        "saved_activation_bytes_graph": total_new,
+        "saved_activation_bytes_hooks": pk_new,
+        "packed_tensors": len(packed),
+        "by_node_dtype": [{"node": k[0], "dtype": k[1], "count": v[0], "bytes": v[1]}
+                          for k, v in sorted(by_kind.items(), key=lambda kv: -kv[1][1])],
+        "nodes": nodes,
+    }
+    loss.backward()
+    model.zero_grad(set_to_none=True)
+    del loss, packed
+    return out
+
+
+def format_trace(res, max_nodes=None):
+    lines = []
+    tr = res.get("trace", {})
+    lines.append("# %s  %s %s b=%d s=%d %s attn=%s dropout=%g recompute=%s" % (
+        res["model"], res["family"], res["precision"], res["micro_batch"], res["seq"], res["optimizer"],
+        res["attention"], res["dropout"], res["recompute"]))
+    sv = tr.get("saved")
+    if sv:
+        lines.append("## saved for backward (forward order; 'new' = first save of a storage, counted once)")
+        for i, n in enumerate(sv["nodes"]):
+            if max_nodes is not None and i >= max_nodes:
+                lines.append("  ... %d more nodes" % (len(sv["nodes"]) - max_nodes))
+                break
+            parts = []
+            for e in n["saved"]:
+                parts.append("%s%s %s %dB %s" % (e["name"], tuple(e["shape"]), e["dtype"], e["bytes"],
+                                                  e["tag"] if e["tag"] == "new" else "(" + e["tag"] + ")"))
+            lines.append("  %-28s %s" % (n["node"], "; ".join(parts)))
+        lines.append("## unique saved activation bytes: graph %d, pack hooks %d" % (
+            sv["saved_activation_bytes_graph"], sv["saved_activation_bytes_hooks"]))
+        for e in sv["by_node_dtype"]:
+            lines.append("  %-28s %-9s x%-4d %d" % (e["node"], e["dtype"], e["count"], e["bytes"]))
+    if "peak_live_top" in tr:
+        lines.append("## largest allocations live at the peak (%s, step %s): %d bytes = baseline %d + %d" % (
+            res["peak_phase"], res["peak_step"], res["allocated_peak_bytes"], res["baseline_bytes"],
+            tr["peak_live_nonbaseline_bytes"]))
+        for e in tr["peak_live_top"]:
+            lines.append("  %10d  %-16s %s" % (e["bytes"], e["allocated_in"], e["op"]))
+        lines.append("  by phase of allocation: " + ", ".join(
+            "%s=%d" % kv for kv in sorted(tr["peak_live_by_phase_allocated"].items())))
+    return "\n".join(lines)
+
+
+# ----------------------------------------------------------------------------
+# CLI
+# ----------------------------------------------------------------------------
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description="measure the memory of a PyTorch training step")
+    ap.add_argument("model")
+    ap.add_argument("--device", default="cpu", choices=("cpu", "cuda"))
+    ap.add_argument("--precision", choices=PRECISIONS)
+    ap.add_argument("--optimizer", choices=OPTIMIZERS)
+    ap.add_argument("--micro-batch", type=int)
+    ap.add_argument("--seq", type=int)
+    ap.add_argument("--recompute", choices=("none", "full"))
+    ap.add_argument("--attention", choices=("eager", "sdpa"))
+    ap.add_argument("--dropout", type=float)
+    ap.add_argument("--steps", type=int, default=2)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--trace", action="store_true",
+                    help="add saved-tensor and peak-live listings (JSON 'trace'; readable form on stderr)")
+    a = ap.parse_args(argv)
+    if torch is None:
+        print("error: torch is not importable by %s (use /usr/bin/python3)" % sys.executable, file=sys.stderr)
+        return 2
+    try:
+        cfg = load_model_cfg(a.model)
+        res = measure(cfg, device=a.device, precision=a.precision, optimizer=a.optimizer,
+                      micro_batch=a.micro_batch, seq=a.seq, recompute=a.recompute, attention=a.attention,
+                      dropout=a.dropout, steps=a.steps, seed=a.seed, trace=a.trace, num_threads=a.threads)
+    except HarnessError as e:
+        print("harness: %s" % e, file=sys.stderr)
+        return 2
+    if a.trace:
+        print(format_trace(res), file=sys.stderr)
+    print(json.dumps(res, sort_keys=False))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

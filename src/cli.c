@@ -1,0 +1,630 @@
+/*
+ * cli.c — the estimate command and the listing commands (see cli.h).
+ *
+ * Options are parsed into an override set first; the model is read next
+ * (its training block gives defaults); the overrides go on top; then the
+ * pure core computes and a renderer formats into a buffer, written here.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include "config.h"
+
+#include "cli.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "gpu_read.h"
+#include "mem.h"
+#include "model_read.h"
+#include "plan.h"
+#include "plan_search.h"
+#include "report.h"
+
+#ifndef PKGDATADIR
+#define PKGDATADIR "/usr/local/share/vramplan"
+#endif
+
+void
+vp_usage(void)
+{
+	fputs("usage: vramplan MODEL [--gpus NxCARD] [options]  "
+	    "(see vramplan(1), or --help)\n", stderr);
+}
+
+static void
+help(void)
+{
+	fputs(
+"usage: vramplan MODEL [--gpus NxCARD] [options]\n"
+"       vramplan models | gpus\n"
+"\n"
+"Estimate the GPU memory of one training step and whether it fits.\n"
+"MODEL is a vramplan YAML file, a Hugging Face config.json, or the name\n"
+"of a model in the library ('vramplan models').\n"
+"\n"
+"  --gpus NxCARD        hardware, e.g. 2xA100, 8xH100-SXM, 1xRTX4090\n"
+"  --precision P        fp32 fp16-mixed bf16-mixed fp16 bf16 fp16-master bf16-master\n"
+"  --optimizer O        sgd sgd-momentum adam adamw adamw-8bit adafactor lion\n"
+"  --micro-batch N      --seq N      --grad-accum N\n"
+"  --recompute R        none selective full\n"
+"  --attention A        eager sdpa flash\n"
+"  --dropout P          override the model's dropout\n"
+"  --zero S  --tp N  --pp N  --dp N\n"
+"  --device D           cuda (default) or cpu\n"
+"  --fused-optimizer    fused optimizer kernels (no foreach temporaries)\n"
+"  --explain            largest live tensors at the peak\n"
+"  --json | --csv       machine-readable output\n"
+"  --catalog FILE       GPU catalog instead of the bundled one\n"
+"  --help  --version\n"
+"\n"
+"Exit status: 0 fits (or no --gpus), 1 does not fit, 2 usage error,\n"
+"3 bad input, 4 system error.  Manuals: vramplan(1), vramplan-model(5).\n",
+	    stdout);
+}
+
+const char *
+vp_data_dir(void)
+{
+	const char *env = getenv("VRAMPLAN_DATA");
+	static char buf[4096];
+
+	if (env != NULL && *env)
+		return env;
+	snprintf(buf, sizeof buf, "%s/gpus.yaml", PKGDATADIR);
+	if (access(buf, R_OK) == 0)
+		return PKGDATADIR;
+#ifdef VP_SRCDIR
+	return VP_SRCDIR "/models";
+#else
+	return PKGDATADIR;
+#endif
+}
+
+static int
+flush_out(void)
+{
+	if (fflush(stdout) != 0 || ferror(stdout)) {
+		fprintf(stderr, "vramplan: cannot write the output: %s\n",
+		    strerror(errno));
+		return VP_EXIT_SYSTEM;
+	}
+	return VP_EXIT_OK;
+}
+
+static void
+print_diags(struct vp_diags *d)
+{
+	struct vp_buf b;
+
+	vp_buf_init(&b);
+	vp_diags_format(d, &b);
+	fputs(b.s, stderr);
+	vp_buf_free(&b);
+	vp_diags_clear(d);
+}
+
+/* Library model names (file stems), sorted; caller frees. */
+static size_t
+library(char ***out)
+{
+	DIR *dir = opendir(vp_data_dir());
+	struct dirent *e;
+	char **v = NULL;
+	size_t n = 0, cap = 0, i, j;
+
+	if (dir == NULL) {
+		*out = NULL;
+		return 0;
+	}
+	while ((e = readdir(dir)) != NULL) {
+		size_t len = strlen(e->d_name);
+
+		if (len < 6 || strcmp(e->d_name + len - 5, ".yaml") != 0 ||
+		    strcmp(e->d_name, "gpus.yaml") == 0)
+			continue;
+		if (n == cap) {
+			cap = cap ? cap * 2 : 32;
+			v = xreallocarray(v, cap, sizeof *v);
+		}
+		v[n] = xstrdup(e->d_name);
+		v[n][len - 5] = '\0';
+		n++;
+	}
+	closedir(dir);
+	for (i = 1; i < n; i++)
+		for (j = i; j > 0 && strcmp(v[j - 1], v[j]) > 0; j--) {
+			char *t = v[j];
+			v[j] = v[j - 1];
+			v[j - 1] = t;
+		}
+	*out = v;
+	return n;
+}
+
+static void
+library_free(char **v, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		free(v[i]);
+	free(v);
+}
+
+/*
+ * MODEL: a path, or a library name (with or without .yaml).  Returns a
+ * malloc'd path, or NULL after printing why.
+ */
+static char *
+resolve_model(const char *arg)
+{
+	struct vp_buf b;
+	char **names;
+	size_t n;
+	const char *near;
+
+	if (access(arg, F_OK) == 0 || strchr(arg, '/') != NULL)
+		return xstrdup(arg);
+	vp_buf_init(&b);
+	vp_buf_printf(&b, "%s/%s", vp_data_dir(), arg);
+	if (strlen(arg) < 5 || strcmp(arg + strlen(arg) - 5, ".yaml") != 0)
+		vp_buf_add(&b, ".yaml");
+	if (access(b.s, R_OK) == 0)
+		return b.s;
+	vp_buf_free(&b);
+	n = library(&names);
+	near = vp_closest(arg, (const char *const *)names, n);
+	if (near)
+		fprintf(stderr, "vramplan: cannot find model '%s': no such "
+		    "file and not in the model library; did you mean '%s'?\n",
+		    arg, near);
+	else
+		fprintf(stderr, "vramplan: cannot find model '%s': no such "
+		    "file and not in the model library (see 'vramplan "
+		    "models')\n", arg);
+	library_free(names, n);
+	return NULL;
+}
+
+static int
+load_catalog(const char *path, struct vp_catalog *c)
+{
+	struct vp_diags d = { 0 };
+	struct vp_buf b;
+	int rc;
+
+	vp_buf_init(&b);
+	if (path == NULL)
+		vp_buf_printf(&b, "%s/gpus.yaml", vp_data_dir());
+	else
+		vp_buf_add(&b, path);
+	rc = vp_catalog_load(b.s, c, &d);
+	print_diags(&d);
+	vp_buf_free(&b);
+	return rc;
+}
+
+/* Option values, parsed before the model is known. */
+struct overrides {
+	int precision, optimizer, recompute, attention, device;
+	uint64_t micro_batch, seq, grad_accum;
+	double dropout;
+	int zero, tp, pp, dp;
+	bool fused;
+};
+
+static int
+parse_enum(const char *flag, const char *arg, const char *const *names,
+    int n, int *out)
+{
+	const char *near;
+	int i;
+
+	for (i = 0; i < n; i++)
+		if (strcmp(arg, names[i]) == 0) {
+			*out = i;
+			return 0;
+		}
+	near = vp_closest(arg, names, (size_t)n);
+	fprintf(stderr, "vramplan: unknown %s '%s'", flag, arg);
+	if (near)
+		fprintf(stderr, "; did you mean '%s'?", near);
+	fputs(" (one of:", stderr);
+	for (i = 0; i < n; i++)
+		fprintf(stderr, " %s", names[i]);
+	fputs(")\n", stderr);
+	return -1;
+}
+
+static int
+parse_num(const char *flag, const char *arg, uint64_t min, uint64_t max,
+    uint64_t *out)
+{
+	const char *err;
+
+	if (vp_parse_u64(arg, min, max, out, &err) != 0) {
+		fprintf(stderr, "vramplan: %s '%s' is %s (expected a whole "
+		    "number from %llu to %llu)\n", flag, arg, err,
+		    (unsigned long long)min, (unsigned long long)max);
+		return -1;
+	}
+	return 0;
+}
+
+enum {
+	O_GPUS = 256, O_PREC, O_OPT, O_MB, O_SEQ, O_GA, O_RECOMP, O_ATTN,
+	O_DROP, O_ZERO, O_TP, O_PP, O_DP, O_DEVICE, O_EXPLAIN, O_JSON, O_CSV,
+	O_CATALOG, O_FUSED, O_HELP, O_VERSION
+};
+
+static const struct option longopts[] = {
+	{ "gpus", required_argument, NULL, O_GPUS },
+	{ "precision", required_argument, NULL, O_PREC },
+	{ "optimizer", required_argument, NULL, O_OPT },
+	{ "micro-batch", required_argument, NULL, O_MB },
+	{ "seq", required_argument, NULL, O_SEQ },
+	{ "grad-accum", required_argument, NULL, O_GA },
+	{ "recompute", required_argument, NULL, O_RECOMP },
+	{ "attention", required_argument, NULL, O_ATTN },
+	{ "dropout", required_argument, NULL, O_DROP },
+	{ "zero", required_argument, NULL, O_ZERO },
+	{ "tp", required_argument, NULL, O_TP },
+	{ "pp", required_argument, NULL, O_PP },
+	{ "dp", required_argument, NULL, O_DP },
+	{ "device", required_argument, NULL, O_DEVICE },
+	{ "explain", no_argument, NULL, O_EXPLAIN },
+	{ "json", no_argument, NULL, O_JSON },
+	{ "csv", no_argument, NULL, O_CSV },
+	{ "catalog", required_argument, NULL, O_CATALOG },
+	{ "fused-optimizer", no_argument, NULL, O_FUSED },
+	{ "help", no_argument, NULL, O_HELP },
+	{ "version", no_argument, NULL, O_VERSION },
+	{ NULL, 0, NULL, 0 },
+};
+
+int
+vp_cmd_estimate(int argc, char **argv)
+{
+	struct overrides ov = { -1, -1, -1, -1, -1, 0, 0, 0, -1, -1, -1, -1,
+	    -1, false };
+	struct vp_diags d = { 0 };
+	struct vp_model model;
+	struct vp_catalog cat = { 0 };
+	struct vp_gpuset gs = { 0 };
+	struct vp_plan plan;
+	struct vp_profile prof;
+	struct vp_mem_opts mo;
+	struct vp_mem mem;
+	struct vp_report rep;
+	struct vp_buf out;
+	const char *gpus_arg = NULL, *catalog = NULL, *err;
+	char *path;
+	bool json = false, csv = false, explain = false;
+	unsigned world = 1;
+	uint64_t u;
+	int c, rc, e;
+
+	opterr = 0;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+		switch (c) {
+		case O_GPUS: gpus_arg = optarg; break;
+		case O_PREC:
+			if (parse_enum("--precision", optarg, vp_prec_names,
+			    VP_PREC_COUNT, &ov.precision))
+				return VP_EXIT_USAGE;
+			break;
+		case O_OPT:
+			if (parse_enum("--optimizer", optarg, vp_opt_names,
+			    VP_OPT_COUNT, &ov.optimizer))
+				return VP_EXIT_USAGE;
+			break;
+		case O_RECOMP:
+			if (parse_enum("--recompute", optarg, vp_recomp_names,
+			    VP_RECOMP_COUNT, &ov.recompute))
+				return VP_EXIT_USAGE;
+			break;
+		case O_ATTN:
+			if (parse_enum("--attention", optarg, vp_attn_names,
+			    VP_ATTN_COUNT, &ov.attention))
+				return VP_EXIT_USAGE;
+			break;
+		case O_DEVICE:
+			if (parse_enum("--device", optarg, vp_device_names,
+			    VP_DEVICE_COUNT, &ov.device))
+				return VP_EXIT_USAGE;
+			break;
+		case O_MB:
+			if (parse_num("--micro-batch", optarg, 1, 1u << 20,
+			    &ov.micro_batch))
+				return VP_EXIT_USAGE;
+			break;
+		case O_SEQ:
+			if (parse_num("--seq", optarg, 1, 1u << 27, &ov.seq))
+				return VP_EXIT_USAGE;
+			break;
+		case O_GA:
+			if (parse_num("--grad-accum", optarg, 1, 1u << 20,
+			    &ov.grad_accum))
+				return VP_EXIT_USAGE;
+			break;
+		case O_DROP:
+			if (vp_parse_double(optarg, 0, 0.99, &ov.dropout,
+			    &err) != 0) {
+				fprintf(stderr, "vramplan: --dropout '%s' is %s "
+				    "(expected a probability from 0 to 0.99)\n",
+				    optarg, err);
+				return VP_EXIT_USAGE;
+			}
+			break;
+		case O_ZERO:
+			if (parse_num("--zero", optarg, 0, 3, &u))
+				return VP_EXIT_USAGE;
+			ov.zero = (int)u;
+			break;
+		case O_TP:
+			if (parse_num("--tp", optarg, 1, 1024, &u))
+				return VP_EXIT_USAGE;
+			ov.tp = (int)u;
+			break;
+		case O_PP:
+			if (parse_num("--pp", optarg, 1, 1024, &u))
+				return VP_EXIT_USAGE;
+			ov.pp = (int)u;
+			break;
+		case O_DP:
+			if (parse_num("--dp", optarg, 1, 65536, &u))
+				return VP_EXIT_USAGE;
+			ov.dp = (int)u;
+			break;
+		case O_EXPLAIN: explain = true; break;
+		case O_JSON: json = true; break;
+		case O_CSV: csv = true; break;
+		case O_CATALOG: catalog = optarg; break;
+		case O_FUSED: ov.fused = true; break;
+		case O_HELP: case 'h':
+			help();
+			return flush_out();
+		case O_VERSION:
+			printf("vramplan %s\n", PACKAGE_VERSION);
+			return flush_out();
+		default:
+			if (optopt)
+				fprintf(stderr, "vramplan: option '%s' needs a "
+				    "value\n", argv[optind - 1]);
+			else
+				fprintf(stderr, "vramplan: unknown option "
+				    "'%s'\n", argv[optind - 1]);
+			vp_usage();
+			return VP_EXIT_USAGE;
+		}
+	}
+	if (optind >= argc) {
+		fputs("vramplan: no model given\n", stderr);
+		vp_usage();
+		return VP_EXIT_USAGE;
+	}
+	if (optind + 1 < argc) {
+		fprintf(stderr, "vramplan: unexpected argument '%s' after the "
+		    "model\n", argv[optind + 1]);
+		vp_usage();
+		return VP_EXIT_USAGE;
+	}
+	if (json && csv) {
+		fputs("vramplan: --json and --csv exclude each other\n", stderr);
+		return VP_EXIT_USAGE;
+	}
+
+	if ((path = resolve_model(argv[optind])) == NULL)
+		return VP_EXIT_INPUT;
+	rc = vp_model_load(path, &model, &d);
+	free(path);
+	print_diags(&d);
+	if (rc != 0) {
+		vp_model_free(&model);
+		return VP_EXIT_INPUT;
+	}
+	vp_plan_defaults(&plan, &model);
+	if (ov.precision >= 0) plan.precision = (enum vp_precision)ov.precision;
+	if (ov.optimizer >= 0) plan.optimizer = (enum vp_optimizer)ov.optimizer;
+	if (ov.recompute >= 0) plan.recompute = (enum vp_recompute)ov.recompute;
+	if (ov.attention >= 0) plan.attention = (enum vp_attention)ov.attention;
+	if (ov.device >= 0) plan.device = (enum vp_device)ov.device;
+	if (ov.micro_batch) plan.micro_batch = ov.micro_batch;
+	if (ov.seq) plan.seq = ov.seq;
+	if (ov.grad_accum) plan.grad_accum = ov.grad_accum;
+	if (ov.dropout >= 0) plan.dropout = ov.dropout;
+	if (ov.zero >= 0) plan.zero = (unsigned)ov.zero;
+	if (ov.tp > 0) plan.tp = (unsigned)ov.tp;
+	if (ov.pp > 0) plan.pp = (unsigned)ov.pp;
+	if (ov.dp > 0) plan.dp = (unsigned)ov.dp;
+	plan.fused_optimizer = ov.fused;
+
+	if (gpus_arg != NULL) {
+		struct vp_buf msg;
+
+		if (load_catalog(catalog, &cat) != 0) {
+			vp_model_free(&model);
+			return VP_EXIT_INPUT;
+		}
+		vp_buf_init(&msg);
+		if (vp_gpuset_parse(&cat, gpus_arg, &gs, &msg) != 0) {
+			fprintf(stderr, "vramplan: --gpus: %s\n", msg.s);
+			vp_buf_free(&msg);
+			vp_catalog_free(&cat);
+			vp_model_free(&model);
+			return VP_EXIT_USAGE;
+		}
+		vp_buf_free(&msg);
+		world = gs.count;
+		if (plan.dp == 0)
+			plan.dp = vp_plan_dp(&plan, world);
+	} else if (plan.dp == 0) {
+		plan.dp = 1;
+		world = (plan.tp ? plan.tp : 1) * (plan.pp ? plan.pp : 1);
+	} else {
+		world = plan.dp * (plan.tp ? plan.tp : 1) *
+		    (plan.pp ? plan.pp : 1);
+	}
+	if (vp_plan_check(&plan, &model, world, &d) != 0) {
+		print_diags(&d);
+		vp_gpuset_free(&gs);
+		vp_catalog_free(&cat);
+		vp_model_free(&model);
+		return VP_EXIT_INPUT;
+	}
+	print_diags(&d);
+
+	vp_profile_default(gs.gpu, &prof);
+	mo.profile = &prof;
+	mo.world = world;
+	mo.explain = explain;
+	vp_mem_estimate(&model, &plan, &mo, &mem);
+
+	memset(&rep, 0, sizeof rep);
+	rep.model = &model;
+	rep.plan = &plan;
+	rep.mem = &mem;
+	rep.profile = plan.device == VP_DEVICE_CPU ?
+	    "cpu (no caching allocator, no CUDA context)" :
+	    "built-in defaults (not calibrated)";
+	rep.world = world;
+	rep.fits = -1;
+	rep.explain = explain;
+	rep.version = PACKAGE_VERSION;
+	rep.color = isatty(STDOUT_FILENO) && getenv("NO_COLOR") == NULL;
+	rep.unicode = true;
+	if (gs.gpu != NULL) {
+		uint64_t cap = gs.gpu->usable_bytes;
+
+		rep.gpus = &gs;
+		rep.fits = mem.device_peak <= cap;
+		rep.max_micro_batch = vp_max_micro_batch(&model, &plan, &mo,
+		    cap, 1u << 16);
+	}
+	vp_buf_init(&out);
+	if (json)
+		vp_report_json(&rep, &out);
+	else if (csv)
+		vp_report_csv(&rep, &out);
+	else
+		vp_report_text(&rep, &out);
+	fputs(out.s, stdout);
+	vp_buf_free(&out);
+	e = flush_out();
+	vp_gpuset_free(&gs);
+	vp_catalog_free(&cat);
+	vp_model_free(&model);
+	if (e != VP_EXIT_OK)
+		return e;
+	return rep.fits == 0 ? VP_EXIT_NOFIT : VP_EXIT_OK;
+}
+
+int
+vp_cmd_models(int argc, char **argv)
+{
+	char **names;
+	size_t n = library(&names), i;
+	int bad = 0;
+
+	if (argc > 1) {
+		fprintf(stderr, "vramplan: models takes no arguments, not "
+		    "'%s'\n", argv[1]);
+		library_free(names, n);
+		return VP_EXIT_USAGE;
+	}
+	if (n == 0) {
+		fprintf(stderr, "vramplan: no models found in '%s'\n",
+		    vp_data_dir());
+		return VP_EXIT_INPUT;
+	}
+	printf("%-18s %-24s %10s %7s %7s %6s %s\n", "NAME", "MODEL", "PARAMS",
+	    "LAYERS", "HIDDEN", "HEADS", "NOTES");
+	for (i = 0; i < n; i++) {
+		struct vp_diags d = { 0 };
+		struct vp_model m;
+		struct vp_param_count pc;
+		struct vp_buf p;
+		char cnt[32];
+
+		vp_buf_init(&p);
+		vp_buf_printf(&p, "%s/%s.yaml", vp_data_dir(), names[i]);
+		if (vp_model_load(p.s, &m, &d) != 0) {
+			print_diags(&d);
+			bad = 1;
+		} else {
+			vp_model_params(&m, &pc);
+			printf("%-18s %-24s %10s %7llu %7llu %3llu/%-2llu %s%s\n",
+			    names[i], m.name, vp_fmt_count(cnt, sizeof cnt,
+			    pc.total), (unsigned long long)m.layers,
+			    (unsigned long long)m.hidden,
+			    (unsigned long long)m.heads,
+			    (unsigned long long)m.kv_heads,
+			    m.has_moe ? "MoE " : "",
+			    vp_act_names[m.act]);
+			vp_diags_clear(&d);
+		}
+		vp_model_free(&m);
+		vp_buf_free(&p);
+	}
+	library_free(names, n);
+	if (flush_out() != VP_EXIT_OK)
+		return VP_EXIT_SYSTEM;
+	return bad ? VP_EXIT_INPUT : VP_EXIT_OK;
+}
+
+int
+vp_cmd_gpus(int argc, char **argv)
+{
+	struct vp_catalog cat;
+	size_t i, j;
+
+	if (argc > 1) {
+		fprintf(stderr, "vramplan: gpus takes no arguments, not '%s'\n",
+		    argv[1]);
+		return VP_EXIT_USAGE;
+	}
+	if (load_catalog(NULL, &cat) != 0)
+		return VP_EXIT_INPUT;
+	printf("%-17s %-34s %7s %10s %9s %9s %9s\n", "ID", "NAME", "MEMORY",
+	    "USABLE", "BF16 TF", "BW GB/s", "$/GPU-h");
+	for (i = 0; i < cat.n; i++) {
+		const struct vp_gpu *g = &cat.v[i];
+		double best = NAN;
+		char b[32], tf[16], pr[16];
+
+		for (j = 0; j < g->nprices; j++)
+			if (!isnan(g->prices[j].usd_per_gpu_hour) &&
+			    (isnan(best) || g->prices[j].usd_per_gpu_hour < best))
+				best = g->prices[j].usd_per_gpu_hour;
+		if (isnan(g->bf16_tflops))
+			snprintf(tf, sizeof tf, "-");
+		else
+			snprintf(tf, sizeof tf, "%.0f", g->bf16_tflops);
+		if (isnan(best))
+			snprintf(pr, sizeof pr, "no price");
+		else
+			snprintf(pr, sizeof pr, "%.2f", best);
+		printf("%-17s %-34.34s %5.0fGB %10s %9s %9.0f %9s\n", g->id,
+		    g->name ? g->name : "", g->memory_gb,
+		    vp_fmt_bytes(b, sizeof b, g->usable_bytes), tf,
+		    g->bandwidth_gbs, pr);
+	}
+	vp_catalog_free(&cat);
+	return flush_out();
+}
+
+int
+vp_cmd_missing(int argc, char **argv)
+{
+	(void)argc;
+	fprintf(stderr, "vramplan: '%s' is not available in this version "
+	    "yet\n", argv[0]);
+	return VP_EXIT_USAGE;
+}

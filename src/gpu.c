@@ -1,0 +1,192 @@
+/* gpu.c — catalog lookups and default profiles (see gpu.h). */
+#include "gpu.h"
+
+#include <ctype.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+void
+vp_catalog_free(struct vp_catalog *c)
+{
+	size_t i, j;
+
+	if (c == NULL)
+		return;
+	for (i = 0; i < c->n; i++) {
+		struct vp_gpu *g = &c->v[i];
+
+		free(g->id);
+		for (j = 0; j < g->naliases; j++)
+			free(g->aliases[j]);
+		free(g->aliases);
+		free(g->vendor);
+		free(g->name);
+		free(g->segment);
+		free(g->family);
+		free(g->memory_type);
+		free(g->usable_basis);
+		for (j = 0; j < g->nprices; j++) {
+			free(g->prices[j].provider);
+			free(g->prices[j].offering);
+			free(g->prices[j].date);
+			free(g->prices[j].source);
+		}
+		free(g->prices);
+	}
+	free(c->v);
+	c->v = NULL;
+	c->n = 0;
+}
+
+const struct vp_gpu *
+vp_catalog_find(const struct vp_catalog *c, const char *name)
+{
+	size_t i, j;
+
+	for (i = 0; i < c->n; i++)
+		if (vp_strcaseeq(c->v[i].id, name))
+			return &c->v[i];
+	for (i = 0; i < c->n; i++)
+		for (j = 0; j < c->v[i].naliases; j++)
+			if (vp_strcaseeq(c->v[i].aliases[j], name))
+				return &c->v[i];
+	return NULL;
+}
+
+size_t
+vp_catalog_suggest(const struct vp_catalog *c, const char *name,
+    const char **out, size_t max)
+{
+	size_t i, j, k, n = 0;
+	size_t *dist = xcalloc(max ? max : 1, sizeof *dist);
+
+	/* Keep the max best card ids by their closest id-or-alias distance. */
+	for (i = 0; i < c->n; i++) {
+		size_t d = vp_edit_distance(name, c->v[i].id);
+
+		for (j = 0; j < c->v[i].naliases; j++) {
+			size_t da = vp_edit_distance(name, c->v[i].aliases[j]);
+			if (da < d)
+				d = da;
+		}
+		for (k = n; k > 0 && dist[k - 1] > d; k--)
+			if (k < max) {
+				dist[k] = dist[k - 1];
+				out[k] = out[k - 1];
+			}
+		if (k < max) {
+			dist[k] = d;
+			out[k] = c->v[i].id;
+			if (n < max)
+				n++;
+		}
+	}
+	free(dist);
+	return n;
+}
+
+int
+vp_gpuset_parse(const struct vp_catalog *c, const char *arg,
+    struct vp_gpuset *out, struct vp_buf *msg)
+{
+	const char *name = arg, *x;
+	const char *err;
+	uint64_t count = 1;
+
+	memset(out, 0, sizeof *out);
+	x = strpbrk(arg, "xX");
+	if (x != NULL && x > arg) {
+		const char *p;
+		char num[24];
+
+		for (p = arg; p < x && isdigit((unsigned char)*p); p++)
+			;
+		if (p == x) {
+			if ((size_t)(x - arg) >= sizeof num) {
+				vp_buf_printf(msg, "GPU count in '%s' is too "
+				    "large (at most 65536)", arg);
+				return -1;
+			}
+			memcpy(num, arg, (size_t)(x - arg));
+			num[x - arg] = '\0';
+			if (vp_parse_u64(num, 1, 65536, &count, &err) != 0) {
+				vp_buf_printf(msg, "GPU count in '%s' is %s "
+				    "(expected 1 to 65536)", arg, err);
+				return -1;
+			}
+			name = x + 1;
+		}
+	}
+	out->gpu = vp_catalog_find(c, name);
+	if (out->gpu == NULL) {
+		const char *near[3];
+		size_t n = vp_catalog_suggest(c, name, near, 3), i;
+
+		vp_buf_printf(msg, "unknown GPU '%s'", name);
+		if (n > 0) {
+			vp_buf_add(msg, "; closest: ");
+			for (i = 0; i < n; i++)
+				vp_buf_printf(msg, "%s%s", i ? ", " : "",
+				    near[i]);
+		}
+		vp_buf_add(msg, " (see 'vramplan gpus')");
+		return -1;
+	}
+	out->count = (unsigned)count;
+	out->via_alias = !vp_strcaseeq(out->gpu->id, name);
+	out->typed = xstrdup(name);
+	return 0;
+}
+
+void
+vp_gpuset_free(struct vp_gpuset *s)
+{
+	if (s == NULL)
+		return;
+	free(s->typed);
+	s->typed = NULL;
+}
+
+/*
+ * Default software-stack profile.  Sources (shared GPU notes, §3):
+ * - CUDA context with lazy module loading (PyTorch >= 1.13, CUDA >= 11.7):
+ *   about 300-500 MB per process; ptrblck quotes ~400 MB (pytorch #109888).
+ *   We take 500 MiB on Hopper/Blackwell (bigger kernel images), 400 MiB
+ *   elsewhere.
+ * - cuBLAS workspace: PyTorch sizes it per handle and stream; on Hopper it
+ *   is 32 MiB (CUBLAS_WORKSPACE_CONFIG default :4096:8 = 4 MiB x 8), 8 MiB
+ *   earlier (:4096:2 x ...).  cuBLASLt adds its own.
+ * - NCCL: NCCL_BUFFSIZE 4 MiB per channel, up to 32 channels on NVLink
+ *   systems, both directions: ~128 MiB + proxy state per communicator; we
+ *   use 256 MiB when there is more than one GPU.
+ * - Fragmentation: reserved exceeds allocated by a few percent in steady
+ *   training; 5 % default until calibration measures it.
+ * - Caching allocator: blocks rounded to 512 B; large (> 1 MiB) requests
+ *   are served from 2 MiB-multiple segments (20 MiB size class for
+ *   requests between 1 and 10 MiB).
+ * - MFU defaults from measured matmul efficiency times a typical
+ *   end-to-end factor: 0.40 on datacenter parts, 0.35 on consumer cards.
+ */
+void
+vp_profile_default(const struct vp_gpu *gpu, struct vp_profile *p)
+{
+	const char *fam = gpu ? gpu->family : "";
+
+	memset(p, 0, sizeof *p);
+	p->name = "built-in";
+	p->context_bytes = 400ULL << 20;
+	p->cublas_workspace_bytes = 8ULL << 20;
+	p->nccl_bytes_per_group = 256ULL << 20;
+	p->frag_share = 0.05;
+	p->alloc_round_bytes = 512;
+	p->large_segment_bytes = 2ULL << 20;
+	p->mfu = 0.40;
+	if (fam && (strcmp(fam, "hopper") == 0 ||
+	    strcmp(fam, "blackwell") == 0)) {
+		p->context_bytes = 500ULL << 20;
+		p->cublas_workspace_bytes = 32ULL << 20;
+	}
+	if (fam && strstr(fam, "consumer") != NULL)
+		p->mfu = 0.35;
+}

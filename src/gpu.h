@@ -1,0 +1,93 @@
+/*
+ * gpu.h — the GPU catalog and the software-stack profile of each family.
+ *
+ * The catalog is read from models/gpus.yaml by gpu_read.c; lookups here
+ * are pure.  A card is named by its id or an alias, case-insensitively;
+ * `--gpus NxNAME` is parsed by vp_gpuset_parse.
+ *
+ * Ownership: struct vp_catalog owns its cards and their strings;
+ * vp_catalog_free releases them.  Lookups return borrowed const pointers.
+ */
+#ifndef VP_GPU_H
+#define VP_GPU_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "diag.h"
+
+struct vp_price {
+	char *provider;
+	char *offering;
+	char *date;
+	char *source;
+	double usd_per_gpu_hour;
+};
+
+struct vp_gpu {
+	char *id;
+	char **aliases;
+	size_t naliases;
+	char *vendor, *name, *segment, *family, *memory_type;
+	char *usable_basis;
+	double memory_gb;		/* as marketed */
+	uint64_t usable_bytes;		/* what one process can allocate */
+	unsigned devices_per_card;
+	double bandwidth_gbs;		/* memory bandwidth, decimal GB/s */
+	/* Dense peak TFLOP/s; NAN where unknown or unsupported. */
+	double fp32_tflops, tf32_tflops, fp16_tflops, bf16_tflops, fp8_tflops;
+	double link_gbs;		/* GPU-to-GPU per direction */
+	double host_gbs;		/* host link per direction */
+	double tdp_w;			/* NAN when unknown */
+	double launch_price_usd;	/* NAN when unknown */
+	struct vp_price *prices;
+	size_t nprices;
+};
+
+struct vp_catalog {
+	struct vp_gpu *v;
+	size_t n;
+};
+
+void vp_catalog_free(struct vp_catalog *c);
+/* By id or alias, case-insensitive; NULL when unknown. */
+const struct vp_gpu *vp_catalog_find(const struct vp_catalog *c,
+    const char *name);
+/* Up to max ids closest to name, for "did you mean" (returns count). */
+size_t vp_catalog_suggest(const struct vp_catalog *c, const char *name,
+    const char **out, size_t max);
+
+struct vp_gpuset {
+	const struct vp_gpu *gpu;
+	unsigned count;
+	bool via_alias;		/* the user typed an alias, not the id */
+	char *typed;		/* what the user typed (owned) */
+};
+
+/*
+ * Parse "NxNAME" (or just NAME, meaning 1).  On error, fills msg (a
+ * message in git's wording) and returns -1.
+ */
+int vp_gpuset_parse(const struct vp_catalog *c, const char *arg,
+    struct vp_gpuset *out, struct vp_buf *msg);
+void vp_gpuset_free(struct vp_gpuset *s);
+
+/*
+ * Software-stack constants that the memory model needs beyond tensor
+ * bytes.  Built-in defaults per GPU family (gpu.c says where each number
+ * comes from); a calibrated profile replaces them.
+ */
+struct vp_profile {
+	const char *name;
+	uint64_t context_bytes;		/* CUDA context + loaded kernels */
+	uint64_t cublas_workspace_bytes;/* cuBLAS/cuBLASLt workspaces */
+	uint64_t nccl_bytes_per_group;	/* NCCL buffers per communicator */
+	double frag_share;		/* reserved-but-unallocated share */
+	uint64_t alloc_round_bytes;	/* allocator rounding of small blocks */
+	uint64_t large_segment_bytes;	/* size class of large segments */
+	double mfu;			/* model FLOPs utilisation default */
+};
+/* The default profile for a card (NULL gpu: a generic CUDA profile). */
+void vp_profile_default(const struct vp_gpu *gpu, struct vp_profile *out);
+
+#endif

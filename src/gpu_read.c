@@ -1,0 +1,257 @@
+/*
+ * gpu_read.c — the GPU catalog reader (see gpu_read.h).
+ *
+ * Every card key the catalog documents is known here; an unknown key is an
+ * error with a "did you mean", so a typo in a user catalog cannot silently
+ * drop a number.  Keys that only document (sources, notes) are accepted
+ * and not read.
+ */
+#include "gpu_read.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const card_keys[] = {
+	"id", "aliases", "vendor", "name", "segment", "architecture",
+	"launch_year", "form_factor", "memory_gb", "memory_unit_note",
+	"memory_type", "usable_memory_mib", "usable_memory_basis",
+	"devices_per_card", "family", "reported_total_memory",
+	"memory_bandwidth_gbs", "fp32_tflops", "tf32_tflops_dense",
+	"fp16_tflops_dense", "bf16_tflops_dense", "fp8_tflops_dense",
+	"fp4_tflops_dense", "fp16_acc16_tflops_dense", "fp8_acc16_tflops_dense",
+	"tflops_notes", "tdp_w", "interconnect", "launch_price_usd",
+	"launch_price_note", "cloud_prices", "estimated", "estimated_fields",
+	"sources", "notes",
+};
+static const char *const link_keys[] = { "gpu_to_gpu", "host",
+	"gpu_to_gpu_gbs", "host_gbs" };
+static const char *const price_keys[] = { "provider", "offering",
+	"usd_per_gpu_hour", "region", "date", "source", "note" };
+
+static int
+check_keys(const struct ynode *map, const char *file, const char *what,
+    const char *const *keys, size_t nkeys, struct vp_diags *d)
+{
+	size_t i, k;
+	int bad = 0;
+
+	for (i = 0; i + 1 < map->nkids; i += 2) {
+		const struct ynode *kn = map->kids[i];
+		const char *near;
+
+		for (k = 0; k < nkeys; k++)
+			if (kn->kind == YN_SCALAR && !strcmp(kn->str, keys[k]))
+				break;
+		if (k < nkeys)
+			continue;
+		bad = -1;
+		if (kn->kind != YN_SCALAR) {
+			vp_diag_add(d, file, kn->pos, VP_ERROR,
+			    "key must be a plain name in %s", what);
+			continue;
+		}
+		near = vp_closest(kn->str, keys, nkeys);
+		if (near)
+			vp_diag_add(d, file, kn->pos, VP_ERROR,
+			    "unknown key '%.64s' in %s; did you mean '%s'?",
+			    kn->str, what, near);
+		else
+			vp_diag_add(d, file, kn->pos, VP_ERROR,
+			    "unknown key '%.64s' in %s", kn->str, what);
+	}
+	return bad;
+}
+
+/* Optional string: NULL when absent or null. */
+static int
+opt_str(const struct ynode *map, const char *file, const char *key,
+    char **out, struct vp_diags *d)
+{
+	const struct ynode *n = ynode_get(map, key);
+	const char *s;
+
+	*out = NULL;
+	if (n == NULL || ynode_is_null(n))
+		return 0;
+	if (ynode_string(n, file, key, &s, d) != 0)
+		return -1;
+	*out = xstrdup(s);
+	return 0;
+}
+
+/* Optional number: NAN when absent or null. */
+static int
+opt_num(const struct ynode *map, const char *file, const char *key,
+    double max, double *out, struct vp_diags *d)
+{
+	const struct ynode *n = ynode_get(map, key);
+
+	*out = NAN;
+	if (n == NULL || ynode_is_null(n))
+		return 0;
+	return ynode_double(n, file, key, 0, max, out, d);
+}
+
+static int
+read_card(const struct ynode *c, const char *file, struct vp_gpu *g,
+    struct vp_diags *d)
+{
+	const struct ynode *n, *link, *prices;
+	char what[96];
+	uint64_t u;
+	double x;
+	size_t i;
+	int rc = 0;
+
+	memset(g, 0, sizeof *g);
+	if (ynode_want(c, YN_MAP, file, "card", d) != 0)
+		return -1;
+	rc |= opt_str(c, file, "id", &g->id, d);
+	if (g->id == NULL) {
+		vp_diag_add(d, file, c->pos, VP_ERROR,
+		    "card has no 'id' (e.g. id: H100-80G-SXM)");
+		return -1;
+	}
+	snprintf(what, sizeof what, "card '%.60s'", g->id);
+	rc |= check_keys(c, file, what, card_keys, VP_NELEM(card_keys), d);
+	if ((n = ynode_get(c, "aliases")) != NULL && !ynode_is_null(n)) {
+		if (ynode_want(n, YN_SEQ, file, "aliases", d) != 0)
+			return -1;
+		g->aliases = xcalloc(n->nkids, sizeof *g->aliases);
+		for (i = 0; i < n->nkids; i++) {
+			const char *s;
+			if (ynode_string(n->kids[i], file, "alias", &s, d) != 0)
+				return -1;
+			g->aliases[g->naliases++] = xstrdup(s);
+		}
+	}
+	rc |= opt_str(c, file, "vendor", &g->vendor, d);
+	rc |= opt_str(c, file, "name", &g->name, d);
+	rc |= opt_str(c, file, "segment", &g->segment, d);
+	rc |= opt_str(c, file, "family", &g->family, d);
+	rc |= opt_str(c, file, "memory_type", &g->memory_type, d);
+	rc |= opt_str(c, file, "usable_memory_basis", &g->usable_basis, d);
+	rc |= opt_num(c, file, "memory_gb", 1e6, &g->memory_gb, d);
+	if ((n = ynode_get(c, "usable_memory_mib")) == NULL) {
+		vp_diag_add(d, file, c->pos, VP_ERROR,
+		    "card '%s' has no 'usable_memory_mib' (what one process "
+		    "can allocate, in MiB)", g->id);
+		return -1;
+	}
+	if (ynode_u64(n, file, "usable_memory_mib", 1, 1ULL << 32, &u, d) != 0)
+		return -1;
+	g->usable_bytes = u << 20;
+	g->devices_per_card = 1;
+	if ((n = ynode_get(c, "devices_per_card")) != NULL) {
+		if (ynode_u64(n, file, "devices_per_card", 1, 16, &u, d) != 0)
+			return -1;
+		g->devices_per_card = (unsigned)u;
+	}
+	rc |= opt_num(c, file, "memory_bandwidth_gbs", 1e6, &g->bandwidth_gbs, d);
+	rc |= opt_num(c, file, "fp32_tflops", 1e6, &g->fp32_tflops, d);
+	rc |= opt_num(c, file, "tf32_tflops_dense", 1e6, &g->tf32_tflops, d);
+	rc |= opt_num(c, file, "fp16_tflops_dense", 1e6, &g->fp16_tflops, d);
+	rc |= opt_num(c, file, "bf16_tflops_dense", 1e6, &g->bf16_tflops, d);
+	rc |= opt_num(c, file, "fp8_tflops_dense", 1e6, &g->fp8_tflops, d);
+	rc |= opt_num(c, file, "tdp_w", 1e5, &g->tdp_w, d);
+	rc |= opt_num(c, file, "launch_price_usd", 1e9, &g->launch_price_usd, d);
+	g->link_gbs = g->host_gbs = NAN;
+	if ((link = ynode_get(c, "interconnect")) != NULL &&
+	    !ynode_is_null(link)) {
+		if (ynode_want(link, YN_MAP, file, "interconnect", d) != 0)
+			return -1;
+		snprintf(what, sizeof what, "'interconnect' of '%.60s'", g->id);
+		rc |= check_keys(link, file, what, link_keys,
+		    VP_NELEM(link_keys), d);
+		rc |= opt_num(link, file, "gpu_to_gpu_gbs", 1e6, &g->link_gbs, d);
+		rc |= opt_num(link, file, "host_gbs", 1e6, &g->host_gbs, d);
+	}
+	if ((prices = ynode_get(c, "cloud_prices")) != NULL &&
+	    !ynode_is_null(prices)) {
+		if (ynode_want(prices, YN_SEQ, file, "cloud_prices", d) != 0)
+			return -1;
+		g->prices = xcalloc(prices->nkids, sizeof *g->prices);
+		for (i = 0; i < prices->nkids; i++) {
+			const struct ynode *p = prices->kids[i];
+			struct vp_price *pr = &g->prices[g->nprices++];
+
+			if (ynode_want(p, YN_MAP, file, "price", d) != 0)
+				return -1;
+			snprintf(what, sizeof what, "a price of '%.60s'", g->id);
+			rc |= check_keys(p, file, what, price_keys,
+			    VP_NELEM(price_keys), d);
+			rc |= opt_str(p, file, "provider", &pr->provider, d);
+			rc |= opt_str(p, file, "offering", &pr->offering, d);
+			rc |= opt_str(p, file, "date", &pr->date, d);
+			rc |= opt_str(p, file, "source", &pr->source, d);
+			rc |= opt_num(p, file, "usd_per_gpu_hour", 1e6, &x, d);
+			pr->usd_per_gpu_hour = x;
+		}
+	}
+	return rc ? -1 : 0;
+}
+
+int
+vp_catalog_from_doc(const struct ydoc *doc, struct vp_catalog *c,
+    struct vp_diags *d)
+{
+	const struct ynode *root = ydoc_root(doc);
+	const char *file = ydoc_name(doc);
+	size_t i, j, k;
+	int rc = 0;
+
+	memset(c, 0, sizeof *c);
+	if (root == NULL || root->kind != YN_SEQ) {
+		vp_diag_add(d, file, root ? root->pos :
+		    (struct vp_srcpos){ 1, 1 }, VP_ERROR,
+		    "a GPU catalog must be a list of cards");
+		return -1;
+	}
+	c->v = xcalloc(root->nkids, sizeof *c->v);
+	for (i = 0; i < root->nkids; i++) {
+		if (read_card(root->kids[i], file, &c->v[c->n], d) != 0)
+			rc = -1;
+		c->n++;
+		if (rc)
+			break;
+	}
+	/* Names must be unique across ids and aliases. */
+	for (i = 0; rc == 0 && i < c->n; i++)
+		for (j = 0; j < c->n; j++) {
+			if (i != j && vp_strcaseeq(c->v[i].id, c->v[j].id) &&
+			    i < j) {
+				vp_diag_add(d, file, root->kids[j]->pos,
+				    VP_ERROR, "duplicate card id '%s'",
+				    c->v[j].id);
+				rc = -1;
+			}
+			for (k = 0; k < c->v[j].naliases; k++)
+				if (vp_strcaseeq(c->v[i].id,
+				    c->v[j].aliases[k])) {
+					vp_diag_add(d, file, root->kids[j]->pos,
+					    VP_ERROR, "alias '%s' of '%s' is "
+					    "the id of another card",
+					    c->v[j].aliases[k], c->v[j].id);
+					rc = -1;
+				}
+		}
+	if (rc)
+		vp_catalog_free(c);
+	return rc;
+}
+
+int
+vp_catalog_load(const char *path, struct vp_catalog *c, struct vp_diags *d)
+{
+	struct ydoc *doc = ydoc_load(path, d);
+	int rc;
+
+	memset(c, 0, sizeof *c);
+	if (doc == NULL)
+		return -1;
+	rc = vp_catalog_from_doc(doc, c, d);
+	ydoc_free(doc);
+	return rc;
+}

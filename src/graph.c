@@ -1,0 +1,700 @@
+/*
+ * graph.c — lowering a model and plan to the ops of one micro-batch (see
+ * graph.h).
+ *
+ * Notation in comments: b micro-batch, s sequence, h hidden, a heads,
+ * kv key/value heads, d head_dim, f ffn, V vocab; sizes are elements
+ * unless "bytes" is said.  "saves X" means autograd keeps X alive until the
+ * op's backward runs; a tensor saved by several ops is stored once.
+ *
+ * Sources for what each op saves: the derivatives.yaml of PyTorch
+ * (mm/addmm save both operands' counterparts, softmax saves its result,
+ * SiLU/GELU their input, native_layer_norm input+mean+rstd, mul saves the
+ * other operand when it requires no grad, CUDA native_dropout a bool mask,
+ * CPU dropout an input-dtype noise tensor) and the Hugging Face modeling
+ * files (Llama v4.40, GPT-2, BERT).
+ */
+#include "graph.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define X(e, s) s,
+const char *const vp_cat_names[VP_CAT_COUNT] = { VP_CAT_LIST(X) };
+#undef X
+
+/* Lowering context: dimensions local to this rank, dtypes, flags. */
+struct lctx {
+	struct vp_graph *g;
+	const struct vp_model *m;
+	const struct vp_plan *p;
+	uint64_t b, s, h, a, kv, d, f, V;	/* a, kv, f, V per TP rank */
+	enum vp_dtype w;	/* weight storage dtype */
+	enum vp_dtype c;	/* compute (matmul) dtype */
+	enum vp_dtype r;	/* residual stream dtype */
+	enum vp_dtype gd;	/* gradient dtype */
+	bool autocast;
+	bool cpu;
+	double drop;		/* dropout probability */
+	uint32_t layer;		/* current block, 0 = outside */
+	bool no_save;		/* inside a fully recomputed block's forward */
+};
+
+static uint64_t
+B(enum vp_dtype dt)
+{
+	return vp_dtype_bytes[dt];
+}
+
+static int32_t
+tnew(struct lctx *x, uint64_t elems, enum vp_dtype dt, enum vp_cat cat,
+    const char *name, bool rg)
+{
+	struct vp_graph *g = x->g;
+	struct vp_tensor *t;
+
+	if (g->nt == g->capt) {
+		g->capt = g->capt ? g->capt * 2 : 256;
+		g->t = xreallocarray(g->t, g->capt, sizeof *g->t);
+	}
+	t = &g->t[g->nt];
+	t->bytes = vp_mul_sat(elems, B(dt));
+	t->name = name;
+	t->layer = x->layer;
+	t->cat = (uint8_t)cat;
+	t->dtype = (uint8_t)dt;
+	t->requires_grad = rg;
+	return (int32_t)g->nt++;
+}
+
+static struct vp_op *
+opnew(struct lctx *x, const char *name)
+{
+	struct vp_graph *g = x->g;
+	struct vp_op *o;
+	int i;
+
+	if (g->nop == g->capop) {
+		g->capop = g->capop ? g->capop * 2 : 256;
+		g->op = xreallocarray(g->op, g->capop, sizeof *g->op);
+	}
+	o = &g->op[g->nop++];
+	memset(o, 0, sizeof *o);
+	o->name = name;
+	o->layer = x->layer;
+	for (i = 0; i < VP_OP_MAXIO; i++)
+		o->in[i] = o->out[i] = o->saved[i] = -1;
+	return o;
+}
+
+static void
+add_io(int32_t *v, int32_t t)
+{
+	int i;
+
+	for (i = 0; i < VP_OP_MAXIO; i++)
+		if (v[i] < 0 || v[i] == t) {
+			v[i] = t;
+			return;
+		}
+}
+
+#define IN(o, t) add_io((o)->in, (t))
+#define OUT(o, t) add_io((o)->out, (t))
+#define SAVE(o, t) add_io((o)->saved, (t))
+
+static enum vp_dtype
+dt_of(const struct lctx *x, int32_t t)
+{
+	return (enum vp_dtype)x->g->t[t].dtype;
+}
+
+static bool
+rg_of(const struct lctx *x, int32_t t)
+{
+	return x->g->t[t].requires_grad;
+}
+
+static uint64_t
+elems_of(const struct lctx *x, int32_t t)
+{
+	return x->g->t[t].bytes / B(dt_of(x, t));
+}
+
+/* Promotion of two floating dtypes (fp32 wins; bf16 vs fp16 → fp32). */
+static enum vp_dtype
+promote(enum vp_dtype a, enum vp_dtype b)
+{
+	if (a == b)
+		return a;
+	return VP_FP32;
+}
+
+/* An elementwise op: one new tensor of n elements in dt from inputs. */
+static int32_t
+ew(struct lctx *x, const char *name, uint64_t n, enum vp_dtype dt,
+    int32_t in1, int32_t in2, int32_t save1, int32_t save2, enum vp_cat cat)
+{
+	struct vp_op *o = opnew(x, name);
+	bool rg = (in1 >= 0 && rg_of(x, in1)) || (in2 >= 0 && rg_of(x, in2));
+	int32_t t;
+
+	if (in1 >= 0) IN(o, in1);
+	if (in2 >= 0) IN(o, in2);
+	t = tnew(x, n, dt, cat, name, rg);
+	OUT(o, t);
+	if (save1 >= 0) SAVE(o, save1);
+	if (save2 >= 0) SAVE(o, save2);
+	return t;
+}
+
+/* x.to(dt): a copy when the dtype changes, the same tensor otherwise. */
+static int32_t
+cast(struct lctx *x, int32_t t, enum vp_dtype dt, enum vp_cat cat)
+{
+	if (dt_of(x, t) == dt)
+		return t;
+	return ew(x, "to", elems_of(x, t), dt, t, -1, -1, -1, cat);
+}
+
+/*
+ * A linear layer y = x W^T (+ bias), din → dout, on the last dimension of
+ * x (n rows).  Saves its input (for the weight gradient) and its weight
+ * (a parameter, except under autocast where the low-precision copy is a
+ * new tensor held by autocast's cache and by the op).  Under autocast the
+ * input is cast to the compute dtype first, once per call: q, k and v
+ * projections of one normed input make three copies.
+ */
+static int32_t
+linear(struct lctx *x, const char *name, int32_t in, uint64_t din,
+    uint64_t dout, bool bias, bool trainable, enum vp_cat outcat)
+{
+	uint64_t n = elems_of(x, in) / din;
+	uint64_t wel = din * dout + (bias ? dout : 0);
+	enum vp_dtype cdt = x->autocast ? x->c : x->w;
+	int32_t xin = x->autocast ? cast(x, in, x->c, VP_CAT_ACT) : in, wc = -1;
+	struct vp_op *o;
+	int32_t y;
+
+	if (x->autocast && x->w != x->c)
+		wc = tnew(x, wel, x->c, VP_CAT_CAST, "autocast weight", false);
+	o = opnew(x, name);
+	IN(o, xin);
+	if (wc >= 0) {
+		OUT(o, wc);
+		SAVE(o, wc);
+	}
+	y = tnew(x, vp_mul_sat(n, dout), cdt, outcat, name,
+	    trainable || rg_of(x, xin));
+	OUT(o, y);
+	if (trainable)
+		SAVE(o, xin);	/* needed for dW */
+	if (trainable) {
+		o->wgrad_bytes = vp_mul_sat(wel, B(x->gd));
+		/* Autocast: dW comes out in 16 bit, then is cast to fp32. */
+		if (x->autocast && x->w != x->c)
+			o->wgrad_tmp = vp_mul_sat(wel, B(x->c));
+	}
+	return y;
+}
+
+/* Dropout: CUDA saves a 1-byte mask; CPU an input-dtype noise tensor. */
+static int32_t
+dropout(struct lctx *x, const char *name, int32_t in)
+{
+	uint64_t n = elems_of(x, in);
+	struct vp_op *o;
+	int32_t mask, y;
+
+	if (x->drop <= 0)
+		return in;
+	o = opnew(x, name);
+	IN(o, in);
+	mask = tnew(x, n, x->cpu ? dt_of(x, in) : VP_BOOL, VP_CAT_ACT,
+	    "dropout mask", false);
+	OUT(o, mask);
+	SAVE(o, mask);
+	y = tnew(x, n, dt_of(x, in), VP_CAT_ACT, name, rg_of(x, in));
+	OUT(o, y);
+	return y;
+}
+
+/*
+ * Normalisation of n = b*s rows of width h.
+ * LayerNorm (native_layer_norm): saves input, mean and rstd (fp32, one per
+ * row); under CUDA autocast it runs in fp32 (autocast's fp32 list).
+ * RMSNorm (HF LlamaRMSNorm, written in Python): to(fp32), pow(2) saves its
+ * input, mean, +eps, rsqrt saves its result, mul saves both operands,
+ * to(input dtype), weight * x saves the normalised x.
+ */
+static int32_t
+norm(struct lctx *x, const char *name, int32_t in)
+{
+	uint64_t n = elems_of(x, in), rows = n / x->h;
+	enum vp_dtype idt = dt_of(x, in);
+	struct vp_op *o;
+	int32_t y;
+
+	if (x->m->norm == VP_NORM_LAYERNORM) {
+		int32_t xin = in, mean, rstd;
+		enum vp_dtype odt;
+
+		if (x->autocast && !x->cpu)
+			xin = cast(x, in, VP_FP32, VP_CAT_ACT);
+		odt = promote(dt_of(x, xin), x->w);
+		o = opnew(x, name);
+		IN(o, xin);
+		mean = tnew(x, rows, VP_FP32, VP_CAT_ACT, "ln mean", false);
+		rstd = tnew(x, rows, VP_FP32, VP_CAT_ACT, "ln rstd", false);
+		y = tnew(x, n, odt, VP_CAT_ACT, name, true);
+		OUT(o, y);
+		OUT(o, mean);
+		OUT(o, rstd);
+		SAVE(o, xin);
+		SAVE(o, mean);
+		SAVE(o, rstd);
+		o->wgrad_bytes = vp_mul_sat(2 * x->h, B(x->gd));
+		/* Backward: dgamma/dbeta partial sums per row block. */
+		o->bwd_tmp = vp_mul_sat(n, B(VP_FP32));
+		return y;
+	} else {
+		int32_t x32, sq, var, ve, rs, hn, hc;
+
+		x32 = cast(x, in, VP_FP32, VP_CAT_ACT);
+		sq = ew(x, "rms pow", n, VP_FP32, x32, -1, x32, -1,
+		    VP_CAT_ACT);
+		var = ew(x, "rms mean", rows, VP_FP32, sq, -1, -1, -1,
+		    VP_CAT_ACT);
+		ve = ew(x, "rms add", rows, VP_FP32, var, -1, -1, -1,
+		    VP_CAT_ACT);
+		rs = ew(x, "rms rsqrt", rows, VP_FP32, ve, -1, -1, -1,
+		    VP_CAT_ACT);
+		x->g->op[x->g->nop - 1].saved[0] = rs;
+		hn = ew(x, "rms mul", n, VP_FP32, x32, rs, x32, rs,
+		    VP_CAT_ACT);
+		hc = cast(x, hn, idt, VP_CAT_ACT);
+		o = opnew(x, name);
+		IN(o, hc);
+		y = tnew(x, n, promote(x->w, idt), VP_CAT_ACT, name, true);
+		OUT(o, y);
+		SAVE(o, hc);
+		o->wgrad_bytes = vp_mul_sat(x->h, B(x->gd));
+		/* Backward of weight*x: grad*x, then a sum over rows. */
+		o->bwd_tmp = vp_mul_sat(n, B(dt_of(x, y)));
+		return y;
+	}
+}
+
+/* Activation of the MLP on n elements; returns its output. */
+static int32_t
+activation(struct lctx *x, enum vp_act act, int32_t in)
+{
+	uint64_t n = elems_of(x, in);
+	enum vp_dtype dt = dt_of(x, in);
+	int32_t p3, inner, th, half, onep;
+
+	switch (act) {
+	case VP_ACT_RELU:
+		/* ReLU saves its result. */
+		{
+			int32_t y = ew(x, "relu", n, dt, in, -1, -1, -1,
+			    VP_CAT_ACT);
+			x->g->op[x->g->nop - 1].saved[0] = y;
+			return y;
+		}
+	case VP_ACT_GELU_NEW:
+		/*
+		 * GPT-2's gelu_new in Python:
+		 * 0.5*x*(1+tanh(sqrt(2/pi)*(x+0.044715*x^3))).  Saved: x (pow),
+		 * tanh's result, 0.5*x and 1+tanh (the final mul's operands).
+		 */
+		p3 = ew(x, "gelu pow", n, dt, in, -1, in, -1, VP_CAT_ACT);
+		p3 = ew(x, "gelu mul", n, dt, p3, -1, -1, -1, VP_CAT_ACT);
+		inner = ew(x, "gelu add", n, dt, in, p3, -1, -1, VP_CAT_ACT);
+		inner = ew(x, "gelu mul", n, dt, inner, -1, -1, -1, VP_CAT_ACT);
+		th = ew(x, "gelu tanh", n, dt, inner, -1, -1, -1, VP_CAT_ACT);
+		x->g->op[x->g->nop - 1].saved[0] = th;
+		onep = ew(x, "gelu add", n, dt, th, -1, -1, -1, VP_CAT_ACT);
+		half = ew(x, "gelu mul", n, dt, in, -1, -1, -1, VP_CAT_ACT);
+		return ew(x, "gelu mul", n, dt, half, onep, half, onep,
+		    VP_CAT_ACT);
+	default:
+		/* GELU (erf or tanh kernel) and SiLU save their input. */
+		return ew(x, act == VP_ACT_SWIGLU ? "silu" : "gelu", n, dt,
+		    in, -1, in, -1, VP_CAT_ACT);
+	}
+}
+
+/* Attention core on q (b,a,s,d), k and v (b,a,s,d after repeat). */
+static int32_t
+attention_core(struct lctx *x, int32_t q, int32_t k, int32_t v,
+    bool hf_llama, bool fp32_softmax)
+{
+	uint64_t ss = x->b * x->a * x->s * x->s;
+	uint64_t rows = x->b * x->a * x->s;
+	enum vp_dtype cdt = dt_of(x, q);
+	struct vp_op *o;
+	int32_t sc, pr, out;
+	size_t first = x->g->nop;
+
+	if (x->p->attention != VP_ATTN_EAGER) {
+		/*
+		 * SDPA / FlashAttention: saves q, k, v, the output and the
+		 * per-row log-sum-exp (fp32); dropout keeps only RNG state.
+		 * Backward recomputes the probabilities blockwise.
+		 */
+		int32_t lse;
+
+		o = opnew(x, "sdpa");
+		IN(o, q);
+		IN(o, k);
+		IN(o, v);
+		out = tnew(x, elems_of(x, q), cdt, VP_CAT_ACT, "attn out",
+		    true);
+		lse = tnew(x, rows, VP_FP32, VP_CAT_ACT, "lse", false);
+		OUT(o, out);
+		OUT(o, lse);
+		SAVE(o, q);
+		SAVE(o, k);
+		SAVE(o, v);
+		SAVE(o, lse);
+		SAVE(o, out);
+		return out;
+	}
+	/* scores = q k^T (matmul saves both operands), scaled. */
+	sc = ew(x, "qk matmul", ss, cdt, q, k, q, k, VP_CAT_ACT);
+	sc = ew(x, "scale", ss, cdt, sc, -1, -1, -1, VP_CAT_ACT);
+	sc = ew(x, "mask add", ss, cdt, sc, -1, -1, -1, VP_CAT_ACT);
+	/* Softmax saves its result; Llama asks for it in fp32. */
+	if (fp32_softmax && cdt != VP_FP32) {
+		if (x->autocast && !x->cpu)
+			sc = cast(x, sc, VP_FP32, VP_CAT_ACT);
+		pr = ew(x, "softmax", ss, VP_FP32, sc, -1, -1, -1, VP_CAT_ACT);
+		x->g->op[x->g->nop - 1].saved[0] = pr;
+		if (hf_llama)
+			pr = cast(x, pr, cdt, VP_CAT_ACT);
+	} else {
+		pr = ew(x, "softmax", ss, cdt, sc, -1, -1, -1, VP_CAT_ACT);
+		x->g->op[x->g->nop - 1].saved[0] = pr;
+	}
+	pr = dropout(x, "attn dropout", pr);
+	out = ew(x, "pv matmul", elems_of(x, q), promote(dt_of(x, pr), cdt),
+	    pr, v, pr, v, VP_CAT_ACT);
+	/* Selective recompute: the core's saved tensors are re-made. */
+	if (x->p->recompute == VP_RECOMP_SELECTIVE) {
+		size_t i;
+		for (i = first; i < x->g->nop; i++)
+			x->g->op[i].recompute = true;
+	}
+	return out;
+}
+
+static void
+begin_layer(struct lctx *x, uint32_t l, int32_t input)
+{
+	x->layer = l;
+	x->g->layer_first_op[l] = x->g->nop;
+	x->g->layer_input[l] = input;
+}
+
+/* One decoder block in the Hugging Face style (Llama family, GPT-2). */
+static int32_t
+decoder_block(struct lctx *x, int32_t in)
+{
+	const struct vp_model *m = x->m;
+	bool gpt2 = m->pos == VP_POS_LEARNED;
+	uint64_t n = x->b * x->s, qd = x->a * x->d, kd = x->kv * x->d;
+	int32_t h1, q, k, v, ctx, o, res, h2, mlp, up;
+
+	h1 = norm(x, "input norm", in);
+	if (gpt2 || m->impl == VP_IMPL_MEGATRON) {
+		/* Fused qkv projection; q, k, v are views of its output. */
+		int32_t qkv = linear(x, "qkv_proj", h1, x->h, qd + 2 * kd,
+		    m->qkv_bias, true, VP_CAT_ACT);
+		q = k = v = qkv;
+	} else {
+		q = linear(x, "q_proj", h1, x->h, qd, m->qkv_bias, true,
+		    VP_CAT_ACT);
+		k = linear(x, "k_proj", h1, x->h, kd, m->qkv_bias, true,
+		    VP_CAT_ACT);
+		v = linear(x, "v_proj", h1, x->h, kd, m->qkv_bias, true,
+		    VP_CAT_ACT);
+	}
+	if (m->pos == VP_POS_ROPE) {
+		/*
+		 * RoPE: q*cos + rotate_half(q)*sin.  The muls save only cos
+		 * and sin (small); rotate_half makes a negated half and a cat.
+		 */
+		int32_t t1, t2, t3;
+		enum vp_dtype dt = dt_of(x, q);
+
+		t1 = ew(x, "rope mul", n * qd, dt, q, -1, -1, -1, VP_CAT_ACT);
+		t2 = ew(x, "rope neg", n * qd / 2, dt, q, -1, -1, -1, VP_CAT_ACT);
+		t3 = ew(x, "rope cat", n * qd, dt, t2, -1, -1, -1, VP_CAT_ACT);
+		t3 = ew(x, "rope mul", n * qd, dt, t3, -1, -1, -1, VP_CAT_ACT);
+		q = ew(x, "rope add", n * qd, dt, t1, t3, -1, -1, VP_CAT_ACT);
+		t1 = ew(x, "rope mul", n * kd, dt, k, -1, -1, -1, VP_CAT_ACT);
+		t2 = ew(x, "rope neg", n * kd / 2, dt, k, -1, -1, -1, VP_CAT_ACT);
+		t3 = ew(x, "rope cat", n * kd, dt, t2, -1, -1, -1, VP_CAT_ACT);
+		t3 = ew(x, "rope mul", n * kd, dt, t3, -1, -1, -1, VP_CAT_ACT);
+		k = ew(x, "rope add", n * kd, dt, t1, t3, -1, -1, VP_CAT_ACT);
+	}
+	if (x->kv < x->a && !gpt2) {
+		/* repeat_kv: expand + reshape copies k and v to a heads. */
+		k = ew(x, "repeat k", n * qd, dt_of(x, k), k, -1, -1, -1,
+		    VP_CAT_ACT);
+		v = ew(x, "repeat v", n * qd, dt_of(x, v), v, -1, -1, -1,
+		    VP_CAT_ACT);
+	}
+	ctx = attention_core(x, q, k, v, !gpt2, !gpt2);
+	/* transpose(1, 2).contiguous(): a copy in (b, s, a*d) layout. */
+	ctx = ew(x, "attn transpose", n * qd, dt_of(x, ctx), ctx, -1, -1, -1,
+	    VP_CAT_ACT);
+	o = linear(x, "o_proj", ctx, qd, x->h, m->bias, true, VP_CAT_ACT);
+	o = dropout(x, "resid dropout", o);
+	if (m->post_norms)
+		o = norm(x, "post attn norm", o);
+	res = ew(x, "residual add", n * x->h, promote(dt_of(x, in),
+	    dt_of(x, o)), in, o, -1, -1, VP_CAT_ACT);
+
+	h2 = norm(x, "post attention norm", res);
+	if (vp_act_gated(m->act)) {
+		int32_t gate = linear(x, "gate_proj", h2, x->h, x->f, m->bias,
+		    true, VP_CAT_ACT);
+		int32_t a = m->act == VP_ACT_GEGLU ?
+		    activation(x, VP_ACT_GELU_TANH, gate) :
+		    activation(x, VP_ACT_SWIGLU, gate);
+
+		up = linear(x, "up_proj", h2, x->h, x->f, m->bias, true,
+		    VP_CAT_ACT);
+		mlp = ew(x, "gate mul", n * x->f, dt_of(x, up), a, up, a, up,
+		    VP_CAT_ACT);
+	} else {
+		up = linear(x, "fc_in", h2, x->h, x->f, m->bias, true,
+		    VP_CAT_ACT);
+		mlp = activation(x, m->act, up);
+	}
+	mlp = linear(x, "down_proj", mlp, x->f, x->h, m->bias, true,
+	    VP_CAT_ACT);
+	mlp = dropout(x, "mlp dropout", mlp);
+	if (m->post_norms)
+		mlp = norm(x, "post ffn norm", mlp);
+	return ew(x, "residual add", n * x->h, promote(dt_of(x, res),
+	    dt_of(x, mlp)), res, mlp, -1, -1, VP_CAT_ACT);
+}
+
+/* One BERT encoder block (post-LN), or torch.nn.TransformerEncoderLayer. */
+static int32_t
+encoder_block(struct lctx *x, int32_t in)
+{
+	const struct vp_model *m = x->m;
+	bool tnn = m->impl == VP_IMPL_TORCH_NN;
+	uint64_t n = x->b * x->s, qd = x->a * x->d;
+	int32_t q, k, v, ctx, o, res, ff;
+
+	if (tnn) {
+		/* nn.MultiheadAttention: packed in_proj, then a contiguous
+		 * re-layout of the whole projection; q is scaled by 1/sqrt(d)
+		 * into a new tensor that bmm saves. */
+		int32_t qkv = linear(x, "in_proj", in, x->h, 3 * qd, true,
+		    true, VP_CAT_ACT);
+		qkv = ew(x, "in_proj relayout", n * 3 * qd, dt_of(x, qkv),
+		    qkv, -1, -1, -1, VP_CAT_ACT);
+		q = ew(x, "q scale", n * qd, dt_of(x, qkv), qkv, -1, -1, -1,
+		    VP_CAT_ACT);
+		k = v = qkv;
+	} else {
+		q = linear(x, "query", in, x->h, qd, true, true, VP_CAT_ACT);
+		k = linear(x, "key", in, x->h, qd, true, true, VP_CAT_ACT);
+		v = linear(x, "value", in, x->h, qd, true, true, VP_CAT_ACT);
+	}
+	ctx = attention_core(x, q, k, v, false, false);
+	ctx = ew(x, "attn transpose", n * qd, dt_of(x, ctx), ctx, -1, -1, -1,
+	    VP_CAT_ACT);
+	o = linear(x, tnn ? "out_proj" : "attn output", ctx, qd, x->h, true,
+	    true, VP_CAT_ACT);
+	o = dropout(x, "attn output dropout", o);
+	res = ew(x, "residual add", n * x->h, promote(dt_of(x, in),
+	    dt_of(x, o)), in, o, -1, -1, VP_CAT_ACT);
+	res = norm(x, "attention norm", res);
+	ff = linear(x, "intermediate", res, x->h, x->f, true, true, VP_CAT_ACT);
+	ff = activation(x, m->act, ff);
+	if (tnn)
+		ff = dropout(x, "ffn dropout", ff);
+	ff = linear(x, "output", ff, x->f, x->h, true, true, VP_CAT_ACT);
+	ff = dropout(x, "output dropout", ff);
+	res = ew(x, "residual add", n * x->h, promote(dt_of(x, res),
+	    dt_of(x, ff)), res, ff, -1, -1, VP_CAT_ACT);
+	return norm(x, "output norm", res);
+}
+
+/*
+ * Logits and loss.  Decoder (HF v4.40 Llama/GPT-2): lm_head gives (b,s,V)
+ * logits in the compute dtype, `logits.float()` upcasts them, the shift
+ * `logits[..., :-1, :].contiguous()` copies b(s-1)V, and cross-entropy's
+ * log_softmax saves its fp32 result.  BERT: the MLM head, then
+ * cross-entropy on the head's output directly.
+ */
+static int32_t
+head_and_loss(struct lctx *x, int32_t hsd)
+{
+	const struct vp_model *m = x->m;
+	uint64_t n = x->b * x->s, nshift = x->b * (x->s - 1);
+	int32_t lg, ls, loss;
+	enum vp_dtype ldt;
+	struct vp_op *o;
+
+	if (m->arch == VP_ARCH_ENCODER) {
+		int32_t t = linear(x, "mlm transform", hsd, x->h, x->h, true,
+		    true, VP_CAT_ACT);
+		t = activation(x, VP_ACT_GELU, t);
+		t = norm(x, "mlm norm", t);
+		lg = linear(x, "mlm decoder", t, x->h, x->V, true, true,
+		    VP_CAT_LOGITS);
+		nshift = n;
+		ldt = dt_of(x, lg);
+		if (x->autocast && !x->cpu)
+			lg = cast(x, lg, VP_FP32, VP_CAT_LOGITS);
+	} else {
+		hsd = norm(x, "final norm", hsd);
+		lg = linear(x, "lm_head", hsd, x->h, x->V, false, true,
+		    VP_CAT_LOGITS);
+		if (m->pos != VP_POS_LEARNED)	/* Llama upcasts; GPT-2 not */
+			lg = cast(x, lg, VP_FP32, VP_CAT_LOGITS);
+		else if (x->autocast && !x->cpu)
+			lg = cast(x, lg, VP_FP32, VP_CAT_LOGITS);
+		lg = ew(x, "shift logits", nshift * x->V, dt_of(x, lg), lg, -1,
+		    -1, -1, VP_CAT_LOGITS);
+		ldt = dt_of(x, lg);
+	}
+	(void)ldt;
+	ls = ew(x, "log_softmax", nshift * x->V, dt_of(x, lg), lg, -1, -1, -1,
+	    VP_CAT_LOGITS);
+	x->g->op[x->g->nop - 1].saved[0] = ls;
+	o = opnew(x, "nll_loss");
+	IN(o, ls);
+	loss = tnew(x, 1, VP_FP32, VP_CAT_LOGITS, "loss", true);
+	OUT(o, loss);
+	/* NLL backward allocates a zeroed (rows, V) gradient. */
+	return loss;
+}
+
+int
+vp_graph_build(const struct vp_model *m, const struct vp_plan *p,
+    struct vp_graph *g)
+{
+	const struct vp_prec_info *pi = &vp_prec_info[p->precision];
+	struct vp_param_count pc;
+	struct lctx x;
+	uint64_t n, tp = p->tp ? p->tp : 1, pp = p->pp ? p->pp : 1;
+	uint32_t l, nl;
+	int32_t t, ids;
+
+	memset(g, 0, sizeof *g);
+	memset(&x, 0, sizeof x);
+	x.g = g;
+	x.m = m;
+	x.p = p;
+	x.b = p->micro_batch;
+	x.s = p->seq;
+	x.h = m->hidden;
+	x.a = m->heads / tp;
+	x.kv = m->kv_heads >= tp ? m->kv_heads / tp : 1;
+	x.d = m->head_dim;
+	x.f = m->ffn / tp;
+	x.V = (m->vocab + tp - 1) / tp;
+	x.w = pi->weight;
+	x.c = pi->compute;
+	x.gd = pi->grad;
+	x.autocast = pi->autocast;
+	x.cpu = p->device == VP_DEVICE_CPU;
+	x.r = pi->autocast ? VP_FP32 : pi->weight;
+	x.drop = vp_plan_dropout(p, m);
+	n = x.b * x.s;
+
+	/* Pipeline: the worst stage is the first (embeddings + most
+	 * micro-batches in flight); it holds ceil(L / pp) blocks. */
+	nl = (uint32_t)((m->layers + pp - 1) / pp);
+	g->layers = nl;
+	g->layer_first_op = xcalloc(nl + 2, sizeof *g->layer_first_op);
+	g->layer_input = xcalloc(nl + 1, sizeof *g->layer_input);
+
+	/* Inputs: token ids and labels (int64). */
+	g->input_bytes = 2 * n * B(VP_INT64);
+	ids = tnew(&x, n, VP_INT64, VP_CAT_INPUT, "input ids", false);
+
+	/* Embeddings: the lookup saves the indices only; its weight
+	 * gradient is a dense vocab x h tensor. */
+	{
+		struct vp_op *o = opnew(&x, "embedding");
+		IN(o, ids);
+		t = tnew(&x, n * x.h, x.w, VP_CAT_ACT, "embeddings", true);
+		OUT(o, t);
+		o->wgrad_bytes = vp_mul_sat(x.V * x.h, B(x.gd));
+		if (m->pos == VP_POS_LEARNED) {
+			int32_t pe = ew(&x, "position embedding", n * x.h, x.w,
+			    -1, -1, -1, -1, VP_CAT_ACT);
+			x.g->t[pe].requires_grad = true;
+			x.g->op[x.g->nop - 1].wgrad_bytes =
+			    vp_mul_sat(m->max_seq * x.h, B(x.gd));
+			t = ew(&x, "embedding add", n * x.h, x.w, t, pe, -1, -1,
+			    VP_CAT_ACT);
+		}
+		if (m->type_vocab) {
+			int32_t te = ew(&x, "token type embedding", n * x.h,
+			    x.w, -1, -1, -1, -1, VP_CAT_ACT);
+			x.g->t[te].requires_grad = true;
+			x.g->op[x.g->nop - 1].wgrad_bytes =
+			    vp_mul_sat(m->type_vocab * x.h, B(x.gd));
+			t = ew(&x, "embedding add", n * x.h, x.w, t, te, -1, -1,
+			    VP_CAT_ACT);
+		}
+		if (m->arch == VP_ARCH_ENCODER)
+			t = norm(&x, "embedding norm", t);
+		t = dropout(&x, "embedding dropout", t);
+	}
+	for (l = 1; l <= nl; l++) {
+		begin_layer(&x, l, t);
+		t = m->arch == VP_ARCH_ENCODER ? encoder_block(&x, t) :
+		    decoder_block(&x, t);
+		/* Full recompute: the whole block is one checkpoint. */
+		if (p->recompute == VP_RECOMP_FULL) {
+			size_t i;
+			for (i = g->layer_first_op[l]; i < g->nop; i++)
+				g->op[i].recompute = true;
+		}
+	}
+	x.layer = 0;
+	g->layer_first_op[nl + 1] = g->nop;
+	head_and_loss(&x, t);
+
+	/* Persistent state of this rank. */
+	vp_model_params(m, &pc);
+	g->params = pc.total;
+	if (tp > 1 || pp > 1) {
+		/* Blocks are split by TP and PP; embeddings and head by TP. */
+		g->params = (uint64_t)((double)pc.layers / (double)pp /
+		    (double)tp + (double)(pc.embedding + pc.head) / (double)tp);
+	}
+	g->weight_bytes = vp_mul_sat(g->params, B(x.w));
+	g->grad_bytes = vp_mul_sat(g->params, B(x.gd));
+	if (pi->master) {
+		g->master_bytes = vp_mul_sat(g->params, 4);
+		/* fp32 gradient accumulation buffer (Megatron main_grad). */
+		g->grad_bytes = vp_mul_sat(g->params, 4);
+	}
+	g->largest_param_bytes = vp_mul_sat(vp_mul_sat(x.V, x.h), B(x.w));
+	return 0;
+}
+
+void
+vp_graph_free(struct vp_graph *g)
+{
+	if (g == NULL)
+		return;
+	free(g->t);
+	free(g->op);
+	free(g->layer_first_op);
+	free(g->layer_input);
+	memset(g, 0, sizeof *g);
+}

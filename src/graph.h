@@ -1,0 +1,85 @@
+/*
+ * graph.h — lowering: a model and a plan become the list of tensor
+ * operations one training micro-batch runs, in forward order, each knowing
+ * the tensors it creates, the tensors it consumes, the tensors autograd
+ * saves for its backward, and the parameter gradients it produces.
+ *
+ * The lowering follows what the real implementations do (Hugging Face
+ * transformers' Llama/GPT-2/BERT modules, torch.nn.TransformerEncoderLayer,
+ * torch.autocast's casts and weight cache), op by op, so that mem.c can
+ * replay the step like the autograd engine and the caching allocator see
+ * it.  Differences between implementations are lowering variants chosen by
+ * the model's `implementation`, never fudge factors.
+ *
+ * Pure.  Ownership: vp_graph_build fills a caller-owned struct vp_graph;
+ * vp_graph_free releases its arrays.
+ */
+#ifndef VP_GRAPH_H
+#define VP_GRAPH_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "model.h"
+#include "plan.h"
+
+/* What a tensor is, for the breakdown by term. */
+#define VP_CAT_LIST(X) \
+	X(WEIGHTS, "weights") X(MASTER, "master weights") X(GRADS, "gradients") \
+	X(OPTIM, "optimizer states") X(CAST, "autocast weight cache") \
+	X(ACT, "activations") X(LOGITS, "logits and loss") \
+	X(TRANSIENT, "transient buffers") X(INPUT, "inputs")
+#define X(e, s) VP_CAT_##e,
+enum vp_cat { VP_CAT_LIST(X) VP_CAT_COUNT };
+#undef X
+extern const char *const vp_cat_names[VP_CAT_COUNT];
+
+#define VP_OP_MAXIO 6
+
+struct vp_tensor {
+	uint64_t bytes;
+	const char *name;	/* static string */
+	uint32_t layer;		/* 0 = outside the blocks, 1..L blocks */
+	uint8_t cat;		/* enum vp_cat */
+	uint8_t dtype;		/* enum vp_dtype */
+	bool requires_grad;
+};
+
+struct vp_op {
+	const char *name;	/* static string, e.g. "q_proj" */
+	uint32_t layer;		/* 0 = outside the blocks */
+	int32_t in[VP_OP_MAXIO];	/* consumed tensors, -1 = none */
+	int32_t out[VP_OP_MAXIO];	/* created tensors, -1 = none */
+	int32_t saved[VP_OP_MAXIO];	/* kept for backward */
+	uint64_t fwd_tmp;	/* workspace while the op runs forward */
+	uint64_t bwd_tmp;	/* workspace while its backward runs */
+	uint64_t wgrad_bytes;	/* parameter gradient it creates (persistent) */
+	uint64_t wgrad_tmp;	/* low-precision weight grad before the cast */
+	bool recompute;		/* selective recompute: saved are re-made */
+};
+
+struct vp_graph {
+	struct vp_tensor *t;
+	size_t nt, capt;
+	struct vp_op *op;
+	size_t nop, capop;
+	uint32_t layers;
+	/* Index of each block's first op and the block input tensor. */
+	size_t *layer_first_op;	/* [layers + 2]: block l is ops [f[l], f[l+1]) */
+	int32_t *layer_input;	/* [layers + 1] */
+	/* Persistent bytes by category, outside the op list. */
+	uint64_t weight_bytes;		/* parameters as stored */
+	uint64_t master_bytes;		/* fp32 master copy */
+	uint64_t grad_bytes;		/* all parameter gradients */
+	uint64_t optim_bytes;		/* optimizer states */
+	uint64_t optim_step_tmp;	/* optimizer step temporaries */
+	uint64_t input_bytes;		/* token ids, labels, masks */
+	uint64_t largest_param_bytes;	/* biggest single parameter tensor */
+	uint64_t params;		/* parameters on this rank */
+};
+
+int vp_graph_build(const struct vp_model *m, const struct vp_plan *p,
+    struct vp_graph *g);
+void vp_graph_free(struct vp_graph *g);
+
+#endif

@@ -1,0 +1,31 @@
+/*
+ * main.c — entry point: the subcommand table.
+ *
+ * `vramplan MODEL [options]` is the estimate; other first words name a
+ * subcommand.  A model literally named like a subcommand can be given as
+ * ./NAME.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+
+static const struct vp_cmd cmds[] = {
+	{ "models", "vramplan models", vp_cmd_models },
+	{ "gpus", "vramplan gpus", vp_cmd_gpus },
+	{ "compare", "vramplan compare MODEL --tokens N", vp_cmd_missing },
+	{ "tui", "vramplan tui MODEL [options]", vp_cmd_missing },
+	{ "calibrate", "vramplan calibrate [--device cuda|cpu]", vp_cmd_missing },
+};
+
+int
+main(int argc, char **argv)
+{
+	size_t i;
+
+	if (argc >= 2)
+		for (i = 0; i < sizeof cmds / sizeof cmds[0]; i++)
+			if (strcmp(argv[1], cmds[i].name) == 0)
+				return cmds[i].exec(argc - 1, argv + 1);
+	return vp_cmd_estimate(argc, argv);
+}

@@ -1,0 +1,629 @@
+/*
+ * mem.c — replay of a training step over the lowered graph (see mem.h).
+ *
+ * The replay keeps a reference count per tensor exactly as Python and the
+ * autograd graph hold them: one reference per forward consumer, one per op
+ * that saves it for backward.  A tensor is freed when its count reaches
+ * zero.  Backward visits ops in reverse order (the order autograd's
+ * sequence numbers give for these graphs), creating the gradient of each
+ * input that requires one (or accumulating into it, which costs a
+ * transient copy), creating or accumulating parameter gradients, and
+ * releasing the op's saved tensors and its output gradient.
+ *
+ * Recompute: a run of ops flagged `recompute` is a checkpoint segment.
+ * Its forward keeps nothing for backward but its inputs; when backward
+ * reaches the segment, the segment's forward runs again, saving, and then
+ * its backward runs.  Full recompute = one segment per block; selective =
+ * the attention core.
+ */
+#include "mem.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define X(e, s) s,
+const char *const vp_phase_names[VP_PHASE_COUNT] = { VP_PHASE_LIST(X) };
+#undef X
+
+struct seg {
+	size_t first, end;	/* ops [first, end) */
+};
+
+struct sim {
+	const struct vp_graph *g;
+	const struct vp_plan *p;
+	bool cuda;
+	uint32_t *refs;
+	uint8_t *alive;
+	uint8_t *galive;
+	uint32_t *hold;		/* segment input holds */
+	struct seg *segs;
+	size_t nsegs;
+	int32_t *seg_of;	/* op → segment index or -1 */
+	uint64_t live;
+	uint64_t cat[VP_CAT_COUNT];
+	uint64_t peak;
+	uint64_t peak_cat[VP_CAT_COUNT];
+	enum vp_phase phase;
+	enum vp_phase peak_phase;
+	uint32_t peak_layer;
+	const char *peak_op;
+	uint64_t phase_peak[VP_PHASE_COUNT];
+	uint32_t cur_layer;
+	const char *cur_op;
+	bool first_mb;		/* gradients not yet allocated */
+	/* Explain: stop when the event counter reaches stop_at. */
+	uint64_t events, peak_event, stop_at;
+	bool stopped;
+	uint64_t stop_extra;
+	struct vp_mem *out;
+};
+
+static uint64_t
+tb(const struct sim *s, int32_t t)
+{
+	uint64_t b = s->g->t[t].bytes;
+
+	/* CUDA caching allocator: every block is a multiple of 512 bytes. */
+	if (s->cuda)
+		b = (b + 511) / 512 * 512;
+	return b;
+}
+
+static void
+add(struct sim *s, enum vp_cat c, uint64_t b)
+{
+	s->live += b;
+	s->cat[c] += b;
+}
+
+static void
+sub(struct sim *s, enum vp_cat c, uint64_t b)
+{
+	s->live -= b;
+	s->cat[c] -= b;
+}
+
+/* Record a possible peak: current live bytes plus transient extra. */
+static void
+check(struct sim *s, uint64_t extra, enum vp_cat extra_cat)
+{
+	uint64_t v = s->live + extra;
+
+	s->events++;
+	if (s->stop_at && s->events == s->stop_at && !s->stopped) {
+		s->stopped = true;
+		s->stop_extra = extra;
+	}
+	if (v > s->phase_peak[s->phase])
+		s->phase_peak[s->phase] = v;
+	if (v > s->peak) {
+		s->peak = v;
+		memcpy(s->peak_cat, s->cat, sizeof s->cat);
+		s->peak_cat[extra_cat] += extra;
+		s->peak_phase = s->phase;
+		s->peak_layer = s->cur_layer;
+		s->peak_op = s->cur_op;
+		s->peak_event = s->events;
+	}
+}
+
+static void
+t_alloc(struct sim *s, int32_t t)
+{
+	if (s->alive[t])
+		return;
+	s->alive[t] = 1;
+	add(s, (enum vp_cat)s->g->t[t].cat, tb(s, t));
+}
+
+static void
+t_unref(struct sim *s, int32_t t)
+{
+	if (s->refs[t] > 0 && --s->refs[t] == 0 && s->alive[t] &&
+	    !s->stopped) {
+		s->alive[t] = 0;
+		sub(s, (enum vp_cat)s->g->t[t].cat, tb(s, t));
+	}
+}
+
+static void
+g_alloc(struct sim *s, int32_t t)
+{
+	s->galive[t] = 1;
+	add(s, VP_CAT_TRANSIENT, tb(s, t));
+}
+
+static void
+g_free(struct sim *s, int32_t t)
+{
+	if (s->galive[t] && !s->stopped) {
+		s->galive[t] = 0;
+		sub(s, VP_CAT_TRANSIENT, tb(s, t));
+	}
+}
+
+static bool
+in_list(const int32_t *v, int32_t t)
+{
+	int i;
+
+	for (i = 0; i < VP_OP_MAXIO; i++)
+		if (v[i] == t)
+			return true;
+	return false;
+}
+
+/* Forward of ops [a, b); saving = whether saved tensors are kept. */
+static void
+forward(struct sim *s, size_t a, size_t b, bool segment_rerun)
+{
+	const struct vp_graph *g = s->g;
+	size_t i;
+	int k;
+
+	for (i = a; i < b && !s->stopped; i++) {
+		const struct vp_op *o = &g->op[i];
+
+		s->cur_layer = o->layer;
+		s->cur_op = o->name;
+		if (o->layer == 0 && i >= g->layer_first_op[g->layers + 1])
+			s->phase = VP_PHASE_LOSS;
+		for (k = 0; k < VP_OP_MAXIO && o->out[k] >= 0; k++)
+			t_alloc(s, o->out[k]);
+		check(s, o->fwd_tmp, VP_CAT_TRANSIENT);
+		for (k = 0; k < VP_OP_MAXIO && o->in[k] >= 0; k++)
+			t_unref(s, o->in[k]);
+		/* Outputs nobody consumes or saves die at once. */
+		for (k = 0; k < VP_OP_MAXIO && o->out[k] >= 0; k++)
+			if (s->refs[o->out[k]] == 0 && s->alive[o->out[k]] &&
+			    !s->stopped) {
+				s->alive[o->out[k]] = 0;
+				sub(s, (enum vp_cat)g->t[o->out[k]].cat,
+				    tb(s, o->out[k]));
+			}
+	}
+	(void)segment_rerun;
+}
+
+/* Reference counts for the first forward of a micro-batch. */
+static void
+count_refs(struct sim *s)
+{
+	const struct vp_graph *g = s->g;
+	size_t i, j;
+	int k;
+
+	memset(s->refs, 0, g->nt * sizeof *s->refs);
+	memset(s->hold, 0, g->nt * sizeof *s->hold);
+	for (i = 0; i < g->nop; i++) {
+		const struct vp_op *o = &g->op[i];
+
+		for (k = 0; k < VP_OP_MAXIO && o->in[k] >= 0; k++)
+			s->refs[o->in[k]]++;
+		if (s->seg_of[i] < 0)
+			for (k = 0; k < VP_OP_MAXIO && o->saved[k] >= 0; k++)
+				s->refs[o->saved[k]]++;
+	}
+	/* A segment holds its inputs (tensors made before it) until its
+	 * backward is done. */
+	for (j = 0; j < s->nsegs; j++) {
+		const struct seg *sg = &s->segs[j];
+
+		for (i = sg->first; i < sg->end; i++)
+			for (k = 0; k < VP_OP_MAXIO && g->op[i].in[k] >= 0; k++) {
+				int32_t t = g->op[i].in[k];
+				size_t pi;
+				bool outside = true;
+
+				for (pi = sg->first; pi < sg->end; pi++)
+					if (in_list(g->op[pi].out, t))
+						outside = false;
+				if (outside && s->hold[t] == 0) {
+					s->hold[t] = 1;
+					s->refs[t]++;
+				}
+			}
+	}
+}
+
+/* Backward of one op. */
+static void
+backward_op(struct sim *s, const struct vp_op *o)
+{
+	const struct vp_graph *g = s->g;
+	uint64_t tmp = o->bwd_tmp + o->wgrad_tmp;
+	bool has_g = false;
+	int k;
+
+	s->cur_layer = o->layer;
+	s->cur_op = o->name;
+	for (k = 0; k < VP_OP_MAXIO && o->out[k] >= 0; k++)
+		if (s->galive[o->out[k]])
+			has_g = true;
+	if (has_g) {
+		for (k = 0; k < VP_OP_MAXIO && o->in[k] >= 0; k++) {
+			int32_t t = o->in[k];
+
+			if (!g->t[t].requires_grad)
+				continue;
+			if (!s->galive[t])
+				g_alloc(s, t);
+			else
+				tmp += tb(s, t);	/* grad + new part */
+		}
+		if (o->wgrad_bytes) {
+			if (s->first_mb)
+				add(s, VP_CAT_GRADS, o->wgrad_bytes);
+			else
+				tmp += o->wgrad_bytes;
+		}
+		check(s, tmp, VP_CAT_TRANSIENT);
+		for (k = 0; k < VP_OP_MAXIO && o->out[k] >= 0; k++)
+			g_free(s, o->out[k]);
+	}
+	for (k = 0; k < VP_OP_MAXIO && o->saved[k] >= 0; k++)
+		t_unref(s, o->saved[k]);
+}
+
+/* Re-run a segment's forward, saving, before its backward. */
+static void
+rerun_segment(struct sim *s, const struct seg *sg)
+{
+	const struct vp_graph *g = s->g;
+	size_t i;
+	int k;
+
+	for (i = sg->first; i < sg->end; i++) {
+		const struct vp_op *o = &g->op[i];
+		for (k = 0; k < VP_OP_MAXIO && o->out[k] >= 0; k++)
+			s->refs[o->out[k]] = 0;
+	}
+	for (i = sg->first; i < sg->end; i++) {
+		const struct vp_op *o = &g->op[i];
+		for (k = 0; k < VP_OP_MAXIO && o->in[k] >= 0; k++)
+			s->refs[o->in[k]]++;
+		for (k = 0; k < VP_OP_MAXIO && o->saved[k] >= 0; k++)
+			s->refs[o->saved[k]]++;
+	}
+	forward(s, sg->first, sg->end, true);
+}
+
+static void
+backward(struct sim *s)
+{
+	const struct vp_graph *g = s->g;
+	size_t i;
+
+	s->phase = VP_PHASE_BACKWARD;
+	for (i = g->nop; i > 0 && !s->stopped; i--) {
+		int32_t si = s->seg_of[i - 1];
+
+		if (si >= 0 && s->segs[si].end == i) {
+			size_t j;
+			int k;
+
+			rerun_segment(s, &s->segs[si]);
+			s->phase = VP_PHASE_BACKWARD;
+			/* Release the segment's holds once it is done. */
+			for (j = s->segs[si].end; j > s->segs[si].first &&
+			    !s->stopped; j--)
+				backward_op(s, &g->op[j - 1]);
+			for (j = s->segs[si].first; j < s->segs[si].end; j++)
+				for (k = 0; k < VP_OP_MAXIO &&
+				    g->op[j].in[k] >= 0; k++) {
+					int32_t t = g->op[j].in[k];
+					if (s->hold[t] == 1) {
+						s->hold[t] = 2;
+						t_unref(s, t);
+					}
+				}
+			i = s->segs[si].first + 1;
+			continue;
+		}
+		backward_op(s, &g->op[i - 1]);
+	}
+}
+
+/*
+ * Optimizer-step temporaries, per implementation:
+ * - CPU tensors (PyTorch's for-loop implementation is the default there):
+ *   Adam/AdamW compute denom = (exp_avg_sq.sqrt() / bc2).add_(eps), two
+ *   temporaries the size of the largest parameter; SGD works in place.
+ * - CUDA foreach (PyTorch 2.x default): _foreach_sqrt(exp_avg_sqs) makes
+ *   one temporary per parameter, all at once: one fp32 copy of the states'
+ *   size.  Fused kernels: none.
+ */
+static uint64_t
+optim_tmp(const struct vp_graph *g, const struct vp_plan *p)
+{
+	uint64_t state_el = g->params;
+	bool adam = p->optimizer == VP_OPT_ADAM || p->optimizer == VP_OPT_ADAMW;
+
+	if (p->fused_optimizer)
+		return 0;
+	if (p->device == VP_DEVICE_CPU)
+		return adam ? 2 * g->largest_param_bytes /
+		    vp_dtype_bytes[vp_prec_info[p->precision].weight] *
+		    vp_dtype_bytes[vp_prec_info[p->precision].state] : 0;
+	if (adam)
+		return vp_mul_sat(state_el,
+		    vp_dtype_bytes[vp_prec_info[p->precision].state]);
+	if (p->optimizer == VP_OPT_LION || p->optimizer == VP_OPT_SGD_MOMENTUM)
+		return vp_mul_sat(state_el,
+		    vp_dtype_bytes[vp_prec_info[p->precision].state]);
+	return 0;
+}
+
+static uint64_t
+optim_state_bytes(const struct vp_graph *g, const struct vp_plan *p)
+{
+	const struct vp_opt_info *oi = &vp_opt_info[p->optimizer];
+	enum vp_dtype sd = vp_prec_info[p->precision].state;
+
+	/* States are kept in the state dtype (fp32, or 16 bit for pure
+	 * 16-bit training); bytes_per_param is given at fp32. */
+	return vp_scale(g->params, (double)oi->state_bytes_per_param *
+	    vp_dtype_bytes[sd] / 4.0);
+}
+
+static void
+simulate(struct sim *s, const struct vp_model *m)
+{
+	const struct vp_graph *g = s->g;
+	const struct vp_plan *p = s->p;
+	unsigned dp = p->dp ? p->dp : 1;
+	uint64_t states = optim_state_bytes(g, p), weights = g->weight_bytes;
+	uint64_t master = g->master_bytes, grads_total = 0, mb;
+	uint64_t end_fwd_live = 0, base;
+	size_t i;
+
+	/* ZeRO: stage 1 shards states, 2 gradients too, 3 weights too. */
+	if (p->zero >= 1) {
+		states /= dp;
+		master /= dp;
+	}
+	if (p->zero >= 3)
+		weights /= dp;
+	s->out->weights_bytes = weights;
+	s->out->master_bytes = master;
+	s->out->optim_bytes = states;
+	s->out->params = g->params;
+
+	add(s, VP_CAT_WEIGHTS, weights);
+	add(s, VP_CAT_MASTER, master);
+	add(s, VP_CAT_OPTIM, states);
+	add(s, VP_CAT_INPUT, g->input_bytes / 2);	/* labels */
+	s->first_mb = true;
+	for (mb = 0; mb < (p->grad_accum > 1 ? 2 : 1) && !s->stopped; mb++) {
+		count_refs(s);
+		memset(s->alive, 0, g->nt);
+		memset(s->galive, 0, g->nt);
+		s->phase = VP_PHASE_FORWARD;
+		base = s->live;
+		forward(s, 0, g->nop, false);
+		if (mb == 0)
+			end_fwd_live = s->live - base;
+		/* The loss is the root: its gradient is a scalar. */
+		if (!s->stopped) {
+			int32_t loss = (int32_t)g->nt - 1;
+			g_alloc(s, loss);
+		}
+		backward(s);
+		/* What is left of the graph dies with the loss. */
+		for (i = 0; i < g->nt && !s->stopped; i++) {
+			if (s->alive[i]) {
+				s->alive[i] = 0;
+				sub(s, (enum vp_cat)g->t[i].cat, tb(s, (int32_t)i));
+			}
+			g_free(s, (int32_t)i);
+		}
+		if (s->first_mb)
+			grads_total = s->cat[VP_CAT_GRADS];
+		s->first_mb = false;
+	}
+	(void)m;
+	s->out->saved_per_microbatch = end_fwd_live;
+	/* ZeRO-2/3 keep only their gradient partition after reduce-scatter. */
+	if (p->zero >= 2 && dp > 1 && !s->stopped) {
+		uint64_t keep = grads_total / dp;
+		sub(s, VP_CAT_GRADS, grads_total - keep);
+		grads_total = keep;
+	}
+	s->out->grads_bytes = grads_total;
+	if (!s->stopped) {
+		s->phase = VP_PHASE_OPTIMIZER;
+		s->cur_layer = 0;
+		s->cur_op = "optimizer step";
+		check(s, optim_tmp(g, p) / (p->zero >= 1 ? dp : 1),
+		    VP_CAT_TRANSIENT);
+	}
+}
+
+static void
+sim_init(struct sim *s, const struct vp_graph *g, const struct vp_plan *p)
+{
+	size_t i, start = SIZE_MAX;
+
+	memset(s, 0, sizeof *s);
+	s->g = g;
+	s->p = p;
+	s->cuda = p->device == VP_DEVICE_CUDA;
+	s->refs = xcalloc(g->nt ? g->nt : 1, sizeof *s->refs);
+	s->hold = xcalloc(g->nt ? g->nt : 1, sizeof *s->hold);
+	s->alive = xcalloc(g->nt ? g->nt : 1, 1);
+	s->galive = xcalloc(g->nt ? g->nt : 1, 1);
+	s->seg_of = xcalloc(g->nop ? g->nop : 1, sizeof *s->seg_of);
+	s->segs = xcalloc(g->nop ? g->nop : 1, sizeof *s->segs);
+	/* Segments: maximal runs of recompute ops within one block. */
+	for (i = 0; i <= g->nop; i++) {
+		bool rc = i < g->nop && g->op[i].recompute;
+
+		if (rc && (start == SIZE_MAX ||
+		    g->op[i].layer != g->op[start].layer)) {
+			if (start != SIZE_MAX) {
+				s->segs[s->nsegs].first = start;
+				s->segs[s->nsegs++].end = i;
+			}
+			start = i;
+		} else if (!rc && start != SIZE_MAX) {
+			s->segs[s->nsegs].first = start;
+			s->segs[s->nsegs++].end = i;
+			start = SIZE_MAX;
+		}
+		if (i < g->nop)
+			s->seg_of[i] = rc ? (int32_t)s->nsegs : -1;
+	}
+}
+
+static void
+sim_free(struct sim *s)
+{
+	free(s->refs);
+	free(s->hold);
+	free(s->alive);
+	free(s->galive);
+	free(s->seg_of);
+	free(s->segs);
+}
+
+static int
+cmp_live(const void *a, const void *b)
+{
+	const struct vp_live *x = a, *y = b;
+
+	return x->bytes < y->bytes ? 1 : x->bytes > y->bytes ? -1 : 0;
+}
+
+/* Group what is live at the stop point by name and term. */
+static void
+collect_top(struct sim *s, struct vp_mem *out)
+{
+	const struct vp_graph *g = s->g;
+	struct vp_live *v = xcalloc(g->nt + 8, sizeof *v);
+	size_t nv = 0, i, j;
+	static const enum vp_cat pers[] = { VP_CAT_WEIGHTS, VP_CAT_MASTER,
+	    VP_CAT_OPTIM, VP_CAT_GRADS };
+
+	for (i = 0; i < VP_NELEM(pers); i++) {
+		uint64_t b = s->cat[pers[i]];
+		if (b) {
+			v[nv].name = vp_cat_names[pers[i]];
+			v[nv].cat = (uint8_t)pers[i];
+			v[nv].bytes = b;
+			v[nv++].count = 1;
+		}
+	}
+	if (s->stop_extra) {
+		v[nv].name = "op workspace / gradient accumulation";
+		v[nv].cat = VP_CAT_TRANSIENT;
+		v[nv].bytes = s->stop_extra;
+		v[nv++].count = 1;
+	}
+	for (i = 0; i < g->nt; i++) {
+		int pass;
+
+		for (pass = 0; pass < 2; pass++) {
+			const char *name;
+			uint8_t cat;
+
+			if (pass == 0 && !s->alive[i])
+				continue;
+			if (pass == 1 && !s->galive[i])
+				continue;
+			name = pass ? "activation gradient" : g->t[i].name;
+			cat = pass ? VP_CAT_TRANSIENT : g->t[i].cat;
+			for (j = 0; j < nv; j++)
+				if (v[j].name == name && v[j].cat == cat)
+					break;
+			if (j == nv) {
+				v[nv].name = name;
+				v[nv].cat = cat;
+				v[nv].layer = g->t[i].layer;
+				nv++;
+			}
+			v[j].bytes += tb(s, (int32_t)i);
+			v[j].count++;
+		}
+	}
+	qsort(v, nv, sizeof *v, cmp_live);
+	out->ntop = (int)(nv < VP_MEM_TOP ? nv : VP_MEM_TOP);
+	memcpy(out->top, v, (size_t)out->ntop * sizeof *v);
+	free(v);
+}
+
+void
+vp_mem_run(const struct vp_graph *g, const struct vp_model *m,
+    const struct vp_plan *p, const struct vp_mem_opts *o, struct vp_mem *out)
+{
+	const struct vp_profile *pr = o->profile;
+	struct sim s;
+	unsigned pp = p->pp ? p->pp : 1;
+	uint64_t inflight = 0, r;
+	int c;
+
+	memset(out, 0, sizeof *out);
+	sim_init(&s, g, p);
+	s.out = out;
+	simulate(&s, m);
+	/*
+	 * Pipeline 1F1B: the first stage holds the saved activations of up
+	 * to pp micro-batches before its first backward.
+	 */
+	if (pp > 1) {
+		uint64_t k = p->grad_accum < pp ? p->grad_accum : pp;
+		inflight = (k - 1) * out->saved_per_microbatch;
+	}
+	out->allocated_peak = s.peak + inflight;
+	for (c = 0; c < VP_CAT_COUNT; c++)
+		out->term[c] = s.peak_cat[c];
+	out->term[VP_CAT_ACT] += inflight;
+	out->peak_phase = s.peak_phase;
+	out->peak_layer = s.peak_layer;
+	out->peak_op = s.peak_op;
+	memcpy(out->phase_peak, s.phase_peak, sizeof s.phase_peak);
+	if (o->explain) {
+		struct sim e;
+		struct vp_mem tmp;
+
+		sim_init(&e, g, p);
+		memset(&tmp, 0, sizeof tmp);
+		e.out = &tmp;
+		e.stop_at = s.peak_event;
+		simulate(&e, m);
+		collect_top(&e, out);
+		sim_free(&e);
+	}
+	sim_free(&s);
+
+	if (p->device == VP_DEVICE_CPU) {
+		/* No caching allocator and no context to account for. */
+		out->reserved_peak = out->device_peak = out->allocated_peak;
+		return;
+	}
+	/* Reserved: fragmentation share, whole 2 MiB segments. */
+	r = vp_scale(out->allocated_peak, 1.0 + pr->frag_share);
+	r = (r + pr->large_segment_bytes - 1) / pr->large_segment_bytes *
+	    pr->large_segment_bytes;
+	out->reserved_peak = r;
+	out->frag_bytes = r - out->allocated_peak;
+	out->context_bytes = pr->context_bytes;
+	out->workspace_bytes = pr->cublas_workspace_bytes;
+	out->nccl_bytes = o->world > 1 ? pr->nccl_bytes_per_group : 0;
+	out->device_peak = r + out->context_bytes + out->workspace_bytes +
+	    out->nccl_bytes;
+	out->overhead_bytes = out->device_peak - out->allocated_peak;
+}
+
+int
+vp_mem_estimate(const struct vp_model *m, const struct vp_plan *p,
+    const struct vp_mem_opts *o, struct vp_mem *out)
+{
+	struct vp_graph g;
+
+	if (vp_graph_build(m, p, &g) != 0)
+		return -1;
+	vp_mem_run(&g, m, p, o, out);
+	vp_graph_free(&g);
+	return 0;
+}

@@ -1,0 +1,87 @@
+/*
+ * mem.h — memory accounting: replay one training step over the lowered
+ * graph the way the autograd engine and the allocator see it, and report
+ * the peak per rank at three levels.
+ *
+ *   allocated — live tensor bytes (torch.cuda.max_memory_allocated), with
+ *               the caching allocator's 512-byte rounding on CUDA;
+ *   reserved  — allocated plus the allocator's segment rounding and
+ *               fragmentation (max_memory_reserved);
+ *   device    — reserved plus what PyTorch does not see: CUDA context and
+ *               kernels, cuBLAS workspaces, NCCL buffers (nvidia-smi).
+ *
+ * The step: forward of each micro-batch (saved tensors grow op by op,
+ * each op's output and workspace transient), the loss, backward (saved
+ * tensors freed as each op's backward runs, gradients appear), the
+ * optimizer step with its temporaries; with gradient accumulation the
+ * later micro-batches run with gradients already held.  Optimizer states
+ * exist from the first step on, so the steady state is what is reported.
+ *
+ * Pure.  Results are plain values in a caller-owned struct.
+ */
+#ifndef VP_MEM_H
+#define VP_MEM_H
+
+#include <stdint.h>
+
+#include "gpu.h"
+#include "graph.h"
+#include "model.h"
+#include "plan.h"
+
+#define VP_PHASE_LIST(X) \
+	X(FORWARD, "forward") X(LOSS, "loss") X(BACKWARD, "backward") \
+	X(OPTIMIZER, "optimizer step")
+#define X(e, s) VP_PHASE_##e,
+enum vp_phase { VP_PHASE_LIST(X) VP_PHASE_COUNT };
+#undef X
+extern const char *const vp_phase_names[VP_PHASE_COUNT];
+
+#define VP_MEM_TOP 12
+
+struct vp_live {
+	const char *name;
+	uint32_t layer;
+	uint8_t cat;
+	uint64_t bytes;
+	uint32_t count;		/* tensors of this name and layer */
+};
+
+struct vp_mem {
+	/* Breakdown of the allocated peak by term. */
+	uint64_t term[VP_CAT_COUNT];
+	uint64_t allocated_peak;
+	uint64_t reserved_peak;
+	uint64_t device_peak;
+	/* What lies between the levels. */
+	uint64_t frag_bytes;		/* reserved - allocated */
+	uint64_t context_bytes;
+	uint64_t workspace_bytes;
+	uint64_t nccl_bytes;
+	uint64_t overhead_bytes;	/* device - allocated */
+	enum vp_phase peak_phase;
+	uint32_t peak_layer;		/* block where the peak is, 0 = none */
+	const char *peak_op;
+	uint64_t phase_peak[VP_PHASE_COUNT];
+	/* Persistent terms over the whole step (not only at the peak). */
+	uint64_t weights_bytes, master_bytes, grads_bytes, optim_bytes;
+	uint64_t saved_per_microbatch;	/* activations at end of forward */
+	uint64_t params;		/* parameters on this rank */
+	/* With explain: the largest live tensors at the peak. */
+	struct vp_live top[VP_MEM_TOP];
+	int ntop;
+};
+
+struct vp_mem_opts {
+	const struct vp_profile *profile;
+	unsigned world;		/* GPUs in the job (1 = no NCCL) */
+	int explain;		/* fill top[] */
+};
+
+int vp_mem_estimate(const struct vp_model *m, const struct vp_plan *p,
+    const struct vp_mem_opts *o, struct vp_mem *out);
+/* The same on an already lowered graph. */
+void vp_mem_run(const struct vp_graph *g, const struct vp_model *m,
+    const struct vp_plan *p, const struct vp_mem_opts *o, struct vp_mem *out);
+
+#endif

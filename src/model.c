@@ -1,0 +1,243 @@
+/* model.c — model validation and parameter counting (see model.h). */
+#include "model.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define X(e, s) s,
+const char *const vp_arch_names[VP_ARCH_COUNT] = { VP_ARCH_LIST(X) };
+const char *const vp_act_names[VP_ACT_COUNT] = { VP_ACT_LIST(X) };
+const char *const vp_norm_names[VP_NORM_COUNT] = { VP_NORM_LIST(X) };
+const char *const vp_pos_names[VP_POS_COUNT] = { VP_POS_LIST(X) };
+const char *const vp_impl_names[VP_IMPL_COUNT] = { VP_IMPL_LIST(X) };
+#undef X
+
+void
+vp_model_init(struct vp_model *m)
+{
+	memset(m, 0, sizeof *m);
+	m->arch = VP_ARCH_DECODER;
+	m->act = VP_ACT_GELU;
+	m->norm = VP_NORM_LAYERNORM;
+	m->qkv_bias = -1;
+	m->pos = VP_POS_ROPE;
+	m->impl = VP_IMPL_HF;
+	m->train.precision = -1;
+	m->train.optimizer = -1;
+}
+
+void
+vp_model_free(struct vp_model *m)
+{
+	if (m == NULL)
+		return;
+	free(m->name);
+	free(m->file);
+	m->name = m->file = NULL;
+}
+
+bool
+vp_act_gated(enum vp_act a)
+{
+	return a == VP_ACT_SWIGLU || a == VP_ACT_GEGLU;
+}
+
+/* Divisors of n nearest to v, below and above (0 when none). */
+static void
+nearest_divisors(uint64_t n, uint64_t v, uint64_t *lo, uint64_t *hi)
+{
+	uint64_t i;
+
+	*lo = *hi = 0;
+	for (i = v; i >= 1; i--)
+		if (n % i == 0) {
+			*lo = i;
+			break;
+		}
+	for (i = v; i <= n; i++)
+		if (n % i == 0) {
+			*hi = i;
+			break;
+		}
+}
+
+static void
+say_divisors(struct vp_buf *b, uint64_t n, uint64_t v)
+{
+	uint64_t lo, hi;
+
+	nearest_divisors(n, v, &lo, &hi);
+	if (lo && hi && lo != hi)
+		vp_buf_printf(b, "; nearest valid: %llu or %llu",
+		    (unsigned long long)lo, (unsigned long long)hi);
+	else if (lo || hi)
+		vp_buf_printf(b, "; nearest valid: %llu",
+		    (unsigned long long)(lo ? lo : hi));
+}
+
+int
+vp_model_validate(struct vp_model *m, struct vp_diags *d)
+{
+	struct vp_param_count pc;
+	struct vp_buf b;
+	size_t before = vp_diags_count(d, VP_ERROR);
+
+	vp_buf_init(&b);
+	if (m->kv_heads == 0)
+		m->kv_heads = m->heads;
+	if (m->qkv_bias < 0)
+		m->qkv_bias = m->bias;
+	if (m->head_dim == 0) {
+		if (m->heads == 0 || m->hidden % m->heads != 0) {
+			vp_buf_printf(&b, "'heads' (%llu) must divide 'hidden' "
+			    "(%llu) when 'head_dim' is not given",
+			    (unsigned long long)m->heads,
+			    (unsigned long long)m->hidden);
+			say_divisors(&b, m->hidden, m->heads);
+			vp_diag_add(d, m->file, m->where[VP_F_HEADS], VP_ERROR,
+			    "%s", b.s);
+		} else {
+			m->head_dim = m->hidden / m->heads;
+		}
+	}
+	if (m->heads != 0 && m->kv_heads != 0 && m->heads % m->kv_heads != 0) {
+		b.len = 0;
+		vp_buf_printf(&b, "'kv_heads' (%llu) must divide 'heads' (%llu)",
+		    (unsigned long long)m->kv_heads,
+		    (unsigned long long)m->heads);
+		say_divisors(&b, m->heads, m->kv_heads);
+		vp_diag_add(d, m->file, m->where[VP_F_KV_HEADS], VP_ERROR, "%s",
+		    b.s);
+	}
+	if (m->pos == VP_POS_LEARNED && m->max_seq == 0)
+		vp_diag_add(d, m->file, m->where[VP_F_POSITION], VP_ERROR,
+		    "'max_seq' is required with learned positions (the "
+		    "position table has max_seq rows)");
+	if (m->train.seq && m->pos == VP_POS_LEARNED && m->max_seq &&
+	    m->train.seq > m->max_seq)
+		vp_diag_add(d, m->file, m->where[VP_F_TRAIN_SEQ], VP_ERROR,
+		    "training 'seq' (%llu) is longer than 'max_seq' (%llu) of "
+		    "a model with learned positions",
+		    (unsigned long long)m->train.seq,
+		    (unsigned long long)m->max_seq);
+	if (m->has_moe) {
+		if (m->moe.top_k > m->moe.experts)
+			vp_diag_add(d, m->file, m->where[VP_F_MOE_TOP_K],
+			    VP_ERROR, "'top_k' (%u) must not exceed 'experts' "
+			    "(%u)", m->moe.top_k, m->moe.experts);
+		if (m->moe.ffn == 0)
+			m->moe.ffn = m->ffn;
+		if (m->moe.shared_experts && m->moe.shared_ffn == 0)
+			m->moe.shared_ffn = m->moe.ffn;
+	}
+	vp_buf_free(&b);
+	if (vp_diags_count(d, VP_ERROR) != before)
+		return -1;
+	vp_model_params(m, &pc);
+	if (pc.total > VP_MAX_PARAMS) {
+		vp_diag_add(d, m->file, m->where[VP_F_HIDDEN], VP_ERROR,
+		    "model has %.3g parameters, past any real model (limit "
+		    "10^15); check 'hidden', 'ffn', 'layers' and 'vocab'",
+		    (double)pc.total);
+		return -1;
+	}
+	return 0;
+}
+
+static uint64_t
+norm_params(const struct vp_model *m)
+{
+	/* LayerNorm has weight and bias; RMSNorm a weight only. */
+	return m->norm == VP_NORM_LAYERNORM ? 2 * m->hidden : m->hidden;
+}
+
+uint64_t
+vp_mlp_params(const struct vp_model *m, uint64_t ffn)
+{
+	uint64_t h = m->hidden, p;
+
+	if (vp_act_gated(m->act)) {
+		/* gate, up: h→ffn; down: ffn→h. */
+		p = vp_mul_sat(3, vp_mul_sat(h, ffn));
+		if (m->bias)
+			p = vp_add_sat(p, 2 * ffn + h);
+	} else {
+		p = vp_mul_sat(2, vp_mul_sat(h, ffn));
+		if (m->bias)
+			p = vp_add_sat(p, ffn + h);
+	}
+	return p;
+}
+
+/*
+ * Counting follows the Hugging Face layouts (LlamaForCausalLM,
+ * GPT2LMHeadModel, BertForMaskedLM, MixtralForCausalLM, Gemma2): every
+ * count is a sum of the weight matrices those modules create.  All
+ * arithmetic saturates, so absurd inputs give UINT64_MAX, not a wrap.
+ */
+void
+vp_model_params(const struct vp_model *m, struct vp_param_count *out)
+{
+	uint64_t h = m->hidden, q = vp_mul_sat(m->heads, m->head_dim);
+	uint64_t kv = vp_mul_sat(m->kv_heads, m->head_dim);
+	uint64_t attn, mlp, mlp_active, norms, layer, layer_active;
+
+	memset(out, 0, sizeof *out);
+	out->embedding = vp_mul_sat(m->vocab, h);
+	if (m->pos == VP_POS_LEARNED)
+		out->embedding = vp_add_sat(out->embedding,
+		    vp_mul_sat(m->max_seq, h));
+	out->embedding = vp_add_sat(out->embedding,
+	    vp_mul_sat(m->type_vocab, h));
+
+	/* q, k, v: h→q, h→kv, h→kv; o: q→h. */
+	attn = vp_add_sat(vp_mul_sat(h, q), vp_mul_sat(2, vp_mul_sat(h, kv)));
+	attn = vp_add_sat(attn, vp_mul_sat(q, h));
+	if (m->qkv_bias > 0)
+		attn = vp_add_sat(attn, vp_add_sat(q, 2 * kv));
+	if (m->bias)
+		attn = vp_add_sat(attn, h);
+
+	if (m->has_moe) {
+		uint64_t expert = vp_mlp_params(m, m->moe.ffn);
+		uint64_t shared = m->moe.shared_experts ?
+		    vp_mul_sat(m->moe.shared_experts,
+		    vp_mlp_params(m, m->moe.shared_ffn)) : 0;
+		uint64_t router = vp_mul_sat(h, m->moe.experts);
+
+		mlp = vp_add_sat(vp_mul_sat(m->moe.experts, expert),
+		    vp_add_sat(shared, router));
+		mlp_active = vp_add_sat(vp_mul_sat(m->moe.top_k, expert),
+		    vp_add_sat(shared, router));
+	} else {
+		mlp = mlp_active = vp_mlp_params(m, m->ffn);
+	}
+	norms = vp_mul_sat(m->post_norms ? 4 : 2, norm_params(m));
+	layer = vp_add_sat(vp_add_sat(attn, mlp), norms);
+	layer_active = vp_add_sat(vp_add_sat(attn, mlp_active), norms);
+	out->per_layer = layer;
+	out->layers = vp_mul_sat(m->layers, layer);
+
+	if (m->arch == VP_ARCH_ENCODER) {
+		/*
+		 * BERT: LayerNorm after the embeddings; BertForMaskedLM head
+		 * = dense h→h with bias, LayerNorm, decoder tied to the word
+		 * embeddings plus its own vocab-sized bias.
+		 */
+		out->head = vp_add_sat(norm_params(m),
+		    vp_add_sat(vp_mul_sat(h, h) + h, norm_params(m)));
+		out->head = vp_add_sat(out->head, m->vocab);
+		if (!m->tie_embeddings)
+			out->head = vp_add_sat(out->head,
+			    vp_mul_sat(m->vocab, h));
+	} else {
+		out->head = norm_params(m);
+		if (!m->tie_embeddings)
+			out->head = vp_add_sat(out->head,
+			    vp_mul_sat(m->vocab, h));
+	}
+	out->total = vp_add_sat(vp_add_sat(out->embedding, out->layers),
+	    out->head);
+	out->active = vp_add_sat(vp_add_sat(out->embedding,
+	    vp_mul_sat(m->layers, layer_active)), out->head);
+}

@@ -1,0 +1,127 @@
+/*
+ * model.h — the model description and its validation.
+ *
+ * struct vp_model is what the reader (model_read.c) fills from a vramplan
+ * YAML file or a Hugging Face config.json.  vp_model_validate checks the
+ * numbers against each other (heads divide hidden, kv_heads divide heads,
+ * sizes within reason) and fills derived fields; vp_model_params counts
+ * parameters exactly as the common implementations lay them out.
+ *
+ * Pure.  Ownership: the model owns its strings; vp_model_free releases
+ * them (vp_model_free(NULL) is a no-op).
+ */
+#ifndef VP_MODEL_H
+#define VP_MODEL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "diag.h"
+
+/* Enum and name table kept in step by X-macros. */
+#define VP_ARCH_LIST(X) X(DECODER, "decoder") X(ENCODER, "encoder")
+#define VP_ACT_LIST(X) \
+	X(GELU, "gelu") X(GELU_TANH, "gelu-tanh") X(GELU_NEW, "gelu-new") \
+	X(RELU, "relu") X(SWIGLU, "swiglu") X(GEGLU, "geglu")
+#define VP_NORM_LIST(X) X(LAYERNORM, "layernorm") X(RMSNORM, "rmsnorm")
+#define VP_POS_LIST(X) X(ROPE, "rope") X(LEARNED, "learned") X(NONE, "none")
+#define VP_IMPL_LIST(X) X(HF, "hf") X(TORCH_NN, "torch-nn") X(MEGATRON, "megatron")
+
+#define X(e, s) VP_ARCH_##e,
+enum vp_arch { VP_ARCH_LIST(X) VP_ARCH_COUNT };
+#undef X
+#define X(e, s) VP_ACT_##e,
+enum vp_act { VP_ACT_LIST(X) VP_ACT_COUNT };
+#undef X
+#define X(e, s) VP_NORM_##e,
+enum vp_norm { VP_NORM_LIST(X) VP_NORM_COUNT };
+#undef X
+#define X(e, s) VP_POS_##e,
+enum vp_pos { VP_POS_LIST(X) VP_POS_COUNT };
+#undef X
+#define X(e, s) VP_IMPL_##e,
+enum vp_impl { VP_IMPL_LIST(X) VP_IMPL_COUNT };
+#undef X
+
+extern const char *const vp_arch_names[VP_ARCH_COUNT];
+extern const char *const vp_act_names[VP_ACT_COUNT];
+extern const char *const vp_norm_names[VP_NORM_COUNT];
+extern const char *const vp_pos_names[VP_POS_COUNT];
+extern const char *const vp_impl_names[VP_IMPL_COUNT];
+
+/* Fields whose source position the reader records, for validation messages. */
+enum vp_field {
+	VP_F_NAME, VP_F_LAYERS, VP_F_HIDDEN, VP_F_HEADS, VP_F_KV_HEADS,
+	VP_F_HEAD_DIM, VP_F_FFN, VP_F_VOCAB, VP_F_MAX_SEQ, VP_F_POSITION,
+	VP_F_MOE, VP_F_MOE_EXPERTS, VP_F_MOE_TOP_K, VP_F_MOE_FFN,
+	VP_F_TRAIN_SEQ, VP_F_COUNT
+};
+
+struct vp_moe {
+	uint32_t experts;	/* routed experts per MoE layer */
+	uint32_t top_k;		/* experts each token is sent to */
+	uint64_t ffn;		/* routed expert intermediate size */
+	uint32_t shared_experts;
+	uint64_t shared_ffn;	/* size of each shared expert (default ffn) */
+};
+
+/* Training defaults a model file may carry; 0 / -1 = not given. */
+struct vp_train_defaults {
+	uint64_t micro_batch;
+	uint64_t seq;
+	int precision;		/* enum vp_precision, -1 = not given */
+	int optimizer;		/* enum vp_optimizer, -1 = not given */
+};
+
+struct vp_model {
+	char *name;
+	char *file;		/* where it was read from, for messages */
+	enum vp_arch arch;
+	uint64_t layers;
+	uint64_t hidden;
+	uint64_t heads;
+	uint64_t kv_heads;	/* 0 = heads, filled by validation */
+	uint64_t head_dim;	/* 0 = hidden / heads, filled by validation */
+	uint64_t ffn;
+	enum vp_act act;
+	enum vp_norm norm;
+	bool bias;		/* biases on every linear */
+	int qkv_bias;		/* -1 = same as bias */
+	bool post_norms;	/* Gemma-2 sandwich norms: 4 per layer */
+	uint64_t vocab;
+	bool tie_embeddings;
+	enum vp_pos pos;
+	uint64_t max_seq;	/* 0 = not given */
+	uint64_t type_vocab;
+	double dropout;
+	enum vp_impl impl;
+	bool has_moe;
+	struct vp_moe moe;
+	struct vp_train_defaults train;
+	struct vp_srcpos where[VP_F_COUNT];
+};
+
+/* Upper bound on a believable model (10^15 parameters is past any). */
+#define VP_MAX_PARAMS 1000000000000000ULL
+
+void vp_model_init(struct vp_model *m);
+void vp_model_free(struct vp_model *m);
+/* Check the numbers; fill kv_heads/head_dim/qkv_bias defaults.  0 or -1. */
+int vp_model_validate(struct vp_model *m, struct vp_diags *d);
+
+/* Parameter counts by place, exact for the lowered layout. */
+struct vp_param_count {
+	uint64_t embedding;	/* token (+ position, token type) embeddings */
+	uint64_t per_layer;	/* one transformer block */
+	uint64_t layers;	/* all blocks */
+	uint64_t head;		/* final norm, LM head (untied), MLM head */
+	uint64_t total;
+	uint64_t active;	/* used per token (MoE: top_k experts) */
+};
+void vp_model_params(const struct vp_model *m, struct vp_param_count *out);
+
+bool vp_act_gated(enum vp_act a);
+/* Parameters of one MLP block (gated or not) of intermediate size ffn. */
+uint64_t vp_mlp_params(const struct vp_model *m, uint64_t ffn);
+
+#endif

@@ -1,0 +1,509 @@
+/*
+ * model_read.c — model descriptions from YAML trees (see model_read.h).
+ *
+ * Two dialects: vramplan's own schema (strict: an unknown key is an error
+ * with a "did you mean") and Hugging Face config.json (lenient: configs
+ * carry dozens of keys that do not affect memory, so unknown keys are
+ * ignored, but the keys we read are type-checked).
+ */
+#include "model_read.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "plan.h"
+
+/* Ranges: generous, but past them the file is wrong, not the model big. */
+#define MAX_LAYERS 100000
+#define MAX_HIDDEN (1u << 20)
+#define MAX_HEADS 65536
+#define MAX_FFN (1u << 24)
+#define MAX_VOCAB (1u << 26)
+#define MAX_SEQ (1u << 27)
+#define MAX_BATCH (1u << 20)
+
+enum kty { K_STR, K_U64, K_DBL, K_BOOL, K_ENUM, K_MAP };
+
+struct key {
+	const char *name;
+	enum kty type;
+	uint64_t min, max;
+	const char *const *names;	/* K_ENUM */
+	int nnames;
+	int field;			/* enum vp_field or -1 */
+	const char *hint;		/* for "missing required key" */
+	bool required;
+};
+
+static const char *const arch_all[] = { "decoder", "encoder",
+    "encoder-decoder", "custom" };
+
+static const struct key top_keys[] = {
+	{ "name", K_STR, 0, 0, NULL, 0, VP_F_NAME, "a display name", true },
+	{ "architecture", K_ENUM, 0, 0, arch_all, 4, -1, NULL, false },
+	{ "layers", K_U64, 1, MAX_LAYERS, NULL, 0, VP_F_LAYERS,
+	    "the number of transformer blocks, e.g. 32", true },
+	{ "hidden", K_U64, 1, MAX_HIDDEN, NULL, 0, VP_F_HIDDEN,
+	    "the model width, e.g. 4096", true },
+	{ "heads", K_U64, 1, MAX_HEADS, NULL, 0, VP_F_HEADS,
+	    "the number of attention heads, e.g. 32", true },
+	{ "kv_heads", K_U64, 1, MAX_HEADS, NULL, 0, VP_F_KV_HEADS, NULL, false },
+	{ "head_dim", K_U64, 1, MAX_HEADS, NULL, 0, VP_F_HEAD_DIM, NULL, false },
+	{ "ffn", K_U64, 1, MAX_FFN, NULL, 0, VP_F_FFN,
+	    "the MLP intermediate size, e.g. 14336", true },
+	{ "activation", K_ENUM, 0, 0, vp_act_names, VP_ACT_COUNT, -1, NULL,
+	    false },
+	{ "norm", K_ENUM, 0, 0, vp_norm_names, VP_NORM_COUNT, -1, NULL, false },
+	{ "bias", K_BOOL, 0, 0, NULL, 0, -1, NULL, false },
+	{ "qkv_bias", K_BOOL, 0, 0, NULL, 0, -1, NULL, false },
+	{ "post_norms", K_BOOL, 0, 0, NULL, 0, -1, NULL, false },
+	{ "vocab", K_U64, 1, MAX_VOCAB, NULL, 0, VP_F_VOCAB,
+	    "the vocabulary size, e.g. 32000", true },
+	{ "tie_embeddings", K_BOOL, 0, 0, NULL, 0, -1, NULL, false },
+	{ "position", K_ENUM, 0, 0, vp_pos_names, VP_POS_COUNT, VP_F_POSITION,
+	    NULL, false },
+	{ "max_seq", K_U64, 1, MAX_SEQ, NULL, 0, VP_F_MAX_SEQ, NULL, false },
+	{ "type_vocab", K_U64, 0, MAX_HEADS, NULL, 0, -1, NULL, false },
+	{ "dropout", K_DBL, 0, 0, NULL, 0, -1, NULL, false },
+	{ "implementation", K_ENUM, 0, 0, vp_impl_names, VP_IMPL_COUNT, -1,
+	    NULL, false },
+	{ "moe", K_MAP, 0, 0, NULL, 0, VP_F_MOE, NULL, false },
+	{ "training", K_MAP, 0, 0, NULL, 0, -1, NULL, false },
+};
+
+static const struct key moe_keys[] = {
+	{ "experts", K_U64, 1, MAX_HEADS, NULL, 0, VP_F_MOE_EXPERTS,
+	    "the number of routed experts, e.g. 8", true },
+	{ "top_k", K_U64, 1, MAX_HEADS, NULL, 0, VP_F_MOE_TOP_K,
+	    "the experts per token, e.g. 2", true },
+	{ "ffn", K_U64, 1, MAX_FFN, NULL, 0, VP_F_MOE_FFN, NULL, false },
+	{ "shared_experts", K_U64, 0, MAX_HEADS, NULL, 0, -1, NULL, false },
+	{ "shared_ffn", K_U64, 0, MAX_FFN, NULL, 0, -1, NULL, false },
+};
+
+static const struct key train_keys[] = {
+	{ "micro_batch", K_U64, 1, MAX_BATCH, NULL, 0, -1, NULL, false },
+	{ "seq", K_U64, 1, MAX_SEQ, NULL, 0, VP_F_TRAIN_SEQ, NULL, false },
+	{ "precision", K_ENUM, 0, 0, vp_prec_names, VP_PREC_COUNT, -1, NULL,
+	    false },
+	{ "optimizer", K_ENUM, 0, 0, vp_opt_names, VP_OPT_COUNT, -1, NULL,
+	    false },
+};
+
+/* A checked value, as read from one key. */
+union val {
+	const char *s;
+	uint64_t u;
+	double d;
+	bool b;
+	int e;
+	const struct ynode *map;
+};
+
+/*
+ * Walk a strict mapping: unknown and duplicate keys are errors; each known
+ * key is type-checked and handed to set().  Returns the number of errors.
+ */
+typedef void (*setter)(struct vp_model *m, const char *key, union val v);
+
+static size_t
+read_map(const struct ynode *map, const char *file, const char *what,
+    const struct key *keys, size_t nkeys, struct vp_model *m, setter set,
+    struct vp_diags *d)
+{
+	const char *names[32];
+	int seen[32];
+	size_t i, k, before = vp_diags_count(d, VP_ERROR);
+
+	for (k = 0; k < nkeys; k++) {
+		names[k] = keys[k].name;
+		seen[k] = 0;
+	}
+	for (i = 0; i + 1 < map->nkids; i += 2) {
+		const struct ynode *kn = map->kids[i], *vn = map->kids[i + 1];
+		const struct key *ky = NULL;
+		union val v;
+		int rc = 0;
+
+		if (kn->kind != YN_SCALAR) {
+			vp_diag_add(d, file, kn->pos, VP_ERROR,
+			    "key must be a plain name, not %s",
+			    ynode_kind_name(kn));
+			continue;
+		}
+		for (k = 0; k < nkeys; k++)
+			if (strcmp(kn->str, keys[k].name) == 0) {
+				ky = &keys[k];
+				break;
+			}
+		if (ky == NULL) {
+			const char *near = vp_closest(kn->str, names, nkeys);
+
+			if (near)
+				vp_diag_add(d, file, kn->pos, VP_ERROR,
+				    "unknown key '%.64s' in %s; did you mean "
+				    "'%s'?", kn->str, what, near);
+			else
+				vp_diag_add(d, file, kn->pos, VP_ERROR,
+				    "unknown key '%.64s' in %s", kn->str, what);
+			continue;
+		}
+		if (seen[k]++) {
+			vp_diag_add(d, file, kn->pos, VP_ERROR,
+			    "duplicate key '%s' in %s", ky->name, what);
+			continue;
+		}
+		if (ky->field >= 0)
+			m->where[ky->field] = vn->pos;
+		switch (ky->type) {
+		case K_STR:
+			rc = ynode_string(vn, file, ky->name, &v.s, d);
+			break;
+		case K_U64:
+			rc = ynode_u64(vn, file, ky->name, ky->min, ky->max,
+			    &v.u, d);
+			break;
+		case K_DBL:
+			rc = ynode_double(vn, file, ky->name, 0.0, 0.99, &v.d,
+			    d);
+			break;
+		case K_BOOL:
+			rc = ynode_bool(vn, file, ky->name, &v.b, d);
+			break;
+		case K_ENUM:
+			rc = ynode_enum(vn, file, ky->name, ky->names,
+			    ky->nnames, &v.e, d);
+			break;
+		case K_MAP:
+			rc = ynode_want(vn, YN_MAP, file, ky->name, d);
+			v.map = vn;
+			break;
+		}
+		if (rc == 0)
+			set(m, ky->name, v);
+	}
+	for (k = 0; k < nkeys; k++)
+		if (keys[k].required && !seen[k])
+			vp_diag_add(d, file, map->pos, VP_ERROR,
+			    "missing required key '%s' in %s (%s)",
+			    keys[k].name, what, keys[k].hint);
+	return vp_diags_count(d, VP_ERROR) - before;
+}
+
+static void
+set_moe(struct vp_model *m, const char *k, union val v)
+{
+	if (!strcmp(k, "experts")) m->moe.experts = (uint32_t)v.u;
+	else if (!strcmp(k, "top_k")) m->moe.top_k = (uint32_t)v.u;
+	else if (!strcmp(k, "ffn")) m->moe.ffn = v.u;
+	else if (!strcmp(k, "shared_experts")) m->moe.shared_experts = (uint32_t)v.u;
+	else if (!strcmp(k, "shared_ffn")) m->moe.shared_ffn = v.u;
+}
+
+static void
+set_train(struct vp_model *m, const char *k, union val v)
+{
+	if (!strcmp(k, "micro_batch")) m->train.micro_batch = v.u;
+	else if (!strcmp(k, "seq")) m->train.seq = v.u;
+	else if (!strcmp(k, "precision")) m->train.precision = v.e;
+	else if (!strcmp(k, "optimizer")) m->train.optimizer = v.e;
+}
+
+/* Nested maps are read after the top level, with their own key tables. */
+static const struct ynode *pending_moe, *pending_train;
+static int bad_arch;
+
+static void
+set_top(struct vp_model *m, const char *k, union val v)
+{
+	if (!strcmp(k, "name")) { free(m->name); m->name = xstrdup(v.s); }
+	else if (!strcmp(k, "architecture")) {
+		if (v.e >= VP_ARCH_COUNT)
+			bad_arch = v.e;
+		else
+			m->arch = (enum vp_arch)v.e;
+	}
+	else if (!strcmp(k, "layers")) m->layers = v.u;
+	else if (!strcmp(k, "hidden")) m->hidden = v.u;
+	else if (!strcmp(k, "heads")) m->heads = v.u;
+	else if (!strcmp(k, "kv_heads")) m->kv_heads = v.u;
+	else if (!strcmp(k, "head_dim")) m->head_dim = v.u;
+	else if (!strcmp(k, "ffn")) m->ffn = v.u;
+	else if (!strcmp(k, "activation")) m->act = (enum vp_act)v.e;
+	else if (!strcmp(k, "norm")) m->norm = (enum vp_norm)v.e;
+	else if (!strcmp(k, "bias")) m->bias = v.b;
+	else if (!strcmp(k, "qkv_bias")) m->qkv_bias = v.b;
+	else if (!strcmp(k, "post_norms")) m->post_norms = v.b;
+	else if (!strcmp(k, "vocab")) m->vocab = v.u;
+	else if (!strcmp(k, "tie_embeddings")) m->tie_embeddings = v.b;
+	else if (!strcmp(k, "position")) m->pos = (enum vp_pos)v.e;
+	else if (!strcmp(k, "max_seq")) m->max_seq = v.u;
+	else if (!strcmp(k, "type_vocab")) m->type_vocab = v.u;
+	else if (!strcmp(k, "dropout")) m->dropout = v.d;
+	else if (!strcmp(k, "implementation")) m->impl = (enum vp_impl)v.e;
+	else if (!strcmp(k, "moe")) pending_moe = v.map;
+	else if (!strcmp(k, "training")) pending_train = v.map;
+}
+
+static int
+read_own(const struct ynode *root, const char *file, struct vp_model *m,
+    struct vp_diags *d)
+{
+	size_t nerr;
+
+	pending_moe = pending_train = NULL;
+	bad_arch = 0;
+	nerr = read_map(root, file, "the model", top_keys,
+	    VP_NELEM(top_keys), m, set_top, d);
+	if (bad_arch)
+		vp_diag_add(d, file, ynode_get(root, "architecture")->pos,
+		    VP_ERROR, "architecture '%s' is not supported yet; use "
+		    "decoder or encoder", arch_all[bad_arch]);
+	if (pending_moe != NULL) {
+		m->has_moe = true;
+		nerr += read_map(pending_moe, file, "'moe'", moe_keys,
+		    VP_NELEM(moe_keys), m, set_moe, d);
+	}
+	if (pending_train != NULL)
+		nerr += read_map(pending_train, file, "'training'", train_keys,
+		    VP_NELEM(train_keys), m, set_train, d);
+	return nerr || bad_arch ? -1 : 0;
+}
+
+/* ---- Hugging Face config.json ---------------------------------------- */
+
+struct hf_family {
+	const char *model_type;
+	enum vp_arch arch;
+	enum vp_norm norm;
+	enum vp_pos pos;
+	enum vp_act act;	/* the activation its MLP applies */
+	bool bias, qkv_bias, post_norms, tie_default;
+};
+
+/* Per model_type: what the config does not say but the code does. */
+static const struct hf_family hf_families[] = {
+	{ "llama", VP_ARCH_DECODER, VP_NORM_RMSNORM, VP_POS_ROPE, VP_ACT_SWIGLU, false, false, false, false },
+	{ "mistral", VP_ARCH_DECODER, VP_NORM_RMSNORM, VP_POS_ROPE, VP_ACT_SWIGLU, false, false, false, false },
+	{ "mixtral", VP_ARCH_DECODER, VP_NORM_RMSNORM, VP_POS_ROPE, VP_ACT_SWIGLU, false, false, false, false },
+	{ "qwen2", VP_ARCH_DECODER, VP_NORM_RMSNORM, VP_POS_ROPE, VP_ACT_SWIGLU, false, true, false, false },
+	{ "qwen2_moe", VP_ARCH_DECODER, VP_NORM_RMSNORM, VP_POS_ROPE, VP_ACT_SWIGLU, false, true, false, false },
+	{ "qwen3", VP_ARCH_DECODER, VP_NORM_RMSNORM, VP_POS_ROPE, VP_ACT_SWIGLU, false, false, false, false },
+	{ "phi3", VP_ARCH_DECODER, VP_NORM_RMSNORM, VP_POS_ROPE, VP_ACT_SWIGLU, false, false, false, false },
+	{ "gemma", VP_ARCH_DECODER, VP_NORM_RMSNORM, VP_POS_ROPE, VP_ACT_GEGLU, false, false, false, true },
+	{ "gemma2", VP_ARCH_DECODER, VP_NORM_RMSNORM, VP_POS_ROPE, VP_ACT_GEGLU, false, false, true, true },
+	{ "gpt2", VP_ARCH_DECODER, VP_NORM_LAYERNORM, VP_POS_LEARNED, VP_ACT_GELU_NEW, true, true, false, true },
+	{ "bert", VP_ARCH_ENCODER, VP_NORM_LAYERNORM, VP_POS_LEARNED, VP_ACT_GELU, true, true, false, true },
+	{ "roberta", VP_ARCH_ENCODER, VP_NORM_LAYERNORM, VP_POS_LEARNED, VP_ACT_GELU, true, true, false, true },
+};
+
+/* A config key read as an integer / number / bool, when present. */
+static int
+hf_u64(const struct ynode *root, const char *file, const char *key,
+    uint64_t min, uint64_t max, uint64_t *out, int field, struct vp_model *m,
+    struct vp_diags *d)
+{
+	const struct ynode *n = ynode_get(root, key);
+
+	if (n == NULL || ynode_is_null(n))
+		return 0;
+	if (field >= 0)
+		m->where[field] = n->pos;
+	return ynode_u64(n, file, key, min, max, out, d) == 0 ? 1 : -1;
+}
+
+static int
+hf_bool(const struct ynode *root, const char *file, const char *key,
+    bool *out, struct vp_diags *d)
+{
+	const struct ynode *n = ynode_get(root, key);
+
+	if (n == NULL || ynode_is_null(n))
+		return 0;
+	return ynode_bool(n, file, key, out, d) == 0 ? 1 : -1;
+}
+
+static int
+read_hf(const struct ynode *root, const char *file, struct vp_model *m,
+    struct vp_diags *d)
+{
+	static const struct hf_family generic = { "", VP_ARCH_DECODER,
+	    VP_NORM_RMSNORM, VP_POS_ROPE, VP_ACT_SWIGLU, false, false, false,
+	    false };
+	const struct hf_family *fam = &generic;
+	const struct ynode *mt = ynode_get(root, "model_type"), *n;
+	const char *type = "", *s;
+	size_t i, before = vp_diags_count(d, VP_ERROR);
+	uint64_t v;
+	bool b;
+
+	if (mt != NULL && ynode_string(mt, file, "model_type", &type, d) != 0)
+		return -1;
+	for (i = 0; i < VP_NELEM(hf_families); i++)
+		if (strcmp(type, hf_families[i].model_type) == 0)
+			fam = &hf_families[i];
+	if (fam == &generic)
+		vp_diag_add(d, file, mt ? mt->pos : root->pos, VP_WARNING,
+		    "model_type '%s' is not known; reading it as a "
+		    "Llama-style decoder", type);
+	m->arch = fam->arch;
+	m->norm = fam->norm;
+	m->pos = fam->pos;
+	m->act = fam->act;
+	m->bias = fam->bias;
+	m->qkv_bias = fam->qkv_bias;
+	m->post_norms = fam->post_norms;
+	m->tie_embeddings = fam->tie_default;
+	m->name = xstrdup(type[0] ? type : "hf-model");
+	if ((n = ynode_get(root, "_name_or_path")) != NULL &&
+	    n->kind == YN_SCALAR && n->str[0])
+		{ free(m->name); m->name = xstrdup(n->str); }
+
+	/* GPT-2 spells its keys n_*; everyone else uses the long names. */
+	hf_u64(root, file, "hidden_size", 1, MAX_HIDDEN, &m->hidden, VP_F_HIDDEN, m, d);
+	hf_u64(root, file, "n_embd", 1, MAX_HIDDEN, &m->hidden, VP_F_HIDDEN, m, d);
+	hf_u64(root, file, "num_hidden_layers", 1, MAX_LAYERS, &m->layers, VP_F_LAYERS, m, d);
+	hf_u64(root, file, "n_layer", 1, MAX_LAYERS, &m->layers, VP_F_LAYERS, m, d);
+	hf_u64(root, file, "num_attention_heads", 1, MAX_HEADS, &m->heads, VP_F_HEADS, m, d);
+	hf_u64(root, file, "n_head", 1, MAX_HEADS, &m->heads, VP_F_HEADS, m, d);
+	hf_u64(root, file, "num_key_value_heads", 1, MAX_HEADS, &m->kv_heads, VP_F_KV_HEADS, m, d);
+	hf_u64(root, file, "head_dim", 1, MAX_HEADS, &m->head_dim, VP_F_HEAD_DIM, m, d);
+	hf_u64(root, file, "intermediate_size", 1, MAX_FFN, &m->ffn, VP_F_FFN, m, d);
+	hf_u64(root, file, "n_inner", 1, MAX_FFN, &m->ffn, VP_F_FFN, m, d);
+	hf_u64(root, file, "vocab_size", 1, MAX_VOCAB, &m->vocab, VP_F_VOCAB, m, d);
+	hf_u64(root, file, "max_position_embeddings", 1, MAX_SEQ, &m->max_seq, VP_F_MAX_SEQ, m, d);
+	hf_u64(root, file, "n_positions", 1, MAX_SEQ, &m->max_seq, VP_F_MAX_SEQ, m, d);
+	hf_u64(root, file, "type_vocab_size", 0, MAX_HEADS, &m->type_vocab, -1, m, d);
+	hf_bool(root, file, "tie_word_embeddings", &m->tie_embeddings, d);
+	if (hf_bool(root, file, "attention_bias", &b, d) > 0)
+		m->qkv_bias = b, m->bias = b;
+	if (m->ffn == 0 && m->hidden != 0 && strcmp(type, "gpt2") == 0)
+		m->ffn = 4 * m->hidden;		/* n_inner: null */
+
+	/* Activation: silu in a gated MLP is SwiGLU; gelu variants GeGLU. */
+	n = ynode_get(root, "hidden_act");
+	if (n == NULL)
+		n = ynode_get(root, "hidden_activation");
+	if (n == NULL)
+		n = ynode_get(root, "activation_function");
+	if (n != NULL && n->kind == YN_SCALAR && !ynode_is_null(n)) {
+		s = n->str;
+		if (!strcmp(s, "relu"))
+			m->act = VP_ACT_RELU;
+		else if (vp_act_gated(fam->act))
+			m->act = strncmp(s, "gelu", 4) == 0 ? VP_ACT_GEGLU :
+			    VP_ACT_SWIGLU;
+		else if (!strcmp(s, "gelu_new"))
+			m->act = VP_ACT_GELU_NEW;
+		else if (!strcmp(s, "gelu_pytorch_tanh"))
+			m->act = VP_ACT_GELU_TANH;
+		else if (!strcmp(s, "gelu"))
+			m->act = VP_ACT_GELU;
+		else
+			vp_diag_add(d, file, n->pos, VP_WARNING,
+			    "activation '%s' is not modelled; reading it as "
+			    "'%s'", s, vp_act_names[m->act]);
+	}
+	/* Dropout: the residual/hidden probability the model trains with. */
+	{
+		static const char *const dk[] = { "hidden_dropout_prob",
+		    "resid_pdrop", "attention_dropout", "dropout" };
+		for (i = 0; i < VP_NELEM(dk); i++) {
+			n = ynode_get(root, dk[i]);
+			if (n != NULL && !ynode_is_null(n)) {
+				if (ynode_double(n, file, dk[i], 0, 0.99,
+				    &m->dropout, d) != 0)
+					break;
+				if (m->dropout > 0)
+					break;
+			}
+		}
+	}
+	/* Mixture of experts. */
+	v = 0;
+	if (hf_u64(root, file, "num_local_experts", 1, MAX_HEADS, &v, VP_F_MOE_EXPERTS, m, d) <= 0)
+		hf_u64(root, file, "num_experts", 1, MAX_HEADS, &v, VP_F_MOE_EXPERTS, m, d);
+	if (v > 0) {
+		uint64_t k = 0, sh = 0;
+
+		m->has_moe = true;
+		m->moe.experts = (uint32_t)v;
+		hf_u64(root, file, "num_experts_per_tok", 1, MAX_HEADS, &k, VP_F_MOE_TOP_K, m, d);
+		m->moe.top_k = (uint32_t)(k ? k : 1);
+		hf_u64(root, file, "moe_intermediate_size", 1, MAX_FFN, &m->moe.ffn, VP_F_MOE_FFN, m, d);
+		if (hf_u64(root, file, "shared_expert_intermediate_size", 1, MAX_FFN, &sh, -1, m, d) > 0) {
+			m->moe.shared_experts = 1;
+			m->moe.shared_ffn = sh;
+		}
+	}
+	{
+		static const struct { const char *key; int field; const char *hint; } req[] = {
+			{ "hidden_size", VP_F_HIDDEN, "the model width" },
+			{ "num_hidden_layers", VP_F_LAYERS, "the number of layers" },
+			{ "num_attention_heads", VP_F_HEADS, "the number of attention heads" },
+			{ "intermediate_size", VP_F_FFN, "the MLP size" },
+			{ "vocab_size", VP_F_VOCAB, "the vocabulary size" },
+		};
+		uint64_t *vals[] = { &m->hidden, &m->layers, &m->heads, &m->ffn,
+		    &m->vocab };
+		for (i = 0; i < VP_NELEM(req); i++)
+			if (*vals[i] == 0 && vp_diags_count(d, VP_ERROR) == before)
+				vp_diag_add(d, file, root->pos, VP_ERROR,
+				    "missing required key '%s' in the config "
+				    "(%s)", req[i].key, req[i].hint);
+	}
+	return vp_diags_count(d, VP_ERROR) == before ? 0 : -1;
+}
+
+static bool
+looks_like_hf(const struct ynode *root)
+{
+	return ynode_get(root, "model_type") != NULL ||
+	    ynode_get(root, "architectures") != NULL ||
+	    ynode_get(root, "hidden_size") != NULL ||
+	    ynode_get(root, "n_embd") != NULL;
+}
+
+int
+vp_model_from_doc(const struct ydoc *doc, struct vp_model *m,
+    struct vp_diags *d)
+{
+	const struct ynode *root = ydoc_root(doc);
+	const char *file = ydoc_name(doc);
+	int rc;
+
+	vp_model_init(m);
+	m->file = xstrdup(file);
+	if (root == NULL || ynode_is_null(root)) {
+		vp_diag_add(d, file, (struct vp_srcpos){ 1, 1 }, VP_ERROR,
+		    "empty model file; expected a mapping with 'name', "
+		    "'layers', 'hidden', 'heads', 'ffn' and 'vocab'");
+		return -1;
+	}
+	if (root->kind != YN_MAP) {
+		vp_diag_add(d, file, root->pos, VP_ERROR,
+		    "a model file must be a mapping of keys, not %s",
+		    ynode_kind_name(root));
+		return -1;
+	}
+	rc = looks_like_hf(root) ? read_hf(root, file, m, d) :
+	    read_own(root, file, m, d);
+	if (rc != 0)
+		return -1;
+	return vp_model_validate(m, d);
+}
+
+int
+vp_model_load(const char *path, struct vp_model *m, struct vp_diags *d)
+{
+	struct ydoc *doc = ydoc_load(path, d);
+	int rc;
+
+	if (doc == NULL) {
+		vp_model_init(m);
+		return -1;
+	}
+	rc = vp_model_from_doc(doc, m, d);
+	ydoc_free(doc);
+	return rc;
+}

@@ -1,0 +1,163 @@
+/* plan.c — option tables and plan defaults (see plan.h). */
+#include "plan.h"
+
+#include <string.h>
+
+#define X(e, s) s,
+const char *const vp_prec_names[VP_PREC_COUNT] = { VP_PREC_LIST(X) };
+const char *const vp_opt_names[VP_OPT_COUNT] = { VP_OPT_LIST(X) };
+const char *const vp_recomp_names[VP_RECOMP_COUNT] = { VP_RECOMP_LIST(X) };
+const char *const vp_attn_names[VP_ATTN_COUNT] = { VP_ATTN_LIST(X) };
+const char *const vp_device_names[VP_DEVICE_COUNT] = { VP_DEVICE_LIST(X) };
+#undef X
+
+const unsigned vp_dtype_bytes[VP_DTYPE_COUNT] = { 4, 2, 2, 8, 1 };
+const char *const vp_dtype_names[VP_DTYPE_COUNT] = { "fp32", "bf16", "fp16",
+	"int64", "bool" };
+
+/*                         weight    grad     compute  autocast master state */
+const struct vp_prec_info vp_prec_info[VP_PREC_COUNT] = {
+	[VP_PREC_FP32]        = { VP_FP32, VP_FP32, VP_FP32, false, false, VP_FP32 },
+	[VP_PREC_FP16_MIXED]  = { VP_FP32, VP_FP32, VP_FP16, true,  false, VP_FP32 },
+	[VP_PREC_BF16_MIXED]  = { VP_FP32, VP_FP32, VP_BF16, true,  false, VP_FP32 },
+	[VP_PREC_FP16]        = { VP_FP16, VP_FP16, VP_FP16, false, false, VP_FP16 },
+	[VP_PREC_BF16]        = { VP_BF16, VP_BF16, VP_BF16, false, false, VP_BF16 },
+	[VP_PREC_FP16_MASTER] = { VP_FP16, VP_FP16, VP_FP16, false, true,  VP_FP32 },
+	[VP_PREC_BF16_MASTER] = { VP_BF16, VP_BF16, VP_BF16, false, true,  VP_FP32 },
+};
+
+/*
+ * Optimizer state bytes per parameter at fp32 (torch.optim and
+ * bitsandbytes): SGD none; momentum one buffer; Adam/AdamW exp_avg and
+ * exp_avg_sq; 8-bit AdamW two 1-byte states (their block constants are
+ * small: one fp32 absmax per 2048 values); Lion one momentum.  Adafactor
+ * keeps factored row and column second moments for matrices: about 0
+ * bytes per parameter of a large matrix; we count the momentum-free
+ * default as 0 plus the factors (negligible at this resolution).
+ */
+const struct vp_opt_info vp_opt_info[VP_OPT_COUNT] = {
+	[VP_OPT_SGD]          = { 0, 0, "no state" },
+	[VP_OPT_SGD_MOMENTUM] = { 4, 1, "momentum buffer" },
+	[VP_OPT_ADAM]         = { 8, 2, "exp_avg + exp_avg_sq" },
+	[VP_OPT_ADAMW]        = { 8, 2, "exp_avg + exp_avg_sq" },
+	[VP_OPT_ADAMW_8BIT]   = { 2, 2, "8-bit exp_avg + exp_avg_sq" },
+	[VP_OPT_ADAFACTOR]    = { 0, 0, "factored second moments" },
+	[VP_OPT_LION]         = { 4, 1, "momentum" },
+};
+
+void
+vp_plan_defaults(struct vp_plan *p, const struct vp_model *m)
+{
+	memset(p, 0, sizeof *p);
+	p->precision = VP_PREC_BF16_MIXED;
+	p->optimizer = VP_OPT_ADAMW;
+	p->micro_batch = 1;
+	p->seq = 2048;
+	if (m->max_seq && m->max_seq < p->seq)
+		p->seq = m->max_seq;
+	p->grad_accum = 1;
+	p->recompute = VP_RECOMP_NONE;
+	p->attention = VP_ATTN_SDPA;
+	p->dropout = -1;
+	p->tp = p->pp = 1;
+	p->dp = 0;
+	p->device = VP_DEVICE_CUDA;
+	if (m->train.micro_batch)
+		p->micro_batch = m->train.micro_batch;
+	if (m->train.seq)
+		p->seq = m->train.seq;
+	if (m->train.precision >= 0)
+		p->precision = (enum vp_precision)m->train.precision;
+	if (m->train.optimizer >= 0)
+		p->optimizer = (enum vp_optimizer)m->train.optimizer;
+}
+
+double
+vp_plan_dropout(const struct vp_plan *p, const struct vp_model *m)
+{
+	return p->dropout >= 0 ? p->dropout : m->dropout;
+}
+
+unsigned
+vp_plan_dp(const struct vp_plan *p, unsigned world)
+{
+	unsigned mp = (p->tp ? p->tp : 1) * (p->pp ? p->pp : 1);
+
+	if (world % mp != 0)
+		return 0;
+	return world / mp;
+}
+
+static void
+nearest(uint64_t n, uint64_t v, uint64_t *lo, uint64_t *hi)
+{
+	uint64_t i;
+
+	*lo = *hi = 0;
+	for (i = v; i >= 1; i--)
+		if (n % i == 0) {
+			*lo = i;
+			break;
+		}
+	for (i = v; i <= n; i++)
+		if (n % i == 0) {
+			*hi = i;
+			break;
+		}
+}
+
+static void
+bad_divisor(struct vp_diags *d, const char *flag, uint64_t v,
+    const char *what, uint64_t n)
+{
+	uint64_t lo, hi;
+
+	nearest(n, v, &lo, &hi);
+	vp_diag_add(d, NULL, (struct vp_srcpos){ 0, 0 }, VP_ERROR,
+	    "%s %llu does not divide %s (%llu); nearest valid: %llu%s%.0llu",
+	    flag, (unsigned long long)v, what, (unsigned long long)n,
+	    (unsigned long long)lo, hi && hi != lo ? " or " : "",
+	    (unsigned long long)(hi && hi != lo ? hi : 0));
+}
+
+int
+vp_plan_check(const struct vp_plan *p, const struct vp_model *m,
+    unsigned world, struct vp_diags *d)
+{
+	size_t before = vp_diags_count(d, VP_ERROR);
+	unsigned tp = p->tp ? p->tp : 1, pp = p->pp ? p->pp : 1;
+
+	if (m->heads % tp != 0)
+		bad_divisor(d, "--tp", tp, "the attention heads", m->heads);
+	else if (m->kv_heads % tp != 0 && tp % m->kv_heads != 0)
+		bad_divisor(d, "--tp", tp, "the key/value heads", m->kv_heads);
+	if (m->ffn % tp != 0)
+		bad_divisor(d, "--tp", tp, "the MLP size", m->ffn);
+	if (pp > m->layers)
+		vp_diag_add(d, NULL, (struct vp_srcpos){ 0, 0 }, VP_ERROR,
+		    "--pp %u is deeper than the model's %llu layers", pp,
+		    (unsigned long long)m->layers);
+	if (m->pos == VP_POS_LEARNED && m->max_seq && p->seq > m->max_seq)
+		vp_diag_add(d, NULL, (struct vp_srcpos){ 0, 0 }, VP_ERROR,
+		    "--seq %llu is longer than the %llu positions the model "
+		    "has learned", (unsigned long long)p->seq,
+		    (unsigned long long)m->max_seq);
+	if (p->seq < 2 && m->arch == VP_ARCH_DECODER)
+		vp_diag_add(d, NULL, (struct vp_srcpos){ 0, 0 }, VP_ERROR,
+		    "--seq must be at least 2 for a causal language model "
+		    "(the loss shifts by one token)");
+	if (world > 0) {
+		unsigned mp = tp * pp;
+
+		if (world % mp != 0)
+			vp_diag_add(d, NULL, (struct vp_srcpos){ 0, 0 },
+			    VP_ERROR, "%u GPUs cannot be split into --tp %u x "
+			    "--pp %u (%u GPUs per replica)", world, tp, pp, mp);
+		else if (p->dp && p->dp * mp != world)
+			vp_diag_add(d, NULL, (struct vp_srcpos){ 0, 0 },
+			    VP_ERROR, "--dp %u x --tp %u x --pp %u is %u GPUs, "
+			    "but --gpus gives %u", p->dp, tp, pp, p->dp * mp,
+			    world);
+	}
+	return vp_diags_count(d, VP_ERROR) == before ? 0 : -1;
+}

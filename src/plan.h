@@ -1,0 +1,103 @@
+/*
+ * plan.h — a training plan: precision, optimizer, batch shape, recompute,
+ * attention kernel, sharding and parallel degrees, target device kind.
+ *
+ * The option names here are the CLI's and the model file's; the tables are
+ * the single place each name is spelt.  Pure.
+ */
+#ifndef VP_PLAN_H
+#define VP_PLAN_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "model.h"
+
+/*
+ * Precisions.  *-mixed = torch.autocast: fp32 weights, gradients and
+ * optimizer states, low-precision copies for the ops on autocast's list.
+ * fp16 / bf16 = the whole model cast to 16 bit (states in 16 bit too).
+ * *-master = Megatron/DeepSpeed style: 16-bit weights and gradients, an
+ * fp32 master copy of the weights and fp32 gradient accumulation.
+ */
+#define VP_PREC_LIST(X) \
+	X(FP32, "fp32") X(FP16_MIXED, "fp16-mixed") X(BF16_MIXED, "bf16-mixed") \
+	X(FP16, "fp16") X(BF16, "bf16") X(FP16_MASTER, "fp16-master") \
+	X(BF16_MASTER, "bf16-master")
+#define VP_OPT_LIST(X) \
+	X(SGD, "sgd") X(SGD_MOMENTUM, "sgd-momentum") X(ADAM, "adam") \
+	X(ADAMW, "adamw") X(ADAMW_8BIT, "adamw-8bit") X(ADAFACTOR, "adafactor") \
+	X(LION, "lion")
+#define VP_RECOMP_LIST(X) X(NONE, "none") X(SELECTIVE, "selective") X(FULL, "full")
+#define VP_ATTN_LIST(X) X(EAGER, "eager") X(SDPA, "sdpa") X(FLASH, "flash")
+#define VP_DEVICE_LIST(X) X(CUDA, "cuda") X(CPU, "cpu")
+
+#define X(e, s) VP_PREC_##e,
+enum vp_precision { VP_PREC_LIST(X) VP_PREC_COUNT };
+#undef X
+#define X(e, s) VP_OPT_##e,
+enum vp_optimizer { VP_OPT_LIST(X) VP_OPT_COUNT };
+#undef X
+#define X(e, s) VP_RECOMP_##e,
+enum vp_recompute { VP_RECOMP_LIST(X) VP_RECOMP_COUNT };
+#undef X
+#define X(e, s) VP_ATTN_##e,
+enum vp_attention { VP_ATTN_LIST(X) VP_ATTN_COUNT };
+#undef X
+#define X(e, s) VP_DEVICE_##e,
+enum vp_device { VP_DEVICE_LIST(X) VP_DEVICE_COUNT };
+#undef X
+
+extern const char *const vp_prec_names[VP_PREC_COUNT];
+extern const char *const vp_opt_names[VP_OPT_COUNT];
+extern const char *const vp_recomp_names[VP_RECOMP_COUNT];
+extern const char *const vp_attn_names[VP_ATTN_COUNT];
+extern const char *const vp_device_names[VP_DEVICE_COUNT];
+
+/* Element sizes in bytes. */
+enum vp_dtype { VP_FP32, VP_BF16, VP_FP16, VP_INT64, VP_BOOL, VP_DTYPE_COUNT };
+extern const unsigned vp_dtype_bytes[VP_DTYPE_COUNT];
+extern const char *const vp_dtype_names[VP_DTYPE_COUNT];
+
+struct vp_prec_info {
+	enum vp_dtype weight;	/* storage dtype of the weights */
+	enum vp_dtype grad;	/* dtype of .grad */
+	enum vp_dtype compute;	/* dtype of the matmul inputs/outputs */
+	bool autocast;		/* torch.autocast semantics */
+	bool master;		/* separate fp32 master weights */
+	enum vp_dtype state;	/* optimizer state dtype */
+};
+extern const struct vp_prec_info vp_prec_info[VP_PREC_COUNT];
+
+struct vp_opt_info {
+	unsigned state_bytes_per_param;	/* at the state dtype of fp32 */
+	unsigned nstates;		/* full-size state tensors */
+	const char *what;
+};
+extern const struct vp_opt_info vp_opt_info[VP_OPT_COUNT];
+
+struct vp_plan {
+	enum vp_precision precision;
+	enum vp_optimizer optimizer;
+	uint64_t micro_batch;
+	uint64_t seq;
+	uint64_t grad_accum;
+	enum vp_recompute recompute;
+	enum vp_attention attention;
+	double dropout;		/* < 0: the model's */
+	unsigned zero;		/* ZeRO stage 0..3 */
+	unsigned tp, pp, dp;	/* parallel degrees; 0 = derive */
+	enum vp_device device;
+	bool fused_optimizer;	/* fused kernels (no foreach temporaries) */
+};
+
+/* Defaults, then the model file's training block; CLI flags go on top. */
+void vp_plan_defaults(struct vp_plan *p, const struct vp_model *m);
+double vp_plan_dropout(const struct vp_plan *p, const struct vp_model *m);
+/* Data-parallel degree for a world size; 0 when the degrees do not divide. */
+unsigned vp_plan_dp(const struct vp_plan *p, unsigned world);
+/* Check the plan against the model; errors name the flag. */
+int vp_plan_check(const struct vp_plan *p, const struct vp_model *m,
+    unsigned world, struct vp_diags *d);
+
+#endif

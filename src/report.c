@@ -1,0 +1,357 @@
+/* report.c — text, JSON and CSV renderings of an estimate (see report.h). */
+#include "report.h"
+
+#include <math.h>
+#include <string.h>
+
+#define C_RESET "\033[0m"
+#define C_BOLD "\033[1m"
+#define C_GREEN "\033[32m"
+#define C_RED "\033[31m"
+#define C_YELLOW "\033[33m"
+#define C_DIM "\033[2m"
+
+static const char *
+col(const struct vp_report *r, const char *c)
+{
+	return r->color ? c : "";
+}
+
+int
+vp_report_rows(const struct vp_report *r, struct vp_row *rows)
+{
+	const struct vp_mem *m = r->mem;
+	int n = 0;
+
+	rows[n++] = (struct vp_row){ "weights", m->term[VP_CAT_WEIGHTS], false };
+	rows[n++] = (struct vp_row){ "master weights", m->term[VP_CAT_MASTER], false };
+	rows[n++] = (struct vp_row){ "gradients", m->term[VP_CAT_GRADS], false };
+	rows[n++] = (struct vp_row){ "optimizer states", m->term[VP_CAT_OPTIM], false };
+	rows[n++] = (struct vp_row){ "autocast weight cache", m->term[VP_CAT_CAST], false };
+	rows[n++] = (struct vp_row){ "activations", m->term[VP_CAT_ACT] +
+	    m->term[VP_CAT_INPUT], false };
+	rows[n++] = (struct vp_row){ "logits and loss", m->term[VP_CAT_LOGITS], false };
+	rows[n++] = (struct vp_row){ "transient buffers", m->term[VP_CAT_TRANSIENT], false };
+	rows[n++] = (struct vp_row){ "allocated peak", m->allocated_peak, true };
+	if (r->plan->device == VP_DEVICE_CUDA) {
+		rows[n++] = (struct vp_row){ "allocator rounding + fragmentation",
+		    m->frag_bytes, false };
+		rows[n++] = (struct vp_row){ "reserved peak", m->reserved_peak, true };
+		rows[n++] = (struct vp_row){ "CUDA context + kernels",
+		    m->context_bytes, false };
+		rows[n++] = (struct vp_row){ "cuBLAS workspaces",
+		    m->workspace_bytes, false };
+		if (m->nccl_bytes)
+			rows[n++] = (struct vp_row){ "NCCL buffers",
+			    m->nccl_bytes, false };
+		rows[n++] = (struct vp_row){ "device peak", m->device_peak, true };
+	}
+	return n;
+}
+
+void
+vp_report_bar(struct vp_buf *out, double frac, int width, bool unicode)
+{
+	static const char *const part[] = { "", "▏", "▎", "▍", "▌", "▋", "▊",
+	    "▉" };
+	double cells;
+	int full, eighths, i, used;
+
+	if (!(frac > 0))
+		frac = 0;
+	if (frac > 1)
+		frac = 1;
+	cells = frac * width;
+	full = (int)floor(cells);
+	eighths = (int)floor((cells - full) * 8);
+	if (!unicode) {
+		for (i = 0; i < width; i++)
+			vp_buf_add(out, i < (int)lround(cells) ? "#" : ".");
+		return;
+	}
+	for (i = 0; i < full; i++)
+		vp_buf_add(out, "█");
+	used = full;
+	if (eighths > 0 && used < width) {
+		vp_buf_add(out, part[eighths]);
+		used++;
+	}
+	for (; used < width; used++)
+		vp_buf_add(out, " ");
+}
+
+static void
+plan_line(const struct vp_report *r, struct vp_buf *o)
+{
+	const struct vp_plan *p = r->plan;
+
+	vp_buf_printf(o, "%s, %s, micro-batch %llu x seq %llu, grad-accum "
+	    "%llu, recompute %s, attention %s, dropout %.2g\n",
+	    vp_prec_names[p->precision], vp_opt_names[p->optimizer],
+	    (unsigned long long)p->micro_batch, (unsigned long long)p->seq,
+	    (unsigned long long)p->grad_accum, vp_recomp_names[p->recompute],
+	    vp_attn_names[p->attention], vp_plan_dropout(p, r->model));
+	vp_buf_printf(o, "%-11sZeRO %u, TP %u, PP %u, DP %u, device %s\n", "",
+	    p->zero, p->tp ? p->tp : 1, p->pp ? p->pp : 1, p->dp ? p->dp : 1,
+	    vp_device_names[p->device]);
+}
+
+void
+vp_report_text(const struct vp_report *r, struct vp_buf *o)
+{
+	const struct vp_model *m = r->model;
+	const struct vp_mem *mem = r->mem;
+	struct vp_param_count pc;
+	struct vp_row rows[VP_REPORT_MAXROWS];
+	char b1[32], b2[32], b3[32];
+	uint64_t scale;
+	int n, i;
+
+	vp_model_params(m, &pc);
+	vp_buf_printf(o, "%sModel%s      %s (%s, %llu layers, hidden %llu, "
+	    "%llu heads", col(r, C_BOLD), col(r, C_RESET), m->name,
+	    vp_arch_names[m->arch], (unsigned long long)m->layers,
+	    (unsigned long long)m->hidden, (unsigned long long)m->heads);
+	if (m->kv_heads != m->heads)
+		vp_buf_printf(o, " / %llu kv", (unsigned long long)m->kv_heads);
+	if (m->has_moe)
+		vp_buf_printf(o, ", %u experts top-%u", m->moe.experts,
+		    m->moe.top_k);
+	vp_buf_add(o, ")\n");
+	vp_buf_printf(o, "%sParameters%s %s total (%llu), %s trainable",
+	    col(r, C_BOLD), col(r, C_RESET),
+	    vp_fmt_count(b1, sizeof b1, pc.total),
+	    (unsigned long long)pc.total, vp_fmt_count(b2, sizeof b2, pc.total));
+	if (m->has_moe)
+		vp_buf_printf(o, ", %s active per token",
+		    vp_fmt_count(b1, sizeof b1, pc.active));
+	vp_buf_add(o, "\n");
+	vp_buf_printf(o, "%sPlan%s       ", col(r, C_BOLD), col(r, C_RESET));
+	plan_line(r, o);
+	if (r->gpus != NULL) {
+		const struct vp_gpu *g = r->gpus->gpu;
+
+		vp_buf_printf(o, "%sGPUs%s       %u x %s (%s, %.0f GB %s)",
+		    col(r, C_BOLD), col(r, C_RESET), r->gpus->count, g->id,
+		    g->name ? g->name : g->id, g->memory_gb,
+		    g->memory_type ? g->memory_type : "");
+		if (r->gpus->via_alias)
+			vp_buf_printf(o, "; '%s' taken as %s", r->gpus->typed,
+			    g->id);
+		vp_buf_add(o, "\n");
+	}
+	vp_buf_printf(o, "%sProfile%s    %s\n\n", col(r, C_BOLD),
+	    col(r, C_RESET), r->profile);
+
+	n = vp_report_rows(r, rows);
+	scale = r->gpus ? r->gpus->gpu->usable_bytes : mem->device_peak;
+	if (mem->device_peak > scale)
+		scale = mem->device_peak;
+	vp_buf_printf(o, "%sPer GPU%s%s\n", col(r, C_BOLD), col(r, C_RESET),
+	    r->gpus ? "  (bars: share of the card's usable memory)" :
+	    "  (bars: share of the device peak)");
+	for (i = 0; i < n; i++) {
+		if (rows[i].total) {
+			vp_buf_printf(o, "  %s%-36s %12s%s\n", col(r, C_BOLD),
+			    rows[i].label, vp_fmt_bytes(b1, sizeof b1,
+			    rows[i].bytes), col(r, C_RESET));
+			continue;
+		}
+		vp_buf_printf(o, "    %-34s %12s  ", rows[i].label,
+		    vp_fmt_bytes(b1, sizeof b1, rows[i].bytes));
+		vp_report_bar(o, scale ? (double)rows[i].bytes / (double)scale :
+		    0, 24, r->unicode);
+		vp_buf_add(o, "\n");
+	}
+	vp_buf_printf(o, "  peak during the %s", vp_phase_names[mem->peak_phase]);
+	if (mem->peak_layer)
+		vp_buf_printf(o, ", block %u", mem->peak_layer);
+	if (mem->peak_op)
+		vp_buf_printf(o, ", at '%s'", mem->peak_op);
+	vp_buf_add(o, "\n");
+
+	if (r->explain) {
+		vp_buf_printf(o, "\n%sLargest live tensors at the peak%s\n",
+		    col(r, C_BOLD), col(r, C_RESET));
+		for (i = 0; i < mem->ntop; i++) {
+			vp_buf_printf(o, "  %12s  %-36s", vp_fmt_bytes(b1,
+			    sizeof b1, mem->top[i].bytes), mem->top[i].name);
+			if (mem->top[i].count > 1)
+				vp_buf_printf(o, " x%u", mem->top[i].count);
+			vp_buf_printf(o, "  (%s)\n",
+			    vp_cat_names[mem->top[i].cat]);
+		}
+		vp_buf_add(o, "  Peak by phase:");
+		for (i = 0; i < VP_PHASE_COUNT; i++)
+			vp_buf_printf(o, "%s %s %s", i ? "," : "",
+			    vp_phase_names[i], vp_fmt_bytes(b1, sizeof b1,
+			    mem->phase_peak[i]));
+		vp_buf_add(o, "\n");
+	}
+
+	if (r->gpus != NULL) {
+		uint64_t cap = r->gpus->gpu->usable_bytes;
+
+		vp_buf_printf(o, "\n  %-36s %12s  (%s)\n", "capacity (usable)",
+		    vp_fmt_bytes(b1, sizeof b1, cap),
+		    r->gpus->gpu->usable_basis ? r->gpus->gpu->usable_basis :
+		    "catalog");
+		vp_buf_add(o, "  ");
+		vp_report_bar(o, (double)mem->device_peak / (double)cap, 50,
+		    r->unicode);
+		vp_buf_printf(o, " %.0f%%\n",
+		    100.0 * (double)mem->device_peak / (double)cap);
+		if (r->fits) {
+			uint64_t head = cap - mem->device_peak;
+			double share = (double)head / (double)cap;
+
+			vp_buf_printf(o, "\n%s%sFITS%s with %s headroom "
+			    "(%.1f%% of the card)\n", col(r, C_BOLD),
+			    col(r, share < 0.05 ? C_YELLOW : C_GREEN),
+			    col(r, C_RESET), vp_fmt_bytes(b1, sizeof b1, head),
+			    100.0 * share);
+		} else {
+			vp_buf_printf(o, "\n%s%sDOES NOT FIT%s: needs %s per GPU, "
+			    "%s more than the card's %s\n", col(r, C_BOLD),
+			    col(r, C_RED), col(r, C_RESET),
+			    vp_fmt_bytes(b1, sizeof b1, mem->device_peak),
+			    vp_fmt_bytes(b2, sizeof b2,
+			    mem->device_peak - cap),
+			    vp_fmt_bytes(b3, sizeof b3, cap));
+		}
+		if (r->max_micro_batch == 0)
+			vp_buf_printf(o, "Largest micro-batch that fits: none "
+			    "(not even 1 at seq %llu)\n",
+			    (unsigned long long)r->plan->seq);
+		else
+			vp_buf_printf(o, "Largest micro-batch that fits: %llu "
+			    "(at seq %llu)\n",
+			    (unsigned long long)r->max_micro_batch,
+			    (unsigned long long)r->plan->seq);
+	}
+}
+
+static void
+json_u64(struct vp_buf *o, const char *k, uint64_t v, bool comma)
+{
+	vp_buf_printf(o, "\"%s\": %llu%s", k, (unsigned long long)v,
+	    comma ? ", " : "");
+}
+
+void
+vp_report_json(const struct vp_report *r, struct vp_buf *o)
+{
+	const struct vp_model *m = r->model;
+	const struct vp_plan *p = r->plan;
+	const struct vp_mem *mem = r->mem;
+	struct vp_param_count pc;
+	int i;
+
+	vp_model_params(m, &pc);
+	vp_buf_add(o, "{\"model\": {\"name\": ");
+	vp_buf_json_str(o, m->name);
+	vp_buf_printf(o, ", \"architecture\": \"%s\", ", vp_arch_names[m->arch]);
+	json_u64(o, "layers", m->layers, true);
+	json_u64(o, "hidden", m->hidden, true);
+	json_u64(o, "params", pc.total, true);
+	json_u64(o, "trainable_params", pc.total, true);
+	json_u64(o, "active_params", pc.active, false);
+	vp_buf_printf(o, "},\n \"plan\": {\"precision\": \"%s\", "
+	    "\"optimizer\": \"%s\", ", vp_prec_names[p->precision],
+	    vp_opt_names[p->optimizer]);
+	json_u64(o, "micro_batch", p->micro_batch, true);
+	json_u64(o, "seq", p->seq, true);
+	json_u64(o, "grad_accum", p->grad_accum, true);
+	vp_buf_printf(o, "\"recompute\": \"%s\", \"attention\": \"%s\", "
+	    "\"dropout\": %g, ", vp_recomp_names[p->recompute],
+	    vp_attn_names[p->attention], vp_plan_dropout(p, m));
+	json_u64(o, "zero", p->zero, true);
+	json_u64(o, "tp", p->tp ? p->tp : 1, true);
+	json_u64(o, "pp", p->pp ? p->pp : 1, true);
+	json_u64(o, "dp", p->dp ? p->dp : 1, true);
+	vp_buf_printf(o, "\"device\": \"%s\"},\n", vp_device_names[p->device]);
+	if (r->gpus) {
+		vp_buf_add(o, " \"gpus\": {\"id\": ");
+		vp_buf_json_str(o, r->gpus->gpu->id);
+		vp_buf_printf(o, ", \"count\": %u, \"typed\": ", r->gpus->count);
+		vp_buf_json_str(o, r->gpus->typed);
+		vp_buf_add(o, "},\n");
+	} else {
+		vp_buf_add(o, " \"gpus\": null,\n");
+	}
+	vp_buf_add(o, " \"per_gpu\": {");
+	json_u64(o, "weights_bytes", mem->term[VP_CAT_WEIGHTS], true);
+	json_u64(o, "master_weights_bytes", mem->term[VP_CAT_MASTER], true);
+	json_u64(o, "gradients_bytes", mem->term[VP_CAT_GRADS], true);
+	json_u64(o, "optimizer_bytes", mem->term[VP_CAT_OPTIM], true);
+	json_u64(o, "autocast_cache_bytes", mem->term[VP_CAT_CAST], true);
+	json_u64(o, "activations_bytes", mem->term[VP_CAT_ACT] +
+	    mem->term[VP_CAT_INPUT], true);
+	json_u64(o, "logits_bytes", mem->term[VP_CAT_LOGITS], true);
+	json_u64(o, "buffers_bytes", mem->term[VP_CAT_TRANSIENT] +
+	    mem->term[VP_CAT_CAST], true);
+	json_u64(o, "transient_bytes", mem->term[VP_CAT_TRANSIENT], true);
+	json_u64(o, "overhead_bytes", mem->overhead_bytes, true);
+	json_u64(o, "fragmentation_bytes", mem->frag_bytes, true);
+	json_u64(o, "context_bytes", mem->context_bytes, true);
+	json_u64(o, "workspace_bytes", mem->workspace_bytes, true);
+	json_u64(o, "nccl_bytes", mem->nccl_bytes, true);
+	json_u64(o, "allocated_peak_bytes", mem->allocated_peak, true);
+	json_u64(o, "reserved_peak_bytes", mem->reserved_peak, true);
+	json_u64(o, "device_peak_bytes", mem->device_peak, true);
+	vp_buf_printf(o, "\"peak_phase\": \"%s\", ",
+	    vp_phase_names[mem->peak_phase]);
+	vp_buf_add(o, "\"peak_op\": ");
+	vp_buf_json_str(o, mem->peak_op ? mem->peak_op : "");
+	vp_buf_printf(o, ", \"peak_layer\": %u, ", mem->peak_layer);
+	vp_buf_add(o, "\"phase_peak_bytes\": {");
+	for (i = 0; i < VP_PHASE_COUNT; i++)
+		vp_buf_printf(o, "%s\"%s\": %llu", i ? ", " : "",
+		    vp_phase_names[i], (unsigned long long)mem->phase_peak[i]);
+	vp_buf_add(o, "}, ");
+	if (r->gpus)
+		json_u64(o, "capacity_bytes", r->gpus->gpu->usable_bytes, false);
+	else
+		vp_buf_add(o, "\"capacity_bytes\": null");
+	vp_buf_add(o, "},\n");
+	if (r->explain) {
+		vp_buf_add(o, " \"top_live\": [");
+		for (i = 0; i < mem->ntop; i++) {
+			vp_buf_printf(o, "%s{\"name\": ", i ? ", " : "");
+			vp_buf_json_str(o, mem->top[i].name);
+			vp_buf_printf(o, ", \"term\": \"%s\", \"count\": %u, "
+			    "\"bytes\": %llu}", vp_cat_names[mem->top[i].cat],
+			    mem->top[i].count,
+			    (unsigned long long)mem->top[i].bytes);
+		}
+		vp_buf_add(o, "],\n");
+	}
+	if (r->gpus) {
+		vp_buf_printf(o, " \"fits\": %s, ", r->fits ? "true" : "false");
+		json_u64(o, "max_micro_batch", r->max_micro_batch, false);
+		vp_buf_add(o, "}\n");
+	} else {
+		vp_buf_add(o, " \"fits\": null, \"max_micro_batch\": null}\n");
+	}
+}
+
+void
+vp_report_csv(const struct vp_report *r, struct vp_buf *o)
+{
+	struct vp_row rows[VP_REPORT_MAXROWS];
+	int n = vp_report_rows(r, rows), i;
+
+	vp_buf_add(o, "term,bytes,gib\n");
+	for (i = 0; i < n; i++)
+		vp_buf_printf(o, "%s,%llu,%.3f\n", rows[i].label,
+		    (unsigned long long)rows[i].bytes,
+		    (double)rows[i].bytes / VP_GIB);
+	if (r->gpus) {
+		vp_buf_printf(o, "capacity,%llu,%.3f\n",
+		    (unsigned long long)r->gpus->gpu->usable_bytes,
+		    (double)r->gpus->gpu->usable_bytes / VP_GIB);
+		vp_buf_printf(o, "fits,%d,\n", r->fits);
+		vp_buf_printf(o, "max_micro_batch,%llu,\n",
+		    (unsigned long long)r->max_micro_batch);
+	}
+}

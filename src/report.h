@@ -1,0 +1,49 @@
+/*
+ * report.h — render an estimate as text (with bars), JSON or CSV into a
+ * buffer.  The text rows come from vp_report_rows, which the TUI draws
+ * too, so golden tests of the text report cover what the TUI shows.
+ *
+ * Pure: formats into a caller-owned struct vp_buf; the shell writes it.
+ */
+#ifndef VP_REPORT_H
+#define VP_REPORT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "gpu.h"
+#include "mem.h"
+#include "model.h"
+#include "plan.h"
+
+struct vp_report {
+	const struct vp_model *model;
+	const struct vp_plan *plan;
+	const struct vp_gpuset *gpus;	/* NULL: no --gpus, no verdict */
+	const struct vp_mem *mem;
+	const char *profile;		/* profile name */
+	unsigned world;			/* GPUs in the job */
+	int fits;			/* 1, 0, or -1 without --gpus */
+	uint64_t max_micro_batch;	/* largest that fits (with --gpus) */
+	bool explain;
+	bool color;			/* ANSI colour (tty and no NO_COLOR) */
+	bool unicode;			/* block characters for bars */
+	const char *version;
+};
+
+/* One row of the per-GPU breakdown. */
+struct vp_row {
+	const char *label;
+	uint64_t bytes;
+	bool total;		/* a level line, not a term */
+};
+#define VP_REPORT_MAXROWS 20
+int vp_report_rows(const struct vp_report *r, struct vp_row *rows);
+
+void vp_report_text(const struct vp_report *r, struct vp_buf *out);
+void vp_report_json(const struct vp_report *r, struct vp_buf *out);
+void vp_report_csv(const struct vp_report *r, struct vp_buf *out);
+/* A horizontal bar of width cells for frac in [0, 1]. */
+void vp_report_bar(struct vp_buf *out, double frac, int width, bool unicode);
+
+#endif

@@ -1,0 +1,370 @@
+/* util.c — see util.h. */
+#include "util.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void
+oom(void)
+{
+	/* Not an expected failure: the contract says x* allocators abort. */
+	fputs("vramplan: out of memory\n", stderr);
+	abort();
+}
+
+void *
+xmalloc(size_t n)
+{
+	void *p = malloc(n ? n : 1);
+	if (p == NULL)
+		oom();
+	return p;
+}
+
+void *
+xcalloc(size_t n, size_t size)
+{
+	void *p = calloc(n ? n : 1, size ? size : 1);
+	if (p == NULL)
+		oom();
+	return p;
+}
+
+void *
+xrealloc(void *p, size_t n)
+{
+	p = realloc(p, n ? n : 1);
+	if (p == NULL)
+		oom();
+	return p;
+}
+
+void *
+xreallocarray(void *p, size_t n, size_t size)
+{
+	if (size != 0 && n > SIZE_MAX / size)
+		oom();
+	return xrealloc(p, n * size);
+}
+
+char *
+xstrdup(const char *s)
+{
+	size_t n = strlen(s) + 1;
+	char *p = xmalloc(n);
+	memcpy(p, s, n);
+	return p;
+}
+
+uint64_t
+vp_add_sat(uint64_t a, uint64_t b)
+{
+	return a > UINT64_MAX - b ? UINT64_MAX : a + b;
+}
+
+uint64_t
+vp_mul_sat(uint64_t a, uint64_t b)
+{
+	if (a != 0 && b > UINT64_MAX / a)
+		return UINT64_MAX;
+	return a * b;
+}
+
+uint64_t
+vp_scale(uint64_t bytes, double factor)
+{
+	double v = (double)bytes * factor;
+	if (!(v >= 0))
+		return 0;
+	if (v >= 18446744073709551615.0)
+		return UINT64_MAX;
+	return (uint64_t)llround(v);
+}
+
+void
+vp_buf_init(struct vp_buf *b)
+{
+	b->cap = 256;
+	b->s = xmalloc(b->cap);
+	b->s[0] = '\0';
+	b->len = 0;
+}
+
+void
+vp_buf_free(struct vp_buf *b)
+{
+	free(b->s);
+	b->s = NULL;
+	b->len = b->cap = 0;
+}
+
+static void
+reserve(struct vp_buf *b, size_t more)
+{
+	if (b->s == NULL)
+		vp_buf_init(b);
+	if (b->len + more + 1 <= b->cap)
+		return;
+	while (b->len + more + 1 > b->cap)
+		b->cap *= 2;
+	b->s = xrealloc(b->s, b->cap);
+}
+
+void
+vp_buf_addn(struct vp_buf *b, const char *s, size_t n)
+{
+	reserve(b, n);
+	memcpy(b->s + b->len, s, n);
+	b->len += n;
+	b->s[b->len] = '\0';
+}
+
+void
+vp_buf_add(struct vp_buf *b, const char *s)
+{
+	vp_buf_addn(b, s, strlen(s));
+}
+
+void
+vp_buf_vprintf(struct vp_buf *b, const char *fmt, va_list ap)
+{
+	va_list cp;
+	int n;
+
+	va_copy(cp, ap);
+	n = vsnprintf(NULL, 0, fmt, cp);
+	va_end(cp);
+	if (n < 0)
+		return;
+	reserve(b, (size_t)n);
+	vsnprintf(b->s + b->len, (size_t)n + 1, fmt, ap);
+	b->len += (size_t)n;
+}
+
+void
+vp_buf_printf(struct vp_buf *b, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vp_buf_vprintf(b, fmt, ap);
+	va_end(ap);
+}
+
+void
+vp_buf_json_str(struct vp_buf *b, const char *s)
+{
+	const unsigned char *p;
+
+	vp_buf_add(b, "\"");
+	for (p = (const unsigned char *)s; *p; p++) {
+		switch (*p) {
+		case '"': vp_buf_add(b, "\\\""); break;
+		case '\\': vp_buf_add(b, "\\\\"); break;
+		case '\n': vp_buf_add(b, "\\n"); break;
+		case '\t': vp_buf_add(b, "\\t"); break;
+		case '\r': vp_buf_add(b, "\\r"); break;
+		default:
+			if (*p < 0x20)
+				vp_buf_printf(b, "\\u%04x", *p);
+			else
+				vp_buf_addn(b, (const char *)p, 1);
+		}
+	}
+	vp_buf_add(b, "\"");
+}
+
+int
+vp_parse_double(const char *s, double min, double max, double *out,
+    const char **errstr)
+{
+	char *end;
+	double v;
+
+	*errstr = "invalid";
+	if (s == NULL || *s == '\0' || isspace((unsigned char)*s))
+		return -1;
+	errno = 0;
+	v = strtod(s, &end);
+	if (*end != '\0' || end == s)
+		return -1;
+	if (isnan(v))
+		return -1;
+	if (errno == ERANGE || v > max) {
+		*errstr = v < min ? "too small" : "too large";
+		return -1;
+	}
+	if (v < min) {
+		*errstr = "too small";
+		return -1;
+	}
+	*errstr = NULL;
+	*out = v;
+	return 0;
+}
+
+int
+vp_parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out,
+    const char **errstr)
+{
+	const char *p;
+	char *end;
+	unsigned long long v;
+	double d;
+
+	*errstr = "invalid";
+	if (s == NULL || *s == '\0')
+		return -1;
+	for (p = s; *p; p++)
+		if (!isdigit((unsigned char)*p))
+			break;
+	if (*p == '\0') {
+		errno = 0;
+		v = strtoull(s, &end, 10);
+		if (errno == ERANGE) {
+			*errstr = "too large";
+			return -1;
+		}
+	} else {
+		/* Exponent or decimal form (2e9, 1.5e6): must be whole. */
+		if (*s == '-') {
+			if (vp_parse_double(s, -1e300, 1e300, &d, errstr) == 0)
+				*errstr = "too small";
+			return -1;
+		}
+		if (vp_parse_double(s, 0, 1e300, &d, errstr) != 0)
+			return -1;
+		if (d != floor(d)) {
+			*errstr = "invalid";
+			return -1;
+		}
+		if (d >= 18446744073709551615.0) {
+			*errstr = "too large";
+			return -1;
+		}
+		v = (unsigned long long)d;
+	}
+	if (v < min) {
+		*errstr = "too small";
+		return -1;
+	}
+	if (v > max) {
+		*errstr = "too large";
+		return -1;
+	}
+	*errstr = NULL;
+	*out = v;
+	return 0;
+}
+
+int
+vp_strcaseeq(const char *a, const char *b)
+{
+	for (; *a && *b; a++, b++)
+		if (tolower((unsigned char)*a) != tolower((unsigned char)*b))
+			return 0;
+	return *a == *b;
+}
+
+size_t
+vp_edit_distance(const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b), i, j;
+	size_t *prev2, *prev, *cur, *t, r;
+
+	if (la > 64 || lb > 64)
+		return la > lb ? la : lb;
+	prev2 = xcalloc(lb + 1, sizeof *prev2);
+	prev = xcalloc(lb + 1, sizeof *prev);
+	cur = xcalloc(lb + 1, sizeof *cur);
+	for (j = 0; j <= lb; j++)
+		prev[j] = j;
+	for (i = 1; i <= la; i++) {
+		cur[0] = i;
+		for (j = 1; j <= lb; j++) {
+			int ca = tolower((unsigned char)a[i - 1]);
+			int cb = tolower((unsigned char)b[j - 1]);
+			size_t cost = ca != cb;
+			size_t v = prev[j] + 1;
+			if (cur[j - 1] + 1 < v)
+				v = cur[j - 1] + 1;
+			if (prev[j - 1] + cost < v)
+				v = prev[j - 1] + cost;
+			if (i > 1 && j > 1 &&
+			    ca == tolower((unsigned char)b[j - 2]) &&
+			    tolower((unsigned char)a[i - 2]) == cb &&
+			    prev2[j - 2] + 1 < v)
+				v = prev2[j - 2] + 1;
+			cur[j] = v;
+		}
+		t = prev2;
+		prev2 = prev;
+		prev = cur;
+		cur = t;
+	}
+	r = prev[lb];
+	free(prev2);
+	free(prev);
+	free(cur);
+	return r;
+}
+
+const char *
+vp_closest(const char *word, const char *const *cands, size_t n)
+{
+	const char *best = NULL;
+	size_t bestd = SIZE_MAX, i, limit;
+
+	/* A near miss: at most a third of the word's letters wrong, min 1. */
+	limit = strlen(word) / 3;
+	if (limit < 1)
+		limit = 1;
+	for (i = 0; i < n; i++) {
+		size_t d = vp_edit_distance(word, cands[i]);
+		if (d < bestd) {
+			bestd = d;
+			best = cands[i];
+		}
+	}
+	return bestd <= limit ? best : NULL;
+}
+
+const char *
+vp_fmt_bytes(char *buf, size_t n, uint64_t bytes)
+{
+	double v = (double)bytes;
+
+	if (v >= 1024.0 * VP_GIB)
+		snprintf(buf, n, "%.2f TiB", v / (1024.0 * VP_GIB));
+	else if (v >= VP_GIB)
+		snprintf(buf, n, "%.2f GiB", v / VP_GIB);
+	else if (v >= VP_MIB)
+		snprintf(buf, n, "%.1f MiB", v / VP_MIB);
+	else if (v >= 1024.0)
+		snprintf(buf, n, "%.1f KiB", v / 1024.0);
+	else
+		snprintf(buf, n, "%llu B", (unsigned long long)bytes);
+	return buf;
+}
+
+const char *
+vp_fmt_count(char *buf, size_t n, uint64_t c)
+{
+	double v = (double)c;
+
+	if (v >= 1e12)
+		snprintf(buf, n, "%.2fT", v / 1e12);
+	else if (v >= 1e9)
+		snprintf(buf, n, "%.2fB", v / 1e9);
+	else if (v >= 1e6)
+		snprintf(buf, n, "%.1fM", v / 1e6);
+	else if (v >= 1e3)
+		snprintf(buf, n, "%.1fK", v / 1e3);
+	else
+		snprintf(buf, n, "%llu", (unsigned long long)c);
+	return buf;
+}

@@ -1,0 +1,73 @@
+/*
+ * util.h — small helpers shared by every module: allocation that aborts on
+ * out-of-memory, saturating byte arithmetic, a growable string buffer,
+ * strtonum-style number parsing, and "did you mean" suggestions.
+ *
+ * Pure: no I/O except abort() on out-of-memory.  Any module may include it.
+ * Ownership: x* allocators return memory the caller frees with free();
+ * struct vp_buf owns its text until vp_buf_free().
+ */
+#ifndef VP_UTIL_H
+#define VP_UTIL_H
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define VP_NELEM(a) (sizeof(a) / sizeof((a)[0]))
+#define VP_GIB (1024.0 * 1024.0 * 1024.0)
+#define VP_MIB (1024.0 * 1024.0)
+
+void *xmalloc(size_t n);
+void *xcalloc(size_t n, size_t size);
+void *xrealloc(void *p, size_t n);
+void *xreallocarray(void *p, size_t n, size_t size);
+char *xstrdup(const char *s);
+
+/* Saturating arithmetic on byte counts: a sum past UINT64_MAX stays there. */
+uint64_t vp_add_sat(uint64_t a, uint64_t b);
+uint64_t vp_mul_sat(uint64_t a, uint64_t b);
+/* a * b / c for byte counts with fractional factors; rounds to nearest. */
+uint64_t vp_scale(uint64_t bytes, double factor);
+
+/* A growable NUL-terminated text buffer. */
+struct vp_buf {
+	char *s;
+	size_t len;
+	size_t cap;
+};
+void vp_buf_init(struct vp_buf *b);
+void vp_buf_free(struct vp_buf *b);
+void vp_buf_add(struct vp_buf *b, const char *s);
+void vp_buf_addn(struct vp_buf *b, const char *s, size_t n);
+void vp_buf_printf(struct vp_buf *b, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+void vp_buf_vprintf(struct vp_buf *b, const char *fmt, va_list ap)
+    __attribute__((format(printf, 2, 0)));
+/* Append s as a JSON string literal, quotes included. */
+void vp_buf_json_str(struct vp_buf *b, const char *s);
+
+/*
+ * strtonum-style parsing: the whole string must be a number in [min, max].
+ * Returns 0 and sets *out, or -1 and sets *errstr to "invalid",
+ * "too small" or "too large".  Integers accept an exponent form such as
+ * 2e9 when it denotes a whole number.
+ */
+int vp_parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out,
+    const char **errstr);
+int vp_parse_double(const char *s, double min, double max, double *out,
+    const char **errstr);
+
+/* Edit distance (optimal string alignment), case-insensitive. */
+size_t vp_edit_distance(const char *a, const char *b);
+/* The candidate closest to word, or NULL when none is near enough. */
+const char *vp_closest(const char *word, const char *const *cands, size_t n);
+
+int vp_strcaseeq(const char *a, const char *b);
+
+/* Bytes as "12.34 GiB" (binary units, 2 decimals) into buf of size n. */
+const char *vp_fmt_bytes(char *buf, size_t n, uint64_t bytes);
+/* A count as "8.03B", "124.4M", "7.5K". */
+const char *vp_fmt_count(char *buf, size_t n, uint64_t count);
+
+#endif

@@ -1,0 +1,540 @@
+/*
+ * ydoc.c — libyaml events → struct ynode tree (see ydoc.h).
+ *
+ * The only file that includes <yaml.h>.  libyaml returns 1 on success and
+ * 0 on failure; that convention stops here.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include "ydoc.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <yaml.h>
+
+struct anchor {
+	char *name;
+	struct ynode *node;
+};
+
+struct ydoc {
+	char *name;
+	struct ynode *root;
+	void **owned;		/* every allocation, freed together */
+	size_t nowned, capowned;
+	size_t nnodes;
+	struct anchor *anchors;
+	size_t nanchors, capanchors;
+};
+
+static void *
+own(struct ydoc *doc, void *p)
+{
+	if (doc->nowned == doc->capowned) {
+		doc->capowned = doc->capowned ? doc->capowned * 2 : 64;
+		doc->owned = xreallocarray(doc->owned, doc->capowned,
+		    sizeof *doc->owned);
+	}
+	doc->owned[doc->nowned++] = p;
+	return p;
+}
+
+static struct ynode *
+new_node(struct ydoc *doc, enum ynode_kind kind, yaml_mark_t mark)
+{
+	struct ynode *n = own(doc, xcalloc(1, sizeof *n));
+
+	n->kind = kind;
+	n->pos.line = (int)mark.line + 1;
+	n->pos.col = (int)mark.column + 1;
+	n->str = "";
+	doc->nnodes++;
+	return n;
+}
+
+static void
+add_kid(struct ydoc *doc, struct ynode *parent, struct ynode *kid,
+    size_t *cap)
+{
+	if (parent->nkids == *cap) {
+		void *old = parent->kids;
+		size_t i;
+
+		*cap = *cap ? *cap * 2 : 8;
+		parent->kids = xreallocarray(parent->kids, *cap,
+		    sizeof *parent->kids);
+		/* Keep the ownership list pointing at the live block. */
+		for (i = 0; old != NULL && i < doc->nowned; i++)
+			if (doc->owned[i] == old) {
+				doc->owned[i] = parent->kids;
+				old = NULL;
+			}
+		if (old == NULL && *cap == 8)
+			own(doc, parent->kids);
+	}
+	parent->kids[parent->nkids++] = kid;
+}
+
+static void
+add_anchor(struct ydoc *doc, const unsigned char *name, struct ynode *n)
+{
+	if (name == NULL)
+		return;
+	if (doc->nanchors == doc->capanchors) {
+		doc->capanchors = doc->capanchors ? doc->capanchors * 2 : 8;
+		doc->anchors = xreallocarray(doc->anchors, doc->capanchors,
+		    sizeof *doc->anchors);
+	}
+	doc->anchors[doc->nanchors].name = xstrdup((const char *)name);
+	doc->anchors[doc->nanchors].node = n;
+	doc->nanchors++;
+}
+
+static struct ynode *
+find_anchor(const struct ydoc *doc, const unsigned char *name)
+{
+	size_t i;
+
+	/* The latest definition wins, as YAML specifies. */
+	for (i = doc->nanchors; i > 0; i--)
+		if (strcmp(doc->anchors[i - 1].name, (const char *)name) == 0)
+			return doc->anchors[i - 1].node;
+	return NULL;
+}
+
+struct frame {
+	struct ynode *node;
+	size_t cap;
+	const unsigned char *anchor;	/* owned by a copied event */
+	char *anchor_copy;
+};
+
+static void
+parser_error(const yaml_parser_t *p, const char *name, struct vp_diags *d)
+{
+	struct vp_srcpos pos = { (int)p->problem_mark.line + 1,
+	    (int)p->problem_mark.column + 1 };
+	const char *what = p->problem ? p->problem : "unknown error";
+
+	if (p->error == YAML_READER_ERROR) {
+		/* Reader errors (bad UTF-8, control bytes) have an offset only. */
+		vp_diag_add(d, name, (struct vp_srcpos){ 0, 0 }, VP_ERROR,
+		    "not a YAML or JSON text file: %s at byte %zu", what,
+		    p->problem_offset);
+		return;
+	}
+	if (p->context != NULL)
+		vp_diag_add(d, name, pos, VP_ERROR,
+		    "invalid YAML: %s (%s at line %d)", what, p->context,
+		    (int)p->context_mark.line + 1);
+	else
+		vp_diag_add(d, name, pos, VP_ERROR, "invalid YAML: %s", what);
+}
+
+struct ydoc *
+ydoc_parse(const char *name, const char *text, size_t len,
+    struct vp_diags *d)
+{
+	yaml_parser_t parser;
+	yaml_event_t ev;
+	struct ydoc *doc;
+	struct frame stack[VP_YDOC_MAX_DEPTH + 1];
+	int depth = 0, ndocs = 0, ok = 1, done = 0;
+	size_t i;
+
+	doc = xcalloc(1, sizeof *doc);
+	doc->name = xstrdup(name);
+	if (!yaml_parser_initialize(&parser)) {
+		vp_diag_add(d, name, (struct vp_srcpos){ 0, 0 }, VP_ERROR,
+		    "cannot initialise the YAML parser");
+		ydoc_free(doc);
+		return NULL;
+	}
+	yaml_parser_set_input_string(&parser, (const unsigned char *)text,
+	    len);
+
+	while (ok && !done) {
+		struct ynode *n = NULL;
+		const unsigned char *anchor = NULL;
+
+		if (!yaml_parser_parse(&parser, &ev)) {
+			parser_error(&parser, name, d);
+			ok = 0;
+			break;
+		}
+		switch (ev.type) {
+		case YAML_STREAM_END_EVENT:
+			done = 1;
+			break;
+		case YAML_DOCUMENT_START_EVENT:
+			if (++ndocs > 1) {
+				vp_diag_add(d, name, (struct vp_srcpos){
+				    (int)ev.start_mark.line + 1,
+				    (int)ev.start_mark.column + 1 }, VP_ERROR,
+				    "more than one YAML document; a model "
+				    "file holds exactly one");
+				ok = 0;
+			}
+			break;
+		case YAML_SCALAR_EVENT:
+			n = new_node(doc, YN_SCALAR, ev.start_mark);
+			{
+				char *str = own(doc,
+				    xmalloc(ev.data.scalar.length + 1));
+				memcpy(str, ev.data.scalar.value,
+				    ev.data.scalar.length);
+				str[ev.data.scalar.length] = '\0';
+				n->str = str;
+			}
+			if (strlen(n->str) != ev.data.scalar.length) {
+				vp_diag_add(d, name, n->pos, VP_ERROR,
+				    "scalar contains a NUL character");
+				ok = 0;
+			}
+			n->plain = ev.data.scalar.style ==
+			    YAML_PLAIN_SCALAR_STYLE;
+			anchor = ev.data.scalar.anchor;
+			break;
+		case YAML_ALIAS_EVENT:
+			n = find_anchor(doc, ev.data.alias.anchor);
+			if (n == NULL) {
+				vp_diag_add(d, name, (struct vp_srcpos){
+				    (int)ev.start_mark.line + 1,
+				    (int)ev.start_mark.column + 1 }, VP_ERROR,
+				    "alias '*%s' refers to no complete anchor",
+				    (const char *)ev.data.alias.anchor);
+				ok = 0;
+			}
+			break;
+		case YAML_SEQUENCE_START_EVENT:
+		case YAML_MAPPING_START_EVENT:
+			if (depth >= VP_YDOC_MAX_DEPTH) {
+				vp_diag_add(d, name, (struct vp_srcpos){
+				    (int)ev.start_mark.line + 1,
+				    (int)ev.start_mark.column + 1 }, VP_ERROR,
+				    "nesting deeper than %d levels",
+				    VP_YDOC_MAX_DEPTH);
+				ok = 0;
+				break;
+			}
+			n = new_node(doc, ev.type == YAML_MAPPING_START_EVENT ?
+			    YN_MAP : YN_SEQ, ev.start_mark);
+			stack[depth].node = n;
+			stack[depth].cap = 0;
+			stack[depth].anchor_copy = NULL;
+			if (ev.type == YAML_MAPPING_START_EVENT &&
+			    ev.data.mapping_start.anchor)
+				stack[depth].anchor_copy = xstrdup((const char *)
+				    ev.data.mapping_start.anchor);
+			if (ev.type == YAML_SEQUENCE_START_EVENT &&
+			    ev.data.sequence_start.anchor)
+				stack[depth].anchor_copy = xstrdup((const char *)
+				    ev.data.sequence_start.anchor);
+			depth++;
+			n = NULL;	/* attached at its end event */
+			break;
+		case YAML_SEQUENCE_END_EVENT:
+		case YAML_MAPPING_END_EVENT:
+			depth--;
+			n = stack[depth].node;
+			/* Anchor registered only now: no alias cycles. */
+			if (stack[depth].anchor_copy != NULL) {
+				add_anchor(doc, (const unsigned char *)
+				    stack[depth].anchor_copy, n);
+				free(stack[depth].anchor_copy);
+			}
+			break;
+		default:
+			break;
+		}
+		if (ok && n != NULL) {
+			if (anchor != NULL)
+				add_anchor(doc, anchor, n);
+			if (depth == 0) {
+				if (doc->root == NULL)
+					doc->root = n;
+			} else {
+				add_kid(doc, stack[depth - 1].node, n,
+				    &stack[depth - 1].cap);
+			}
+		}
+		if (ok && doc->nnodes > VP_YDOC_MAX_NODES) {
+			vp_diag_add(d, name, (struct vp_srcpos){ 0, 0 },
+			    VP_ERROR, "document has more than %d nodes",
+			    VP_YDOC_MAX_NODES);
+			ok = 0;
+		}
+		yaml_event_delete(&ev);
+	}
+	for (i = 0; i < (size_t)depth; i++)
+		free(stack[i].anchor_copy);
+	yaml_parser_delete(&parser);
+	if (!ok) {
+		ydoc_free(doc);
+		return NULL;
+	}
+	return doc;
+}
+
+struct ydoc *
+ydoc_load(const char *path, struct vp_diags *d)
+{
+	struct stat st;
+	struct ydoc *doc;
+	FILE *f;
+	char *text;
+	size_t len;
+
+	f = fopen(path, "rb");
+	if (f == NULL) {
+		vp_diag_add(d, path, (struct vp_srcpos){ 0, 0 }, VP_ERROR,
+		    "cannot open '%s': %s", path, strerror(errno));
+		return NULL;
+	}
+	if (fstat(fileno(f), &st) != 0 || S_ISDIR(st.st_mode)) {
+		vp_diag_add(d, path, (struct vp_srcpos){ 0, 0 }, VP_ERROR,
+		    "'%s' is a directory, not a model file", path);
+		fclose(f);
+		return NULL;
+	}
+	text = xmalloc(VP_YDOC_MAX_BYTES + 1);
+	len = fread(text, 1, VP_YDOC_MAX_BYTES + 1, f);
+	if (ferror(f)) {
+		vp_diag_add(d, path, (struct vp_srcpos){ 0, 0 }, VP_ERROR,
+		    "cannot read '%s': %s", path, strerror(errno));
+		fclose(f);
+		free(text);
+		return NULL;
+	}
+	fclose(f);
+	if (len > VP_YDOC_MAX_BYTES) {
+		vp_diag_add(d, path, (struct vp_srcpos){ 0, 0 }, VP_ERROR,
+		    "file is larger than %u MiB; not a model description",
+		    VP_YDOC_MAX_BYTES >> 20);
+		free(text);
+		return NULL;
+	}
+	doc = ydoc_parse(path, text, len, d);
+	free(text);
+	return doc;
+}
+
+void
+ydoc_free(struct ydoc *doc)
+{
+	size_t i;
+
+	if (doc == NULL)
+		return;
+	for (i = 0; i < doc->nowned; i++)
+		free(doc->owned[i]);
+	for (i = 0; i < doc->nanchors; i++)
+		free(doc->anchors[i].name);
+	free(doc->anchors);
+	free(doc->owned);
+	free(doc->name);
+	free(doc);
+}
+
+const struct ynode *
+ydoc_root(const struct ydoc *doc)
+{
+	return doc->root;
+}
+
+const char *
+ydoc_name(const struct ydoc *doc)
+{
+	return doc->name;
+}
+
+const struct ynode *
+ynode_get(const struct ynode *map, const char *key)
+{
+	size_t i;
+
+	if (map == NULL || map->kind != YN_MAP)
+		return NULL;
+	for (i = 0; i + 1 < map->nkids; i += 2)
+		if (map->kids[i]->kind == YN_SCALAR &&
+		    strcmp(map->kids[i]->str, key) == 0)
+			return map->kids[i + 1];
+	return NULL;
+}
+
+bool
+ynode_is_null(const struct ynode *n)
+{
+	return n == NULL || (n->kind == YN_SCALAR && n->plain &&
+	    (n->str[0] == '\0' || strcmp(n->str, "~") == 0 ||
+	    strcmp(n->str, "null") == 0 || strcmp(n->str, "Null") == 0 ||
+	    strcmp(n->str, "NULL") == 0));
+}
+
+const char *
+ynode_kind_name(const struct ynode *n)
+{
+	if (n->kind == YN_MAP)
+		return "a mapping";
+	if (n->kind == YN_SEQ)
+		return "a list";
+	if (ynode_is_null(n))
+		return "null";
+	return "a scalar";
+}
+
+/* Show a scalar in a message, shortened so garbage cannot flood stderr. */
+static const char *
+shown(const struct ynode *n, char *buf, size_t len)
+{
+	size_t i;
+
+	if (n->kind != YN_SCALAR)
+		return ynode_kind_name(n);
+	for (i = 0; i + 1 < len && n->str[i]; i++)
+		buf[i] = (n->str[i] >= 0x20 && n->str[i] < 0x7f) ?
+		    n->str[i] : '?';
+	buf[i] = '\0';
+	if (n->str[i] != '\0' && len > 4)
+		memcpy(buf + len - 4, "...", 4);
+	return buf;
+}
+
+int
+ynode_want(const struct ynode *n, enum ynode_kind kind, const char *file,
+    const char *key, struct vp_diags *d)
+{
+	static const char *const want[] = { "a scalar", "a mapping",
+	    "a list" };
+	char buf[48];
+
+	if (n->kind == kind)
+		return 0;
+	if (n->kind == YN_SCALAR)
+		vp_diag_add(d, file, n->pos, VP_ERROR,
+		    "'%s' must be %s, not '%s'", key, want[kind],
+		    shown(n, buf, sizeof buf));
+	else
+		vp_diag_add(d, file, n->pos, VP_ERROR, "'%s' must be %s, not %s",
+		    key, want[kind], ynode_kind_name(n));
+	return -1;
+}
+
+int
+ynode_u64(const struct ynode *n, const char *file, const char *key,
+    uint64_t min, uint64_t max, uint64_t *out, struct vp_diags *d)
+{
+	const char *err;
+	char buf[48];
+
+	if (n->kind != YN_SCALAR || ynode_is_null(n) ||
+	    vp_parse_u64(n->str, min, max, out, &err) != 0) {
+		if (n->kind == YN_SCALAR && !ynode_is_null(n) &&
+		    vp_parse_u64(n->str, 0, UINT64_MAX, out, &err) == 0)
+			vp_diag_add(d, file, n->pos, VP_ERROR,
+			    "'%s' is %s: %s is out of range, expected "
+			    "%llu to %llu", key, *out < min ? "too small" :
+			    "too large", n->str, (unsigned long long)min,
+			    (unsigned long long)max);
+		else
+			vp_diag_add(d, file, n->pos, VP_ERROR,
+			    "'%s' must be a whole number from %llu to %llu, "
+			    "not '%s'", key, (unsigned long long)min,
+			    (unsigned long long)max, shown(n, buf, sizeof buf));
+		return -1;
+	}
+	return 0;
+}
+
+int
+ynode_double(const struct ynode *n, const char *file, const char *key,
+    double min, double max, double *out, struct vp_diags *d)
+{
+	const char *err;
+	char buf[48];
+
+	if (n->kind != YN_SCALAR || ynode_is_null(n) ||
+	    vp_parse_double(n->str, min, max, out, &err) != 0) {
+		vp_diag_add(d, file, n->pos, VP_ERROR,
+		    "'%s' must be a number from %g to %g, not '%s'", key, min,
+		    max, shown(n, buf, sizeof buf));
+		return -1;
+	}
+	return 0;
+}
+
+int
+ynode_bool(const struct ynode *n, const char *file, const char *key,
+    bool *out, struct vp_diags *d)
+{
+	static const char *const yes[] = { "true", "True", "TRUE", "yes",
+	    "Yes", "on" };
+	static const char *const no[] = { "false", "False", "FALSE", "no",
+	    "No", "off" };
+	char buf[48];
+	size_t i;
+
+	if (n->kind == YN_SCALAR && n->plain) {
+		for (i = 0; i < VP_NELEM(yes); i++)
+			if (strcmp(n->str, yes[i]) == 0) {
+				*out = true;
+				return 0;
+			}
+		for (i = 0; i < VP_NELEM(no); i++)
+			if (strcmp(n->str, no[i]) == 0) {
+				*out = false;
+				return 0;
+			}
+	}
+	vp_diag_add(d, file, n->pos, VP_ERROR,
+	    "'%s' must be true or false, not '%s'", key,
+	    shown(n, buf, sizeof buf));
+	return -1;
+}
+
+int
+ynode_string(const struct ynode *n, const char *file, const char *key,
+    const char **out, struct vp_diags *d)
+{
+	if (n->kind != YN_SCALAR || ynode_is_null(n)) {
+		vp_diag_add(d, file, n->pos, VP_ERROR,
+		    "'%s' must be a string, not %s", key, ynode_kind_name(n));
+		return -1;
+	}
+	*out = n->str;
+	return 0;
+}
+
+int
+ynode_enum(const struct ynode *n, const char *file, const char *key,
+    const char *const *names, int nnames, int *out, struct vp_diags *d)
+{
+	struct vp_buf list;
+	const char *near;
+	char buf[48];
+	int i;
+
+	if (n->kind == YN_SCALAR)
+		for (i = 0; i < nnames; i++)
+			if (strcmp(n->str, names[i]) == 0) {
+				*out = i;
+				return 0;
+			}
+	vp_buf_init(&list);
+	for (i = 0; i < nnames; i++)
+		vp_buf_printf(&list, "%s%s", i ? ", " : "", names[i]);
+	near = n->kind == YN_SCALAR ?
+	    vp_closest(n->str, names, (size_t)nnames) : NULL;
+	if (near != NULL)
+		vp_diag_add(d, file, n->pos, VP_ERROR,
+		    "unknown %s '%s'; did you mean '%s'? (one of: %s)", key,
+		    shown(n, buf, sizeof buf), near, list.s);
+	else
+		vp_diag_add(d, file, n->pos, VP_ERROR,
+		    "unknown %s '%s' (one of: %s)", key,
+		    shown(n, buf, sizeof buf), list.s);
+	vp_buf_free(&list);
+	return -1;
+}
