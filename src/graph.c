@@ -37,7 +37,7 @@ struct lctx {
 	bool cpu;
 	double drop;		/* dropout probability */
 	uint32_t layer;		/* current block, 0 = outside */
-	bool no_save;		/* inside a fully recomputed block's forward */
+	bool torch113;		/* PyTorch 1.13 saved-tensor rules (CPU build) */
 };
 
 static uint64_t
@@ -84,6 +84,7 @@ opnew(struct lctx *x, const char *name)
 	o->layer = x->layer;
 	for (i = 0; i < VP_OP_MAXIO; i++)
 		o->in[i] = o->out[i] = o->saved[i] = -1;
+	o->keep[0] = o->keep[1] = -1;
 	return o;
 }
 
@@ -263,8 +264,10 @@ norm(struct lctx *x, const char *name, int32_t in)
 		x32 = cast(x, in, VP_FP32, VP_CAT_ACT);
 		sq = ew(x, "rms pow", n, VP_FP32, x32, -1, x32, -1,
 		    VP_CAT_ACT);
-		var = ew(x, "rms mean", rows, VP_FP32, sq, -1, -1, -1,
-		    VP_CAT_ACT);
+		/* PyTorch 1.13's MeanBackward1 keeps its input (measured);
+		 * 2.x keeps only the sizes. */
+		var = ew(x, "rms mean", rows, VP_FP32, sq, -1,
+		    x->torch113 ? sq : -1, -1, VP_CAT_ACT);
 		ve = ew(x, "rms add", rows, VP_FP32, var, -1, -1, -1,
 		    VP_CAT_ACT);
 		rs = ew(x, "rms rsqrt", rows, VP_FP32, ve, -1, -1, -1,
@@ -425,8 +428,14 @@ decoder_block(struct lctx *x, int32_t in)
 		 * RoPE: q*cos + rotate_half(q)*sin.  The muls save only cos
 		 * and sin (small); rotate_half makes a negated half and a cat.
 		 */
-		int32_t t1, t2, t3;
+		int32_t t1, t2, t3, cs;
 		enum vp_dtype dt = dt_of(x, q);
+
+		/* HF v4.40 computes cos and sin (s, d) in every layer; the
+		 * muls save them. */
+		cs = ew(x, "rope cos sin", 2 * x->s * x->d, dt, -1, -1, -1, -1,
+		    VP_CAT_ACT);
+		x->g->op[x->g->nop - 1].saved[0] = cs;
 
 		t1 = ew(x, "rope mul", n * qd, dt, q, -1, -1, -1, VP_CAT_ACT);
 		t2 = ew(x, "rope neg", n * qd / 2, dt, q, -1, -1, -1, VP_CAT_ACT);
@@ -451,7 +460,10 @@ decoder_block(struct lctx *x, int32_t in)
 	ctx = ew(x, "attn transpose", n * qd, dt_of(x, ctx), ctx, -1, -1, -1,
 	    VP_CAT_ACT);
 	o = linear(x, "o_proj", ctx, qd, x->h, m->bias, true, VP_CAT_ACT);
-	o = dropout(x, "resid dropout", o);
+	/* Llama-family modules drop out only the attention probabilities;
+	 * GPT-2 also drops the residual branches. */
+	if (gpt2)
+		o = dropout(x, "resid dropout", o);
 	if (m->post_norms)
 		o = norm(x, "post attn norm", o);
 	res = ew(x, "residual add", n * x->h, promote(dt_of(x, in),
@@ -476,7 +488,8 @@ decoder_block(struct lctx *x, int32_t in)
 	}
 	mlp = linear(x, "down_proj", mlp, x->f, x->h, m->bias, true,
 	    VP_CAT_ACT);
-	mlp = dropout(x, "mlp dropout", mlp);
+	if (gpt2)
+		mlp = dropout(x, "mlp dropout", mlp);
 	if (m->post_norms)
 		mlp = norm(x, "post ffn norm", mlp);
 	return ew(x, "residual add", n * x->h, promote(dt_of(x, res),
@@ -540,11 +553,23 @@ head_and_loss(struct lctx *x, int32_t hsd)
 {
 	const struct vp_model *m = x->m;
 	uint64_t n = x->b * x->s, nshift = x->b * (x->s - 1);
-	int32_t lg, ls, loss;
+	int32_t lg, ls, loss, held = -1;
 	enum vp_dtype ldt;
 	struct vp_op *o;
 
-	if (m->arch == VP_ARCH_ENCODER) {
+	if (m->impl == VP_IMPL_TORCH_NN) {
+		/* A linear head straight on the last layer's output. */
+		lg = linear(x, "head", hsd, x->h, x->V, m->bias, true,
+		    VP_CAT_LOGITS);
+		if (m->arch == VP_ARCH_DECODER)
+			lg = ew(x, "shift logits", nshift * x->V, dt_of(x, lg),
+			    lg, -1, -1, -1, VP_CAT_LOGITS);
+		else
+			nshift = n;
+		if (x->autocast && !x->cpu)
+			lg = cast(x, lg, VP_FP32, VP_CAT_LOGITS);
+		ldt = dt_of(x, lg);
+	} else if (m->arch == VP_ARCH_ENCODER) {
 		int32_t t = linear(x, "mlm transform", hsd, x->h, x->h, true,
 		    true, VP_CAT_ACT);
 		t = activation(x, VP_ACT_GELU, t);
@@ -563,6 +588,8 @@ head_and_loss(struct lctx *x, int32_t hsd)
 			lg = cast(x, lg, VP_FP32, VP_CAT_LOGITS);
 		else if (x->autocast && !x->cpu)
 			lg = cast(x, lg, VP_FP32, VP_CAT_LOGITS);
+		/* `logits` stays referenced until the loss is computed. */
+		held = lg;
 		lg = ew(x, "shift logits", nshift * x->V, dt_of(x, lg), lg, -1,
 		    -1, -1, VP_CAT_LOGITS);
 		ldt = dt_of(x, lg);
@@ -573,6 +600,9 @@ head_and_loss(struct lctx *x, int32_t hsd)
 	x->g->op[x->g->nop - 1].saved[0] = ls;
 	o = opnew(x, "nll_loss");
 	IN(o, ls);
+	/* shift_logits (and logits) stay referenced until after the loss. */
+	o->keep[0] = lg;
+	o->keep[1] = held;
 	loss = tnew(x, 1, VP_FP32, VP_CAT_LOGITS, "loss", true);
 	OUT(o, loss);
 	/* NLL backward allocates a zeroed (rows, V) gradient. */
@@ -608,6 +638,9 @@ vp_graph_build(const struct vp_model *m, const struct vp_plan *p,
 	x.gd = pi->grad;
 	x.autocast = pi->autocast;
 	x.cpu = p->device == VP_DEVICE_CPU;
+	/* The CPU estimate follows the PyTorch 1.13 CPU build it is
+	 * validated against; CUDA estimates follow PyTorch 2.x. */
+	x.torch113 = x.cpu;
 	x.r = pi->autocast ? VP_FP32 : pi->weight;
 	x.drop = vp_plan_dropout(p, m);
 	n = x.b * x.s;
@@ -631,6 +664,12 @@ vp_graph_build(const struct vp_model *m, const struct vp_plan *p,
 		t = tnew(&x, n * x.h, x.w, VP_CAT_ACT, "embeddings", true);
 		OUT(o, t);
 		o->wgrad_bytes = vp_mul_sat(x.V * x.h, B(x.gd));
+		/* Tied embeddings: the head's backward (which runs first)
+		 * creates the shared weight's gradient; this one adds to it. */
+		if (m->tie_embeddings) {
+			o->wgrad_tmp = o->wgrad_bytes;
+			o->wgrad_bytes = 0;
+		}
 		if (m->pos == VP_POS_LEARNED) {
 			int32_t pe = ew(&x, "position embedding", n * x.h, x.w,
 			    -1, -1, -1, -1, VP_CAT_ACT);
@@ -649,14 +688,15 @@ vp_graph_build(const struct vp_model *m, const struct vp_plan *p,
 			t = ew(&x, "embedding add", n * x.h, x.w, t, te, -1, -1,
 			    VP_CAT_ACT);
 		}
-		if (m->arch == VP_ARCH_ENCODER)
+		if (m->arch == VP_ARCH_ENCODER && m->impl != VP_IMPL_TORCH_NN)
 			t = norm(&x, "embedding norm", t);
-		t = dropout(&x, "embedding dropout", t);
+		if (m->pos == VP_POS_LEARNED && m->impl != VP_IMPL_TORCH_NN)
+			t = dropout(&x, "embedding dropout", t);
 	}
 	for (l = 1; l <= nl; l++) {
 		begin_layer(&x, l, t);
-		t = m->arch == VP_ARCH_ENCODER ? encoder_block(&x, t) :
-		    decoder_block(&x, t);
+		t = m->arch == VP_ARCH_ENCODER || m->impl == VP_IMPL_TORCH_NN ?
+		    encoder_block(&x, t) : decoder_block(&x, t);
 		/* Full recompute: the whole block is one checkpoint. */
 		if (p->recompute == VP_RECOMP_FULL) {
 			size_t i;

@@ -51,6 +51,7 @@ struct vp_op {
 	int32_t in[VP_OP_MAXIO];	/* consumed tensors, -1 = none */
 	int32_t out[VP_OP_MAXIO];	/* created tensors, -1 = none */
 	int32_t saved[VP_OP_MAXIO];	/* kept for backward */
+	int32_t keep[2];	/* only referenced (by Python) until this op */
 	uint64_t fwd_tmp;	/* workspace while the op runs forward */
 	uint64_t bwd_tmp;	/* workspace while its backward runs */
 	uint64_t wgrad_bytes;	/* parameter gradient it creates (persistent) */

@@ -174,6 +174,9 @@ forward(struct sim *s, size_t a, size_t b, bool segment_rerun)
 		check(s, o->fwd_tmp, VP_CAT_TRANSIENT);
 		for (k = 0; k < VP_OP_MAXIO && o->in[k] >= 0; k++)
 			t_unref(s, o->in[k]);
+		for (k = 0; k < 2; k++)
+			if (o->keep[k] >= 0)
+				t_unref(s, o->keep[k]);
 		/* Outputs nobody consumes or saves die at once. */
 		for (k = 0; k < VP_OP_MAXIO && o->out[k] >= 0; k++)
 			if (s->refs[o->out[k]] == 0 && s->alive[o->out[k]] &&
@@ -201,6 +204,9 @@ count_refs(struct sim *s)
 
 		for (k = 0; k < VP_OP_MAXIO && o->in[k] >= 0; k++)
 			s->refs[o->in[k]]++;
+		for (k = 0; k < 2; k++)
+			if (o->keep[k] >= 0)
+				s->refs[o->keep[k]]++;
 		if (s->seg_of[i] < 0)
 			for (k = 0; k < VP_OP_MAXIO && o->saved[k] >= 0; k++)
 				s->refs[o->saved[k]]++;

@@ -218,7 +218,13 @@ vp_model_params(const struct vp_model *m, struct vp_param_count *out)
 	out->per_layer = layer;
 	out->layers = vp_mul_sat(m->layers, layer);
 
-	if (m->arch == VP_ARCH_ENCODER) {
+	if (m->impl == VP_IMPL_TORCH_NN) {
+		/* torch.nn.TransformerEncoderLayer stack: a plain linear head
+		 * (with bias when the model has biases), no final norm. */
+		out->head = m->tie_embeddings ? 0 : vp_mul_sat(m->vocab, h);
+		if (m->bias)
+			out->head = vp_add_sat(out->head, m->vocab);
+	} else if (m->arch == VP_ARCH_ENCODER) {
 		/*
 		 * BERT: LayerNorm after the embeddings; BertForMaskedLM head
 		 * = dense h→h with bias, LayerNorm, decoder tied to the word
