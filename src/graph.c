@@ -38,6 +38,7 @@ struct lctx {
 	double drop;		/* dropout probability */
 	uint32_t layer;		/* current block, 0 = outside */
 	bool torch113;		/* PyTorch 1.13 saved-tensor rules (CPU build) */
+	uint64_t wmult;		/* weight matrices per linear call (experts) */
 };
 
 static uint64_t
@@ -171,7 +172,7 @@ linear(struct lctx *x, const char *name, int32_t in, uint64_t din,
     uint64_t dout, bool bias, bool trainable, enum vp_cat outcat)
 {
 	uint64_t n = elems_of(x, in) / din;
-	uint64_t wel = din * dout + (bias ? dout : 0);
+	uint64_t wel = vp_mul_sat(din * dout + (bias ? dout : 0), x->wmult);
 	enum vp_dtype cdt = x->autocast ? x->c : x->w;
 	int32_t xin = x->autocast ? cast(x, in, x->c, VP_CAT_ACT) : in, wc = -1;
 	struct vp_op *o;
@@ -400,6 +401,67 @@ begin_layer(struct lctx *x, uint32_t l, int32_t input)
 	x->g->layer_input[l] = input;
 }
 
+/* The MLP on the rows of in (gated or not); returns the down projection. */
+static int32_t
+mlp_block(struct lctx *x, int32_t in, uint64_t f)
+{
+	const struct vp_model *m = x->m;
+	uint64_t rows = elems_of(x, in) / x->h;
+	int32_t up, a;
+
+	if (vp_act_gated(m->act)) {
+		int32_t gate = linear(x, "gate_proj", in, x->h, f, m->bias,
+		    true, VP_CAT_ACT);
+
+		a = activation(x, m->act == VP_ACT_GEGLU ? VP_ACT_GELU_TANH :
+		    VP_ACT_SWIGLU, gate);
+		up = linear(x, "up_proj", in, x->h, f, m->bias, true,
+		    VP_CAT_ACT);
+		a = ew(x, "gate mul", rows * f, dt_of(x, up), a, up, a, up,
+		    VP_CAT_ACT);
+	} else {
+		up = linear(x, "fc_in", in, x->h, f, m->bias, true, VP_CAT_ACT);
+		a = activation(x, m->act, up);
+	}
+	return linear(x, "down_proj", a, f, x->h, m->bias, true, VP_CAT_ACT);
+}
+
+/*
+ * Mixture of experts, as HF Mixtral/Qwen-MoE run it: a router linear and
+ * its fp32 softmax; each token's hidden state gathered once per chosen
+ * expert (b*s*top_k rows in all, assuming balanced routing), the experts'
+ * MLPs over those rows (every expert's weights get gradients), the
+ * outputs scaled by the routing weights (the mul saves both) and
+ * index-added back; shared experts run densely on every token.
+ */
+static int32_t
+moe(struct lctx *x, int32_t in)
+{
+	const struct vp_model *m = x->m;
+	uint64_t n = x->b * x->s, k = m->moe.top_k, e = m->moe.experts;
+	int32_t r, gathered, y, out;
+	uint32_t i;
+
+	r = linear(x, "router", in, x->h, e, false, true, VP_CAT_ACT);
+	r = ew(x, "router softmax", n * e, VP_FP32, r, -1, -1, -1, VP_CAT_ACT);
+	x->g->op[x->g->nop - 1].saved[0] = r;
+	gathered = ew(x, "expert gather", n * k * x->h, dt_of(x, in), in, -1,
+	    -1, -1, VP_CAT_ACT);
+	x->wmult = e;
+	y = mlp_block(x, gathered, m->moe.ffn);
+	x->wmult = 1;
+	y = ew(x, "routing weight mul", n * k * x->h, dt_of(x, y), y, r, y, -1,
+	    VP_CAT_ACT);
+	out = ew(x, "expert combine", n * x->h, dt_of(x, y), y, -1, -1, -1,
+	    VP_CAT_ACT);
+	for (i = 0; i < m->moe.shared_experts; i++) {
+		int32_t sh = mlp_block(x, in, m->moe.shared_ffn);
+		out = ew(x, "shared expert add", n * x->h, dt_of(x, out), out,
+		    sh, -1, -1, VP_CAT_ACT);
+	}
+	return out;
+}
+
 /* One decoder block in the Hugging Face style (Llama family, GPT-2). */
 static int32_t
 decoder_block(struct lctx *x, int32_t in)
@@ -407,7 +469,7 @@ decoder_block(struct lctx *x, int32_t in)
 	const struct vp_model *m = x->m;
 	bool gpt2 = m->pos == VP_POS_LEARNED;
 	uint64_t n = x->b * x->s, qd = x->a * x->d, kd = x->kv * x->d;
-	int32_t h1, q, k, v, ctx, o, res, h2, mlp, up;
+	int32_t h1, q, k, v, ctx, o, res, h2, mlp;
 
 	h1 = norm(x, "input norm", in);
 	if (gpt2 || m->impl == VP_IMPL_MEGATRON) {
@@ -470,24 +532,7 @@ decoder_block(struct lctx *x, int32_t in)
 	    dt_of(x, o)), in, o, -1, -1, VP_CAT_ACT);
 
 	h2 = norm(x, "post attention norm", res);
-	if (vp_act_gated(m->act)) {
-		int32_t gate = linear(x, "gate_proj", h2, x->h, x->f, m->bias,
-		    true, VP_CAT_ACT);
-		int32_t a = m->act == VP_ACT_GEGLU ?
-		    activation(x, VP_ACT_GELU_TANH, gate) :
-		    activation(x, VP_ACT_SWIGLU, gate);
-
-		up = linear(x, "up_proj", h2, x->h, x->f, m->bias, true,
-		    VP_CAT_ACT);
-		mlp = ew(x, "gate mul", n * x->f, dt_of(x, up), a, up, a, up,
-		    VP_CAT_ACT);
-	} else {
-		up = linear(x, "fc_in", h2, x->h, x->f, m->bias, true,
-		    VP_CAT_ACT);
-		mlp = activation(x, m->act, up);
-	}
-	mlp = linear(x, "down_proj", mlp, x->f, x->h, m->bias, true,
-	    VP_CAT_ACT);
+	mlp = m->has_moe ? moe(x, h2) : mlp_block(x, h2, x->f);
 	if (gpt2)
 		mlp = dropout(x, "mlp dropout", mlp);
 	if (m->post_norms)
@@ -643,6 +688,7 @@ vp_graph_build(const struct vp_model *m, const struct vp_plan *p,
 	x.torch113 = x.cpu;
 	x.r = pi->autocast ? VP_FP32 : pi->weight;
 	x.drop = vp_plan_dropout(p, m);
+	x.wmult = 1;
 	n = x.b * x.s;
 
 	/* Pipeline: the worst stage is the first (embeddings + most
