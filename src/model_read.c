@@ -112,12 +112,12 @@ read_map(const struct ynode *map, const char *file, const char *what,
     struct vp_diags *d)
 {
 	const char *names[32];
-	int seen[32];
+	int seen[32], hinted[32];
 	size_t i, k, before = vp_diags_count(d, VP_ERROR);
 
 	for (k = 0; k < nkeys; k++) {
 		names[k] = keys[k].name;
-		seen[k] = 0;
+		seen[k] = hinted[k] = 0;
 	}
 	for (i = 0; i + 1 < map->nkids; i += 2) {
 		const struct ynode *kn = map->kids[i], *vn = map->kids[i + 1];
@@ -139,10 +139,14 @@ read_map(const struct ynode *map, const char *file, const char *what,
 		if (ky == NULL) {
 			const char *near = vp_closest(kn->str, names, nkeys);
 
-			if (near)
+			if (near) {
 				vp_diag_add(d, file, kn->pos, VP_ERROR,
 				    "unknown key '%.64s' in %s; did you mean "
 				    "'%s'?", kn->str, what, near);
+				for (k = 0; k < nkeys; k++)
+					if (names[k] == near)
+						hinted[k] = 1;
+			}
 			else
 				vp_diag_add(d, file, kn->pos, VP_ERROR,
 				    "unknown key '%.64s' in %s", kn->str, what);
@@ -183,7 +187,7 @@ read_map(const struct ynode *map, const char *file, const char *what,
 			set(m, ky->name, v);
 	}
 	for (k = 0; k < nkeys; k++)
-		if (keys[k].required && !seen[k])
+		if (keys[k].required && !seen[k] && !hinted[k])
 			vp_diag_add(d, file, map->pos, VP_ERROR,
 			    "missing required key '%s' in %s (%s)",
 			    keys[k].name, what, keys[k].hint);
@@ -342,8 +346,12 @@ read_hf(const struct ynode *root, const char *file, struct vp_model *m,
 	for (i = 0; i < VP_NELEM(hf_families); i++)
 		if (strcmp(type, hf_families[i].model_type) == 0)
 			fam = &hf_families[i];
-	if (fam == &generic)
-		vp_diag_add(d, file, mt ? mt->pos : root->pos, VP_WARNING,
+	if (fam == &generic && mt == NULL)
+		vp_diag_add(d, file, root->pos, VP_WARNING,
+		    "config has no 'model_type'; reading it as a Llama-style "
+		    "decoder");
+	else if (fam == &generic)
+		vp_diag_add(d, file, mt->pos, VP_WARNING,
 		    "model_type '%s' is not known; reading it as a "
 		    "Llama-style decoder", type);
 	m->arch = fam->arch;

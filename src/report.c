@@ -148,7 +148,8 @@ vp_report_text(const struct vp_report *r, struct vp_buf *o)
 	if (mem->device_peak > scale)
 		scale = mem->device_peak;
 	vp_buf_printf(o, "%sPer GPU%s%s\n", col(r, C_BOLD), col(r, C_RESET),
-	    r->gpus ? "  (bars: share of the card's usable memory)" :
+	    r->gpus && scale == r->gpus->gpu->usable_bytes ?
+	    "  (bars: share of the card's usable memory)" :
 	    "  (bars: share of the device peak)");
 	for (i = 0; i < n; i++) {
 		if (rows[i].total) {

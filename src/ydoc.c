@@ -27,7 +27,31 @@ struct ydoc {
 	size_t nnodes;
 	struct anchor *anchors;
 	size_t nanchors, capanchors;
+	size_t *slots;		/* hash of anchor names: index + 1, 0 = empty */
+	size_t nslots;
 };
+
+static size_t
+hash_name(const char *s)
+{
+	size_t h = 2166136261u;
+
+	while (*s)
+		h = (h ^ (unsigned char)*s++) * 16777619u;
+	return h;
+}
+
+/* The slot holding name, or the empty slot where it would go. */
+static size_t *
+slot_of(const struct ydoc *doc, const char *name)
+{
+	size_t i = hash_name(name) & (doc->nslots - 1);
+
+	while (doc->slots[i] != 0 &&
+	    strcmp(doc->anchors[doc->slots[i] - 1].name, name) != 0)
+		i = (i + 1) & (doc->nslots - 1);
+	return &doc->slots[i];
+}
 
 static void *
 own(struct ydoc *doc, void *p)
@@ -55,24 +79,12 @@ new_node(struct ydoc *doc, enum ynode_kind kind, yaml_mark_t mark)
 }
 
 static void
-add_kid(struct ydoc *doc, struct ynode *parent, struct ynode *kid,
-    size_t *cap)
+add_kid(struct ynode *parent, struct ynode *kid, size_t *cap)
 {
 	if (parent->nkids == *cap) {
-		void *old = parent->kids;
-		size_t i;
-
 		*cap = *cap ? *cap * 2 : 8;
 		parent->kids = xreallocarray(parent->kids, *cap,
 		    sizeof *parent->kids);
-		/* Keep the ownership list pointing at the live block. */
-		for (i = 0; old != NULL && i < doc->nowned; i++)
-			if (doc->owned[i] == old) {
-				doc->owned[i] = parent->kids;
-				old = NULL;
-			}
-		if (old == NULL && *cap == 8)
-			own(doc, parent->kids);
 	}
 	parent->kids[parent->nkids++] = kid;
 }
@@ -80,6 +92,8 @@ add_kid(struct ydoc *doc, struct ynode *parent, struct ynode *kid,
 static void
 add_anchor(struct ydoc *doc, const unsigned char *name, struct ynode *n)
 {
+	size_t i;
+
 	if (name == NULL)
 		return;
 	if (doc->nanchors == doc->capanchors) {
@@ -87,21 +101,29 @@ add_anchor(struct ydoc *doc, const unsigned char *name, struct ynode *n)
 		doc->anchors = xreallocarray(doc->anchors, doc->capanchors,
 		    sizeof *doc->anchors);
 	}
+	if (2 * (doc->nanchors + 1) > doc->nslots) {
+		free(doc->slots);
+		doc->nslots = doc->nslots ? doc->nslots * 2 : 16;
+		doc->slots = xcalloc(doc->nslots, sizeof *doc->slots);
+		for (i = 0; i < doc->nanchors; i++)
+			*slot_of(doc, doc->anchors[i].name) = i + 1;
+	}
 	doc->anchors[doc->nanchors].name = xstrdup((const char *)name);
 	doc->anchors[doc->nanchors].node = n;
 	doc->nanchors++;
+	/* The latest definition wins, as YAML specifies. */
+	*slot_of(doc, (const char *)name) = doc->nanchors;
 }
 
 static struct ynode *
 find_anchor(const struct ydoc *doc, const unsigned char *name)
 {
-	size_t i;
+	size_t *sl;
 
-	/* The latest definition wins, as YAML specifies. */
-	for (i = doc->nanchors; i > 0; i--)
-		if (strcmp(doc->anchors[i - 1].name, (const char *)name) == 0)
-			return doc->anchors[i - 1].node;
-	return NULL;
+	if (doc->nslots == 0)
+		return NULL;
+	sl = slot_of(doc, (const char *)name);
+	return *sl ? doc->anchors[*sl - 1].node : NULL;
 }
 
 struct frame {
@@ -111,24 +133,70 @@ struct frame {
 	char *anchor_copy;
 };
 
+/* Line and column (1-based) of a byte offset in text. */
+static struct vp_srcpos
+pos_of_offset(const char *text, size_t len, size_t off)
+{
+	struct vp_srcpos pos = { 1, 1 };
+	size_t i;
+
+	for (i = 0; i < off && i < len; i++) {
+		if (text[i] == '\n') {
+			pos.line++;
+			pos.col = 1;
+		} else if (((unsigned char)text[i] & 0xc0) != 0x80) {
+			pos.col++;	/* count characters, not UTF-8 bytes */
+		}
+	}
+	return pos;
+}
+
+/*
+ * libyaml's problem strings are terse; the common ones get a message that
+ * says what is wrong in the file's terms and what would be right.
+ */
 static void
-parser_error(const yaml_parser_t *p, const char *name, struct vp_diags *d)
+parser_error(const yaml_parser_t *p, const char *name, const char *text,
+    size_t len, struct vp_diags *d)
 {
 	struct vp_srcpos pos = { (int)p->problem_mark.line + 1,
 	    (int)p->problem_mark.column + 1 };
+	struct vp_srcpos cpos = { (int)p->context_mark.line + 1,
+	    (int)p->context_mark.column + 1 };
 	const char *what = p->problem ? p->problem : "unknown error";
+	const char *ctx = p->context ? p->context : "";
+	size_t off = p->problem_mark.index;
 
 	if (p->error == YAML_READER_ERROR) {
-		/* Reader errors (bad UTF-8, control bytes) have an offset only. */
-		vp_diag_add(d, name, (struct vp_srcpos){ 0, 0 }, VP_ERROR,
-		    "not a YAML or JSON text file: %s at byte %zu", what,
-		    p->problem_offset);
+		unsigned char c = p->problem_offset < len ?
+		    (unsigned char)text[p->problem_offset] : 0;
+
+		pos = pos_of_offset(text, len, p->problem_offset);
+		if (strstr(what, "UTF-8") != NULL)
+			vp_diag_add(d, name, pos, VP_ERROR, "not a text file: "
+			    "invalid UTF-8 byte 0x%02x; model files are UTF-8 "
+			    "YAML or JSON", c);
+		else
+			vp_diag_add(d, name, pos, VP_ERROR, "not a text file: "
+			    "control character 0x%02x; model files are UTF-8 "
+			    "YAML or JSON", c);
+		return;
+	}
+	if (off < len && text[off] == '\t' &&
+	    strstr(what, "cannot start any token") != NULL) {
+		vp_diag_add(d, name, pos, VP_ERROR,
+		    "tab character in indentation; indent with spaces");
+		return;
+	}
+	if (strstr(ctx, "quoted scalar") != NULL) {
+		vp_diag_add(d, name, cpos, VP_ERROR,
+		    "unterminated quoted string; close it with the same quote");
 		return;
 	}
 	if (p->context != NULL)
 		vp_diag_add(d, name, pos, VP_ERROR,
-		    "invalid YAML: %s (%s at line %d)", what, p->context,
-		    (int)p->context_mark.line + 1);
+		    "invalid YAML: %s (%s that starts at %d:%d)", what, ctx,
+		    cpos.line, cpos.col);
 	else
 		vp_diag_add(d, name, pos, VP_ERROR, "invalid YAML: %s", what);
 }
@@ -160,7 +228,7 @@ ydoc_parse(const char *name, const char *text, size_t len,
 		const unsigned char *anchor = NULL;
 
 		if (!yaml_parser_parse(&parser, &ev)) {
-			parser_error(&parser, name, d);
+			parser_error(&parser, name, text, len, d);
 			ok = 0;
 			break;
 		}
@@ -203,7 +271,8 @@ ydoc_parse(const char *name, const char *text, size_t len,
 				vp_diag_add(d, name, (struct vp_srcpos){
 				    (int)ev.start_mark.line + 1,
 				    (int)ev.start_mark.column + 1 }, VP_ERROR,
-				    "alias '*%s' refers to no complete anchor",
+				    "alias '*%s' refers to an undefined anchor "
+				    "(or to the node that contains it)",
 				    (const char *)ev.data.alias.anchor);
 				ok = 0;
 			}
@@ -239,6 +308,8 @@ ydoc_parse(const char *name, const char *text, size_t len,
 		case YAML_MAPPING_END_EVENT:
 			depth--;
 			n = stack[depth].node;
+			if (n->kids != NULL)
+				own(doc, n->kids);
 			/* Anchor registered only now: no alias cycles. */
 			if (stack[depth].anchor_copy != NULL) {
 				add_anchor(doc, (const unsigned char *)
@@ -256,7 +327,7 @@ ydoc_parse(const char *name, const char *text, size_t len,
 				if (doc->root == NULL)
 					doc->root = n;
 			} else {
-				add_kid(doc, stack[depth - 1].node, n,
+				add_kid(stack[depth - 1].node, n,
 				    &stack[depth - 1].cap);
 			}
 		}
@@ -268,8 +339,10 @@ ydoc_parse(const char *name, const char *text, size_t len,
 		}
 		yaml_event_delete(&ev);
 	}
-	for (i = 0; i < (size_t)depth; i++)
+	for (i = 0; i < (size_t)depth; i++) {
 		free(stack[i].anchor_copy);
+		free(stack[i].node->kids);
+	}
 	yaml_parser_delete(&parser);
 	if (!ok) {
 		ydoc_free(doc);
@@ -289,12 +362,12 @@ ydoc_load(const char *path, struct vp_diags *d)
 
 	f = fopen(path, "rb");
 	if (f == NULL) {
-		vp_diag_add(d, path, (struct vp_srcpos){ 0, 0 }, VP_ERROR,
+		vp_diag_add(d, NULL, (struct vp_srcpos){ 0, 0 }, VP_ERROR,
 		    "cannot open '%s': %s", path, strerror(errno));
 		return NULL;
 	}
 	if (fstat(fileno(f), &st) != 0 || S_ISDIR(st.st_mode)) {
-		vp_diag_add(d, path, (struct vp_srcpos){ 0, 0 }, VP_ERROR,
+		vp_diag_add(d, NULL, (struct vp_srcpos){ 0, 0 }, VP_ERROR,
 		    "'%s' is a directory, not a model file", path);
 		fclose(f);
 		return NULL;
@@ -302,7 +375,7 @@ ydoc_load(const char *path, struct vp_diags *d)
 	text = xmalloc(VP_YDOC_MAX_BYTES + 1);
 	len = fread(text, 1, VP_YDOC_MAX_BYTES + 1, f);
 	if (ferror(f)) {
-		vp_diag_add(d, path, (struct vp_srcpos){ 0, 0 }, VP_ERROR,
+		vp_diag_add(d, NULL, (struct vp_srcpos){ 0, 0 }, VP_ERROR,
 		    "cannot read '%s': %s", path, strerror(errno));
 		fclose(f);
 		free(text);
@@ -333,6 +406,7 @@ ydoc_free(struct ydoc *doc)
 	for (i = 0; i < doc->nanchors; i++)
 		free(doc->anchors[i].name);
 	free(doc->anchors);
+	free(doc->slots);
 	free(doc->owned);
 	free(doc->name);
 	free(doc);
@@ -422,30 +496,36 @@ ynode_want(const struct ynode *n, enum ynode_kind kind, const char *file,
 	return -1;
 }
 
+/* "not a list" for collections, "not 'x'" for scalars. */
+static void
+not_what(const struct ynode *n, char *buf, size_t len, char *out, size_t olen)
+{
+	if (n->kind != YN_SCALAR)
+		snprintf(out, olen, "not %s", ynode_kind_name(n));
+	else if (ynode_is_null(n))
+		snprintf(out, olen, "not null");
+	else if (!n->plain)
+		snprintf(out, olen, "not the string '%s'", shown(n, buf, len));
+	else
+		snprintf(out, olen, "not '%s'", shown(n, buf, len));
+}
+
 int
 ynode_u64(const struct ynode *n, const char *file, const char *key,
     uint64_t min, uint64_t max, uint64_t *out, struct vp_diags *d)
 {
 	const char *err;
-	char buf[48];
+	char buf[48], nw[80];
 
-	if (n->kind != YN_SCALAR || ynode_is_null(n) ||
-	    vp_parse_u64(n->str, min, max, out, &err) != 0) {
-		if (n->kind == YN_SCALAR && !ynode_is_null(n) &&
-		    vp_parse_u64(n->str, 0, UINT64_MAX, out, &err) == 0)
-			vp_diag_add(d, file, n->pos, VP_ERROR,
-			    "'%s' is %s: %s is out of range, expected "
-			    "%llu to %llu", key, *out < min ? "too small" :
-			    "too large", n->str, (unsigned long long)min,
-			    (unsigned long long)max);
-		else
-			vp_diag_add(d, file, n->pos, VP_ERROR,
-			    "'%s' must be a whole number from %llu to %llu, "
-			    "not '%s'", key, (unsigned long long)min,
-			    (unsigned long long)max, shown(n, buf, sizeof buf));
-		return -1;
-	}
-	return 0;
+	/* Quoted scalars are strings in YAML and JSON, never numbers. */
+	if (n->kind == YN_SCALAR && n->plain && !ynode_is_null(n) &&
+	    vp_parse_u64(n->str, min, max, out, &err) == 0)
+		return 0;
+	not_what(n, buf, sizeof buf, nw, sizeof nw);
+	vp_diag_add(d, file, n->pos, VP_ERROR,
+	    "'%s' must be a whole number from %llu to %llu, %s", key,
+	    (unsigned long long)min, (unsigned long long)max, nw);
+	return -1;
 }
 
 int
@@ -453,16 +533,15 @@ ynode_double(const struct ynode *n, const char *file, const char *key,
     double min, double max, double *out, struct vp_diags *d)
 {
 	const char *err;
-	char buf[48];
+	char buf[48], nw[80];
 
-	if (n->kind != YN_SCALAR || ynode_is_null(n) ||
-	    vp_parse_double(n->str, min, max, out, &err) != 0) {
-		vp_diag_add(d, file, n->pos, VP_ERROR,
-		    "'%s' must be a number from %g to %g, not '%s'", key, min,
-		    max, shown(n, buf, sizeof buf));
-		return -1;
-	}
-	return 0;
+	if (n->kind == YN_SCALAR && n->plain && !ynode_is_null(n) &&
+	    vp_parse_double(n->str, min, max, out, &err) == 0)
+		return 0;
+	not_what(n, buf, sizeof buf, nw, sizeof nw);
+	vp_diag_add(d, file, n->pos, VP_ERROR,
+	    "'%s' must be a number from %g to %g, %s", key, min, max, nw);
+	return -1;
 }
 
 int
@@ -488,9 +567,13 @@ ynode_bool(const struct ynode *n, const char *file, const char *key,
 				return 0;
 			}
 	}
-	vp_diag_add(d, file, n->pos, VP_ERROR,
-	    "'%s' must be true or false, not '%s'", key,
-	    shown(n, buf, sizeof buf));
+	{
+		char nw[80];
+
+		not_what(n, buf, sizeof buf, nw, sizeof nw);
+		vp_diag_add(d, file, n->pos, VP_ERROR,
+		    "'%s' must be true or false, %s", key, nw);
+	}
 	return -1;
 }
 
@@ -531,6 +614,10 @@ ynode_enum(const struct ynode *n, const char *file, const char *key,
 		vp_diag_add(d, file, n->pos, VP_ERROR,
 		    "unknown %s '%s'; did you mean '%s'? (one of: %s)", key,
 		    shown(n, buf, sizeof buf), near, list.s);
+	else if (n->kind != YN_SCALAR)
+		vp_diag_add(d, file, n->pos, VP_ERROR,
+		    "'%s' must be one of %s, not %s", key, list.s,
+		    ynode_kind_name(n));
 	else
 		vp_diag_add(d, file, n->pos, VP_ERROR,
 		    "unknown %s '%s' (one of: %s)", key,

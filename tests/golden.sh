@@ -1,0 +1,274 @@
+#!/bin/sh
+# golden.sh — run vramplan on fixed inputs and compare its stdout, stderr and
+# exit status with the expected files in tests/golden/.
+#
+#   tests/golden.sh            compare; one "ok NAME" / "FAIL NAME" line per
+#                              case, a unified diff under each failure, and a
+#                              final "N passed, M failed" line
+#   tests/golden.sh --update   rewrite tests/golden/ from the current binary
+#                              (then read every changed file before committing)
+#
+# Environment (make check sets all three):
+#   VRAMPLAN       the binary (default: ./src/vramplan)
+#   VRAMPLAN_DATA  the model library (default: $TOP_SRCDIR/models)
+#   TOP_SRCDIR     the source tree (default: the directory above this script)
+#   GOLDEN_TIMEOUT seconds one case may run before it fails (default 60)
+#
+# For case NAME the expected files are tests/golden/NAME.out (stdout),
+# NAME.err (stderr) and NAME.rc (exit status); a missing .out or .err means
+# "expect nothing".  Cases run from inside $TOP_SRCDIR with relative paths,
+# so file names in messages do not depend on the machine.  Every file in
+# tests/bad/ is a case of its own (expected exit status 3); generated inputs
+# (a 20 MB file, inputs that are slow to parse when the reader is quadratic)
+# are written to a temporary directory and run from inside it.
+
+LC_ALL=C
+export LC_ALL
+NO_COLOR=1
+export NO_COLOR
+unset CLICOLOR_FORCE FORCE_COLOR
+
+update=0
+case ${1-} in
+--update) update=1 ;;
+"") ;;
+*)
+	echo "usage: tests/golden.sh [--update]" >&2
+	exit 2
+	;;
+esac
+
+if [ -z "${TOP_SRCDIR-}" ]; then
+	TOP_SRCDIR=$(cd "$(dirname "$0")/.." && pwd) || exit 2
+fi
+: "${VRAMPLAN:=./src/vramplan}"
+# Relative paths are taken from where the script was started.
+case $VRAMPLAN in
+/*) ;;
+*) VRAMPLAN=$(pwd)/$VRAMPLAN ;;
+esac
+case $TOP_SRCDIR in
+/*) ;;
+*) TOP_SRCDIR=$(pwd)/$TOP_SRCDIR ;;
+esac
+: "${VRAMPLAN_DATA:=$TOP_SRCDIR/models}"
+case $VRAMPLAN_DATA in
+/*) ;;
+*) VRAMPLAN_DATA=$(pwd)/$VRAMPLAN_DATA ;;
+esac
+export VRAMPLAN_DATA
+: "${GOLDEN_TIMEOUT:=60}"
+
+if [ ! -x "$VRAMPLAN" ]; then
+	echo "golden: no vramplan binary at '$VRAMPLAN' (set VRAMPLAN)" >&2
+	echo "0 passed, 1 failed"
+	exit 1
+fi
+cd "$TOP_SRCDIR" || exit 2
+golden=$TOP_SRCDIR/tests/golden
+if [ "$update" = 1 ]; then
+	mkdir -p "$golden" || exit 2
+fi
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/vramplan-golden.XXXXXX") || exit 2
+trap 'rm -rf "$tmp"' EXIT
+trap 'exit 130' INT TERM HUP
+
+passed=0
+failed=0
+
+# limit SECONDS COMMAND...: run COMMAND with stdout to $tmp/out, stderr to
+# $tmp/err and its exit status to $tmp/rc ("timeout after N s" when it ran
+# past the limit).  The limit needs timeout(1); without it cases run unlimited.
+if command -v timeout >/dev/null 2>&1; then
+	have_timeout=1
+else
+	have_timeout=0
+fi
+limit() {
+	secs=$1
+	shift
+	if [ "$have_timeout" = 1 ]; then
+		timeout -k 5 "$secs" "$@" >"$tmp/out" 2>"$tmp/err" </dev/null
+		st=$?
+		case $st in
+		124 | 137) st="timeout after $secs s" ;;
+		esac
+	else
+		"$@" >"$tmp/out" 2>"$tmp/err" </dev/null
+		st=$?
+	fi
+	echo "$st" >"$tmp/rc"
+}
+
+# compare NAME [RC]: check $tmp/{out,err,rc} against the golden files of
+# NAME; with RC, the exit status must also be RC whatever the golden says.
+compare() {
+	name=$1
+	want=${2-}
+	if [ -n "$want" ] && [ "$(cat "$tmp/rc")" != "$want" ]; then
+		echo "FAIL $name"
+		echo "    exit status $(cat "$tmp/rc"), expected $want"
+		sed 's/^/    stderr: /' "$tmp/err"
+		failed=$((failed + 1))
+		return
+	fi
+	if [ "$update" = 1 ] && grep -q '^timeout' "$tmp/rc"; then
+		# A hang is never the expected behaviour: keep the old files.
+		echo "FAIL $name"
+		echo "    timed out; tests/golden/$name.* left as they were"
+		failed=$((failed + 1))
+		return
+	fi
+	if [ "$update" = 1 ]; then
+		for ext in out err; do
+			if [ -s "$tmp/$ext" ]; then
+				cp "$tmp/$ext" "$golden/$name.$ext"
+			else
+				rm -f "$golden/$name.$ext"
+			fi
+		done
+		cp "$tmp/rc" "$golden/$name.rc"
+		echo "updated $name"
+		passed=$((passed + 1))
+		return
+	fi
+	bad=0
+	: >"$tmp/diff"
+	if [ ! -f "$golden/$name.rc" ]; then
+		echo "no expected files (tests/golden/$name.rc is missing;" \
+		    "run tests/golden.sh --update)" >>"$tmp/diff"
+		bad=1
+	fi
+	for ext in rc out err; do
+		exp=$golden/$name.$ext
+		[ -f "$exp" ] || exp=/dev/null
+		if ! cmp -s "$exp" "$tmp/$ext"; then
+			diff -u "$exp" "$tmp/$ext" |
+			    sed "2s|^+++ $tmp/|+++ actual |" >>"$tmp/diff"
+			bad=1
+		fi
+	done
+	if [ "$bad" = 0 ]; then
+		echo "ok $name"
+		passed=$((passed + 1))
+	else
+		echo "FAIL $name"
+		sed 's/^/    /' "$tmp/diff"
+		failed=$((failed + 1))
+	fi
+}
+
+# run NAME ARGS...: one case, run from $TOP_SRCDIR.
+run() {
+	name=$1
+	shift
+	limit "$GOLDEN_TIMEOUT" "$VRAMPLAN" "$@"
+	compare "$name"
+}
+
+# run_bad FILE: a malformed input; exit status 3 is required.
+run_bad() {
+	base=${1#tests/bad/}
+	base=${base%.yaml}
+	base=${base%.json}
+	limit "$GOLDEN_TIMEOUT" "$VRAMPLAN" "$1"
+	compare "bad-$base" 3
+}
+
+# run_in DIR SECONDS NAME ARGS...: a case on generated files, run from DIR.
+run_in() {
+	dir=$1 secs=$2 name=$3
+	shift 3
+	(cd "$dir" && limit "$secs" "$VRAMPLAN" "$@")
+	compare "$name"
+}
+
+# ---- malformed model files: each must be refused with exit status 3 ------
+for f in tests/bad/*; do
+	[ -e "$f" ] || continue
+	run_bad "$f"
+done
+
+# ---- generated inputs ----------------------------------------------------
+gen=$tmp/gen
+mkdir "$gen" || exit 2
+# A file over the 16 MiB limit: a valid model, then 20 MiB of comments.
+awk 'BEGIN {
+	print "name: tiny"; print "layers: 2"; print "hidden: 128"
+	print "heads: 4"; print "ffn: 512"; print "vocab: 1000"
+	line = "#"
+	for (i = 0; i < 127; i++)
+		line = line " "
+	for (i = 0; i < 163840; i++)	# 163840 * 128 bytes = 20 MiB
+		print line
+}' </dev/null >"$gen/huge.yaml"
+run_in "$gen" "$GOLDEN_TIMEOUT" gen-20mb-file huge.yaml
+
+# 60,000 lists of 9 items: the tree builder must stay linear in the input
+# (growing a list past 8 items must not rescan everything read so far).
+# About 1.2 MB; a linear reader parses it in a fraction of a second (a
+# quadratic one took 15 s).
+awk -v n=60000 'BEGIN {
+	printf "name: ["
+	for (i = 0; i < n; i++)
+		printf "%s[1, 2, 3, 4, 5, 6, 7, 8, 9]", (i ? ", " : "")
+	print "]"
+	print "layers: 2"; print "hidden: 128"; print "heads: 4"
+	print "ffn: 512"; print "vocab: 1000"
+}' </dev/null >"$gen/many-lists.yaml"
+run_in "$gen" 5 gen-many-short-lists many-lists.yaml
+
+# 40,000 anchors and 200,000 aliases to the first: looking an alias up must
+# not scan every anchor (a linear scan took 26 s).  About 1.2 MB.
+awk -v n=40000 -v a=200000 'BEGIN {
+	printf "name: ["
+	for (i = 0; i < n; i++)
+		printf "%s&a%d 0", (i ? ", " : ""), i
+	for (i = 0; i < a; i++)
+		printf ", *a0"
+	print "]"
+	print "layers: 2"; print "hidden: 128"; print "heads: 4"
+	print "ffn: 512"; print "vocab: 1000"
+}' </dev/null >"$gen/many-aliases.yaml"
+run_in "$gen" 5 gen-many-aliases many-aliases.yaml
+
+# ---- the command line ----------------------------------------------------
+run cli-help --help
+run cli-version --version
+run cli-no-arguments
+run cli-unknown-option gpt2 --frobnicate
+run cli-missing-option-value gpt2 --gpus
+run cli-precision-near-miss gpt2 --precision bf16-mixd
+run cli-micro-batch-zero gpt2 --micro-batch 0
+run cli-micro-batch-negative gpt2 --micro-batch -1
+run cli-micro-batch-abc gpt2 --micro-batch abc
+run cli-micro-batch-huge gpt2 --micro-batch 1e30
+run cli-json-and-csv gpt2 --json --csv
+run cli-two-models gpt2 bert-base
+run cli-unknown-gpu gpt2 --gpus 2xA1000
+run cli-gpu-count-zero gpt2 --gpus 0xA100
+run cli-model-near-miss llama-3-8
+run cli-model-unknown no-such-model-at-all
+run cli-model-missing-file tests/no-such-file.yaml
+run cli-models models
+run cli-models-extra-argument models gpt2
+run cli-gpus gpus
+run cli-compare compare x
+run cli-tp-not-dividing models/llama-3-8b.yaml --tp 3
+
+# ---- estimates -----------------------------------------------------------
+run est-llama-3-8b-2xa100 models/llama-3-8b.yaml --gpus 2xA100
+run est-llama-3-8b-2xa100-json models/llama-3-8b.yaml --gpus 2xA100 --json
+run est-llama-3-8b-2xa100-csv models/llama-3-8b.yaml --gpus 2xA100 --csv
+run est-gpt2-cpu-fp32 gpt2 --device cpu --precision fp32 --micro-batch 2 \
+    --seq 128
+run est-bert-base-1xt4 bert-base --gpus 1xT4
+run est-fits-gpt2-1xa100 gpt2 --gpus 1xA100 --seq 512
+run est-no-fit-llama-2-70b-1xt4 llama-2-70b --gpus 1xT4
+run est-hf-llama-3-8b-1xh100 tests/data/hf/llama-3-8b.config.json \
+    --gpus 1xH100
+run est-explain-tiny-llama tests/data/val/tiny-llama.yaml --explain
+
+echo "$passed passed, $failed failed"
+[ "$failed" = 0 ]
