@@ -332,7 +332,7 @@ activation(struct lctx *x, enum vp_act act, int32_t in)
 /* Attention core on q (b,a,s,d), k and v (b,a,s,d after repeat). */
 static int32_t
 attention_core(struct lctx *x, int32_t q, int32_t k, int32_t v,
-    bool hf_llama, bool fp32_softmax)
+    bool fp32_softmax, bool mask_fp32)
 {
 	uint64_t ss = x->b * x->a * x->s * x->s;
 	uint64_t rows = x->b * x->a * x->s;
@@ -368,20 +368,36 @@ attention_core(struct lctx *x, int32_t q, int32_t k, int32_t v,
 	/* scores = q k^T (matmul saves both operands), scaled. */
 	sc = ew(x, "qk matmul", ss, cdt, q, k, q, k, VP_CAT_ACT);
 	sc = ew(x, "scale", ss, cdt, sc, -1, -1, -1, VP_CAT_ACT);
-	sc = ew(x, "mask add", ss, cdt, sc, -1, -1, -1, VP_CAT_ACT);
-	/* Softmax saves its result; Llama asks for it in fp32. */
+	/*
+	 * The additive mask: HF BERT builds it in the parameters' dtype
+	 * (fp32 under autocast), so the sum is promoted to fp32.
+	 */
+	sc = ew(x, "mask add", ss, mask_fp32 && x->autocast ? VP_FP32 : cdt,
+	    sc, -1, -1, -1, VP_CAT_ACT);
 	if (fp32_softmax && cdt != VP_FP32) {
+		/* Llama: softmax(dtype=float32).to(q.dtype), then dropout. */
 		if (x->autocast && !x->cpu)
 			sc = cast(x, sc, VP_FP32, VP_CAT_ACT);
 		pr = ew(x, "softmax", ss, VP_FP32, sc, -1, -1, -1, VP_CAT_ACT);
 		x->g->op[x->g->nop - 1].saved[0] = pr;
-		if (hf_llama)
-			pr = cast(x, pr, cdt, VP_CAT_ACT);
+		pr = cast(x, pr, cdt, VP_CAT_ACT);
+		pr = dropout(x, "attn dropout", pr);
 	} else {
-		pr = ew(x, "softmax", ss, cdt, sc, -1, -1, -1, VP_CAT_ACT);
+		/*
+		 * Softmax saves its result.  CUDA autocast runs softmax in
+		 * fp32 (its fp32 op list); CPU autocast (1.13) keeps the
+		 * input dtype.  Dropout follows; the value matmul (or
+		 * GPT-2's .type(value.dtype)) casts back to 16 bit.
+		 */
+		enum vp_dtype sdt = x->autocast && !x->cpu ? VP_FP32 :
+		    dt_of(x, sc);
+
+		pr = ew(x, "softmax", ss, sdt, sc, -1, -1, -1, VP_CAT_ACT);
 		x->g->op[x->g->nop - 1].saved[0] = pr;
+		pr = dropout(x, "attn dropout", pr);
+		if (x->autocast)
+			pr = cast(x, pr, cdt, VP_CAT_ACT);
 	}
-	pr = dropout(x, "attn dropout", pr);
 	out = ew(x, "pv matmul", elems_of(x, q), promote(dt_of(x, pr), cdt),
 	    pr, v, pr, v, VP_CAT_ACT);
 	/* Selective recompute: the core's saved tensors are re-made. */
@@ -517,7 +533,7 @@ decoder_block(struct lctx *x, int32_t in)
 		v = ew(x, "repeat v", n * qd, dt_of(x, v), v, -1, -1, -1,
 		    VP_CAT_ACT);
 	}
-	ctx = attention_core(x, q, k, v, !gpt2, !gpt2);
+	ctx = attention_core(x, q, k, v, !gpt2, false);
 	/* transpose(1, 2).contiguous(): a copy in (b, s, a*d) layout. */
 	ctx = ew(x, "attn transpose", n * qd, dt_of(x, ctx), ctx, -1, -1, -1,
 	    VP_CAT_ACT);
@@ -566,7 +582,7 @@ encoder_block(struct lctx *x, int32_t in)
 		k = linear(x, "key", in, x->h, qd, true, true, VP_CAT_ACT);
 		v = linear(x, "value", in, x->h, qd, true, true, VP_CAT_ACT);
 	}
-	ctx = attention_core(x, q, k, v, false, false);
+	ctx = attention_core(x, q, k, v, false, !tnn);
 	ctx = ew(x, "attn transpose", n * qd, dt_of(x, ctx), ctx, -1, -1, -1,
 	    VP_CAT_ACT);
 	o = linear(x, tnn ? "out_proj" : "attn output", ctx, qd, x->h, true,
@@ -640,9 +656,17 @@ head_and_loss(struct lctx *x, int32_t hsd)
 		ldt = dt_of(x, lg);
 	}
 	(void)ldt;
-	ls = ew(x, "log_softmax", nshift * x->V, dt_of(x, lg), lg, -1, -1, -1,
-	    VP_CAT_LOGITS);
+	/*
+	 * Cross-entropy's log_softmax runs in fp32 under autocast (both
+	 * devices list it); on CPU it reads 16-bit logits directly and its
+	 * backward makes an fp32 gradient before casting it back.
+	 */
+	ls = ew(x, "log_softmax", nshift * x->V, x->autocast ? VP_FP32 :
+	    dt_of(x, lg), lg, -1, -1, -1, VP_CAT_LOGITS);
 	x->g->op[x->g->nop - 1].saved[0] = ls;
+	if (dt_of(x, lg) != dt_of(x, ls))	/* fp32 grad, then the cast */
+		x->g->op[x->g->nop - 1].bwd_tmp = x->g->t[ls].bytes -
+		    x->g->t[lg].bytes;
 	o = opnew(x, "nll_loss");
 	IN(o, ls);
 	/* shift_logits (and logits) stay referenced until after the loss. */
