@@ -199,7 +199,7 @@ vp_catalog_from_doc(const struct ydoc *doc, struct vp_catalog *c,
 {
 	const struct ynode *root = ydoc_root(doc);
 	const char *file = ydoc_name(doc);
-	size_t i, j, k;
+	size_t i, j;
 	int rc = 0;
 
 	memset(c, 0, sizeof *c);
@@ -217,25 +217,48 @@ vp_catalog_from_doc(const struct ydoc *doc, struct vp_catalog *c,
 		if (rc)
 			break;
 	}
-	/* Names must be unique across ids and aliases. */
+	/*
+	 * Names must be unique: ids among ids, an alias never another card's
+	 * id nor another card's alias (a lookup would silently pick one).
+	 * O(names^2) over a catalog of a few hundred names.
+	 */
 	for (i = 0; rc == 0 && i < c->n; i++)
-		for (j = 0; j < c->n; j++) {
-			if (i != j && vp_strcaseeq(c->v[i].id, c->v[j].id) &&
-			    i < j) {
+		for (j = i + 1; j < c->n; j++) {
+			const struct vp_gpu *a = &c->v[i], *b = &c->v[j];
+			size_t ka, kb;
+
+			if (vp_strcaseeq(a->id, b->id)) {
 				vp_diag_add(d, file, root->kids[j]->pos,
-				    VP_ERROR, "duplicate card id '%s'",
-				    c->v[j].id);
+				    VP_ERROR, "duplicate card id '%s'", b->id);
 				rc = -1;
 			}
-			for (k = 0; k < c->v[j].naliases; k++)
-				if (vp_strcaseeq(c->v[i].id,
-				    c->v[j].aliases[k])) {
+			for (kb = 0; kb < b->naliases; kb++)
+				if (vp_strcaseeq(a->id, b->aliases[kb])) {
 					vp_diag_add(d, file, root->kids[j]->pos,
 					    VP_ERROR, "alias '%s' of '%s' is "
-					    "the id of another card",
-					    c->v[j].aliases[k], c->v[j].id);
+					    "the id of card '%s'", b->aliases[kb],
+					    b->id, a->id);
 					rc = -1;
 				}
+			for (ka = 0; ka < a->naliases; ka++) {
+				if (vp_strcaseeq(b->id, a->aliases[ka])) {
+					vp_diag_add(d, file, root->kids[i]->pos,
+					    VP_ERROR, "alias '%s' of '%s' is "
+					    "the id of card '%s'", a->aliases[ka],
+					    a->id, b->id);
+					rc = -1;
+				}
+				for (kb = 0; kb < b->naliases; kb++)
+					if (vp_strcaseeq(a->aliases[ka],
+					    b->aliases[kb])) {
+						vp_diag_add(d, file,
+						    root->kids[j]->pos, VP_ERROR,
+						    "alias '%s' names both '%s' "
+						    "and '%s'", b->aliases[kb],
+						    a->id, b->id);
+						rc = -1;
+					}
+			}
 		}
 	if (rc)
 		vp_catalog_free(c);

@@ -537,7 +537,7 @@ decoder_block(struct lctx *x, int32_t in)
 	/* transpose(1, 2).contiguous(): a copy in (b, s, a*d) layout. */
 	ctx = ew(x, "attn transpose", n * qd, dt_of(x, ctx), ctx, -1, -1, -1,
 	    VP_CAT_ACT);
-	o = linear(x, "o_proj", ctx, qd, x->h, m->bias, true, VP_CAT_ACT);
+	o = linear(x, "o_proj", ctx, qd, x->h, m->o_bias > 0, true, VP_CAT_ACT);
 	/* Llama-family modules drop out only the attention probabilities;
 	 * GPT-2 also drops the residual branches. */
 	if (gpt2)

@@ -65,7 +65,7 @@ tb(const struct sim *s, int32_t t)
 	uint64_t b = s->g->t[t].bytes;
 
 	/* CUDA caching allocator: every block is a multiple of 512 bytes. */
-	if (s->cuda)
+	if (s->cuda && b <= UINT64_MAX - 511)
 		b = (b + 511) / 512 * 512;
 	return b;
 }
@@ -558,6 +558,24 @@ collect_top(struct sim *s, struct vp_mem *out)
 	free(v);
 }
 
+/* Whether any byte count could wrap a 64-bit sum in the replay. */
+static bool
+graph_too_big(const struct vp_graph *g)
+{
+	const uint64_t lim = 1ULL << 60;
+	uint64_t sum = 0;
+	size_t i;
+
+	for (i = 0; i < g->nt; i++) {
+		if (g->t[i].bytes >= lim)
+			return true;
+		sum = vp_add_sat(sum, g->t[i].bytes);
+	}
+	sum = vp_add_sat(sum, vp_add_sat(g->weight_bytes, g->master_bytes));
+	sum = vp_add_sat(sum, vp_mul_sat(4, g->grad_bytes));
+	return sum >= lim;
+}
+
 void
 vp_mem_run(const struct vp_graph *g, const struct vp_model *m,
     const struct vp_plan *p, const struct vp_mem_opts *o, struct vp_mem *out)
@@ -569,6 +587,19 @@ vp_mem_run(const struct vp_graph *g, const struct vp_model *m,
 	int c;
 
 	memset(out, 0, sizeof *out);
+	if (graph_too_big(g)) {
+		/* Past 2^60 bytes nothing fits anywhere; say so without
+		 * letting byte sums wrap. */
+		int k;
+
+		for (k = 0; k < VP_CAT_COUNT; k++)
+			out->term[k] = UINT64_MAX;
+		out->allocated_peak = out->reserved_peak = UINT64_MAX;
+		out->device_peak = UINT64_MAX;
+		out->weights_bytes = g->weight_bytes;
+		out->params = g->params;
+		return;
+	}
 	sim_init(&s, g, p);
 	s.out = out;
 	simulate(&s, m);

@@ -20,6 +20,7 @@ vp_model_init(struct vp_model *m)
 	m->act = VP_ACT_GELU;
 	m->norm = VP_NORM_LAYERNORM;
 	m->qkv_bias = -1;
+	m->o_bias = -1;
 	m->pos = VP_POS_ROPE;
 	m->impl = VP_IMPL_HF;
 	m->train.precision = -1;
@@ -54,7 +55,7 @@ nearest_divisors(uint64_t n, uint64_t v, uint64_t *lo, uint64_t *hi)
 			*lo = i;
 			break;
 		}
-	for (i = v; i <= n; i++)
+	for (i = v ? v : 1; i <= n; i++)
 		if (n % i == 0) {
 			*hi = i;
 			break;
@@ -87,6 +88,16 @@ vp_model_validate(struct vp_model *m, struct vp_diags *d)
 		m->kv_heads = m->heads;
 	if (m->qkv_bias < 0)
 		m->qkv_bias = m->bias;
+	if (m->o_bias < 0)
+		m->o_bias = m->bias;
+	if (m->layers == 0 || m->hidden == 0 || m->heads == 0 || m->ffn == 0 ||
+	    m->vocab == 0) {
+		vp_diag_add(d, m->file, m->where[VP_F_HIDDEN], VP_ERROR,
+		    "'layers', 'hidden', 'heads', 'ffn' and 'vocab' must all be "
+		    "at least 1");
+		vp_buf_free(&b);
+		return -1;
+	}
 	if (m->head_dim == 0) {
 		if (m->heads == 0 || m->hidden % m->heads != 0) {
 			vp_buf_printf(&b, "'heads' (%llu) must divide 'hidden' "
@@ -195,7 +206,7 @@ vp_model_params(const struct vp_model *m, struct vp_param_count *out)
 	attn = vp_add_sat(attn, vp_mul_sat(q, h));
 	if (m->qkv_bias > 0)
 		attn = vp_add_sat(attn, vp_add_sat(q, 2 * kv));
-	if (m->bias)
+	if (m->o_bias > 0)
 		attn = vp_add_sat(attn, h);
 
 	if (m->has_moe) {
@@ -204,6 +215,10 @@ vp_model_params(const struct vp_model *m, struct vp_param_count *out)
 		    vp_mul_sat(m->moe.shared_experts,
 		    vp_mlp_params(m, m->moe.shared_ffn)) : 0;
 		uint64_t router = vp_mul_sat(h, m->moe.experts);
+
+		if (m->moe.shared_gate)
+			router = vp_add_sat(router,
+			    vp_mul_sat(h, m->moe.shared_experts));
 
 		mlp = vp_add_sat(vp_mul_sat(m->moe.experts, expert),
 		    vp_add_sat(shared, router));

@@ -63,6 +63,7 @@ struct vp_moe {
 	uint64_t ffn;		/* routed expert intermediate size */
 	uint32_t shared_experts;
 	uint64_t shared_ffn;	/* size of each shared expert (default ffn) */
+	bool shared_gate;	/* Qwen-MoE: a sigmoid gate h→1 per shared expert */
 };
 
 /* Training defaults a model file may carry; 0 / -1 = not given. */
@@ -87,6 +88,7 @@ struct vp_model {
 	enum vp_norm norm;
 	bool bias;		/* biases on every linear */
 	int qkv_bias;		/* -1 = same as bias */
+	int o_bias;		/* output projection bias; -1 = same as bias */
 	bool post_norms;	/* Gemma-2 sandwich norms: 4 per layer */
 	uint64_t vocab;
 	bool tie_embeddings;

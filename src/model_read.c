@@ -79,6 +79,7 @@ static const struct key moe_keys[] = {
 	{ "ffn", K_U64, 1, MAX_FFN, NULL, 0, VP_F_MOE_FFN, NULL, false },
 	{ "shared_experts", K_U64, 0, MAX_HEADS, NULL, 0, -1, NULL, false },
 	{ "shared_ffn", K_U64, 0, MAX_FFN, NULL, 0, -1, NULL, false },
+	{ "shared_gate", K_BOOL, 0, 0, NULL, 0, -1, NULL, false },
 };
 
 static const struct key train_keys[] = {
@@ -202,6 +203,7 @@ set_moe(struct vp_model *m, const char *k, union val v)
 	else if (!strcmp(k, "ffn")) m->moe.ffn = v.u;
 	else if (!strcmp(k, "shared_experts")) m->moe.shared_experts = (uint32_t)v.u;
 	else if (!strcmp(k, "shared_ffn")) m->moe.shared_ffn = v.u;
+	else if (!strcmp(k, "shared_gate")) m->moe.shared_gate = v.b;
 }
 
 static void
@@ -383,8 +385,14 @@ read_hf(const struct ynode *root, const char *file, struct vp_model *m,
 	hf_u64(root, file, "n_positions", 1, MAX_SEQ, &m->max_seq, VP_F_MAX_SEQ, m, d);
 	hf_u64(root, file, "type_vocab_size", 0, MAX_HEADS, &m->type_vocab, -1, m, d);
 	hf_bool(root, file, "tie_word_embeddings", &m->tie_embeddings, d);
-	if (hf_bool(root, file, "attention_bias", &b, d) > 0)
-		m->qkv_bias = b, m->bias = b;
+	/* Llama-style configs: attention_bias puts biases on q, k, v and o;
+	 * the MLP's follow mlp_bias. */
+	if (hf_bool(root, file, "attention_bias", &b, d) > 0) {
+		m->qkv_bias = b;
+		m->o_bias = b;
+	}
+	if (hf_bool(root, file, "mlp_bias", &b, d) > 0)
+		m->bias = b;
 	if (m->ffn == 0 && m->hidden != 0 && strcmp(type, "gpt2") == 0)
 		m->ffn = 4 * m->hidden;		/* n_inner: null */
 
@@ -442,6 +450,8 @@ read_hf(const struct ynode *root, const char *file, struct vp_model *m,
 		if (hf_u64(root, file, "shared_expert_intermediate_size", 1, MAX_FFN, &sh, -1, m, d) > 0) {
 			m->moe.shared_experts = 1;
 			m->moe.shared_ffn = sh;
+			/* Qwen2-MoE gates its shared expert (h → 1). */
+			m->moe.shared_gate = strcmp(type, "qwen2_moe") == 0;
 		}
 	}
 	{

@@ -3,6 +3,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -82,7 +83,8 @@ vp_scale(uint64_t bytes, double factor)
 		return 0;
 	if (v >= 18446744073709551615.0)
 		return UINT64_MAX;
-	return (uint64_t)llround(v);
+	/* Round in double: llround's long long would overflow past 2^63. */
+	return (uint64_t)floor(v + 0.5);
 }
 
 void
@@ -194,6 +196,9 @@ vp_parse_double(const char *s, double min, double max, double *out,
 		return -1;
 	if (isnan(v))
 		return -1;
+	/* ERANGE with a tiny result is underflow: v is the nearest double. */
+	if (errno == ERANGE && fabs(v) <= DBL_MIN)
+		errno = 0;
 	if (errno == ERANGE || v > max) {
 		*errstr = v < min ? "too small" : "too large";
 		return -1;
@@ -333,38 +338,52 @@ vp_closest(const char *word, const char *const *cands, size_t n)
 	return bestd <= limit ? best : NULL;
 }
 
+/* Round v to d decimals, as printf would show it. */
+static double
+shown_value(double v, int d)
+{
+	double p = pow(10, d);
+
+	return floor(v * p + 0.5) / p;
+}
+
+/* The unit is chosen after rounding, so 1 MiB - 1 B shows as 1.0 MiB. */
 const char *
 vp_fmt_bytes(char *buf, size_t n, uint64_t bytes)
 {
-	double v = (double)bytes;
+	static const char *const unit[] = { "KiB", "MiB", "GiB", "TiB" };
+	static const int decimals[] = { 1, 1, 2, 2 };
+	double scaled = (double)bytes / 1024.0;
+	int u = 0;
 
-	if (v >= 1024.0 * VP_GIB)
-		snprintf(buf, n, "%.2f TiB", v / (1024.0 * VP_GIB));
-	else if (v >= VP_GIB)
-		snprintf(buf, n, "%.2f GiB", v / VP_GIB);
-	else if (v >= VP_MIB)
-		snprintf(buf, n, "%.1f MiB", v / VP_MIB);
-	else if (v >= 1024.0)
-		snprintf(buf, n, "%.1f KiB", v / 1024.0);
-	else
+	if (bytes < 1024) {
 		snprintf(buf, n, "%llu B", (unsigned long long)bytes);
+		return buf;
+	}
+	while (u < 3 && shown_value(scaled, decimals[u]) >= 1024.0) {
+		scaled /= 1024.0;
+		u++;
+	}
+	snprintf(buf, n, "%.*f %s", decimals[u], scaled, unit[u]);
 	return buf;
 }
 
 const char *
 vp_fmt_count(char *buf, size_t n, uint64_t c)
 {
-	double v = (double)c;
+	static const char *const unit[] = { "K", "M", "B", "T" };
+	static const int decimals[] = { 1, 1, 2, 2 };
+	double scaled = (double)c / 1000.0;
+	int u = 0;
 
-	if (v >= 1e12)
-		snprintf(buf, n, "%.2fT", v / 1e12);
-	else if (v >= 1e9)
-		snprintf(buf, n, "%.2fB", v / 1e9);
-	else if (v >= 1e6)
-		snprintf(buf, n, "%.1fM", v / 1e6);
-	else if (v >= 1e3)
-		snprintf(buf, n, "%.1fK", v / 1e3);
-	else
+	if (c < 1000) {
 		snprintf(buf, n, "%llu", (unsigned long long)c);
+		return buf;
+	}
+	while (u < 3 && shown_value(scaled, decimals[u]) >= 1000.0) {
+		scaled /= 1000.0;
+		u++;
+	}
+	snprintf(buf, n, "%.*f%s", decimals[u], scaled, unit[u]);
 	return buf;
 }

@@ -1,0 +1,814 @@
+/*
+ * test_mem.c — unit tests of the memory replay (mem.c over graph.c) and of
+ * the micro-batch search (plan_search.c).
+ *
+ * Models are filled in by hand (struct vp_model, then vp_model_validate),
+ * so these tests do not depend on the reader.  Two kinds of checks:
+ *
+ *  - invariants that must hold whatever the constants: monotonicity in
+ *    micro-batch and sequence, recompute saving activations, ZeRO stages
+ *    shrinking the persistent terms in order, optimizer ordering, the
+ *    levels allocated ≤ reserved ≤ device and what lies between them;
+ *  - exact allocated peaks of a one-layer fp32 model, derived by hand by
+ *    walking the lowering in src/graph.c and the replay in src/mem.c op by
+ *    op (the derivations are in the comments).  These pin the replay:
+ *    which tensors are saved, when each is freed, when gradients appear.
+ *    If the lowering changes on purpose, redo the walk and update them.
+ *
+ * Tests named bug_* guard defects that were found in src/ and fixed (the
+ * comment above each says what was wrong).
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "gpu.h"
+#include "mem.h"
+#include "model.h"
+#include "plan.h"
+#include "plan_search.h"
+
+static void
+validate(struct vp_model *m)
+{
+	struct vp_diags d = { 0 };
+
+	if (vp_model_validate(m, &d) != 0) {
+		struct vp_buf b;
+		vp_buf_init(&b);
+		vp_diags_format(&d, &b);
+		fail_msg("hand-built model is invalid:\n%s", b.s);
+	}
+	vp_diags_clear(&d);
+}
+
+/*
+ * The one-layer model of the exact tests: decoder, h = 8, 2 heads of
+ * d = 4 (MHA), f = 16, ReLU MLP, LayerNorm, no positions (no RoPE ops),
+ * no biases, untied, V = 32, no dropout.  With fp32, no autocast casts.
+ *
+ * Parameters: attention 4 h^2 = 256; MLP 2 h f = 256; two LayerNorms
+ * 2 * 2h = 32 → layer 544; embedding V h = 256; head = final LayerNorm
+ * 2h + lm_head V h = 16 + 256 = 272.  Total 1072 → 4288 bytes in fp32.
+ */
+static void
+tiny_model(struct vp_model *m)
+{
+	vp_model_init(m);
+	m->arch = VP_ARCH_DECODER;
+	m->layers = 1;
+	m->hidden = 8;
+	m->heads = 2;
+	m->ffn = 16;
+	m->vocab = 32;
+	m->act = VP_ACT_RELU;
+	m->norm = VP_NORM_LAYERNORM;
+	m->pos = VP_POS_NONE;
+	m->bias = false;
+	m->tie_embeddings = false;
+	m->dropout = 0;
+	validate(m);
+}
+
+/*
+ * A small Llama for the invariants: 4 layers, h = 256, 8 heads of 32,
+ * 2 kv heads, f = 688, V = 1000, SwiGLU, RMSNorm, RoPE, untied.
+ * Parameters: attention 256*256 + 2*256*64 + 256*256 = 163840; MLP
+ * 3*256*688 = 528384; norms 512 → layer 692736, 4 layers 2770944;
+ * embedding 256000; head 256 + 256000 = 256256.  Total 3283200.
+ */
+#define LLAMA_PARAMS 3283200ULL
+
+static void
+llama_model(struct vp_model *m)
+{
+	vp_model_init(m);
+	m->arch = VP_ARCH_DECODER;
+	m->layers = 4;
+	m->hidden = 256;
+	m->heads = 8;
+	m->kv_heads = 2;
+	m->ffn = 688;
+	m->vocab = 1000;
+	m->act = VP_ACT_SWIGLU;
+	m->norm = VP_NORM_RMSNORM;
+	m->pos = VP_POS_ROPE;
+	validate(m);
+}
+
+static struct vp_profile prof;
+
+static struct vp_mem_opts
+opts(unsigned world)
+{
+	struct vp_mem_opts o;
+
+	memset(&o, 0, sizeof o);
+	vp_profile_default(NULL, &prof);
+	o.profile = &prof;
+	o.world = world;
+	return o;
+}
+
+static struct vp_mem
+estimate(const struct vp_model *m, const struct vp_plan *p, unsigned world)
+{
+	struct vp_mem_opts o = opts(world);
+	struct vp_mem r;
+
+	assert_int_equal(vp_mem_estimate(m, p, &o, &r), 0);
+	return r;
+}
+
+/* Levels and breakdown that hold for every estimate. */
+static void
+check_levels(const struct vp_mem *r, const struct vp_plan *p)
+{
+	uint64_t sum = 0;
+	int c;
+
+	for (c = 0; c < VP_CAT_COUNT; c++)
+		sum += r->term[c];
+	/* The breakdown adds up to the allocated peak exactly. */
+	assert_true(sum == r->allocated_peak);
+	assert_true(r->allocated_peak <= r->reserved_peak);
+	assert_true(r->reserved_peak <= r->device_peak);
+	assert_true(r->frag_bytes == r->reserved_peak - r->allocated_peak);
+	assert_true(r->overhead_bytes == r->device_peak - r->allocated_peak ||
+	    p->device == VP_DEVICE_CPU);
+	/* Weights, master copy and optimizer states live throughout. */
+	assert_true(r->allocated_peak >= r->weights_bytes + r->master_bytes +
+	    r->optim_bytes);
+	assert_true(r->term[VP_CAT_WEIGHTS] == r->weights_bytes);
+	assert_true(r->term[VP_CAT_OPTIM] == r->optim_bytes);
+	assert_true(r->term[VP_CAT_MASTER] == r->master_bytes);
+}
+
+/* ---- exact peaks derived by hand ---------------------------------------- */
+
+/*
+ * Notation for the walk: b micro-batch, s seq, n = b s rows.  Bytes, fp32:
+ *   H  = n h 4        a hidden-sized activation
+ *   R  = n 4          LayerNorm mean or rstd (one fp32 per row)
+ *   F  = n f 4        an MLP activation
+ *   LSE = b a s 4     SDPA's log-sum-exp
+ *   Lg = n V 4        logits;  Ls = b (s - 1) V 4  shifted logits
+ *   W = 1072 * 4 = 4288 weights; labels n * 8 (input ids are not counted
+ *   by the replay: only `input_bytes / 2`, the labels, is added)
+ *
+ * Lowering (graph.c), tensor numbers T0..T26 in creation order:
+ *   Op0  embedding        out T1 (H)                 wgrad V h 4 = 1024
+ *   Op1  input norm       out T4 (H), T2, T3 (R, R)  saves T1 T2 T3
+ *                                                    wgrad 2h 4 = 64,
+ *                                                    bwd_tmp n h 4 = H
+ *   Op2-4 q/k/v_proj      out T5, T6, T7 (H)         save T4; wgrad 256 each
+ *   Op5  sdpa             out T8 (H), T9 (LSE)       saves T5-T9
+ *   Op6  attn transpose   out T10 (H)
+ *   Op7  o_proj           out T11 (H)                saves T10; wgrad 256
+ *   Op8  residual add     in T1, T11; out T12 (H)
+ *   Op9  post attn norm   out T15 (H), T13, T14      saves T12 T13 T14
+ *   Op10 fc_in            out T16 (F)                saves T15; wgrad 512
+ *   Op11 relu             out T17 (F)                saves T17 (result)
+ *   Op12 down_proj        out T18 (H)                saves T17; wgrad 512
+ *   Op13 residual add     in T12, T18; out T19 (H)
+ *   Op14 final norm       out T22 (H), T20, T21      saves T19 T20 T21
+ *   Op15 lm_head          out T23 (Lg)               saves T22; wgrad 1024
+ *   Op16 shift logits     out T24 (Ls)
+ *   Op17 log_softmax      out T25 (Ls)               saves T25
+ *   Op18 nll_loss         in T25, keeps T23 and T24 referenced; out T26 (4)
+ */
+static void
+tiny_plan(struct vp_plan *p, const struct vp_model *m, uint64_t b, uint64_t s)
+{
+	vp_plan_defaults(p, m);
+	p->precision = VP_PREC_FP32;
+	p->optimizer = VP_OPT_SGD;	/* no states, no step temporaries */
+	p->micro_batch = b;
+	p->seq = s;
+	p->grad_accum = 1;
+	p->recompute = VP_RECOMP_NONE;
+	p->attention = VP_ATTN_SDPA;
+	p->device = VP_DEVICE_CPU;	/* no 512-byte rounding */
+}
+
+static void
+exact_peak_in_loss(void **state)
+{
+	struct vp_model m;
+	struct vp_plan p;
+	struct vp_mem r;
+
+	(void)state;
+	tiny_model(&m);
+	tiny_plan(&p, &m, 2, 64);
+	r = estimate(&m, &p, 1);
+	/*
+	 * b = 2, s = 64, n = 128: H = 4096, R = 512, F = 8192, LSE = 2*2*64*4
+	 * = 1024, Lg = 128*32*4 = 16384, Ls = 2*63*32*4 = 16128.
+	 * Base: W 4288 + labels 128*8 = 1024 → 5312.
+	 *
+	 * Forward (live after each op, after its frees):
+	 *   Op0 +H 9408; Op1 +H+2R 14528; Op2-4 +3H 26816;
+	 *   Op5 +H+LSE 31936; Op6 +H 36032; Op7 +H 40128;
+	 *   Op8 +H, T11 dies (its only reference was Op8) → 40128;
+	 *   Op9 +H+2R 45248; Op10 +F 53440;
+	 *   Op11 +F, T16 dies (ReLU saves its result, not its input) → 53440;
+	 *   Op12 +H 57536; Op13 +H, T18 dies → 57536; Op14 +H+2R 62656;
+	 *   Op15 +Lg 79040; Op16 +Ls 95168 (T23 still kept for the loss);
+	 *   Op17 +Ls 111296 (T24 kept too);
+	 *   Op18 +4 → 111300: the peak, checked before its inputs go.
+	 *   Then T23, T24 and the unreferenced loss die: 78784.
+	 * Backward never gets higher: nll_loss' backward +Ls, log_softmax's
+	 * +Ls → 78784 + 4 + 2 Ls = 111040 < 111300, and from there
+	 * activations are freed faster than the 4288 bytes of gradients grow.
+	 *
+	 * So the peak is 111300, in the loss phase at nll_loss:
+	 *   weights 4288, inputs 1024,
+	 *   activations T1 T4 T5 T6 T7 T8 T10 T12 T15 T19 T22 (11 H =
+	 *     45056; T11 and T18 are dead), T2 T3 T13 T14 T20 T21 (6 R =
+	 *     3072), T9 (LSE 1024), T17 (F 8192) → 57344,
+	 *   logits and loss Lg + 2 Ls + 4 = 16384 + 32256 + 4 = 48644;
+	 *   4288 + 1024 + 57344 + 48644 = 111300.
+	 */
+	assert_true(r.allocated_peak == 111300);
+	assert_int_equal(r.peak_phase, VP_PHASE_LOSS);
+	assert_string_equal(r.peak_op, "nll_loss");
+	assert_true(r.term[VP_CAT_WEIGHTS] == 4288);
+	assert_true(r.term[VP_CAT_INPUT] == 1024);
+	assert_true(r.term[VP_CAT_ACT] == 57344);
+	assert_true(r.term[VP_CAT_LOGITS] == 48644);
+	assert_true(r.term[VP_CAT_GRADS] == 0);
+	assert_true(r.term[VP_CAT_TRANSIENT] == 0);
+	/*
+	 * Saved for backward at the end of the forward: the 57344 of
+	 * activations plus the log_softmax result Ls = 73472.
+	 */
+	assert_true(r.saved_per_microbatch == 73472);
+	/* fp32 gradients of every parameter: 4288 bytes. */
+	assert_true(r.grads_bytes == 4288);
+	assert_true(r.weights_bytes == 4288);
+	assert_true(r.optim_bytes == 0);
+	assert_true(r.params == 1072);
+	/* CPU: no allocator or context levels. */
+	assert_true(r.reserved_peak == r.allocated_peak);
+	assert_true(r.device_peak == r.allocated_peak);
+	check_levels(&r, &p);
+	vp_model_free(&m);
+}
+
+static void
+exact_peak_at_end_of_backward(void **state)
+{
+	struct vp_model m;
+	struct vp_plan p;
+	struct vp_mem r;
+
+	(void)state;
+	tiny_model(&m);
+	tiny_plan(&p, &m, 1, 4);
+	r = estimate(&m, &p, 1);
+	/*
+	 * b = 1, s = 4, n = 4: H = 128, R = 16, F = 256, LSE = 32,
+	 * Lg = 512, Ls = 3*32*4 = 384.  Base W 4288 + labels 32 = 4320.
+	 *
+	 * With so few tokens the parameters dominate: the forward tops out
+	 * at 4320 + 1792 (the forward's activations) + Lg + 2 Ls + 4 = 7396,
+	 * while the backward ends holding every gradient.  Its last op is
+	 * the embedding's backward: its 1024-byte weight gradient appears
+	 * while the gradient of its output T1 (H = 128) is still live, and
+	 * every saved activation has been freed:
+	 *   W 4288 + labels 32 + all gradients 4288 + T1's gradient 128
+	 *   = 8736.
+	 */
+	assert_true(r.allocated_peak == 8736);
+	assert_int_equal(r.peak_phase, VP_PHASE_BACKWARD);
+	assert_string_equal(r.peak_op, "embedding");
+	assert_true(r.term[VP_CAT_GRADS] == 4288);
+	assert_true(r.term[VP_CAT_TRANSIENT] == 128);
+	assert_true(r.term[VP_CAT_ACT] == 0);
+	/* Saved at the end of the forward: 11 H + 6 R + LSE + F + Ls
+	 * = 1408 + 96 + 32 + 256 + 384 = 2176. */
+	assert_true(r.saved_per_microbatch == 2176);
+	check_levels(&r, &p);
+	vp_model_free(&m);
+}
+
+static void
+exact_peak_full_recompute(void **state)
+{
+	struct vp_model m;
+	struct vp_plan p;
+	struct vp_mem r;
+
+	(void)state;
+	tiny_model(&m);
+	tiny_plan(&p, &m, 2, 64);
+	p.recompute = VP_RECOMP_FULL;
+	r = estimate(&m, &p, 1);
+	/*
+	 * Same sizes as exact_peak_in_loss.  Ops 1-13 (the block) are one
+	 * checkpoint segment: its forward saves nothing; the block input T1
+	 * is held until the segment's backward is done.
+	 *
+	 * Forward: the block's intermediates die as soon as consumed; after
+	 * the block only T1 and T19 remain (5312 + 2H = 13504).  The head:
+	 * Op14 +H+2R 18624, Op15 +Lg 35008, Op16 +Ls 51136, Op17 +Ls 67264,
+	 * Op18 +4 → 67268, then down to 34752 (saved: T1, T19, T20, T21,
+	 * T22, T25 = 3H + 2R + Ls = 29440).
+	 *
+	 * Backward of the head: nll_loss +Ls, log_softmax +Ls (67008),
+	 * lm_head and final norm free the logits and T19/T22; gradients
+	 * 1024 + 64 appear; live 14592 = 5312 + 1088 + T1 H + T19's grad H.
+	 *
+	 * Re-run of the block's forward, saving this time (live after each
+	 * op): Op1 19712, Op2-4 32000, Op5 37120, Op6 41216, Op7 45312,
+	 * Op8 49408 → T11 dies 45312, Op9 50432, Op10 58624, Op11 66816 →
+	 * T16 dies 58624, Op12 62720, Op13 66816 → T18 and the unreferenced
+	 * T19 die → 58624.
+	 *
+	 * Backward of the block: Op13 +2H grads (T12, T18) 66816, frees
+	 * T19's grad 62720; Op12 +F grad of T17, +512 wgrad → 71424, frees
+	 * T18's grad 67328; Op11 (ReLU) +F grad of T16 → 75520 ← the peak.
+	 * From there saved tensors go faster than gradients come.
+	 *
+	 * At the peak: weights 4288, inputs 1024, gradients 1024 + 64 + 512
+	 * = 1600, activations T1 T4-T8 T10 T12 T15 (9 H = 36864) + 4 R
+	 * + LSE (3072) + T17 F (8192) = 48128, activation gradients T12's H
+	 * + T17's F + T16's F = 20480.
+	 *   4288 + 1024 + 1600 + 48128 + 20480 = 75520.
+	 */
+	assert_true(r.allocated_peak == 75520);
+	assert_int_equal(r.peak_phase, VP_PHASE_BACKWARD);
+	assert_string_equal(r.peak_op, "relu");
+	assert_int_equal(r.peak_layer, 1);
+	assert_true(r.term[VP_CAT_GRADS] == 1600);
+	assert_true(r.term[VP_CAT_ACT] == 48128);
+	assert_true(r.term[VP_CAT_TRANSIENT] == 20480);
+	assert_true(r.term[VP_CAT_LOGITS] == 0);
+	assert_true(r.saved_per_microbatch == 29440);
+	check_levels(&r, &p);
+	vp_model_free(&m);
+}
+
+static void
+exact_peak_cuda_levels(void **state)
+{
+	struct vp_model m;
+	struct vp_plan p;
+	struct vp_mem r;
+
+	(void)state;
+	tiny_model(&m);
+	tiny_plan(&p, &m, 2, 64);
+	p.device = VP_DEVICE_CUDA;
+	r = estimate(&m, &p, 1);
+	/*
+	 * exact_peak_in_loss on CUDA: every tensor is rounded up to 512
+	 * bytes.  All sizes there are multiples of 512 except Ls = 16128 →
+	 * 16384 and the 4-byte loss → 512 (weights and labels are not
+	 * rounded).  The peak stays at nll_loss:
+	 *   5312 + 57344 + Lg 16384 + 2 * 16384 + 512 = 112320.
+	 * Reserved: 112320 * 1.05 = 117936, rounded up to a 2 MiB segment
+	 * = 2097152.  Device: + 400 MiB context (419430400) + 8 MiB cuBLAS
+	 * workspace (8388608) = 429916160; one GPU, no NCCL.
+	 */
+	assert_true(r.allocated_peak == 112320);
+	assert_true(r.term[VP_CAT_LOGITS] == 16384 + 2 * 16384 + 512);
+	assert_true(r.reserved_peak == 2097152);
+	assert_true(r.frag_bytes == 2097152 - 112320);
+	assert_true(r.context_bytes == 419430400);
+	assert_true(r.workspace_bytes == 8388608);
+	assert_true(r.nccl_bytes == 0);
+	assert_true(r.device_peak == 429916160);
+	check_levels(&r, &p);
+
+	/* Two GPUs: + 256 MiB of NCCL buffers = 268435456. */
+	r = estimate(&m, &p, 2);
+	assert_true(r.nccl_bytes == 268435456);
+	assert_true(r.device_peak == 429916160 + 268435456);
+	vp_model_free(&m);
+}
+
+/* ---- invariants --------------------------------------------------------- */
+
+static void
+llama_plan(struct vp_plan *p, const struct vp_model *m)
+{
+	vp_plan_defaults(p, m);	/* bf16-mixed, adamw, sdpa, cuda */
+	p->micro_batch = 1;
+	p->seq = 256;
+}
+
+static void
+peak_covers_persistent_state(void **state)
+{
+	struct vp_model m;
+	struct vp_plan p;
+	int prec, opt;
+
+	(void)state;
+	llama_model(&m);
+	for (prec = 0; prec < VP_PREC_COUNT; prec++)
+		for (opt = 0; opt < VP_OPT_COUNT; opt++) {
+			struct vp_mem r;
+
+			llama_plan(&p, &m);
+			p.precision = (enum vp_precision)prec;
+			p.optimizer = (enum vp_optimizer)opt;
+			r = estimate(&m, &p, 1);
+			check_levels(&r, &p);
+			assert_true(r.params == LLAMA_PARAMS);
+			/* Weights as stored: 4 bytes for fp32 and autocast
+			 * (fp32 weights), 2 for fp16/bf16 and *-master. */
+			assert_true(r.weights_bytes == LLAMA_PARAMS *
+			    vp_dtype_bytes[vp_prec_info[prec].weight]);
+			/* Master copies only for *-master: 4 bytes each. */
+			assert_true(r.master_bytes ==
+			    (vp_prec_info[prec].master ? LLAMA_PARAMS * 4 : 0));
+		}
+	vp_model_free(&m);
+}
+
+static void
+grows_with_batch_and_seq(void **state)
+{
+	struct vp_model m;
+	struct vp_plan p;
+	uint64_t prev = 0, v;
+	static const uint64_t mbs[] = { 1, 2, 4, 8, 16 };
+	static const uint64_t seqs[] = { 32, 64, 128, 256, 512, 1024 };
+	size_t i;
+
+	(void)state;
+	llama_model(&m);
+	llama_plan(&p, &m);
+	for (i = 0; i < VP_NELEM(mbs); i++) {
+		p.micro_batch = mbs[i];
+		v = estimate(&m, &p, 1).allocated_peak;
+		if (v <= prev)
+			fail_msg("micro-batch %llu: peak %llu <= %llu",
+			    (unsigned long long)mbs[i],
+			    (unsigned long long)v, (unsigned long long)prev);
+		prev = v;
+	}
+	llama_plan(&p, &m);
+	prev = 0;
+	for (i = 0; i < VP_NELEM(seqs); i++) {
+		p.seq = seqs[i];
+		v = estimate(&m, &p, 1).allocated_peak;
+		if (v <= prev)
+			fail_msg("seq %llu: peak %llu <= %llu",
+			    (unsigned long long)seqs[i],
+			    (unsigned long long)v, (unsigned long long)prev);
+		prev = v;
+	}
+	/*
+	 * Saved activations are affine in the micro-batch when nothing is
+	 * rounded: fp32 (no autocast casts) on the CPU (no 512-byte
+	 * rounding).  Every saved tensor of the lowering is either
+	 * proportional to b (b s h, b s, b a s, b (s - 1) V) or independent
+	 * of it (RoPE's cos/sin tables), so the sum is A + B b and
+	 * saved(4) - saved(2) = 2 B = 2 (saved(2) - saved(1)) exactly.
+	 */
+	{
+		uint64_t s1, s2, s4;
+
+		llama_plan(&p, &m);
+		p.precision = VP_PREC_FP32;
+		p.device = VP_DEVICE_CPU;
+		p.micro_batch = 1;
+		s1 = estimate(&m, &p, 1).saved_per_microbatch;
+		p.micro_batch = 2;
+		s2 = estimate(&m, &p, 1).saved_per_microbatch;
+		p.micro_batch = 4;
+		s4 = estimate(&m, &p, 1).saved_per_microbatch;
+		assert_true(s1 > 0 && s2 > s1 && s4 > s2);
+		assert_true(s4 - s2 == 2 * (s2 - s1));
+		/* The constant part is small next to one sequence's worth. */
+		assert_true(2 * s1 - s2 < s1 / 10);
+	}
+	/* Under autocast the bf16 weight copies are saved once per step:
+	 * doubling b adds less than double. */
+	llama_plan(&p, &m);
+	p.micro_batch = 2;
+	v = estimate(&m, &p, 1).saved_per_microbatch;
+	p.micro_batch = 4;
+	prev = estimate(&m, &p, 1).saved_per_microbatch;
+	assert_true(prev > v && prev < 2 * v);
+	vp_model_free(&m);
+}
+
+static void
+recompute_saves_activations(void **state)
+{
+	struct vp_model m;
+	struct vp_plan p;
+	struct vp_mem none, sel, full;
+
+	(void)state;
+	llama_model(&m);
+	llama_plan(&p, &m);
+	/* SGD and 8 sequences of 512: the peak is activations, not the
+	 * optimizer step. */
+	p.optimizer = VP_OPT_SGD;
+	p.micro_batch = 8;
+	p.seq = 512;
+	p.attention = VP_ATTN_EAGER;	/* selective acts on eager attention */
+	p.recompute = VP_RECOMP_NONE;
+	none = estimate(&m, &p, 1);
+	p.recompute = VP_RECOMP_SELECTIVE;
+	sel = estimate(&m, &p, 1);
+	p.recompute = VP_RECOMP_FULL;
+	full = estimate(&m, &p, 1);
+	check_levels(&none, &p);
+	check_levels(&full, &p);
+	assert_int_not_equal(none.peak_phase, VP_PHASE_OPTIMIZER);
+	/* Activations at the peak and the peak itself. */
+	assert_true(full.term[VP_CAT_ACT] < none.term[VP_CAT_ACT]);
+	assert_true(full.allocated_peak < none.allocated_peak);
+	assert_true(sel.allocated_peak < none.allocated_peak);
+	/* Saved per micro-batch: full < selective < none. */
+	assert_true(full.saved_per_microbatch < sel.saved_per_microbatch);
+	assert_true(sel.saved_per_microbatch < none.saved_per_microbatch);
+	/* Recompute changes no persistent term. */
+	assert_true(full.weights_bytes == none.weights_bytes);
+	assert_true(full.grads_bytes == none.grads_bytes);
+	assert_true(full.optim_bytes == none.optim_bytes);
+	vp_model_free(&m);
+}
+
+static void
+zero_stages_shrink_in_order(void **state)
+{
+	struct vp_model m;
+	struct vp_plan p;
+	struct vp_mem z[4];
+	unsigned s;
+
+	(void)state;
+	llama_model(&m);
+	for (s = 0; s < 4; s++) {
+		llama_plan(&p, &m);
+		p.zero = s;
+		p.dp = 64;
+		z[s] = estimate(&m, &p, 64);
+		check_levels(&z[s], &p);
+	}
+	/*
+	 * bf16-mixed AdamW, 3283200 parameters: fp32 weights and gradients
+	 * 13132800 bytes each, states 8 * 3283200 = 26265600.
+	 *   stage 0: nothing sharded;
+	 *   stage 1: states / 64 = 410400;
+	 *   stage 2: and gradients / 64 = 205200;
+	 *   stage 3: and weights / 64 = 205200.
+	 */
+	assert_true(z[0].weights_bytes == 13132800 &&
+	    z[0].grads_bytes == 13132800 && z[0].optim_bytes == 26265600);
+	assert_true(z[1].weights_bytes == 13132800 &&
+	    z[1].grads_bytes == 13132800 && z[1].optim_bytes == 410400);
+	assert_true(z[2].weights_bytes == 13132800 &&
+	    z[2].grads_bytes == 205200 && z[2].optim_bytes == 410400);
+	assert_true(z[3].weights_bytes == 205200 &&
+	    z[3].grads_bytes == 205200 && z[3].optim_bytes == 410400);
+	/* The peaks never grow from one stage to the next, and stage 1
+	 * and stage 3 each take something off. */
+	assert_true(z[1].allocated_peak < z[0].allocated_peak);
+	assert_true(z[2].allocated_peak <= z[1].allocated_peak);
+	assert_true(z[3].allocated_peak < z[2].allocated_peak);
+	vp_model_free(&m);
+}
+
+static void
+optimizers_in_order(void **state)
+{
+	struct vp_model m;
+	struct vp_plan p;
+	struct vp_mem sgd, mom, adamw;
+
+	(void)state;
+	llama_model(&m);
+	llama_plan(&p, &m);
+	p.optimizer = VP_OPT_SGD;
+	sgd = estimate(&m, &p, 1);
+	p.optimizer = VP_OPT_SGD_MOMENTUM;
+	mom = estimate(&m, &p, 1);
+	p.optimizer = VP_OPT_ADAMW;
+	adamw = estimate(&m, &p, 1);
+	/* States: none; one fp32 buffer (4 B/param); two (8 B/param). */
+	assert_true(sgd.optim_bytes == 0);
+	assert_true(mom.optim_bytes == LLAMA_PARAMS * 4);
+	assert_true(adamw.optim_bytes == LLAMA_PARAMS * 8);
+	assert_true(sgd.allocated_peak < mom.allocated_peak);
+	assert_true(mom.allocated_peak < adamw.allocated_peak);
+	assert_true(sgd.device_peak < mom.device_peak);
+	assert_true(mom.device_peak < adamw.device_peak);
+	vp_model_free(&m);
+}
+
+static void
+cpu_has_no_overhead(void **state)
+{
+	struct vp_model m;
+	struct vp_plan p;
+	struct vp_mem r;
+
+	(void)state;
+	llama_model(&m);
+	llama_plan(&p, &m);
+	p.device = VP_DEVICE_CPU;
+	p.precision = VP_PREC_FP32;
+	r = estimate(&m, &p, 1);
+	assert_true(r.reserved_peak == r.allocated_peak);
+	assert_true(r.device_peak == r.allocated_peak);
+	assert_true(r.context_bytes == 0 && r.workspace_bytes == 0 &&
+	    r.nccl_bytes == 0 && r.frag_bytes == 0);
+	check_levels(&r, &p);
+	vp_model_free(&m);
+}
+
+static void
+cuda_levels(void **state)
+{
+	struct vp_model m;
+	struct vp_plan p;
+	unsigned worlds[] = { 1, 8 };
+	size_t i;
+
+	(void)state;
+	llama_model(&m);
+	llama_plan(&p, &m);
+	for (i = 0; i < VP_NELEM(worlds); i++) {
+		struct vp_mem r;
+		uint64_t seg = 2097152, want;
+
+		p.dp = worlds[i];
+		r = estimate(&m, &p, worlds[i]);
+		check_levels(&r, &p);
+		/* Reserved: allocated + 5 %, whole 2 MiB segments. */
+		assert_true(r.reserved_peak % seg == 0);
+		assert_true(r.reserved_peak >= r.allocated_peak * 105 / 100);
+		assert_true(r.reserved_peak < r.allocated_peak * 105 / 100 +
+		    seg + 1);
+		/* Device = reserved + context + workspace (+ NCCL). */
+		want = r.reserved_peak + 419430400ULL + 8388608ULL +
+		    (worlds[i] > 1 ? 268435456ULL : 0);
+		assert_true(r.device_peak == want);
+		assert_true(r.context_bytes == 419430400ULL);
+		assert_true(r.workspace_bytes == 8388608ULL);
+		assert_true(r.nccl_bytes ==
+		    (worlds[i] > 1 ? 268435456ULL : 0));
+	}
+	vp_model_free(&m);
+}
+
+static void
+max_micro_batch_boundary(void **state)
+{
+	struct vp_model m;
+	struct vp_plan p;
+	struct vp_mem_opts o;
+	uint64_t dev[33], cap, want, got, k;
+
+	(void)state;
+	llama_model(&m);
+	llama_plan(&p, &m);
+	o = opts(1);
+	/* Device peaks for micro-batch 1..32, by plain estimates. */
+	for (k = 1; k <= 32; k++) {
+		p.micro_batch = k;
+		dev[k] = estimate(&m, &p, 1).device_peak;
+		if (k > 1)
+			assert_true(dev[k] >= dev[k - 1]);
+	}
+	llama_plan(&p, &m);
+	/* Capacities: exactly a peak, one byte less, between two peaks. */
+	for (k = 1; k <= 31; k++) {
+		uint64_t caps[3], j, c;
+
+		caps[0] = dev[k];
+		caps[1] = dev[k] - 1;
+		caps[2] = dev[k] + (dev[k + 1] - dev[k]) / 2;
+		for (c = 0; c < 3; c++) {
+			cap = caps[c];
+			/* The answer by linear scan: the largest mb <= 32
+			 * whose device peak is at most cap. */
+			want = 0;
+			for (j = 1; j <= 32; j++)
+				if (dev[j] <= cap)
+					want = j;
+			got = vp_max_micro_batch(&m, &p, &o, cap, 32);
+			if (got != want)
+				fail_msg("cap %llu: got %llu, want %llu",
+				    (unsigned long long)cap,
+				    (unsigned long long)got,
+				    (unsigned long long)want);
+			/* The boundary: got fits, got + 1 does not. */
+			if (got > 0)
+				assert_true(dev[got] <= cap);
+			if (got < 32)
+				assert_true(dev[got + 1] > cap);
+		}
+	}
+	/* Not even one fits. */
+	assert_true(vp_max_micro_batch(&m, &p, &o, dev[1] - 1, 32) == 0);
+	/* Everything fits: the limit is the answer, whatever it is. */
+	assert_true(vp_max_micro_batch(&m, &p, &o, dev[32], 32) == 32);
+	assert_true(vp_max_micro_batch(&m, &p, &o, dev[32], 7) == 7);
+	assert_true(vp_max_micro_batch(&m, &p, &o, dev[32], 1) == 1);
+	vp_model_free(&m);
+}
+
+static void
+grad_accum_and_pipeline(void **state)
+{
+	struct vp_model m;
+	struct vp_plan p;
+	struct vp_mem one, four;
+
+	(void)state;
+	llama_model(&m);
+	llama_plan(&p, &m);
+	p.optimizer = VP_OPT_SGD;
+	one = estimate(&m, &p, 1);
+	p.grad_accum = 4;
+	four = estimate(&m, &p, 1);
+	/* Later micro-batches run with gradients held: never less. */
+	assert_true(four.allocated_peak >= one.allocated_peak);
+	/* The persistent terms do not depend on accumulation. */
+	assert_true(four.grads_bytes == one.grads_bytes);
+	assert_true(four.saved_per_microbatch == one.saved_per_microbatch);
+	check_levels(&four, &p);
+	vp_model_free(&m);
+}
+
+/*
+ * FIXED BUG (mem.c add/tb, util.c vp_scale): byte sums in the replay are not
+ * saturating.  tb() rounds a saturated UINT64_MAX tensor size up to 512
+ * with (b + 511) / 512 * 512, which wraps to 0, and add() sums live bytes
+ * with a plain +=, which wraps too.  Sizes the CLI accepts (--micro-batch
+ * up to 2^20, --seq up to 2^27) reach that: with b s = 2^47 tokens and a
+ * 128256 vocabulary the logits alone are past 2^64 bytes, and the estimate
+ * comes out as a small or inconsistent number (reserved < allocated; see
+ * vramplan models/llama-3.1-405b.yaml --micro-batch 1048576 --seq
+ * 134217728).  Fix: saturate in tb() (if b > UINT64_MAX - 511 return
+ * UINT64_MAX) and use vp_add_sat in add() and in the level sums, or reject
+ * plans whose token count times vocab or hidden overflows in
+ * vp_plan_check.
+ */
+static void
+bug_huge_plan_wraps(void **state)
+{
+	struct vp_model m;
+	struct vp_plan p;
+	struct vp_mem r;
+
+	(void)state;
+	vp_model_init(&m);
+	m.layers = 1;
+	m.hidden = 4096;
+	m.heads = 32;
+	m.ffn = 14336;
+	m.vocab = 128256;
+	m.act = VP_ACT_SWIGLU;
+	m.norm = VP_NORM_RMSNORM;
+	validate(&m);
+	vp_plan_defaults(&p, &m);
+	p.micro_batch = 1u << 20;
+	p.seq = 1u << 27;
+	r = estimate(&m, &p, 1);
+	/* Whatever the number, it must not be below what the smallest
+	 * plan needs, and the levels must stay ordered. */
+	vp_plan_defaults(&p, &m);
+	assert_true(r.allocated_peak >= estimate(&m, &p, 1).allocated_peak);
+	assert_true(r.reserved_peak >= r.allocated_peak);
+	assert_true(r.device_peak >= r.reserved_peak);
+	vp_model_free(&m);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(exact_peak_in_loss),
+		cmocka_unit_test(exact_peak_at_end_of_backward),
+		cmocka_unit_test(exact_peak_full_recompute),
+		cmocka_unit_test(exact_peak_cuda_levels),
+		cmocka_unit_test(peak_covers_persistent_state),
+		cmocka_unit_test(grows_with_batch_and_seq),
+		cmocka_unit_test(recompute_saves_activations),
+		cmocka_unit_test(zero_stages_shrink_in_order),
+		cmocka_unit_test(optimizers_in_order),
+		cmocka_unit_test(cpu_has_no_overhead),
+		cmocka_unit_test(cuda_levels),
+		cmocka_unit_test(max_micro_batch_boundary),
+		cmocka_unit_test(grad_accum_and_pipeline),
+		cmocka_unit_test(bug_huge_plan_wraps),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,1233 @@
+/*
+ * test_model.c — unit tests of the model reader (model_read.c over
+ * ydoc.c) and of validation and parameter counting (model.c).
+ *
+ * Models are parsed from YAML/JSON text held in memory with ydoc_parse and
+ * vp_model_from_doc.  Every parameter count is derived by hand in the
+ * comment above it from the module layouts of the Hugging Face classes
+ * (LlamaForCausalLM, GPT2LMHeadModel, BertForMaskedLM, MixtralForCausalLM).
+ *
+ * Tests named bug_* guard defects that were found in src/ and fixed (the
+ * comment above each says what was wrong).
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "model.h"
+#include "model_read.h"
+#include "plan.h"
+#include "ydoc.h"
+
+/* Parse text and read it as a model; -2 when the YAML itself failed. */
+static int
+load(const char *text, struct vp_model *m, struct vp_diags *d)
+{
+	struct ydoc *doc = ydoc_parse("m.yaml", text, strlen(text), d);
+	int rc;
+
+	if (doc == NULL) {
+		vp_model_init(m);
+		return -2;
+	}
+	rc = vp_model_from_doc(doc, m, d);
+	ydoc_free(doc);
+	return rc;
+}
+
+/* The first diagnostic of a level whose message contains sub, or NULL. */
+static const struct vp_diag *
+find(const struct vp_diags *d, enum vp_level lv, const char *sub)
+{
+	size_t i;
+
+	for (i = 0; i < d->n; i++)
+		if (d->v[i].level == lv && strstr(d->v[i].msg, sub) != NULL)
+			return &d->v[i];
+	return NULL;
+}
+
+/* Assert an error containing sub at line:col (col 0 = do not check). */
+static void
+expect_error_at(const struct vp_diags *d, const char *sub, int line, int col)
+{
+	const struct vp_diag *g = find(d, VP_ERROR, sub);
+
+	if (g == NULL) {
+		struct vp_buf b;
+		vp_buf_init(&b);
+		vp_diags_format(d, &b);
+		fail_msg("no error containing \"%s\"; got:\n%s", sub, b.s);
+	}
+	assert_string_equal(g->file, "m.yaml");
+	assert_int_equal(g->line, line);
+	if (col)
+		assert_int_equal(g->col, col);
+}
+
+/* Load text expecting success and no errors. */
+static void
+load_ok(const char *text, struct vp_model *m, struct vp_diags *d)
+{
+	int rc = load(text, m, d);
+
+	if (rc != 0) {
+		struct vp_buf b;
+		vp_buf_init(&b);
+		vp_diags_format(d, &b);
+		fail_msg("model did not load (rc %d):\n%s", rc, b.s);
+	}
+	assert_int_equal(vp_diags_count(d, VP_ERROR), 0);
+}
+
+static uint64_t
+total(const struct vp_model *m)
+{
+	struct vp_param_count pc;
+
+	vp_model_params(m, &pc);
+	return pc.total;
+}
+
+/* ---- defaults ----------------------------------------------------------- */
+
+static void
+defaults(void **state)
+{
+	struct vp_diags d = { 0 };
+	struct vp_model m;
+
+	(void)state;
+	load_ok("name: tiny\nlayers: 2\nhidden: 64\nheads: 8\nffn: 160\n"
+	    "vocab: 100\n", &m, &d);
+	assert_string_equal(m.name, "tiny");
+	assert_string_equal(m.file, "m.yaml");
+	assert_int_equal(m.arch, VP_ARCH_DECODER);
+	assert_int_equal(m.act, VP_ACT_GELU);
+	assert_int_equal(m.norm, VP_NORM_LAYERNORM);
+	assert_int_equal(m.pos, VP_POS_ROPE);
+	assert_int_equal(m.impl, VP_IMPL_HF);
+	assert_false(m.bias);
+	assert_int_equal(m.qkv_bias, 0);	/* -1 → same as bias (false) */
+	assert_false(m.tie_embeddings);
+	assert_false(m.post_norms);
+	assert_false(m.has_moe);
+	assert_true(m.max_seq == 0);
+	assert_true(m.type_vocab == 0);
+	assert_true(m.dropout == 0.0);
+	/* kv_heads defaults to heads; head_dim to hidden / heads = 8. */
+	assert_true(m.kv_heads == 8);
+	assert_true(m.head_dim == 8);
+	assert_true(m.train.micro_batch == 0 && m.train.seq == 0);
+	assert_int_equal(m.train.precision, -1);
+	assert_int_equal(m.train.optimizer, -1);
+	/*
+	 * Parameters: LayerNorm (weight + bias), GELU MLP, no biases,
+	 * untied.  h = 64, q = kv = 8 * 8 = 64, f = 160, V = 100.
+	 *   attention 4 h^2          = 4 * 4096        = 16384
+	 *   MLP 2 h f                = 2 * 64 * 160    = 20480
+	 *   norms 2 * 2h             = 256
+	 *   per layer                                  = 37120
+	 *   2 layers                                   = 74240
+	 *   embedding V h            = 6400
+	 *   head: final LN 2h + V h  = 128 + 6400      = 6528
+	 *   total = 6400 + 74240 + 6528                = 87168
+	 */
+	{
+		struct vp_param_count pc;
+		vp_model_params(&m, &pc);
+		assert_true(pc.per_layer == 37120);
+		assert_true(pc.layers == 74240);
+		assert_true(pc.embedding == 6400);
+		assert_true(pc.head == 6528);
+		assert_true(pc.total == 87168);
+		assert_true(pc.active == pc.total);
+	}
+	vp_model_free(&m);
+	vp_diags_clear(&d);
+}
+
+static void
+training_block(void **state)
+{
+	struct vp_diags d = { 0 };
+	struct vp_model m;
+	struct vp_plan p;
+
+	(void)state;
+	load_ok("name: t\nlayers: 1\nhidden: 32\nheads: 4\nffn: 64\n"
+	    "vocab: 50\ntraining:\n  micro_batch: 3\n  seq: 512\n"
+	    "  precision: fp16-mixed\n  optimizer: sgd\n", &m, &d);
+	assert_true(m.train.micro_batch == 3);
+	assert_true(m.train.seq == 512);
+	assert_int_equal(m.train.precision, VP_PREC_FP16_MIXED);
+	assert_int_equal(m.train.optimizer, VP_OPT_SGD);
+	/* The plan takes the model's training block over its defaults. */
+	vp_plan_defaults(&p, &m);
+	assert_true(p.micro_batch == 3 && p.seq == 512);
+	assert_int_equal(p.precision, VP_PREC_FP16_MIXED);
+	assert_int_equal(p.optimizer, VP_OPT_SGD);
+	vp_model_free(&m);
+	vp_diags_clear(&d);
+}
+
+static void
+kv_heads_and_head_dim(void **state)
+{
+	struct vp_diags d = { 0 };
+	struct vp_model m;
+
+	(void)state;
+	/* Explicit kv_heads and a head_dim that does not equal
+	 * hidden / heads (Gemma style): q = 4 * 32 = 128 > hidden 64. */
+	load_ok("name: g\nlayers: 1\nhidden: 64\nheads: 4\nkv_heads: 2\n"
+	    "head_dim: 32\nffn: 128\nvocab: 10\nnorm: rmsnorm\n"
+	    "activation: geglu\ntie_embeddings: true\n", &m, &d);
+	assert_true(m.kv_heads == 2);
+	assert_true(m.head_dim == 32);
+	/*
+	 * h = 64, q = 128, kv = 2 * 32 = 64, f = 128, V = 10, tied.
+	 *   q_proj h q = 8192, k/v 2 h kv = 8192, o_proj q h = 8192 → 24576
+	 *   GeGLU MLP 3 h f = 3 * 64 * 128                          = 24576
+	 *   two RMSNorms 2h                                         = 128
+	 *   layer                                                   = 49280
+	 *   embedding V h = 640; head = final RMSNorm 64 (tied)
+	 *   total = 640 + 49280 + 64                                = 49984
+	 */
+	assert_true(total(&m) == 49984);
+	vp_model_free(&m);
+	vp_diags_clear(&d);
+
+	/* With head_dim given, heads need not divide hidden: 60 / 7. */
+	load_ok("name: g\nlayers: 1\nhidden: 60\nheads: 7\nhead_dim: 16\n"
+	    "ffn: 128\nvocab: 10\n", &m, &d);
+	assert_true(m.head_dim == 16);
+	assert_true(m.kv_heads == 7);
+	vp_model_free(&m);
+	vp_diags_clear(&d);
+}
+
+/* ---- validation errors with positions --------------------------------- */
+
+/* A valid base with line numbers: each test replaces one line. */
+static void
+heads_must_divide_hidden(void **state)
+{
+	struct vp_diags d = { 0 };
+	struct vp_model m;
+
+	(void)state;
+	assert_int_equal(load("name: x\n"		/* 1 */
+	    "layers: 2\n"				/* 2 */
+	    "hidden: 64\n"				/* 3 */
+	    "heads: 5\n"				/* 4: value at col 8 */
+	    "ffn: 128\n"
+	    "vocab: 100\n", &m, &d), -1);
+	/* Divisors of 64 around 5: 4 below, 8 above. */
+	expect_error_at(&d, "'heads' (5) must divide 'hidden' (64) when "
+	    "'head_dim' is not given; nearest valid: 4 or 8", 4, 8);
+	vp_model_free(&m);
+	vp_diags_clear(&d);
+}
+
+static void
+kv_heads_must_divide_heads(void **state)
+{
+	struct vp_diags d = { 0 };
+	struct vp_model m;
+
+	(void)state;
+	assert_int_equal(load("name: x\nlayers: 2\nhidden: 64\nheads: 8\n"
+	    "ffn: 128\n"
+	    "vocab: 100\n"
+	    "kv_heads: 3\n"		/* line 7, value col 11 */
+	    , &m, &d), -1);
+	/* Divisors of 8 around 3: 2 and 4. */
+	expect_error_at(&d, "'kv_heads' (3) must divide 'heads' (8); nearest "
+	    "valid: 2 or 4", 7, 11);
+	vp_model_free(&m);
+	vp_diags_clear(&d);
+}
+
+static void
+learned_needs_max_seq(void **state)
+{
+	struct vp_diags d = { 0 };
+	struct vp_model m;
+
+	(void)state;
+	assert_int_equal(load("name: x\nlayers: 2\nhidden: 64\nheads: 8\n"
+	    "ffn: 128\nvocab: 100\n"
+	    "  \n"
+	    "position: learned\n"	/* line 8, value col 11 */
+	    , &m, &d), -1);
+	expect_error_at(&d, "'max_seq' is required with learned positions",
+	    8, 11);
+	vp_model_free(&m);
+	vp_diags_clear(&d);
+}
+
+static void
+train_seq_past_max_seq(void **state)
+{
+	struct vp_diags d = { 0 };
+	struct vp_model m;
+
+	(void)state;
+	assert_int_equal(load("name: x\nlayers: 2\nhidden: 64\nheads: 8\n"
+	    "ffn: 128\nvocab: 100\nposition: learned\nmax_seq: 1024\n"
+	    "training:\n"
+	    "  seq: 2048\n"		/* line 10, value col 8 */
+	    , &m, &d), -1);
+	expect_error_at(&d, "training 'seq' (2048) is longer than 'max_seq' "
+	    "(1024)", 10, 8);
+	vp_model_free(&m);
+	vp_diags_clear(&d);
+
+	/* With RoPE the same numbers are fine (no position table). */
+	load_ok("name: x\nlayers: 2\nhidden: 64\nheads: 8\nffn: 128\n"
+	    "vocab: 100\nmax_seq: 1024\ntraining:\n  seq: 2048\n", &m, &d);
+	vp_model_free(&m);
+	vp_diags_clear(&d);
+}
+
+static void
+top_k_past_experts(void **state)
+{
+	struct vp_diags d = { 0 };
+	struct vp_model m;
+
+	(void)state;
+	assert_int_equal(load("name: x\nlayers: 2\nhidden: 64\nheads: 8\n"
+	    "ffn: 128\nvocab: 100\n"
+	    "moe:\n"
+	    "  experts: 2\n"
+	    "  top_k: 4\n"		/* line 9, value col 10 */
+	    , &m, &d), -1);
+	expect_error_at(&d, "'top_k' (4) must not exceed 'experts' (2)", 9,
+	    10);
+	vp_model_free(&m);
+	vp_diags_clear(&d);
+}
+
+static void
+absurd_size(void **state)
+{
+	struct vp_diags d = { 0 };
+	struct vp_model m;
+
+	(void)state;
+	/*
+	 * Each number is within its own range, the product is not:
+	 * h = 65536 = 2^16, f = 2^20, 10000 layers, MHA, LayerNorm.
+	 *   attention 4 h^2 = 2^34          = 17179869184
+	 *   MLP 2 h f       = 2^37          = 137438953472
+	 *   norms 4h                        = 262144
+	 *   per layer                       = 154619084800
+	 *   10000 layers                    ≈ 1.546e15 > 10^15
+	 */
+	assert_int_equal(load("name: x\nlayers: 10000\n"
+	    "hidden: 65536\n"		/* line 3, value col 9 */
+	    "heads: 64\nffn: 1048576\nvocab: 1000\n", &m, &d), -1);
+	expect_error_at(&d, "past any real model", 3, 9);
+	vp_model_free(&m);
+	vp_diags_clear(&d);
+}
+
+static void
+reader_errors(void **state)
+{
+	static const struct {
+		const char *line;	/* appended as line 7 */
+		const char *msg;
+		int col;
+	} cases[] = {
+		{ "activation: swiglo", "unknown activation 'swiglo'; did you "
+		    "mean 'swiglu'? (one of: gelu, gelu-tanh, gelu-new, relu, "
+		    "swiglu, geglu)", 13 },
+		{ "norm: batchnorm", "unknown norm 'batchnorm' (one of: "
+		    "layernorm, rmsnorm)", 7 },
+		{ "bias: maybe", "'bias' must be true or false, not 'maybe'",
+		    7 },
+		{ "dropout: 1.5", "'dropout' must be a number from 0 to 0.99, "
+		    "not '1.5'", 10 },
+		{ "max_seq: lots", "'max_seq' must be a whole number from 1 to "
+		    "134217728, not 'lots'", 10 },
+		{ "kv_heads: [1, 2]", "'kv_heads' must be a whole number from "
+		    "1 to 65536, not a list", 11 },
+		{ "architecture: encoder-decoder", "architecture "
+		    "'encoder-decoder' is not supported yet", 15 },
+		{ "moe: 8", "'moe' must be a mapping, not '8'", 6 },
+		{ "training: {seq: 0}", "'seq' must be a whole number from 1 to "
+		    "134217728, not '0'", 17 },
+		{ "training: {optimiser: adamw}", "unknown key 'optimiser' in "
+		    "'training'; did you mean 'optimizer'?", 12 },
+		{ "hiddden: 64", "unknown key 'hiddden' in the model; did you "
+		    "mean 'hidden'?", 1 },
+		{ "frobnicate: 1", "unknown key 'frobnicate' in the model", 1 },
+		{ "moe: {top_k: 1}", "missing required key 'experts' in 'moe' "
+		    "(the number of routed experts, e.g. 8)", 6 },
+	};
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < VP_NELEM(cases); i++) {
+		struct vp_diags d = { 0 };
+		struct vp_model m;
+		struct vp_buf t;
+
+		vp_buf_init(&t);
+		vp_buf_printf(&t, "name: x\nlayers: 2\nhidden: 64\nheads: 8\n"
+		    "ffn: 128\nvocab: 100\n%s\n", cases[i].line);
+		assert_int_equal(load(t.s, &m, &d), -1);
+		expect_error_at(&d, cases[i].msg, 7, cases[i].col);
+		vp_buf_free(&t);
+		vp_model_free(&m);
+		vp_diags_clear(&d);
+	}
+}
+
+static void
+range_errors(void **state)
+{
+	struct vp_diags d = { 0 };
+	struct vp_model m;
+
+	(void)state;
+	assert_int_equal(load("name: x\n"
+	    "layers: 200000\n"		/* line 2: past MAX_LAYERS 100000 */
+	    "hidden: 0\n"		/* line 3: below 1 */
+	    "heads: two\n"		/* line 4 */
+	    "ffn: 2e3\n"		/* exponent form: 2000, fine */
+	    "vocab: 100\n", &m, &d), -1);
+	expect_error_at(&d, "'layers' must be a whole number from 1 to 100000, "
+	    "not '200000'", 2, 9);
+	expect_error_at(&d, "'hidden' must be a whole number from 1 to 1048576, "
+	    "not '0'", 3, 9);
+	expect_error_at(&d, "'heads' must be a whole number from 1 to 65536, "
+	    "not 'two'", 4, 8);
+	assert_null(find(&d, VP_ERROR, "'ffn'"));
+	vp_model_free(&m);
+	vp_diags_clear(&d);
+}
+
+static void
+missing_and_duplicate_keys(void **state)
+{
+	struct vp_diags d = { 0 };
+	struct vp_model m;
+
+	(void)state;
+	/* No vocab: reported at the mapping's start, 1:1, with a hint. */
+	assert_int_equal(load("name: x\nlayers: 2\nhidden: 64\nheads: 8\n"
+	    "ffn: 128\n", &m, &d), -1);
+	expect_error_at(&d, "missing required key 'vocab' in the model (the "
+	    "vocabulary size, e.g. 32000)", 1, 1);
+	vp_model_free(&m);
+	vp_diags_clear(&d);
+
+	/* A key given twice: the second is the error, at its key. */
+	assert_int_equal(load("name: x\nlayers: 2\nhidden: 64\nheads: 8\n"
+	    "ffn: 128\nvocab: 100\n"
+	    "layers: 3\n", &m, &d), -1);
+	expect_error_at(&d, "duplicate key 'layers' in the model", 7, 1);
+	vp_model_free(&m);
+	vp_diags_clear(&d);
+
+	/* Duplicates inside a nested mapping too. */
+	assert_int_equal(load("name: x\nlayers: 2\nhidden: 64\nheads: 8\n"
+	    "ffn: 128\nvocab: 100\ntraining:\n  seq: 8\n  seq: 9\n", &m, &d),
+	    -1);
+	expect_error_at(&d, "duplicate key 'seq' in 'training'", 9, 3);
+	vp_model_free(&m);
+	vp_diags_clear(&d);
+
+	/* A null name is not a name. */
+	assert_int_equal(load("name: ~\nlayers: 2\nhidden: 64\nheads: 8\n"
+	    "ffn: 128\nvocab: 100\n", &m, &d), -1);
+	expect_error_at(&d, "'name' must be a string, not null", 1, 7);
+	vp_model_free(&m);
+	vp_diags_clear(&d);
+}
+
+static void
+not_a_mapping(void **state)
+{
+	struct vp_diags d = { 0 };
+	struct vp_model m;
+
+	(void)state;
+	assert_int_equal(load("- a\n- b\n", &m, &d), -1);
+	expect_error_at(&d, "a model file must be a mapping of keys, not a "
+	    "list", 1, 1);
+	vp_model_free(&m);
+	vp_diags_clear(&d);
+
+	assert_int_equal(load("", &m, &d), -1);
+	expect_error_at(&d, "empty model file", 1, 1);
+	vp_model_free(&m);
+	vp_diags_clear(&d);
+
+	assert_int_equal(load("# only a comment\n", &m, &d), -1);
+	expect_error_at(&d, "empty model file", 1, 1);
+	vp_model_free(&m);
+	vp_diags_clear(&d);
+
+	/* Two documents: ydoc rejects the second at its '---' (line 2). */
+	assert_int_equal(load("a: 1\n---\nb: 2\n", &m, &d), -2);
+	expect_error_at(&d, "more than one YAML document", 2, 1);
+	vp_model_free(&m);
+	vp_diags_clear(&d);
+
+	/* Broken YAML: an unclosed flow sequence. */
+	assert_int_equal(load("name: [x\n", &m, &d), -2);
+	assert_non_null(find(&d, VP_ERROR, "invalid YAML"));
+	vp_model_free(&m);
+	vp_diags_clear(&d);
+}
+
+/* ---- parameter counts by hand ----------------------------------------- */
+
+static void
+params_decoder_rmsnorm_swiglu_gqa(void **state)
+{
+	struct vp_diags d = { 0 };
+	struct vp_model m;
+	struct vp_param_count pc;
+
+	(void)state;
+	load_ok("name: tiny-llama\nlayers: 2\nhidden: 64\nheads: 8\n"
+	    "kv_heads: 2\nffn: 160\nvocab: 100\nactivation: swiglu\n"
+	    "norm: rmsnorm\nposition: rope\nbias: false\n"
+	    "tie_embeddings: false\n", &m, &d);
+	vp_model_params(&m, &pc);
+	/*
+	 * LlamaForCausalLM, h = 64, 8 heads of d = 8, 2 kv heads, f = 160,
+	 * V = 100, no biases, untied:
+	 *   q_proj h*(8*8)   = 4096     k_proj h*(2*8) = 1024
+	 *   v_proj           = 1024     o_proj 64*64   = 4096
+	 *   attention                                  = 10240
+	 *   gate/up/down 3 h f = 3 * 64 * 160          = 30720
+	 *   input + post-attention RMSNorm 2h          = 128
+	 *   per layer                                  = 41088
+	 *   2 layers                                   = 82176
+	 *   embed_tokens V h                           = 6400
+	 *   final norm h + lm_head V h = 64 + 6400     = 6464
+	 *   total = 6400 + 82176 + 6464                = 95040
+	 */
+	assert_true(pc.per_layer == 41088);
+	assert_true(pc.layers == 82176);
+	assert_true(pc.embedding == 6400);
+	assert_true(pc.head == 6464);
+	assert_true(pc.total == 95040);
+	assert_true(pc.active == 95040);
+	/* vp_mlp_params on its own: 3 h f = 30720, gated. */
+	assert_true(vp_act_gated(m.act));
+	assert_true(vp_mlp_params(&m, 160) == 30720);
+	vp_model_free(&m);
+	vp_diags_clear(&d);
+}
+
+static void
+params_gpt2_like(void **state)
+{
+	struct vp_diags d = { 0 };
+	struct vp_model m;
+	struct vp_param_count pc;
+
+	(void)state;
+	load_ok("name: tiny-gpt2\nlayers: 2\nhidden: 32\nheads: 4\nffn: 128\n"
+	    "vocab: 50\nactivation: gelu-new\nnorm: layernorm\nbias: true\n"
+	    "tie_embeddings: true\nposition: learned\nmax_seq: 16\n"
+	    "dropout: 0.1\n", &m, &d);
+	vp_model_params(&m, &pc);
+	/*
+	 * GPT2LMHeadModel, h = 32, 4 heads, f = 128 (= 4h), V = 50, 16
+	 * positions, biases everywhere, lm_head tied to wte:
+	 *   ln_1 2h = 64
+	 *   c_attn h*3h + 3h = 3072 + 96 = 3168
+	 *   c_proj h*h + h   = 1024 + 32 = 1056
+	 *   ln_2 2h = 64
+	 *   c_fc h*4h + 4h   = 4096 + 128 = 4224
+	 *   mlp c_proj 4h*h + h = 4096 + 32 = 4128
+	 *   per block = 64 + 3168 + 1056 + 64 + 4224 + 4128 = 12704
+	 *   2 blocks = 25408
+	 *   wte V h + wpe 16 h = 1600 + 512 = 2112
+	 *   ln_f 2h = 64 (lm_head tied: 0)
+	 *   total = 2112 + 25408 + 64 = 27584
+	 */
+	assert_true(pc.per_layer == 12704);
+	assert_true(pc.embedding == 2112);
+	assert_true(pc.head == 64);
+	assert_true(pc.total == 27584);
+	/* Untied would add V h = 1600. */
+	m.tie_embeddings = false;
+	assert_true(total(&m) == 27584 + 1600);
+	vp_model_free(&m);
+	vp_diags_clear(&d);
+}
+
+static void
+params_bert_like(void **state)
+{
+	struct vp_diags d = { 0 };
+	struct vp_model m;
+	struct vp_param_count pc;
+
+	(void)state;
+	load_ok("name: tiny-bert\narchitecture: encoder\nlayers: 2\n"
+	    "hidden: 32\nheads: 4\nffn: 64\nvocab: 40\nactivation: gelu\n"
+	    "norm: layernorm\nbias: true\ntie_embeddings: true\n"
+	    "position: learned\nmax_seq: 16\ntype_vocab: 2\n", &m, &d);
+	assert_int_equal(m.arch, VP_ARCH_ENCODER);
+	vp_model_params(&m, &pc);
+	/*
+	 * BertForMaskedLM (no pooler), h = 32, f = 64, V = 40, 16
+	 * positions, 2 token types:
+	 *   embeddings: word V h 1280 + position 16 h 512 + type 2 h 64
+	 *               = 1856
+	 *   layer: query/key/value/output dense 4 (h*h + h) = 4 * 1056
+	 *          = 4224; attention LayerNorm 64; intermediate h f + f =
+	 *          2048 + 64 = 2112; output f h + h = 2048 + 32 = 2080;
+	 *          output LayerNorm 64 → 4224 + 64 + 2112 + 2080 + 64 = 8544
+	 *   2 layers = 17088
+	 *   head: embedding LayerNorm 64 + transform dense h*h + h 1056 +
+	 *         transform LayerNorm 64 + decoder bias V 40 (decoder
+	 *         weight tied) = 1224
+	 *   total = 1856 + 17088 + 1224 = 20168
+	 */
+	assert_true(pc.embedding == 1856);
+	assert_true(pc.per_layer == 8544);
+	assert_true(pc.head == 1224);
+	assert_true(pc.total == 20168);
+	vp_model_free(&m);
+	vp_diags_clear(&d);
+}
+
+static void
+params_moe_router_shared(void **state)
+{
+	struct vp_diags d = { 0 };
+	struct vp_model m;
+	struct vp_param_count pc;
+
+	(void)state;
+	load_ok("name: tiny-moe\nlayers: 1\nhidden: 32\nheads: 4\nkv_heads: 2\n"
+	    "ffn: 64\nvocab: 50\nactivation: swiglu\nnorm: rmsnorm\n"
+	    "moe:\n  experts: 4\n  top_k: 2\n  ffn: 48\n  shared_experts: 1\n"
+	    "  shared_ffn: 96\n", &m, &d);
+	assert_true(m.has_moe);
+	vp_model_params(&m, &pc);
+	/*
+	 * h = 32, 4 heads of d = 8, 2 kv heads, routed experts of f = 48,
+	 * one shared expert of f = 96, router h → 4:
+	 *   attention h*32 + 2 h*16 + 32*h = 1024 + 1024 + 1024 = 3072
+	 *   one expert 3 h 48 = 4608;  4 experts = 18432
+	 *   shared expert 3 h 96 = 9216
+	 *   router h * 4 = 128
+	 *   MoE block = 18432 + 9216 + 128 = 27776
+	 *   norms 2h = 64
+	 *   per layer = 3072 + 27776 + 64 = 30912
+	 *   embedding V h = 1600; head h + V h = 32 + 1600 = 1632
+	 *   total = 1600 + 30912 + 1632 = 34144
+	 * Active per token: top_k = 2 experts:
+	 *   MoE block = 2 * 4608 + 9216 + 128 = 18560
+	 *   per layer = 3072 + 18560 + 64 = 21696
+	 *   active = 1600 + 21696 + 1632 = 24928
+	 */
+	assert_true(pc.per_layer == 30912);
+	assert_true(pc.total == 34144);
+	assert_true(pc.active == 24928);
+	vp_model_free(&m);
+	vp_diags_clear(&d);
+
+	/* Defaults: moe.ffn = ffn, shared_ffn = moe.ffn. */
+	load_ok("name: m\nlayers: 1\nhidden: 32\nheads: 4\nffn: 64\n"
+	    "vocab: 50\nactivation: swiglu\nmoe:\n  experts: 4\n  top_k: 1\n"
+	    "  shared_experts: 2\n", &m, &d);
+	assert_true(m.moe.ffn == 64);
+	assert_true(m.moe.shared_ffn == 64);
+	vp_model_free(&m);
+	vp_diags_clear(&d);
+}
+
+/* ---- Hugging Face config.json ----------------------------------------- */
+
+static void
+hf_llama(void **state)
+{
+	struct vp_diags d = { 0 };
+	struct vp_model m;
+
+	(void)state;
+	load_ok("{\n"
+	    "  \"architectures\": [\"LlamaForCausalLM\"],\n"
+	    "  \"model_type\": \"llama\",\n"
+	    "  \"hidden_size\": 64,\n"
+	    "  \"num_hidden_layers\": 2,\n"
+	    "  \"num_attention_heads\": 8,\n"
+	    "  \"num_key_value_heads\": 2,\n"
+	    "  \"intermediate_size\": 160,\n"
+	    "  \"vocab_size\": 100,\n"
+	    "  \"max_position_embeddings\": 128,\n"
+	    "  \"hidden_act\": \"silu\",\n"
+	    "  \"rms_norm_eps\": 1e-05,\n"
+	    "  \"rope_scaling\": null,\n"
+	    "  \"tie_word_embeddings\": false,\n"
+	    "  \"torch_dtype\": \"bfloat16\"\n"
+	    "}\n", &m, &d);
+	assert_int_equal(vp_diags_count(&d, VP_WARNING), 0);
+	assert_int_equal(m.arch, VP_ARCH_DECODER);
+	assert_int_equal(m.norm, VP_NORM_RMSNORM);
+	assert_int_equal(m.pos, VP_POS_ROPE);
+	assert_int_equal(m.act, VP_ACT_SWIGLU);
+	assert_false(m.bias);
+	assert_int_equal(m.qkv_bias, 0);
+	assert_false(m.tie_embeddings);
+	assert_true(m.layers == 2 && m.hidden == 64 && m.heads == 8);
+	assert_true(m.kv_heads == 2 && m.head_dim == 8);
+	assert_true(m.ffn == 160 && m.vocab == 100 && m.max_seq == 128);
+	assert_string_equal(m.name, "llama");
+	/* Same shape as params_decoder_rmsnorm_swiglu_gqa: 95040. */
+	assert_true(total(&m) == 95040);
+	vp_model_free(&m);
+	vp_diags_clear(&d);
+}
+
+static void
+hf_gpt2_n_keys(void **state)
+{
+	struct vp_diags d = { 0 };
+	struct vp_model m;
+
+	(void)state;
+	load_ok("{\"model_type\": \"gpt2\", \"_name_or_path\": \"tiny-gpt2\","
+	    " \"n_embd\": 32, \"n_layer\": 2, \"n_head\": 4,"
+	    " \"n_inner\": null, \"n_positions\": 16, \"n_ctx\": 16,"
+	    " \"vocab_size\": 50, \"activation_function\": \"gelu_new\","
+	    " \"resid_pdrop\": 0.1, \"embd_pdrop\": 0.1}", &m, &d);
+	assert_string_equal(m.name, "tiny-gpt2");
+	/* n_inner null → 4 * n_embd = 128. */
+	assert_true(m.ffn == 128);
+	assert_true(m.hidden == 32 && m.layers == 2 && m.heads == 4);
+	assert_true(m.max_seq == 16);
+	assert_int_equal(m.pos, VP_POS_LEARNED);
+	assert_int_equal(m.norm, VP_NORM_LAYERNORM);
+	assert_int_equal(m.act, VP_ACT_GELU_NEW);
+	assert_true(m.bias);
+	assert_int_equal(m.qkv_bias, 1);
+	assert_true(m.tie_embeddings);
+	assert_float_equal(m.dropout, 0.1, 1e-12);
+	/* Same shape as params_gpt2_like: 27584. */
+	assert_true(total(&m) == 27584);
+	vp_model_free(&m);
+	vp_diags_clear(&d);
+
+	/* n_inner absent altogether behaves the same; given, it wins. */
+	load_ok("{\"model_type\": \"gpt2\", \"n_embd\": 32, \"n_layer\": 2,"
+	    " \"n_head\": 4, \"n_positions\": 16, \"vocab_size\": 50}", &m,
+	    &d);
+	assert_true(m.ffn == 128);
+	vp_model_free(&m);
+	vp_diags_clear(&d);
+	load_ok("{\"model_type\": \"gpt2\", \"n_embd\": 32, \"n_layer\": 2,"
+	    " \"n_head\": 4, \"n_inner\": 96, \"n_positions\": 16,"
+	    " \"vocab_size\": 50}", &m, &d);
+	assert_true(m.ffn == 96);
+	vp_model_free(&m);
+	vp_diags_clear(&d);
+}
+
+static void
+hf_bert(void **state)
+{
+	struct vp_diags d = { 0 };
+	struct vp_model m;
+
+	(void)state;
+	load_ok("{\"architectures\": [\"BertForMaskedLM\"],"
+	    " \"model_type\": \"bert\", \"hidden_size\": 32,"
+	    " \"num_hidden_layers\": 2, \"num_attention_heads\": 4,"
+	    " \"intermediate_size\": 64, \"vocab_size\": 40,"
+	    " \"max_position_embeddings\": 16, \"type_vocab_size\": 2,"
+	    " \"hidden_act\": \"gelu\", \"hidden_dropout_prob\": 0.1,"
+	    " \"attention_probs_dropout_prob\": 0.1,"
+	    " \"layer_norm_eps\": 1e-12}", &m, &d);
+	assert_int_equal(m.arch, VP_ARCH_ENCODER);
+	assert_int_equal(m.pos, VP_POS_LEARNED);
+	assert_int_equal(m.act, VP_ACT_GELU);
+	assert_int_equal(m.norm, VP_NORM_LAYERNORM);
+	assert_true(m.bias);
+	assert_true(m.tie_embeddings);
+	assert_true(m.type_vocab == 2);
+	assert_float_equal(m.dropout, 0.1, 1e-12);
+	/* Same shape as params_bert_like: 20168. */
+	assert_true(total(&m) == 20168);
+	vp_model_free(&m);
+	vp_diags_clear(&d);
+}
+
+static void
+hf_mixtral(void **state)
+{
+	struct vp_diags d = { 0 };
+	struct vp_model m;
+	struct vp_param_count pc;
+
+	(void)state;
+	load_ok("{\"model_type\": \"mixtral\", \"hidden_size\": 32,"
+	    " \"num_hidden_layers\": 1, \"num_attention_heads\": 4,"
+	    " \"num_key_value_heads\": 2, \"intermediate_size\": 48,"
+	    " \"vocab_size\": 50, \"num_local_experts\": 4,"
+	    " \"num_experts_per_tok\": 2, \"hidden_act\": \"silu\","
+	    " \"tie_word_embeddings\": false, \"sliding_window\": null}", &m,
+	    &d);
+	assert_true(m.has_moe);
+	assert_true(m.moe.experts == 4 && m.moe.top_k == 2);
+	/* Mixtral's intermediate_size is the expert size. */
+	assert_true(m.moe.ffn == 48);
+	assert_true(m.moe.shared_experts == 0);
+	vp_model_params(&m, &pc);
+	/*
+	 * h = 32, 4 heads of 8, 2 kv heads, 4 experts of f = 48, top-2:
+	 *   attention 1024 + 2*512 + 1024 = 3072
+	 *   experts 4 * 3 * 32 * 48 = 4 * 4608 = 18432; router 32 * 4 = 128
+	 *   norms 64; per layer = 3072 + 18432 + 128 + 64 = 21696
+	 *   total = embed 1600 + 21696 + head (32 + 1600) = 24928
+	 *   active: 2 experts = 9216 + 128 → layer 12480
+	 *           = 1600 + 12480 + 1632 = 15712
+	 */
+	assert_true(pc.total == 24928);
+	assert_true(pc.active == 15712);
+	vp_model_free(&m);
+	vp_diags_clear(&d);
+}
+
+static void
+hf_qwen2_qkv_bias(void **state)
+{
+	struct vp_diags d = { 0 };
+	struct vp_model m;
+
+	(void)state;
+	load_ok("{\"model_type\": \"qwen2\", \"hidden_size\": 64,"
+	    " \"num_hidden_layers\": 2, \"num_attention_heads\": 8,"
+	    " \"num_key_value_heads\": 2, \"intermediate_size\": 160,"
+	    " \"vocab_size\": 100, \"hidden_act\": \"silu\","
+	    " \"tie_word_embeddings\": false}", &m, &d);
+	assert_int_equal(m.qkv_bias, 1);
+	assert_false(m.bias);
+	/*
+	 * The Llama shape (95040) plus q/k/v biases per layer:
+	 * q 64 + k 16 + v 16 = 96; 2 layers → 192.  Total 95232.
+	 */
+	assert_true(total(&m) == 95232);
+	vp_model_free(&m);
+	vp_diags_clear(&d);
+
+	/* Tied (Qwen2.5-0.5B style) drops lm_head: 95232 - 6400 = 88832. */
+	load_ok("{\"model_type\": \"qwen2\", \"hidden_size\": 64,"
+	    " \"num_hidden_layers\": 2, \"num_attention_heads\": 8,"
+	    " \"num_key_value_heads\": 2, \"intermediate_size\": 160,"
+	    " \"vocab_size\": 100, \"tie_word_embeddings\": true}", &m, &d);
+	assert_true(total(&m) == 88832);
+	vp_model_free(&m);
+	vp_diags_clear(&d);
+}
+
+static void
+hf_unknown_model_type(void **state)
+{
+	struct vp_diags d = { 0 };
+	struct vp_model m;
+	const struct vp_diag *w;
+
+	(void)state;
+	load_ok("{\n"
+	    "  \"model_type\": \"frobnicator\",\n"	/* line 2, value col 17 */
+	    "  \"hidden_size\": 64, \"num_hidden_layers\": 2,\n"
+	    "  \"num_attention_heads\": 8, \"intermediate_size\": 160,\n"
+	    "  \"vocab_size\": 100\n}\n", &m, &d);
+	w = find(&d, VP_WARNING, "model_type 'frobnicator' is not known; "
+	    "reading it as a Llama-style decoder");
+	assert_non_null(w);
+	assert_int_equal(w->line, 2);
+	assert_int_equal(w->col, 17);
+	assert_int_equal(vp_diags_count(&d, VP_WARNING), 1);
+	assert_int_equal(m.norm, VP_NORM_RMSNORM);
+	assert_int_equal(m.act, VP_ACT_SWIGLU);
+	vp_model_free(&m);
+	vp_diags_clear(&d);
+}
+
+static void
+hf_errors(void **state)
+{
+	struct vp_diags d = { 0 };
+	struct vp_model m;
+
+	(void)state;
+	/* A required key missing: reported at the root. */
+	assert_int_equal(load("{\"model_type\": \"llama\", \"hidden_size\": 64,"
+	    " \"num_attention_heads\": 8, \"intermediate_size\": 160,"
+	    " \"vocab_size\": 100}", &m, &d), -1);
+	expect_error_at(&d, "missing required key 'num_hidden_layers' in the "
+	    "config", 1, 1);
+	vp_model_free(&m);
+	vp_diags_clear(&d);
+
+	/* The keys read are type-checked, with their position. */
+	assert_int_equal(load("{\"model_type\": \"llama\",\n"
+	    "\"hidden_size\": \"big\", \"num_hidden_layers\": 2,"
+	    " \"num_attention_heads\": 8, \"intermediate_size\": 160,"
+	    " \"vocab_size\": 100}", &m, &d), -1);
+	expect_error_at(&d, "'hidden_size' must be a whole number", 2, 16);
+	vp_model_free(&m);
+	vp_diags_clear(&d);
+}
+
+/*
+ * FIXED BUG (model_read.c read_hf): "attention_bias": true sets m->bias as
+ * well as m->qkv_bias, so the MLP is counted with biases.  In
+ * transformers' LlamaAttention, attention_bias puts a bias on q, k, v and
+ * o_proj only; LlamaMLP's biases follow the separate "mlp_bias" key
+ * (default false).  For the tiny Llama below (h 64, 8 heads of 8, 2 kv
+ * heads, f 160, 2 layers):
+ *   correct: 95040 + 2 * (q 64 + k 16 + v 16 + o 64) = 95040 + 320 = 95360
+ *   vramplan also adds gate/up/down biases 2f + h = 384 per layer: 96128.
+ * Fix: set only qkv_bias from attention_bias and model the o_proj bias
+ * (e.g. a separate out_bias field), and read mlp_bias into m->bias.
+ */
+static void
+bug_hf_attention_bias_adds_mlp_bias(void **state)
+{
+	struct vp_diags d = { 0 };
+	struct vp_model m;
+
+	(void)state;
+	load_ok("{\"model_type\": \"llama\", \"hidden_size\": 64,"
+	    " \"num_hidden_layers\": 2, \"num_attention_heads\": 8,"
+	    " \"num_key_value_heads\": 2, \"intermediate_size\": 160,"
+	    " \"vocab_size\": 100, \"attention_bias\": true,"
+	    " \"mlp_bias\": false, \"tie_word_embeddings\": false}", &m, &d);
+	assert_true(total(&m) == 95360);
+	vp_model_free(&m);
+	vp_diags_clear(&d);
+}
+
+/*
+ * FIXED BUG (model.c vp_model_params, qwen2_moe): Qwen2MoeSparseMoeBlock has
+ * a shared_expert_gate, nn.Linear(hidden, 1, bias=False), next to the
+ * shared expert; it is not counted (h parameters per layer).  For the tiny
+ * config below (h 32, 4 heads of 8, 2 kv heads, 4 experts of 48, top-2,
+ * shared expert 96, V 50, 1 layer, untied, qkv biases):
+ *   attention 3072 + q/k/v biases 32 + 16 + 16 = 3136
+ *   experts 4 * 3 * 32 * 48 = 18432; shared 3 * 32 * 96 = 9216;
+ *   router 32 * 4 = 128; shared_expert_gate 32
+ *   norms 64 → layer = 3136 + 18432 + 9216 + 128 + 32 + 64 = 31008
+ *   total = 1600 + 31008 + 1632 = 34240   (vramplan: 34208)
+ * Fix: add h per layer for each gated shared expert when the family is
+ * qwen2_moe (a flag on struct vp_moe, set by read_hf).
+ */
+static void
+bug_hf_qwen2_moe_shared_expert_gate(void **state)
+{
+	struct vp_diags d = { 0 };
+	struct vp_model m;
+
+	(void)state;
+	load_ok("{\"model_type\": \"qwen2_moe\", \"hidden_size\": 32,"
+	    " \"num_hidden_layers\": 1, \"num_attention_heads\": 4,"
+	    " \"num_key_value_heads\": 2, \"intermediate_size\": 64,"
+	    " \"moe_intermediate_size\": 48, \"num_experts\": 4,"
+	    " \"num_experts_per_tok\": 2,"
+	    " \"shared_expert_intermediate_size\": 96, \"vocab_size\": 50,"
+	    " \"tie_word_embeddings\": false}", &m, &d);
+	assert_true(m.has_moe && m.moe.shared_experts == 1);
+	assert_true(total(&m) == 34240);
+	vp_model_free(&m);
+	vp_diags_clear(&d);
+}
+
+/* ---- hostile YAML ----------------------------------------------------- */
+
+/* "Billion laughs": 9 levels of 10 aliases = 10^9 leaves if expanded. */
+static const char bomb[] =
+    "a: &a [lol, lol, lol, lol, lol, lol, lol, lol, lol, lol]\n"
+    "b: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a, *a]\n"
+    "c: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b, *b]\n"
+    "d: &d [*c, *c, *c, *c, *c, *c, *c, *c, *c, *c]\n"
+    "e: &e [*d, *d, *d, *d, *d, *d, *d, *d, *d, *d]\n"
+    "f: &f [*e, *e, *e, *e, *e, *e, *e, *e, *e, *e]\n"
+    "g: &g [*f, *f, *f, *f, *f, *f, *f, *f, *f, *f]\n"
+    "h: &h [*g, *g, *g, *g, *g, *g, *g, *g, *g, *g]\n"
+    "i: &i [*h, *h, *h, *h, *h, *h, *h, *h, *h, *h]\n";
+
+static double
+cpu_seconds(clock_t t0)
+{
+	return (double)(clock() - t0) / CLOCKS_PER_SEC;
+}
+
+static void
+alias_bomb(void **state)
+{
+	struct vp_diags d = { 0 };
+	struct vp_model m;
+	struct vp_buf t;
+	clock_t t0 = clock();
+
+	(void)state;
+	/* As a model file: unknown keys, rejected, and at once. */
+	assert_int_equal(load(bomb, &m, &d), -1);
+	expect_error_at(&d, "unknown key 'a' in the model", 1, 1);
+	vp_model_free(&m);
+	vp_diags_clear(&d);
+
+	/* Aimed at a known key: a type error, not an expansion. */
+	vp_buf_init(&t);
+	vp_buf_printf(&t, "%sname: x\nlayers: *i\nhidden: 64\nheads: 8\n"
+	    "ffn: 128\nvocab: 100\n", bomb);
+	assert_int_equal(load(t.s, &m, &d), -1);
+	/* An alias is the anchored node itself, so the error carries the
+	 * anchor's position: line 9, where &i is defined. */
+	expect_error_at(&d, "'layers' must be a whole number from 1 to "
+	    "100000, not a list", 9, 0);
+	vp_model_free(&m);
+	vp_diags_clear(&d);
+	vp_buf_free(&t);
+
+	/* Inside a Hugging Face config, where unknown keys are ignored:
+	 * the model loads, the bomb is never walked. */
+	vp_buf_init(&t);
+	vp_buf_printf(&t, "%smodel_type: llama\nhidden_size: 64\n"
+	    "num_hidden_layers: 2\nnum_attention_heads: 8\n"
+	    "intermediate_size: 160\nvocab_size: 100\nextra: *i\n", bomb);
+	load_ok(t.s, &m, &d);
+	vp_model_free(&m);
+	vp_diags_clear(&d);
+	vp_buf_free(&t);
+
+	/* All three took well under a second of CPU (an expansion of 10^9
+	 * nodes would take minutes and gigabytes). */
+	assert_true(cpu_seconds(t0) < 1.0);
+}
+
+static void
+alias_self_reference(void **state)
+{
+	struct vp_diags d = { 0 };
+	struct vp_model m;
+
+	(void)state;
+	/* An anchor is complete only at its end: no cycles. */
+	assert_int_equal(load("a: &a [1, *a]\n", &m, &d), -2);
+	expect_error_at(&d, "alias '*a' refers to an undefined anchor", 1, 0);
+	vp_model_free(&m);
+	vp_diags_clear(&d);
+	assert_int_equal(load("a: *nowhere\n", &m, &d), -2);
+	expect_error_at(&d, "alias '*nowhere' refers to an undefined anchor", 1,
+	    4);
+	vp_model_free(&m);
+	vp_diags_clear(&d);
+}
+
+/* "x: " followed by n nested flow sequences. */
+static char *
+nested(size_t n)
+{
+	char *s = xmalloc(2 * n + 8);
+	size_t i, k = 0;
+
+	memcpy(s, "x: ", 3);
+	k = 3;
+	for (i = 0; i < n; i++)
+		s[k++] = '[';
+	for (i = 0; i < n; i++)
+		s[k++] = ']';
+	s[k++] = '\n';
+	s[k] = '\0';
+	return s;
+}
+
+static void
+deep_nesting(void **state)
+{
+	struct vp_diags d = { 0 };
+	struct ydoc *doc;
+	char *s;
+	clock_t t0;
+
+	(void)state;
+	/* The root mapping is level 1, so 63 sequences make 64 levels:
+	 * exactly VP_YDOC_MAX_DEPTH, accepted. */
+	s = nested(VP_YDOC_MAX_DEPTH - 1);
+	doc = ydoc_parse("m.yaml", s, strlen(s), &d);
+	assert_non_null(doc);
+	assert_int_equal(d.n, 0);
+	ydoc_free(doc);
+	free(s);
+
+	/* One more level is refused; the 65th level opens at column
+	 * 3 + 64 = 67 ("x: " then 63 brackets, the 64th at col 67). */
+	s = nested(VP_YDOC_MAX_DEPTH);
+	doc = ydoc_parse("m.yaml", s, strlen(s), &d);
+	assert_null(doc);
+	expect_error_at(&d, "nesting deeper than 64 levels", 1, 67);
+	vp_diags_clear(&d);
+	free(s);
+
+	/* 100000 levels: refused as quickly. */
+	t0 = clock();
+	s = nested(100000);
+	doc = ydoc_parse("m.yaml", s, strlen(s), &d);
+	assert_null(doc);
+	assert_int_equal(vp_diags_count(&d, VP_ERROR), 1);
+	assert_true(cpu_seconds(t0) < 1.0);
+	vp_diags_clear(&d);
+	free(s);
+}
+
+/*
+ * FIXED BUG (ydoc.c add_kid): when a mapping or sequence outgrows its kids
+ * array, add_kid looks the old block up in the document's ownership list
+ * with a linear scan over every allocation so far.  Each container with
+ * more than 8 children triggers one scan, so a document of many small
+ * lists costs O(containers x nodes): 40000 lines of "- [1,...,9]" (880 KB,
+ * 400k nodes, well inside the size and node limits) take 8.5 s, and a
+ * 2 MB file near the 10^6-node limit about a minute — a hang by the
+ * header's own promise ("no input crashes or hangs the program").
+ * Fix: remember the kids array's slot in doc->owned in the parse frame
+ * (struct frame gets an `owned_slot`), and update that slot on realloc
+ * instead of searching.
+ */
+static void
+bug_ydoc_many_small_lists_quadratic(void **state)
+{
+	struct vp_diags d = { 0 };
+	struct vp_buf t;
+	struct ydoc *doc;
+	clock_t t0;
+	int i;
+
+	(void)state;
+	vp_buf_init(&t);
+	/* 30000 lists of 9 = 300000 scalars, 660 KB. */
+	for (i = 0; i < 30000; i++)
+		vp_buf_add(&t, "- [1, 2, 3, 4, 5, 6, 7, 8, 9]\n");
+	t0 = clock();
+	doc = ydoc_parse("m.yaml", t.s, t.len, &d);
+	assert_non_null(doc);
+	ydoc_free(doc);
+	/* Linear work: a few tenths of a second at most. */
+	assert_true(cpu_seconds(t0) < 1.0);
+	vp_buf_free(&t);
+	vp_diags_clear(&d);
+}
+
+static void
+validate_direct(void **state)
+{
+	struct vp_diags d = { 0 };
+	struct vp_model m;
+
+	(void)state;
+	/* vp_model_validate on a struct filled by hand (no reader). */
+	vp_model_init(&m);
+	m.layers = 1;
+	m.hidden = 48;
+	m.heads = 6;
+	m.ffn = 96;
+	m.vocab = 10;
+	m.bias = true;
+	assert_int_equal(vp_model_validate(&m, &d), 0);
+	/* kv_heads = heads = 6, head_dim = 48 / 6 = 8, qkv_bias = bias. */
+	assert_true(m.kv_heads == 6 && m.head_dim == 8);
+	assert_int_equal(m.qkv_bias, 1);
+	/* No file: diagnostics carry file NULL. */
+	m.head_dim = 0;
+	m.heads = 7;
+	m.kv_heads = 7;
+	assert_int_equal(vp_model_validate(&m, &d), -1);
+	assert_int_equal(d.n, 1);
+	assert_null(d.v[0].file);
+	/* Divisors of 48 near 7: 6 below, 8 above. */
+	assert_non_null(strstr(d.v[0].msg, "nearest valid: 6 or 8"));
+	vp_diags_clear(&d);
+	vp_model_free(&m);
+	vp_model_free(NULL);
+}
+
+/*
+ * FIXED BUG (model.c vp_model_validate / nearest_divisors): with heads == 0
+ * (possible for a struct filled by hand; the readers reject it first) the
+ * "must divide" message calls say_divisors(hidden, 0), whose upward loop
+ * starts at i = 0 and evaluates hidden % 0: SIGFPE.  Fix: start the upward
+ * search at max(v, 1) (and let validate reject heads == 0 with its own
+ * message before dividing).
+ */
+static void
+bug_validate_zero_heads(void **state)
+{
+	struct vp_diags d = { 0 };
+	struct vp_model m;
+
+	(void)state;
+	vp_model_init(&m);
+	m.layers = 1;
+	m.hidden = 64;
+	m.heads = 0;
+	m.ffn = 128;
+	m.vocab = 10;
+	assert_int_equal(vp_model_validate(&m, &d), -1);
+	assert_true(vp_diags_count(&d, VP_ERROR) >= 1);
+	vp_diags_clear(&d);
+	vp_model_free(&m);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(defaults),
+		cmocka_unit_test(training_block),
+		cmocka_unit_test(kv_heads_and_head_dim),
+		cmocka_unit_test(heads_must_divide_hidden),
+		cmocka_unit_test(kv_heads_must_divide_heads),
+		cmocka_unit_test(learned_needs_max_seq),
+		cmocka_unit_test(train_seq_past_max_seq),
+		cmocka_unit_test(top_k_past_experts),
+		cmocka_unit_test(absurd_size),
+		cmocka_unit_test(reader_errors),
+		cmocka_unit_test(range_errors),
+		cmocka_unit_test(missing_and_duplicate_keys),
+		cmocka_unit_test(not_a_mapping),
+		cmocka_unit_test(params_decoder_rmsnorm_swiglu_gqa),
+		cmocka_unit_test(params_gpt2_like),
+		cmocka_unit_test(params_bert_like),
+		cmocka_unit_test(params_moe_router_shared),
+		cmocka_unit_test(hf_llama),
+		cmocka_unit_test(hf_gpt2_n_keys),
+		cmocka_unit_test(hf_bert),
+		cmocka_unit_test(hf_mixtral),
+		cmocka_unit_test(hf_qwen2_qkv_bias),
+		cmocka_unit_test(hf_unknown_model_type),
+		cmocka_unit_test(hf_errors),
+		cmocka_unit_test(bug_hf_attention_bias_adds_mlp_bias),
+		cmocka_unit_test(bug_hf_qwen2_moe_shared_expert_gate),
+		cmocka_unit_test(alias_bomb),
+		cmocka_unit_test(alias_self_reference),
+		cmocka_unit_test(deep_nesting),
+		cmocka_unit_test(bug_ydoc_many_small_lists_quadratic),
+		cmocka_unit_test(validate_direct),
+		cmocka_unit_test(bug_validate_zero_heads),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
