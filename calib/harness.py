@@ -37,8 +37,11 @@ try:
     import torch.nn as nn
     import torch.nn.functional as F
     import torch.utils.checkpoint as _ckpt
-except ImportError:  # pragma: no cover
-    torch = None
+except ImportError as _e:  # pragma: no cover
+    if __name__ == "__main__":
+        sys.stderr.write("harness: torch is not importable by %s (%s); use /usr/bin/python3\n" % (sys.executable, _e))
+        sys.exit(2)
+    raise ImportError("calib/harness.py needs torch (use /usr/bin/python3): %s" % _e)
 
 HARNESS_VERSION = 1
 PHASES = ("forward", "loss", "backward", "optimizer", "zero_grad")
@@ -99,7 +102,7 @@ def normalize_cfg(raw):
     if c["heads"] % c["kv_heads"]:
         raise HarnessError("heads must be a multiple of kv_heads")
     c["activation"] = str(raw.get("activation", "gelu")).lower()
-    if c["activation"] not in ("gelu", "relu", "swiglu", "geglu"):
+    if c["activation"] not in ("gelu", "gelu-tanh", "gelu-new", "relu", "swiglu", "geglu"):
         raise HarnessError("unknown activation %r" % c["activation"])
     c["norm"] = str(raw.get("norm", "layernorm")).lower()
     if c["norm"] not in ("layernorm", "rmsnorm"):
@@ -202,7 +205,7 @@ def _causal_mask_(sc, r0, r1):
         sc[..., r0:r1].masked_fill_(tri, float("-inf"))
 
 
-class MemEffAttention(torch.autograd.Function if torch is not None else object):
+class MemEffAttention(torch.autograd.Function):
     """Memory-efficient attention for torch < 2.0 (no F.scaled_dot_product_attention).
 
     Memory behaviour of FlashAttention / SDPA's efficient kernels: forward
@@ -488,6 +491,10 @@ class DecoderMLP(nn.Module):
             return self.down_proj(gelu_tanh(self.gate_proj(x)) * self.up_proj(x))
         if self.act == "gelu":
             return self.down_proj(F.gelu(self.up_proj(x)))
+        if self.act == "gelu-tanh":
+            return self.down_proj(gelu_tanh(self.up_proj(x)))
+        if self.act == "gelu-new":
+            return self.down_proj(gelu_new(self.up_proj(x)))
         return self.down_proj(F.relu(self.up_proj(x)))
 
 
@@ -681,7 +688,9 @@ class GPT2MLP(nn.Module):
         super().__init__()
         self.c_fc = Conv1D(c["ffn"], c["hidden"], bias=c["bias"])
         self.c_proj = Conv1D(c["hidden"], c["ffn"], bias=c["bias"])
-        self.act = gelu_new if c["activation"] == "gelu" else F.relu
+        # GPT-2 ships gelu_new (activation: gelu-new); plain gelu is the
+        # erf kernel, gelu-tanh the fused tanh kernel.
+        self.act = {"gelu-new": gelu_new, "gelu": F.gelu, "gelu-tanh": gelu_tanh}.get(c["activation"], F.relu)
         self.p = c["dropout"]
 
     def forward(self, hidden_states):
@@ -1081,6 +1090,16 @@ def _flatten_tree(roots):
     return out
 
 
+def alloc_sites(rep, depth=3):
+    """{op chain: number of allocation events} of a replay."""
+    out = {}
+    for _, _, _, size, node in rep.curve:
+        if size > 0:
+            k = _op_chain(node, depth)
+            out[k] = out.get(k, 0) + 1
+    return out
+
+
 def _op_chain(node, maxlen=4):
     names = []
     p = node.parent
@@ -1098,7 +1117,8 @@ def _op_chain(node, maxlen=4):
 
 class AllocReplay:
     """Replays the CPU allocation events of one profiled run on top of the
-    bytes that were live before profiling started."""
+    bytes that were live before profiling started.  curve: list of
+    (t_ns, live_bytes_after, ptr, signed_size, profiler_node)."""
 
     def __init__(self, prof, baseline_bytes):
         tree = prof.profiler.kineto_results.experimental_event_tree()
@@ -1199,8 +1219,10 @@ class AllocReplay:
             ph, st = None, None
         return peak, peak_i, ph, st, per
 
-    def live_at(self, idx, top=15, baseline_labels=None):
-        """Largest allocations live right after curve event idx."""
+    def live_at(self, idx, top=15):
+        """Allocations live right after curve event idx: the largest ones
+        made in the peak's own step (older ones are optimizer state), and
+        totals by the (step, phase) that allocated them."""
         live = {}
         for i in range(idx + 1):
             _, _, ptr, size, node = self.curve[i]
@@ -1209,10 +1231,15 @@ class AllocReplay:
             else:
                 live.pop(ptr, None)
         items = sorted(live.values(), key=lambda x: -x[0])
+        _, peak_step = self.phase_of(self.curve[idx][0])
         out = []
-        for size, node, i in items[:top]:
+        for size, node, i in items:
             ph, st = self.phase_of(node.start_time_ns)
+            if st != peak_step:
+                continue
             out.append({"bytes": size, "allocated_in": "%s:%s" % (st, ph), "op": _op_chain(node)})
+            if len(out) >= top:
+                break
         groups = {}
         for size, node, i in items:
             ph, st = self.phase_of(node.start_time_ns)
@@ -1281,10 +1308,10 @@ def _train_step(model, ids, labels, opt, o, scaler, info):
 
 def measure(model_cfg, device="cpu", precision=None, optimizer=None, micro_batch=None, seq=None,
             recompute=None, attention=None, dropout=None, steps=2, seed=0, trace=False,
-            num_threads=2, trace_out=None):
-    """Measure one training configuration; returns the result dict."""
-    if torch is None:
-        raise HarnessError("torch is not importable (use /usr/bin/python3)")
+            num_threads=2, trace_out=None, keep_replay=False):
+    """Measure one training configuration; returns the result dict.
+    keep_replay=True (in-process use only) adds the AllocReplay object under
+    the key "_replay" (not JSON-serializable)."""
     t_start = time.time()
     c, o = _resolve(model_cfg, device, precision, optimizer, micro_batch, seq, recompute, attention, dropout)
     if device == "cuda" and not torch.cuda.is_available():
@@ -1296,7 +1323,10 @@ def measure(model_cfg, device="cpu", precision=None, optimizer=None, micro_batch
     cuda_before = None
     if device == "cuda":
         torch.cuda.init()
+        _t = torch.empty(1, device="cuda")   # create the context before the "before" figure
+        del _t
         torch.cuda.synchronize()
+        torch.cuda.empty_cache()
         cuda_before = _cuda_device_used()
     model = build_model(c, o["attention"], o["recompute"] == "full")
     model.train()
@@ -1354,7 +1384,9 @@ def measure(model_cfg, device="cpu", precision=None, optimizer=None, micro_batch
     gc.collect()
     info = {}
     if device == "cpu":
-        _measure_cpu(res, model, ids, labels, opt, o, scaler, info, params, buffers, steps, trace)
+        rep = _measure_cpu(res, model, ids, labels, opt, o, scaler, info, params, buffers, steps, trace)
+        if keep_replay:
+            res["_replay"] = rep
     else:
         _measure_cuda(res, model, ids, labels, opt, o, scaler, info, steps, cuda_before)
     res["grad_bytes"] = info.get("grad_bytes")
@@ -1369,13 +1401,39 @@ def measure(model_cfg, device="cpu", precision=None, optimizer=None, micro_batch
     return res
 
 
-def _measure_cpu(res, model, ids, labels, opt, o, scaler, info, params, buffers, steps, trace):
+def _profile_cpu(fn):
     from torch.profiler import profile, ProfilerActivity
     with profile(activities=[ProfilerActivity.CPU], profile_memory=True, record_shapes=False) as prof:
+        fn()
+    return prof
+
+
+def measure_callable(fn, live=()):
+    """Exact CPU peak of an arbitrary callable: `live` are the tensors alive
+    before it runs (their storages, counted once, form the baseline).  Used
+    by tests/validate_cpu.py --selftest on hand-computable cases; fn may
+    use phase(...) markers."""
+    baseline = _unique_bytes(live)
+    gc.collect()
+    prof = _profile_cpu(fn)
+    rep = AllocReplay(prof, baseline)
+    peak, peak_i, ph, st, per = rep.summarize()
+    return {"baseline_bytes": baseline, "allocated_peak_bytes": peak, "peak_phase": ph,
+            "end_bytes": rep.end_bytes, "order_consistent": rep.order_consistent,
+            "foreign_frees": rep.foreign_frees, "alloc_events": rep.n_alloc,
+            "threads_with_events": len(rep.tids),
+            "phases": {p: v for (s, p), v in per.items()}}
+
+
+def _measure_cpu(res, model, ids, labels, opt, o, scaler, info, params, buffers, steps, trace):
+    def run():
         for step in range(1, int(steps) + 1):
             _STEP[0] = step
             _train_step(model, ids, labels, opt, o, scaler, info)
-    _STEP[0] = 0
+    try:
+        prof = _profile_cpu(run)
+    finally:
+        _STEP[0] = 0
     rep = AllocReplay(prof, res["baseline_bytes"])
     peak, peak_i, ph, st, per = rep.summarize()
     res["allocated_peak_bytes"] = peak
@@ -1408,6 +1466,7 @@ def _measure_cpu(res, model, ids, labels, opt, o, scaler, info, params, buffers,
         top, groups, tot = rep.live_at(peak_i)
         res["trace"] = {"peak_live_top": top, "peak_live_by_phase_allocated": groups,
                         "peak_live_nonbaseline_bytes": tot}
+    return rep
 
 
 def _cuda_device_used():
@@ -1619,11 +1678,15 @@ def format_trace(res, max_nodes=None):
             lines.append("  %-28s %s" % (n["node"], "; ".join(parts)))
         lines.append("## unique saved activation bytes: graph %d, pack hooks %d" % (
             sv["saved_activation_bytes_graph"], sv["saved_activation_bytes_hooks"]))
+        if res["recompute"] == "full":
+            lines.append("## (recompute full: reading a checkpointed node's saved tensors triggers the block's "
+                         "recomputation, so 'graph' lists what blocks save when recomputed in backward; "
+                         "'pack hooks' counts only what is saved outside checkpointed blocks)")
         for e in sv["by_node_dtype"]:
             lines.append("  %-28s %-9s x%-4d %d" % (e["node"], e["dtype"], e["count"], e["bytes"]))
     if "peak_live_top" in tr:
-        lines.append("## largest allocations live at the peak (%s, step %s): %d bytes = baseline %d + %d" % (
-            res["peak_phase"], res["peak_step"], res["allocated_peak_bytes"], res["baseline_bytes"],
+        lines.append("## largest allocations of step %s live at the peak (%s): %d bytes = baseline %d + %d" % (
+            res["peak_step"], res["peak_phase"], res["allocated_peak_bytes"], res["baseline_bytes"],
             tr["peak_live_nonbaseline_bytes"]))
         for e in tr["peak_live_top"]:
             lines.append("  %10d  %-16s %s" % (e["bytes"], e["allocated_in"], e["op"]))
@@ -1653,9 +1716,6 @@ def main(argv=None):
     ap.add_argument("--trace", action="store_true",
                     help="add saved-tensor and peak-live listings (JSON 'trace'; readable form on stderr)")
     a = ap.parse_args(argv)
-    if torch is None:
-        print("error: torch is not importable by %s (use /usr/bin/python3)" % sys.executable, file=sys.stderr)
-        return 2
     try:
         cfg = load_model_cfg(a.model)
         res = measure(cfg, device=a.device, precision=a.precision, optimizer=a.optimizer,

@@ -777,6 +777,7 @@ vp_graph_build(const struct vp_model *m, const struct vp_plan *p,
 	x.layer = 0;
 	g->layer_first_op[nl + 1] = g->nop;
 	head_and_loss(&x, t);
+	g->autocast_end_op = x.autocast ? g->nop - 1 : SIZE_MAX;
 
 	/* Persistent state of this rank. */
 	vp_model_params(m, &pc);

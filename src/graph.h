@@ -77,6 +77,13 @@ struct vp_graph {
 	uint64_t input_bytes;		/* token ids, labels, masks */
 	uint64_t largest_param_bytes;	/* biggest single parameter tensor */
 	uint64_t params;		/* parameters on this rank */
+	/*
+	 * torch.autocast caches the low-precision copy of each weight until
+	 * the outermost autocast region exits: after this op (the loss), or
+	 * SIZE_MAX when there is no autocast.  Matters under recompute, where
+	 * the linears do not keep the copies themselves.
+	 */
+	size_t autocast_end_op;
 };
 
 int vp_graph_build(const struct vp_model *m, const struct vp_plan *p,

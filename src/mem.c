@@ -177,6 +177,13 @@ forward(struct sim *s, size_t a, size_t b, bool segment_rerun)
 		for (k = 0; k < 2; k++)
 			if (o->keep[k] >= 0)
 				t_unref(s, o->keep[k]);
+		/* Leaving autocast drops its weight cache. */
+		if (i == g->autocast_end_op && !segment_rerun) {
+			size_t t;
+			for (t = 0; t < g->nt; t++)
+				if (g->t[t].cat == VP_CAT_CAST)
+					t_unref(s, (int32_t)t);
+		}
 		/* Outputs nobody consumes or saves die at once. */
 		for (k = 0; k < VP_OP_MAXIO && o->out[k] >= 0; k++)
 			if (s->refs[o->out[k]] == 0 && s->alive[o->out[k]] &&
@@ -186,7 +193,6 @@ forward(struct sim *s, size_t a, size_t b, bool segment_rerun)
 				    tb(s, o->out[k]));
 			}
 	}
-	(void)segment_rerun;
 }
 
 /* Reference counts for the first forward of a micro-batch. */
@@ -211,6 +217,11 @@ count_refs(struct sim *s)
 			for (k = 0; k < VP_OP_MAXIO && o->saved[k] >= 0; k++)
 				s->refs[o->saved[k]]++;
 	}
+	/* The autocast cache holds every weight copy until autocast ends. */
+	if (g->autocast_end_op != SIZE_MAX)
+		for (i = 0; i < g->nt; i++)
+			if (g->t[i].cat == VP_CAT_CAST)
+				s->refs[i]++;
 	/* A segment holds its inputs (tensors made before it) until its
 	 * backward is done. */
 	for (j = 0; j < s->nsegs; j++) {

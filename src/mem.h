@@ -31,7 +31,7 @@
 
 #define VP_PHASE_LIST(X) \
 	X(FORWARD, "forward") X(LOSS, "loss") X(BACKWARD, "backward") \
-	X(OPTIMIZER, "optimizer step")
+	X(OPTIMIZER, "optimizer")
 #define X(e, s) VP_PHASE_##e,
 enum vp_phase { VP_PHASE_LIST(X) VP_PHASE_COUNT };
 #undef X

@@ -164,7 +164,8 @@ vp_report_text(const struct vp_report *r, struct vp_buf *o)
 		    0, 24, r->unicode);
 		vp_buf_add(o, "\n");
 	}
-	vp_buf_printf(o, "  peak during the %s", vp_phase_names[mem->peak_phase]);
+	vp_buf_printf(o, "  peak during the %s phase",
+	    vp_phase_names[mem->peak_phase]);
 	if (mem->peak_layer)
 		vp_buf_printf(o, ", block %u", mem->peak_layer);
 	if (mem->peak_op)
