@@ -217,6 +217,10 @@ struct overrides {
 	double dropout;
 	int zero, tp, pp, dp;
 	bool fused;
+	int fsdp, framework, vpp, cp, ep, sp, nodes, gpn;
+	double capacity;
+	bool max_mb, max_seq, min_gpus, no_search;
+	int nplans;
 };
 
 static int
@@ -260,7 +264,9 @@ parse_num(const char *flag, const char *arg, uint64_t min, uint64_t max,
 enum {
 	O_GPUS = 256, O_PREC, O_OPT, O_MB, O_SEQ, O_GA, O_RECOMP, O_ATTN,
 	O_DROP, O_ZERO, O_TP, O_PP, O_DP, O_DEVICE, O_EXPLAIN, O_JSON, O_CSV,
-	O_CATALOG, O_FUSED, O_HELP, O_VERSION
+	O_CATALOG, O_FUSED, O_HELP, O_VERSION, O_FSDP, O_FRAMEWORK, O_VPP, O_CP,
+	O_EP, O_SP, O_NODES, O_GPN, O_CAPACITY, O_MAXMB, O_MAXSEQ, O_MINGPUS,
+	O_NOSEARCH, O_PLANS
 };
 
 static const struct option longopts[] = {
@@ -283,16 +289,74 @@ static const struct option longopts[] = {
 	{ "csv", no_argument, NULL, O_CSV },
 	{ "catalog", required_argument, NULL, O_CATALOG },
 	{ "fused-optimizer", no_argument, NULL, O_FUSED },
+	{ "fsdp", required_argument, NULL, O_FSDP },
+	{ "framework", required_argument, NULL, O_FRAMEWORK },
+	{ "vpp", required_argument, NULL, O_VPP },
+	{ "cp", required_argument, NULL, O_CP },
+	{ "ep", required_argument, NULL, O_EP },
+	{ "sp", no_argument, NULL, O_SP },
+	{ "nodes", required_argument, NULL, O_NODES },
+	{ "gpus-per-node", required_argument, NULL, O_GPN },
+	{ "capacity-factor", required_argument, NULL, O_CAPACITY },
+	{ "max-micro-batch", no_argument, NULL, O_MAXMB },
+	{ "max-seq", no_argument, NULL, O_MAXSEQ },
+	{ "min-gpus", no_argument, NULL, O_MINGPUS },
+	{ "no-search", no_argument, NULL, O_NOSEARCH },
+	{ "plans", required_argument, NULL, O_PLANS },
 	{ "help", no_argument, NULL, O_HELP },
 	{ "version", no_argument, NULL, O_VERSION },
 	{ NULL, 0, NULL, 0 },
 };
 
+/*
+ * What each knob of the plan saves: the device peak with that knob at its
+ * default, minus the plan's.  Knobs at their defaults save nothing and are
+ * not listed.
+ */
+static int
+knob_savings(const struct vp_model *m, const struct vp_plan *p,
+    const struct vp_mem_opts *o, uint64_t peak, struct vp_saving *out)
+{
+	static char names[VP_REPORT_MAXSAVINGS][48];
+	struct vp_plan q;
+	unsigned st;
+	int n = 0;
+
+#define TRY(cond, label, fix) do {					\
+		if ((cond) && n < VP_REPORT_MAXSAVINGS) {			\
+			uint64_t w;					\
+			q = *p;						\
+			fix;						\
+			q.stage = 0;					\
+			w = vp_plan_worst_peak(m, &q, o, &st, true);	\
+			snprintf(names[n], sizeof names[n], "%s", label); \
+			out[n].knob = names[n];				\
+			out[n].saved_bytes = w > peak ? w - peak : 0;	\
+			n++;						\
+		}							\
+	} while (0)
+	TRY(p->recompute != VP_RECOMP_NONE, p->recompute == VP_RECOMP_FULL ?
+	    "recompute full" : "recompute selective",
+	    q.recompute = VP_RECOMP_NONE);
+	TRY(p->zero > 0, p->zero == 1 ? "ZeRO 1" : p->zero == 2 ? "ZeRO 2" :
+	    "ZeRO 3", q.zero = 0);
+	TRY(p->fsdp != VP_FSDP_NONE, "FSDP sharding", q.fsdp = VP_FSDP_NONE);
+	TRY(p->tp > 1, "tensor parallel", (q.dp *= q.tp, q.tp = 1,
+	    q.sp = false));
+	TRY(p->sp, "sequence parallel", q.sp = false);
+	TRY(p->pp > 1, "pipeline parallel", (q.dp *= q.pp, q.pp = 1));
+	TRY(p->cp > 1, "context parallel", (q.dp *= q.cp, q.cp = 1));
+	TRY(p->ep > 1, "expert parallel", q.ep = 1);
+#undef TRY
+	return n;
+}
+
 int
 vp_cmd_estimate(int argc, char **argv)
 {
 	struct overrides ov = { -1, -1, -1, -1, -1, 0, 0, 0, -1, -1, -1, -1,
-	    -1, false };
+	    -1, false, -1, -1, -1, -1, -1, -1, -1, -1, -1, false, false, false,
+	    false, 4 };
 	struct vp_diags d = { 0 };
 	struct vp_model model;
 	struct vp_catalog cat = { 0 };
@@ -303,6 +367,11 @@ vp_cmd_estimate(int argc, char **argv)
 	struct vp_mem mem;
 	struct vp_report rep;
 	struct vp_buf out;
+	struct vp_search_result sres, mres;
+	struct vp_cand chosen;
+	struct vp_mem *stages = NULL;
+	struct vp_saving savings[VP_REPORT_MAXSAVINGS];
+	unsigned npp, st, worst = 0;
 	const char *gpus_arg = NULL, *catalog = NULL, *err;
 	char *path;
 	bool json = false, csv = false, explain = false;
@@ -388,6 +457,42 @@ vp_cmd_estimate(int argc, char **argv)
 		case O_CSV: csv = true; break;
 		case O_CATALOG: catalog = optarg; break;
 		case O_FUSED: ov.fused = true; break;
+		case O_FSDP:
+			if (parse_enum("--fsdp", optarg, vp_fsdp_names,
+			    VP_FSDP_COUNT, &ov.fsdp))
+				return VP_EXIT_USAGE;
+			break;
+		case O_FRAMEWORK:
+			if (parse_enum("--framework", optarg,
+			    vp_framework_names, VP_FW_COUNT, &ov.framework))
+				return VP_EXIT_USAGE;
+			break;
+		case O_VPP: case O_CP: case O_EP: case O_NODES: case O_GPN:
+		case O_PLANS:
+			if (parse_num(argv[optind - 1], optarg, 1,
+			    c == O_NODES ? 65536 : c == O_PLANS ? 8 : 1024, &u))
+				return VP_EXIT_USAGE;
+			if (c == O_VPP) ov.vpp = (int)u;
+			else if (c == O_CP) ov.cp = (int)u;
+			else if (c == O_EP) ov.ep = (int)u;
+			else if (c == O_NODES) ov.nodes = (int)u;
+			else if (c == O_GPN) ov.gpn = (int)u;
+			else ov.nplans = (int)u;
+			break;
+		case O_SP: ov.sp = 1; break;
+		case O_CAPACITY:
+			if (vp_parse_double(optarg, 1.0, 16.0, &ov.capacity,
+			    &err) != 0) {
+				fprintf(stderr, "vramplan: --capacity-factor "
+				    "'%s' is %s (expected a number from 1 to "
+				    "16)\n", optarg, err);
+				return VP_EXIT_USAGE;
+			}
+			break;
+		case O_MAXMB: ov.max_mb = true; break;
+		case O_MAXSEQ: ov.max_seq = true; break;
+		case O_MINGPUS: ov.min_gpus = true; break;
+		case O_NOSEARCH: ov.no_search = true; break;
 		case O_HELP: case 'h':
 			help();
 			return flush_out();
@@ -445,6 +550,13 @@ vp_cmd_estimate(int argc, char **argv)
 	if (ov.pp > 0) plan.pp = (unsigned)ov.pp;
 	if (ov.dp > 0) plan.dp = (unsigned)ov.dp;
 	plan.fused_optimizer = ov.fused;
+	if (ov.fsdp >= 0) plan.fsdp = (enum vp_fsdp)ov.fsdp;
+	if (ov.framework >= 0) plan.framework = (enum vp_framework)ov.framework;
+	if (ov.vpp > 0) plan.vpp = (unsigned)ov.vpp;
+	if (ov.cp > 0) plan.cp = (unsigned)ov.cp;
+	if (ov.ep > 0) plan.ep = (unsigned)ov.ep;
+	if (ov.sp > 0) plan.sp = true;
+	if (ov.capacity > 0) plan.capacity_factor = ov.capacity;
 
 	if (gpus_arg != NULL) {
 		struct vp_buf msg;
@@ -462,7 +574,29 @@ vp_cmd_estimate(int argc, char **argv)
 			return VP_EXIT_USAGE;
 		}
 		vp_buf_free(&msg);
+		/*
+		 * --gpus NxCARD is the whole job; --nodes M splits it into M
+		 * nodes (or, with --gpus-per-node K, makes M x K GPUs).
+		 */
 		world = gs.count;
+		if (ov.nodes > 0 && ov.gpn > 0 && strpbrk(gpus_arg, "xX") == NULL)
+			world = gs.count = (unsigned)(ov.nodes * ov.gpn);
+		if (ov.gpn > 0)
+			plan.gpus_per_node = (unsigned)ov.gpn;
+		else if (ov.nodes > 0)
+			plan.gpus_per_node = world / (unsigned)ov.nodes;
+		else
+			plan.gpus_per_node = world < 8 ? world : 8;
+		if (ov.nodes > 0 && (world % (unsigned)ov.nodes != 0 ||
+		    plan.gpus_per_node * (unsigned)ov.nodes != world)) {
+			fprintf(stderr, "vramplan: --nodes %d does not split %u "
+			    "GPUs into whole nodes of %u\n", ov.nodes, world,
+			    plan.gpus_per_node);
+			vp_gpuset_free(&gs);
+			vp_catalog_free(&cat);
+			vp_model_free(&model);
+			return VP_EXIT_USAGE;
+		}
 		if (plan.dp == 0)
 			plan.dp = vp_plan_dp(&plan, world);
 	} else if (plan.dp == 0) {
@@ -485,9 +619,108 @@ vp_cmd_estimate(int argc, char **argv)
 	mo.profile = &prof;
 	mo.world = world;
 	mo.explain = explain;
-	vp_mem_estimate(&model, &plan, &mo, &mem);
 
 	memset(&rep, 0, sizeof rep);
+	/*
+	 * The planner runs when there is a GPU set and the user left knobs
+	 * open; the knobs given on the command line stay fixed.
+	 */
+	if (gs.gpu != NULL && plan.device == VP_DEVICE_CUDA && !ov.no_search &&
+	    ov.dp <= 0) {
+		struct vp_search srch;
+
+		memset(&srch, 0, sizeof srch);
+		srch.model = &model;
+		srch.gpu = gs.gpu;
+		srch.profile = &prof;
+		srch.world = world;
+		srch.gpus_per_node = plan.gpus_per_node;
+		srch.capacity = gs.gpu->usable_bytes;
+		srch.open.tp = ov.tp < 0;
+		srch.open.pp = ov.pp < 0;
+		srch.open.cp = ov.cp < 0;
+		srch.open.ep = ov.ep < 0 && model.has_moe;
+		srch.open.sp = ov.sp < 0;
+		srch.open.shard = ov.zero < 0 && ov.fsdp < 0;
+		srch.open.recompute = ov.recompute < 0;
+		srch.open.grad_accum = ov.grad_accum == 0;
+		if (srch.open.tp || srch.open.pp || srch.open.cp ||
+		    srch.open.ep || srch.open.shard || srch.open.recompute) {
+			plan.dp = 0;
+			vp_search_run(&srch, &plan, &sres);
+			if (sres.nbest > 0) {
+				plan = sres.best[0].plan;
+				chosen = sres.best[0];
+			} else if (sres.evaluated > 0) {
+				plan = sres.nearest.plan;
+				chosen = sres.nearest;
+			}
+			rep.search = &sres;
+			rep.chosen = &chosen;
+			if (ov.min_gpus || sres.nbest == 0) {
+				rep.ask_min_gpus = true;
+				rep.min_gpus = vp_min_gpus(&srch, &plan, 4096,
+				    &mres);
+				if (rep.min_gpus)
+					rep.min_gpus_plan = &mres.best[0];
+			}
+		} else {
+			plan.dp = vp_plan_dp(&plan, world);
+		}
+	}
+	if (rep.chosen == NULL && gs.gpu != NULL) {
+		chosen.plan = plan;
+		vp_plan_time(&model, gs.gpu, &prof, world, &chosen);
+		rep.chosen = &chosen;
+	}
+	if (ov.min_gpus && gs.gpu != NULL && !rep.ask_min_gpus) {
+		struct vp_search srch;
+
+		memset(&srch, 0, sizeof srch);
+		srch.model = &model;
+		srch.gpu = gs.gpu;
+		srch.profile = &prof;
+		srch.gpus_per_node = plan.gpus_per_node;
+		srch.capacity = gs.gpu->usable_bytes;
+		rep.ask_min_gpus = true;
+		rep.min_gpus = vp_min_gpus(&srch, &plan, 4096, &mres);
+		if (rep.min_gpus)
+			rep.min_gpus_plan = &mres.best[0];
+	}
+
+	/* Exact replay of every pipeline stage; report the worst. */
+	npp = plan.pp ? plan.pp : 1;
+	stages = xcalloc(npp, sizeof *stages);
+	for (st = 0; st < npp; st++) {
+		struct vp_plan q = plan;
+
+		q.stage = st;
+		vp_mem_estimate(&model, &q, &mo, &stages[st]);
+		if (stages[st].device_peak > stages[worst].device_peak)
+			worst = st;
+	}
+	mem = stages[worst];
+	if (explain && worst != 0) {
+		struct vp_plan q = plan;
+
+		q.stage = worst;
+		vp_mem_estimate(&model, &q, &mo, &mem);
+	}
+	plan.stage = worst;
+	rep.stages = stages;
+	rep.nstages = npp;
+	rep.worst_stage = worst;
+	rep.nplans = ov.nplans;
+	if (gs.gpu != NULL)
+		rep.nsavings = knob_savings(&model, &plan, &mo, mem.device_peak,
+		    savings);
+	rep.savings = savings;
+	if (ov.max_seq && gs.gpu != NULL) {
+		rep.ask_max_seq = true;
+		rep.max_seq = vp_max_seq(&model, &plan, &mo,
+		    gs.gpu->usable_bytes, 1u << 20);
+	}
+
 	rep.model = &model;
 	rep.plan = &plan;
 	rep.mem = &mem;
@@ -517,6 +750,7 @@ vp_cmd_estimate(int argc, char **argv)
 		vp_report_text(&rep, &out);
 	fputs(out.s, stdout);
 	vp_buf_free(&out);
+	free(stages);
 	e = flush_out();
 	vp_gpuset_free(&gs);
 	vp_catalog_free(&cat);

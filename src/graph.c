@@ -39,6 +39,28 @@ struct lctx {
 	uint32_t layer;		/* current block, 0 = outside */
 	bool torch113;		/* PyTorch 1.13 saved-tensor rules (CPU build) */
 	uint64_t wmult;		/* weight matrices per linear call (experts) */
+	uint64_t tp;		/* tensor-parallel degree */
+	bool sp;		/* sequence parallel (Megatron): norm/dropout
+				 * regions sharded along the sequence */
+	uint64_t s_kv;		/* key length seen by attention (full seq) */
+	bool sharded_weights;	/* ZeRO-3 / FSDP full or hybrid */
+};
+
+/*
+ * Megatron's split of each linear under tensor parallelism: column-parallel
+ * layers shard their output features (their input is the replicated, or
+ * with SP the all-gathered, activation); row-parallel layers shard their
+ * input features and all-reduce (or with SP reduce-scatter) their output.
+ */
+enum lin_kind { LIN_LOCAL, LIN_COL, LIN_ROW };
+static const struct { const char *name; enum lin_kind kind; } lin_kinds[] = {
+	{ "q_proj", LIN_COL }, { "k_proj", LIN_COL }, { "v_proj", LIN_COL },
+	{ "qkv_proj", LIN_COL }, { "gate_proj", LIN_COL }, { "up_proj", LIN_COL },
+	{ "fc_in", LIN_COL }, { "in_proj", LIN_COL }, { "query", LIN_COL },
+	{ "key", LIN_COL }, { "value", LIN_COL }, { "intermediate", LIN_COL },
+	{ "head", LIN_COL }, { "mlm decoder", LIN_COL }, { "lm_head", LIN_COL },
+	{ "o_proj", LIN_ROW }, { "down_proj", LIN_ROW }, { "out_proj", LIN_ROW },
+	{ "output", LIN_ROW }, { "attn output", LIN_ROW },
 };
 
 static uint64_t
@@ -171,14 +193,21 @@ static int32_t
 linear(struct lctx *x, const char *name, int32_t in, uint64_t din,
     uint64_t dout, bool bias, bool trainable, enum vp_cat outcat)
 {
-	uint64_t n = elems_of(x, in) / din;
+	uint64_t n = elems_of(x, in) / din, nout = n;
 	uint64_t wel = vp_mul_sat(din * dout + (bias ? dout : 0), x->wmult);
 	enum vp_dtype cdt = x->autocast ? x->c : x->w;
 	int32_t xin = x->autocast ? cast(x, in, x->c, VP_CAT_ACT) : in, wc = -1;
+	enum lin_kind kind = LIN_LOCAL;
 	struct vp_op *o;
 	int32_t y;
+	size_t i;
 
-	if (x->autocast && x->w != x->c)
+	for (i = 0; i < VP_NELEM(lin_kinds) && x->wmult == 1; i++)
+		if (strcmp(lin_kinds[i].name, name) == 0)
+			kind = lin_kinds[i].kind;
+	/* With sharded weights (ZeRO-3, FSDP full/hybrid) the unit runs
+	 * from its gathered 16-bit buffer: no autocast copies. */
+	if (x->autocast && x->w != x->c && !x->sharded_weights)
 		wc = tnew(x, wel, x->c, VP_CAT_CAST, "autocast weight", false);
 	o = opnew(x, name);
 	IN(o, xin);
@@ -186,7 +215,15 @@ linear(struct lctx *x, const char *name, int32_t in, uint64_t din,
 		OUT(o, wc);
 		SAVE(o, wc);
 	}
-	y = tnew(x, vp_mul_sat(n, dout), cdt, outcat, name,
+	/* SP: a column-parallel layer all-gathers its sequence-sharded
+	 * input (a transient, gathered again in backward) and saves the
+	 * shard. */
+	if (kind == LIN_COL && x->sp && x->tp > 1) {
+		nout = n * x->tp;
+		o->fwd_tmp = vp_mul_sat(nout * din, B(dt_of(x, xin)));
+		o->bwd_tmp = o->fwd_tmp;
+	}
+	y = tnew(x, vp_mul_sat(nout, dout), cdt, outcat, name,
 	    trainable || rg_of(x, xin));
 	OUT(o, y);
 	if (trainable)
@@ -197,6 +234,10 @@ linear(struct lctx *x, const char *name, int32_t in, uint64_t din,
 		if (x->autocast && x->w != x->c)
 			o->wgrad_tmp = vp_mul_sat(wel, B(x->c));
 	}
+	/* SP: a row-parallel layer's full output is reduce-scattered. */
+	if (kind == LIN_ROW && x->sp && x->tp > 1)
+		y = ew(x, "reduce-scatter", elems_of(x, y) / x->tp, dt_of(x, y),
+		    y, -1, -1, -1, outcat);
 	return y;
 }
 
@@ -334,7 +375,7 @@ static int32_t
 attention_core(struct lctx *x, int32_t q, int32_t k, int32_t v,
     bool fp32_softmax, bool mask_fp32)
 {
-	uint64_t ss = x->b * x->a * x->s * x->s;
+	uint64_t ss = x->b * x->a * x->s * x->s_kv;
 	uint64_t rows = x->b * x->a * x->s;
 	enum vp_dtype cdt = dt_of(x, q);
 	struct vp_op *o;
@@ -363,6 +404,11 @@ attention_core(struct lctx *x, int32_t q, int32_t k, int32_t v,
 		SAVE(o, v);
 		SAVE(o, lse);
 		SAVE(o, out);
+		/* Context parallel (ring attention): the k and v chunks of
+		 * the other ranks pass through double buffers. */
+		if (x->s_kv > x->s)
+			o->fwd_tmp = o->bwd_tmp = 2 * (x->g->t[k].bytes +
+			    x->g->t[v].bytes);
 		return out;
 	}
 	/* scores = q k^T (matmul saves both operands), scaled. */
@@ -454,25 +500,41 @@ static int32_t
 moe(struct lctx *x, int32_t in)
 {
 	const struct vp_model *m = x->m;
-	uint64_t n = x->b * x->s, k = m->moe.top_k, e = m->moe.experts;
+	uint64_t rows = elems_of(x, in) / x->h, k = m->moe.top_k;
+	uint64_t e = m->moe.experts, ep = x->p->ep ? x->p->ep : 1;
+	uint64_t routed = (uint64_t)((double)rows * (double)k *
+	    (x->p->capacity_factor > 0 ? x->p->capacity_factor : 1.0) + 0.5);
 	int32_t r, gathered, y, out;
 	uint32_t i;
 
 	r = linear(x, "router", in, x->h, e, false, true, VP_CAT_ACT);
-	r = ew(x, "router softmax", n * e, VP_FP32, r, -1, -1, -1, VP_CAT_ACT);
+	r = ew(x, "router softmax", rows * e, VP_FP32, r, -1, -1, -1,
+	    VP_CAT_ACT);
 	x->g->op[x->g->nop - 1].saved[0] = r;
-	gathered = ew(x, "expert gather", n * k * x->h, dt_of(x, in), in, -1,
+	/*
+	 * Routed rows: each token once per chosen expert, padded by the
+	 * capacity factor.  With expert parallelism a rank holds e/ep
+	 * experts and, with balanced routing, receives as many rows as it
+	 * sends; the all-to-all send and receive buffers are transient.
+	 */
+	gathered = ew(x, "expert gather", routed * x->h, dt_of(x, in), in, -1,
 	    -1, -1, VP_CAT_ACT);
-	x->wmult = e;
+	if (ep > 1)
+		x->g->op[x->g->nop - 1].fwd_tmp = x->g->op[x->g->nop - 1].bwd_tmp =
+		    2 * x->g->t[gathered].bytes;
+	x->wmult = e / ep;
 	y = mlp_block(x, gathered, m->moe.ffn);
 	x->wmult = 1;
-	y = ew(x, "routing weight mul", n * k * x->h, dt_of(x, y), y, r, y, -1,
+	y = ew(x, "routing weight mul", routed * x->h, dt_of(x, y), y, r, y, -1,
 	    VP_CAT_ACT);
-	out = ew(x, "expert combine", n * x->h, dt_of(x, y), y, -1, -1, -1,
+	if (ep > 1)
+		x->g->op[x->g->nop - 1].fwd_tmp = x->g->op[x->g->nop - 1].bwd_tmp =
+		    2 * x->g->t[y].bytes;
+	out = ew(x, "expert combine", rows * x->h, dt_of(x, y), y, -1, -1, -1,
 	    VP_CAT_ACT);
 	for (i = 0; i < m->moe.shared_experts; i++) {
 		int32_t sh = mlp_block(x, in, m->moe.shared_ffn);
-		out = ew(x, "shared expert add", n * x->h, dt_of(x, out), out,
+		out = ew(x, "shared expert add", rows * x->h, dt_of(x, out), out,
 		    sh, -1, -1, VP_CAT_ACT);
 	}
 	return out;
@@ -544,7 +606,7 @@ decoder_block(struct lctx *x, int32_t in)
 		o = dropout(x, "resid dropout", o);
 	if (m->post_norms)
 		o = norm(x, "post attn norm", o);
-	res = ew(x, "residual add", n * x->h, promote(dt_of(x, in),
+	res = ew(x, "residual add", elems_of(x, in), promote(dt_of(x, in),
 	    dt_of(x, o)), in, o, -1, -1, VP_CAT_ACT);
 
 	h2 = norm(x, "post attention norm", res);
@@ -553,7 +615,7 @@ decoder_block(struct lctx *x, int32_t in)
 		mlp = dropout(x, "mlp dropout", mlp);
 	if (m->post_norms)
 		mlp = norm(x, "post ffn norm", mlp);
-	return ew(x, "residual add", n * x->h, promote(dt_of(x, res),
+	return ew(x, "residual add", elems_of(x, res), promote(dt_of(x, res),
 	    dt_of(x, mlp)), res, mlp, -1, -1, VP_CAT_ACT);
 }
 
@@ -588,7 +650,7 @@ encoder_block(struct lctx *x, int32_t in)
 	o = linear(x, tnn ? "out_proj" : "attn output", ctx, qd, x->h, true,
 	    true, VP_CAT_ACT);
 	o = dropout(x, "attn output dropout", o);
-	res = ew(x, "residual add", n * x->h, promote(dt_of(x, in),
+	res = ew(x, "residual add", elems_of(x, in), promote(dt_of(x, in),
 	    dt_of(x, o)), in, o, -1, -1, VP_CAT_ACT);
 	res = norm(x, "attention norm", res);
 	ff = linear(x, "intermediate", res, x->h, x->f, true, true, VP_CAT_ACT);
@@ -597,7 +659,7 @@ encoder_block(struct lctx *x, int32_t in)
 		ff = dropout(x, "ffn dropout", ff);
 	ff = linear(x, "output", ff, x->f, x->h, true, true, VP_CAT_ACT);
 	ff = dropout(x, "output dropout", ff);
-	res = ew(x, "residual add", n * x->h, promote(dt_of(x, res),
+	res = ew(x, "residual add", elems_of(x, res), promote(dt_of(x, res),
 	    dt_of(x, ff)), res, ff, -1, -1, VP_CAT_ACT);
 	return norm(x, "output norm", res);
 }
@@ -678,16 +740,81 @@ head_and_loss(struct lctx *x, int32_t hsd)
 	return loss;
 }
 
+/* Blocks held by pipeline stage `stage` of pp (the first stages take the
+ * remainder, as Megatron's uneven split does). */
+uint64_t
+vp_stage_blocks(uint64_t layers, unsigned pp, unsigned stage)
+{
+	uint64_t base = layers / pp, rem = layers % pp;
+
+	return base + (stage < rem ? 1 : 0);
+}
+
+/* Embeddings of the first stage; returns the residual stream input. */
+static int32_t
+embeddings(struct lctx *x, uint64_t rows)
+{
+	const struct vp_model *m = x->m;
+	struct vp_graph *g = x->g;
+	int32_t ids, t;
+	struct vp_op *o;
+
+	/* Token ids (int64); the lookup saves only the indices, and its
+	 * weight gradient is a dense vocab x h tensor. */
+	ids = tnew(x, rows, VP_INT64, VP_CAT_INPUT, "input ids", false);
+	o = opnew(x, "embedding");
+	IN(o, ids);
+	t = tnew(x, rows * x->h, x->w, VP_CAT_ACT, "embeddings", true);
+	OUT(o, t);
+	o->wgrad_bytes = vp_mul_sat(x->V * x->h, B(x->gd));
+	/* Tied embeddings: the head's backward (which runs first) creates
+	 * the shared weight's gradient; this one adds to it. */
+	if (m->tie_embeddings && x->p->stage + 1 >= (x->p->pp ? x->p->pp : 1)) {
+		o->wgrad_tmp = o->wgrad_bytes;
+		o->wgrad_bytes = 0;
+	}
+	if (m->pos == VP_POS_LEARNED) {
+		int32_t pe = ew(x, "position embedding", rows * x->h, x->w,
+		    -1, -1, -1, -1, VP_CAT_ACT);
+		g->t[pe].requires_grad = true;
+		g->op[g->nop - 1].wgrad_bytes =
+		    vp_mul_sat(m->max_seq * x->h, B(x->gd));
+		t = ew(x, "embedding add", rows * x->h, x->w, t, pe, -1, -1,
+		    VP_CAT_ACT);
+	}
+	if (m->type_vocab) {
+		int32_t te = ew(x, "token type embedding", rows * x->h, x->w,
+		    -1, -1, -1, -1, VP_CAT_ACT);
+		g->t[te].requires_grad = true;
+		g->op[g->nop - 1].wgrad_bytes =
+		    vp_mul_sat(m->type_vocab * x->h, B(x->gd));
+		t = ew(x, "embedding add", rows * x->h, x->w, t, te, -1, -1,
+		    VP_CAT_ACT);
+	}
+	if (m->arch == VP_ARCH_ENCODER && m->impl != VP_IMPL_TORCH_NN)
+		t = norm(x, "embedding norm", t);
+	if (m->pos == VP_POS_LEARNED && m->impl != VP_IMPL_TORCH_NN)
+		t = dropout(x, "embedding dropout", t);
+	/* SP: the embedding output is scattered along the sequence. */
+	if (x->sp && x->tp > 1)
+		t = ew(x, "scatter to sequence parallel", elems_of(x, t) /
+		    x->tp, dt_of(x, t), t, -1, -1, -1, VP_CAT_ACT);
+	return t;
+}
+
 int
-vp_graph_build(const struct vp_model *m, const struct vp_plan *p,
-    struct vp_graph *g)
+vp_graph_build_blocks(const struct vp_model *m, const struct vp_plan *p,
+    uint64_t blocks, struct vp_graph *g)
 {
 	const struct vp_prec_info *pi = &vp_prec_info[p->precision];
 	struct vp_param_count pc;
 	struct lctx x;
-	uint64_t n, tp = p->tp ? p->tp : 1, pp = p->pp ? p->pp : 1;
+	uint64_t n, tp = p->tp ? p->tp : 1, cp = p->cp ? p->cp : 1;
+	unsigned pp = p->pp ? p->pp : 1;
+	bool first = p->stage == 0, last = p->stage + 1 >= pp;
+	uint64_t ep = p->ep ? p->ep : 1, real_blocks, expert_params = 0;
 	uint32_t l, nl;
-	int32_t t, ids;
+	int32_t t;
 
 	memset(g, 0, sizeof *g);
 	memset(&x, 0, sizeof x);
@@ -695,8 +822,13 @@ vp_graph_build(const struct vp_model *m, const struct vp_plan *p,
 	x.m = m;
 	x.p = p;
 	x.b = p->micro_batch;
-	x.s = p->seq;
+	/* Context parallel: each rank holds seq/cp of every activation;
+	 * attention still sees the whole sequence's keys. */
+	x.s = p->seq / cp;
+	x.s_kv = p->seq;
 	x.h = m->hidden;
+	x.tp = tp;
+	x.sp = p->sp && tp > 1;
 	x.a = m->heads / tp;
 	x.kv = m->kv_heads >= tp ? m->kv_heads / tp : 1;
 	x.d = m->head_dim;
@@ -713,55 +845,22 @@ vp_graph_build(const struct vp_model *m, const struct vp_plan *p,
 	x.r = pi->autocast ? VP_FP32 : pi->weight;
 	x.drop = vp_plan_dropout(p, m);
 	x.wmult = 1;
+	x.sharded_weights = p->zero >= 3 || p->fsdp == VP_FSDP_FULL ||
+	    p->fsdp == VP_FSDP_HYBRID;
 	n = x.b * x.s;
 
-	/* Pipeline: the worst stage is the first (embeddings + most
-	 * micro-batches in flight); it holds ceil(L / pp) blocks. */
-	nl = (uint32_t)((m->layers + pp - 1) / pp);
+	nl = (uint32_t)blocks;
 	g->layers = nl;
 	g->layer_first_op = xcalloc(nl + 2, sizeof *g->layer_first_op);
 	g->layer_input = xcalloc(nl + 1, sizeof *g->layer_input);
 
-	/* Inputs: token ids and labels (int64). */
-	g->input_bytes = 2 * n * B(VP_INT64);
-	ids = tnew(&x, n, VP_INT64, VP_CAT_INPUT, "input ids", false);
-
-	/* Embeddings: the lookup saves the indices only; its weight
-	 * gradient is a dense vocab x h tensor. */
-	{
-		struct vp_op *o = opnew(&x, "embedding");
-		IN(o, ids);
-		t = tnew(&x, n * x.h, x.w, VP_CAT_ACT, "embeddings", true);
-		OUT(o, t);
-		o->wgrad_bytes = vp_mul_sat(x.V * x.h, B(x.gd));
-		/* Tied embeddings: the head's backward (which runs first)
-		 * creates the shared weight's gradient; this one adds to it. */
-		if (m->tie_embeddings) {
-			o->wgrad_tmp = o->wgrad_bytes;
-			o->wgrad_bytes = 0;
-		}
-		if (m->pos == VP_POS_LEARNED) {
-			int32_t pe = ew(&x, "position embedding", n * x.h, x.w,
-			    -1, -1, -1, -1, VP_CAT_ACT);
-			x.g->t[pe].requires_grad = true;
-			x.g->op[x.g->nop - 1].wgrad_bytes =
-			    vp_mul_sat(m->max_seq * x.h, B(x.gd));
-			t = ew(&x, "embedding add", n * x.h, x.w, t, pe, -1, -1,
-			    VP_CAT_ACT);
-		}
-		if (m->type_vocab) {
-			int32_t te = ew(&x, "token type embedding", n * x.h,
-			    x.w, -1, -1, -1, -1, VP_CAT_ACT);
-			x.g->t[te].requires_grad = true;
-			x.g->op[x.g->nop - 1].wgrad_bytes =
-			    vp_mul_sat(m->type_vocab * x.h, B(x.gd));
-			t = ew(&x, "embedding add", n * x.h, x.w, t, te, -1, -1,
-			    VP_CAT_ACT);
-		}
-		if (m->arch == VP_ARCH_ENCODER && m->impl != VP_IMPL_TORCH_NN)
-			t = norm(&x, "embedding norm", t);
-		if (m->pos == VP_POS_LEARNED && m->impl != VP_IMPL_TORCH_NN)
-			t = dropout(&x, "embedding dropout", t);
+	if (first) {
+		t = embeddings(&x, n);
+	} else {
+		/* A later stage receives the previous stage's output. */
+		t = ew(&x, "pipeline receive", n * x.h / (x.sp ? tp : 1), x.r,
+		    -1, -1, -1, -1, VP_CAT_ACT);
+		g->t[t].requires_grad = true;
 	}
 	for (l = 1; l <= nl; l++) {
 		begin_layer(&x, l, t);
@@ -776,26 +875,67 @@ vp_graph_build(const struct vp_model *m, const struct vp_plan *p,
 	}
 	x.layer = 0;
 	g->layer_first_op[nl + 1] = g->nop;
-	head_and_loss(&x, t);
+	if (last) {
+		head_and_loss(&x, t);
+		g->input_bytes = n * B(VP_INT64);	/* labels */
+	} else {
+		/*
+		 * Megatron frees the sent output's storage; backward starts
+		 * from the gradient the next stage sends back.
+		 */
+		struct vp_op *o = opnew(&x, "pipeline send");
+		int32_t done;
+
+		IN(o, t);
+		done = tnew(&x, 1, VP_FP32, VP_CAT_ACT, "sent", true);
+		OUT(o, done);
+	}
 	g->autocast_end_op = x.autocast ? g->nop - 1 : SIZE_MAX;
 
-	/* Persistent state of this rank. */
+	/*
+	 * Parameters of this rank: its stage's blocks split by TP (experts
+	 * by EP), the embedding on the first stage and the head on the last
+	 * (a tied head is a second copy on the last stage when pp > 1).
+	 */
 	vp_model_params(m, &pc);
-	g->params = pc.total;
-	if (tp > 1 || pp > 1) {
-		/* Blocks are split by TP and PP; embeddings and head by TP. */
-		g->params = (uint64_t)((double)pc.layers / (double)pp /
-		    (double)tp + (double)(pc.embedding + pc.head) / (double)tp);
+	if (m->has_moe)
+		expert_params = vp_mul_sat(m->moe.experts,
+		    vp_mlp_params(m, m->moe.ffn));
+	real_blocks = vp_stage_blocks(m->layers, pp, p->stage);
+	g->block_params = (uint64_t)((double)(pc.per_layer - expert_params) /
+	    (double)tp + (double)expert_params / (double)ep);
+	g->params = (uint64_t)((double)real_blocks * ((double)(pc.per_layer -
+	    expert_params) / (double)tp + (double)expert_params / (double)ep));
+	if (first)
+		g->params += pc.embedding / tp;
+	if (last) {
+		g->params += pc.head / tp;
+		if (m->tie_embeddings && pp > 1)
+			g->params += m->vocab * m->hidden / tp;
 	}
+	/* With the block count overridden (the fast path), the persistent
+	 * terms still describe the real stage. */
 	g->weight_bytes = vp_mul_sat(g->params, B(x.w));
 	g->grad_bytes = vp_mul_sat(g->params, B(x.gd));
 	if (pi->master) {
 		g->master_bytes = vp_mul_sat(g->params, 4);
-		/* fp32 gradient accumulation buffer (Megatron main_grad). */
-		g->grad_bytes = vp_mul_sat(g->params, 4);
+		/* Megatron accumulates into an fp32 main_grad buffer;
+		 * DeepSpeed keeps 16-bit gradients. */
+		if (p->framework == VP_FW_MEGATRON)
+			g->grad_bytes = vp_mul_sat(g->params, 4);
 	}
-	g->largest_param_bytes = vp_mul_sat(vp_mul_sat(x.V, x.h), B(x.w));
+	g->largest_param_bytes = vp_mul_sat(first || last ?
+	    vp_mul_sat(x.V, x.h) : vp_mul_sat(x.h, x.f > x.h ? x.f : x.h),
+	    B(x.w));
 	return 0;
+}
+
+int
+vp_graph_build(const struct vp_model *m, const struct vp_plan *p,
+    struct vp_graph *g)
+{
+	return vp_graph_build_blocks(m, p, vp_stage_blocks(m->layers,
+	    p->pp ? p->pp : 1, p->stage), g);
 }
 
 void

@@ -77,6 +77,7 @@ struct vp_graph {
 	uint64_t input_bytes;		/* token ids, labels, masks */
 	uint64_t largest_param_bytes;	/* biggest single parameter tensor */
 	uint64_t params;		/* parameters on this rank */
+	uint64_t block_params;		/* one block's parameters on this rank */
 	/*
 	 * torch.autocast caches the low-precision copy of each weight until
 	 * the outermost autocast region exits: after this op (the loss), or
@@ -86,8 +87,14 @@ struct vp_graph {
 	size_t autocast_end_op;
 };
 
+/* Lower pipeline stage p->stage of the plan. */
 int vp_graph_build(const struct vp_model *m, const struct vp_plan *p,
     struct vp_graph *g);
+/* The same with `blocks` transformer blocks (the fast path lowers two and
+ * three and extrapolates); persistent terms are the real stage's. */
+int vp_graph_build_blocks(const struct vp_model *m, const struct vp_plan *p,
+    uint64_t blocks, struct vp_graph *g);
+uint64_t vp_stage_blocks(uint64_t layers, unsigned pp, unsigned stage);
 void vp_graph_free(struct vp_graph *g);
 
 #endif

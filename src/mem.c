@@ -52,6 +52,10 @@ struct sim {
 	uint32_t cur_layer;
 	const char *cur_op;
 	bool first_mb;		/* gradients not yet allocated */
+	unsigned gshard;	/* gradients kept per rank: 1/gshard */
+	uint64_t shard_tmp;	/* gathered parameters during fwd/bwd */
+	uint64_t unit_grad;	/* a unit's full gradient before reduction */
+	bool grads_prealloc;	/* gradients go into a preallocated buffer */
 	/* Explain: stop when the event counter reaches stop_at. */
 	uint64_t events, peak_event, stop_at;
 	bool stopped;
@@ -88,8 +92,14 @@ sub(struct sim *s, enum vp_cat c, uint64_t b)
 static void
 check(struct sim *s, uint64_t extra, enum vp_cat extra_cat)
 {
-	uint64_t v = s->live + extra;
+	uint64_t v;
 
+	/* Sharded parameters are gathered while forward and backward run. */
+	if (s->phase != VP_PHASE_OPTIMIZER)
+		extra += s->shard_tmp;
+	if (s->phase == VP_PHASE_BACKWARD)
+		extra += s->unit_grad;
+	v = s->live + extra;
 	s->events++;
 	if (s->stop_at && s->events == s->stop_at && !s->stopped) {
 		s->stopped = true;
@@ -270,9 +280,13 @@ backward_op(struct sim *s, const struct vp_op *o)
 				tmp += tb(s, t);	/* grad + new part */
 		}
 		if (o->wgrad_bytes) {
-			if (s->first_mb)
-				add(s, VP_CAT_GRADS, o->wgrad_bytes);
-			else
+			/* A gradient computed into a preallocated buffer or
+			 * accumulated is a transient; otherwise it stays,
+			 * 1/gshard of it once reduce-scattered. */
+			if (s->first_mb && !s->grads_prealloc)
+				add(s, VP_CAT_GRADS, o->wgrad_bytes / s->gshard);
+			if (!s->first_mb || s->grads_prealloc ||
+			    s->gshard > 1)
 				tmp += o->wgrad_bytes;
 		}
 		check(s, tmp, VP_CAT_TRANSIENT);
@@ -357,7 +371,10 @@ optim_tmp(const struct vp_graph *g, const struct vp_plan *p)
 	uint64_t state_el = g->params;
 	bool adam = p->optimizer == VP_OPT_ADAM || p->optimizer == VP_OPT_ADAMW;
 
-	if (p->fused_optimizer)
+	/* DeepSpeed and Megatron step with fused Adam kernels; --zero
+	 * under plain PyTorch means DeepSpeed. */
+	if (p->fused_optimizer || vp_plan_framework(p) == VP_FW_DEEPSPEED ||
+	    vp_plan_framework(p) == VP_FW_MEGATRON)
 		return 0;
 	if (p->device == VP_DEVICE_CPU)
 		return adam ? 2 * g->largest_param_bytes /
@@ -384,24 +401,113 @@ optim_state_bytes(const struct vp_graph *g, const struct vp_plan *p)
 	    vp_dtype_bytes[sd] / 4.0);
 }
 
+/*
+ * How the data-parallel group shards the persistent state (DeepSpeed ZeRO,
+ * FSDP, Megatron's distributed optimizer) and which buffers that costs.
+ */
+struct sharding {
+	unsigned states;	/* divisor of optimizer states and master */
+	unsigned grads;		/* divisor of gradients */
+	unsigned weights;	/* divisor of weights */
+	bool grads_prealloc;	/* a gradient buffer exists from the start */
+	uint64_t grad_buffer;	/* extra persistent gradient-sized buffers */
+	uint64_t gather;	/* transient: gathered parameters (fwd+bwd) */
+	uint64_t unit_grad;	/* transient: a unit's unsharded gradient */
+	const char *what;
+};
+
+static void
+sharding(const struct vp_graph *g, const struct vp_model *m,
+    const struct vp_plan *p, struct sharding *sh)
+{
+	unsigned dp = p->dp ? p->dp : 1, node = p->gpus_per_node ?
+	    p->gpus_per_node : 8, tp = p->tp ? p->tp : 1;
+	enum vp_dtype cd = vp_prec_info[p->precision].compute;
+	/* One transformer block on this rank: the FSDP unit. */
+	uint64_t block = g->block_params;
+	unsigned shard = dp;
+
+	memset(sh, 0, sizeof *sh);
+	sh->states = sh->grads = sh->weights = 1;
+	sh->what = "none";
+	(void)tp;
+	(void)m;
+	if (p->fsdp != VP_FSDP_NONE) {
+		/* HYBRID_SHARD shards inside a node, replicates across. */
+		if (p->fsdp == VP_FSDP_HYBRID)
+			shard = dp < node ? dp : node;
+		sh->states = sh->grads = shard;
+		if (p->fsdp != VP_FSDP_GRAD_OP) {
+			sh->weights = shard;
+			/* FSDP1 all-gathers the current unit and prefetches
+			 * the next (forward and backward prefetch). */
+			sh->gather = 2 * block * vp_dtype_bytes[cd];
+		}
+		/* The unit's unsharded gradient before reduce-scatter. */
+		sh->unit_grad = block * vp_dtype_bytes[cd];
+		sh->what = "fsdp";
+		return;
+	}
+	if (p->framework == VP_FW_MEGATRON) {
+		/* Megatron: a contiguous fp32 main_grad buffer for all
+		 * parameters; --zero 1 = the distributed optimizer. */
+		sh->grads_prealloc = true;
+		if (p->zero >= 1)
+			sh->states = dp;
+		sh->what = "megatron";
+		return;
+	}
+	if (p->zero >= 1) {
+		sh->states = dp;
+		/*
+		 * DeepSpeed's gradient reduce bucket (reduce_bucket_size,
+		 * 5e8 elements by default, contiguous_gradients on) is one
+		 * buffer in the gradient dtype, in every stage.
+		 */
+		sh->grad_buffer = vp_mul_sat(g->params < 500000000ULL ?
+		    g->params : 500000000ULL, vp_dtype_bytes[
+		    vp_prec_info[p->precision].grad]);
+	}
+	if (p->zero >= 2)
+		sh->grads = dp;
+	if (p->zero >= 3) {
+		uint64_t live = 2 * block;
+
+		sh->weights = dp;
+		/* stage3_max_live_parameters (1e9) caps what is gathered. */
+		if (live > 1000000000ULL)
+			live = 1000000000ULL;
+		sh->gather = live * vp_dtype_bytes[cd];
+	}
+	if (p->zero == 0 && dp > 1) {
+		/* torch DDP (gradient_as_bucket_view=False): its buckets
+		 * hold a second copy of every gradient. */
+		sh->grad_buffer = g->grad_bytes;
+		sh->what = "ddp";
+		return;
+	}
+	sh->what = p->zero ? "zero" : "none";
+}
+
 static void
 simulate(struct sim *s, const struct vp_model *m)
 {
 	const struct vp_graph *g = s->g;
 	const struct vp_plan *p = s->p;
-	unsigned dp = p->dp ? p->dp : 1;
+	struct sharding sh;
 	uint64_t states = optim_state_bytes(g, p), weights = g->weight_bytes;
 	uint64_t master = g->master_bytes, grads_total = 0, mb;
 	uint64_t end_fwd_live = 0, base;
 	size_t i;
 
-	/* ZeRO: stage 1 shards states, 2 gradients too, 3 weights too. */
-	if (p->zero >= 1) {
-		states /= dp;
-		master /= dp;
-	}
-	if (p->zero >= 3)
-		weights /= dp;
+	sharding(g, m, p, &sh);
+	states /= sh.states;
+	master /= sh.states;
+	weights /= sh.weights;
+	s->gshard = sh.grads;
+	s->shard_tmp = sh.gather;
+	s->unit_grad = sh.unit_grad;
+	s->grads_prealloc = sh.grads_prealloc;
 	s->out->weights_bytes = weights;
 	s->out->master_bytes = master;
 	s->out->optim_bytes = states;
@@ -410,7 +516,11 @@ simulate(struct sim *s, const struct vp_model *m)
 	add(s, VP_CAT_WEIGHTS, weights);
 	add(s, VP_CAT_MASTER, master);
 	add(s, VP_CAT_OPTIM, states);
-	add(s, VP_CAT_INPUT, g->input_bytes / 2);	/* labels */
+	add(s, VP_CAT_INPUT, g->input_bytes);	/* labels */
+	if (sh.grad_buffer)
+		add(s, VP_CAT_TRANSIENT, sh.grad_buffer);
+	if (sh.grads_prealloc)
+		add(s, VP_CAT_GRADS, g->grad_bytes / sh.grads);
 	s->first_mb = true;
 	for (mb = 0; mb < (p->grad_accum > 1 ? 2 : 1) && !s->stopped; mb++) {
 		count_refs(s);
@@ -439,21 +549,15 @@ simulate(struct sim *s, const struct vp_model *m)
 			grads_total = s->cat[VP_CAT_GRADS];
 		s->first_mb = false;
 	}
-	(void)m;
 	s->out->saved_per_microbatch = end_fwd_live;
-	/* ZeRO-2/3 keep only their gradient partition after reduce-scatter. */
-	if (p->zero >= 2 && dp > 1 && !s->stopped) {
-		uint64_t keep = grads_total / dp;
-		sub(s, VP_CAT_GRADS, grads_total - keep);
-		grads_total = keep;
-	}
 	s->out->grads_bytes = grads_total;
+	s->out->shard_gather_bytes = sh.gather;
+	s->out->grad_buffer_bytes = sh.grad_buffer;
 	if (!s->stopped) {
 		s->phase = VP_PHASE_OPTIMIZER;
 		s->cur_layer = 0;
 		s->cur_op = "optimizer step";
-		check(s, optim_tmp(g, p) / (p->zero >= 1 ? dp : 1),
-		    VP_CAT_TRANSIENT);
+		check(s, optim_tmp(g, p) / sh.states, VP_CAT_TRANSIENT);
 	}
 }
 
@@ -587,26 +691,77 @@ graph_too_big(const struct vp_graph *g)
 	return sum >= lim;
 }
 
-void
-vp_mem_run(const struct vp_graph *g, const struct vp_model *m,
-    const struct vp_plan *p, const struct vp_mem_opts *o, struct vp_mem *out)
+/*
+ * Pipeline 1F1B: stage i holds the saved activations of up to pp - i
+ * micro-batches before its first backward; the interleaved schedule (vpp
+ * chunks) holds (1 + (pp-1)/(pp*vpp)) times the first stage's share
+ * (Korthikanti et al., §4.2.3).  Returns the extra micro-batches held.
+ */
+static double
+inflight_extra(const struct vp_plan *p)
+{
+	unsigned pp = p->pp ? p->pp : 1;
+	double k;
+
+	if (pp <= 1)
+		return 0;
+	k = (double)(pp - p->stage);
+	if (k > (double)p->grad_accum)
+		k = (double)p->grad_accum;
+	if (p->vpp > 1 && p->stage == 0)
+		k *= 1.0 + (double)(pp - 1) / ((double)pp * p->vpp);
+	return k > 1 ? k - 1 : 0;
+}
+
+/* Reserved and device levels from the allocated peak. */
+static void
+levels(struct vp_mem *out, const struct vp_plan *p,
+    const struct vp_mem_opts *o)
 {
 	const struct vp_profile *pr = o->profile;
+	uint64_t r;
+
+	if (out->allocated_peak == UINT64_MAX) {
+		out->reserved_peak = out->device_peak = UINT64_MAX;
+		return;
+	}
+	if (p->device == VP_DEVICE_CPU) {
+		/* No caching allocator and no context to account for. */
+		out->reserved_peak = out->device_peak = out->allocated_peak;
+		return;
+	}
+	/* Reserved: fragmentation share, whole 2 MiB segments. */
+	r = vp_scale(out->allocated_peak, 1.0 + pr->frag_share);
+	r = (r + pr->large_segment_bytes - 1) / pr->large_segment_bytes *
+	    pr->large_segment_bytes;
+	out->reserved_peak = r;
+	out->frag_bytes = r - out->allocated_peak;
+	out->context_bytes = pr->context_bytes;
+	out->workspace_bytes = pr->cublas_workspace_bytes;
+	/* One NCCL communicator per process group this rank is in. */
+	out->nccl_bytes = vp_mul_sat(vp_plan_groups(p, o->world),
+	    pr->nccl_bytes_per_group);
+	out->device_peak = vp_add_sat(r, out->context_bytes +
+	    out->workspace_bytes + out->nccl_bytes);
+	out->overhead_bytes = out->device_peak - out->allocated_peak;
+}
+
+/* The replay alone: allocated peak, its breakdown, phase peaks. */
+static void
+replay(const struct vp_graph *g, const struct vp_model *m,
+    const struct vp_plan *p, const struct vp_mem_opts *o, struct vp_mem *out)
+{
 	struct sim s;
-	unsigned pp = p->pp ? p->pp : 1;
-	uint64_t inflight = 0, r;
+	uint64_t inflight;
 	int c;
 
 	memset(out, 0, sizeof *out);
 	if (graph_too_big(g)) {
 		/* Past 2^60 bytes nothing fits anywhere; say so without
 		 * letting byte sums wrap. */
-		int k;
-
-		for (k = 0; k < VP_CAT_COUNT; k++)
-			out->term[k] = UINT64_MAX;
-		out->allocated_peak = out->reserved_peak = UINT64_MAX;
-		out->device_peak = UINT64_MAX;
+		for (c = 0; c < VP_CAT_COUNT; c++)
+			out->term[c] = UINT64_MAX;
+		out->allocated_peak = UINT64_MAX;
 		out->weights_bytes = g->weight_bytes;
 		out->params = g->params;
 		return;
@@ -614,14 +769,7 @@ vp_mem_run(const struct vp_graph *g, const struct vp_model *m,
 	sim_init(&s, g, p);
 	s.out = out;
 	simulate(&s, m);
-	/*
-	 * Pipeline 1F1B: the first stage holds the saved activations of up
-	 * to pp micro-batches before its first backward.
-	 */
-	if (pp > 1) {
-		uint64_t k = p->grad_accum < pp ? p->grad_accum : pp;
-		inflight = (k - 1) * out->saved_per_microbatch;
-	}
+	inflight = vp_scale(out->saved_per_microbatch, inflight_extra(p));
 	out->allocated_peak = s.peak + inflight;
 	for (c = 0; c < VP_CAT_COUNT; c++)
 		out->term[c] = s.peak_cat[c];
@@ -643,24 +791,84 @@ vp_mem_run(const struct vp_graph *g, const struct vp_model *m,
 		sim_free(&e);
 	}
 	sim_free(&s);
+}
 
-	if (p->device == VP_DEVICE_CPU) {
-		/* No caching allocator and no context to account for. */
-		out->reserved_peak = out->device_peak = out->allocated_peak;
-		return;
+void
+vp_mem_run(const struct vp_graph *g, const struct vp_model *m,
+    const struct vp_plan *p, const struct vp_mem_opts *o, struct vp_mem *out)
+{
+	replay(g, m, p, o, out);
+	levels(out, p, o);
+}
+
+/* a + k (b - a) in double, clamped at 0 and saturated. */
+static uint64_t
+extrapolate(uint64_t a, uint64_t b, double k)
+{
+	double v = (double)b + k * ((double)b - (double)a);
+
+	if (!(v > 0))
+		return 0;
+	if (v >= 18446744073709551615.0)
+		return UINT64_MAX;
+	return (uint64_t)v;
+}
+
+/*
+ * Blocks are identical, so every phase's peak is affine in the number of
+ * blocks (each block adds its saved tensors, its gradients, its states):
+ * replay two and three blocks and extend the line.  Exact for the
+ * per-phase peaks the replay reports (tested against the full replay).
+ */
+int
+vp_mem_estimate_fast(const struct vp_model *m, const struct vp_plan *p,
+    const struct vp_mem_opts *o, struct vp_mem *out)
+{
+	struct vp_graph g;
+	struct vp_mem a, b;
+	struct vp_mem_opts q = *o;
+	uint64_t blocks = vp_stage_blocks(m->layers, p->pp ? p->pp : 1,
+	    p->stage), inflight;
+	struct vp_plan one = *p;
+	double k;
+	int c, best = 0;
+
+	if (blocks <= 4 || o->explain)
+		return vp_mem_estimate(m, p, o, out);
+	k = (double)blocks - 3.0;
+	q.explain = 0;
+	/* Replay without the pipeline's in-flight share; add it after. */
+	one.stage = p->stage;
+	vp_graph_build_blocks(m, &one, 2, &g);
+	replay(&g, m, &one, &q, &a);
+	vp_graph_free(&g);
+	vp_graph_build_blocks(m, &one, 3, &g);
+	replay(&g, m, &one, &q, &b);
+	vp_graph_free(&g);
+	if (a.allocated_peak == UINT64_MAX || b.allocated_peak == UINT64_MAX) {
+		*out = b;
+		levels(out, p, o);
+		return 0;
 	}
-	/* Reserved: fragmentation share, whole 2 MiB segments. */
-	r = vp_scale(out->allocated_peak, 1.0 + pr->frag_share);
-	r = (r + pr->large_segment_bytes - 1) / pr->large_segment_bytes *
-	    pr->large_segment_bytes;
-	out->reserved_peak = r;
-	out->frag_bytes = r - out->allocated_peak;
-	out->context_bytes = pr->context_bytes;
-	out->workspace_bytes = pr->cublas_workspace_bytes;
-	out->nccl_bytes = o->world > 1 ? pr->nccl_bytes_per_group : 0;
-	out->device_peak = r + out->context_bytes + out->workspace_bytes +
-	    out->nccl_bytes;
-	out->overhead_bytes = out->device_peak - out->allocated_peak;
+	*out = b;
+	out->saved_per_microbatch = extrapolate(a.saved_per_microbatch,
+	    b.saved_per_microbatch, k);
+	inflight = vp_scale(out->saved_per_microbatch, inflight_extra(p));
+	for (c = 0; c < VP_PHASE_COUNT; c++) {
+		out->phase_peak[c] = extrapolate(a.phase_peak[c],
+		    b.phase_peak[c], k);
+		if (out->phase_peak[c] > out->phase_peak[best])
+			best = c;
+	}
+	out->peak_phase = (enum vp_phase)best;
+	out->grads_bytes = extrapolate(a.grads_bytes, b.grads_bytes, k);
+	/* Phase peaks leave out the pipeline's in-flight share. */
+	out->allocated_peak = vp_add_sat(out->phase_peak[best], inflight);
+	if (a.peak_phase == b.peak_phase && (int)b.peak_phase == best)
+		for (c = 0; c < VP_CAT_COUNT; c++)
+			out->term[c] = extrapolate(a.term[c], b.term[c], k);
+	levels(out, p, o);
+	return 0;
 }
 
 int

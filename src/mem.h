@@ -66,6 +66,8 @@ struct vp_mem {
 	/* Persistent terms over the whole step (not only at the peak). */
 	uint64_t weights_bytes, master_bytes, grads_bytes, optim_bytes;
 	uint64_t saved_per_microbatch;	/* activations at end of forward */
+	uint64_t shard_gather_bytes;	/* ZeRO-3/FSDP gathered parameters */
+	uint64_t grad_buffer_bytes;	/* DDP buckets / DeepSpeed reduce bucket */
 	uint64_t params;		/* parameters on this rank */
 	/* With explain: the largest live tensors at the peak. */
 	struct vp_live top[VP_MEM_TOP];
@@ -79,6 +81,9 @@ struct vp_mem_opts {
 };
 
 int vp_mem_estimate(const struct vp_model *m, const struct vp_plan *p,
+    const struct vp_mem_opts *o, struct vp_mem *out);
+/* Two short replays extended to the stage's depth: for the planner. */
+int vp_mem_estimate_fast(const struct vp_model *m, const struct vp_plan *p,
     const struct vp_mem_opts *o, struct vp_mem *out);
 /* The same on an already lowered graph. */
 void vp_mem_run(const struct vp_graph *g, const struct vp_model *m,

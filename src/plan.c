@@ -9,6 +9,8 @@ const char *const vp_opt_names[VP_OPT_COUNT] = { VP_OPT_LIST(X) };
 const char *const vp_recomp_names[VP_RECOMP_COUNT] = { VP_RECOMP_LIST(X) };
 const char *const vp_attn_names[VP_ATTN_COUNT] = { VP_ATTN_LIST(X) };
 const char *const vp_device_names[VP_DEVICE_COUNT] = { VP_DEVICE_LIST(X) };
+const char *const vp_fsdp_names[VP_FSDP_COUNT] = { VP_FSDP_LIST(X) };
+const char *const vp_framework_names[VP_FW_COUNT] = { VP_FRAMEWORK_LIST(X) };
 #undef X
 
 const unsigned vp_dtype_bytes[VP_DTYPE_COUNT] = { 4, 2, 2, 8, 1 };
@@ -61,6 +63,10 @@ vp_plan_defaults(struct vp_plan *p, const struct vp_model *m)
 	p->dropout = -1;
 	p->tp = p->pp = 1;
 	p->dp = 0;
+	p->vpp = p->cp = p->ep = 1;
+	p->gpus_per_node = 8;
+	p->fsdp = VP_FSDP_NONE;
+	p->framework = VP_FW_TORCH;
 	p->device = VP_DEVICE_CUDA;
 	if (m->train.micro_batch)
 		p->micro_batch = m->train.micro_batch;
@@ -81,11 +87,44 @@ vp_plan_dropout(const struct vp_plan *p, const struct vp_model *m)
 unsigned
 vp_plan_dp(const struct vp_plan *p, unsigned world)
 {
-	unsigned mp = (p->tp ? p->tp : 1) * (p->pp ? p->pp : 1);
+	unsigned mp = (p->tp ? p->tp : 1) * (p->pp ? p->pp : 1) *
+	    (p->cp ? p->cp : 1);
 
 	if (world % mp != 0)
 		return 0;
 	return world / mp;
+}
+
+enum vp_framework
+vp_plan_framework(const struct vp_plan *p)
+{
+	if (p->framework != VP_FW_TORCH)
+		return p->framework;
+	if (p->fsdp != VP_FSDP_NONE)
+		return VP_FW_FSDP1;
+	if (p->zero > 0)
+		return VP_FW_DEEPSPEED;
+	return VP_FW_TORCH;
+}
+
+unsigned
+vp_plan_groups(const struct vp_plan *p, unsigned world)
+{
+	unsigned n = 0;
+
+	if (world <= 1)
+		return 0;
+	if ((p->dp ? p->dp : 1) > 1)
+		n++;
+	if (p->tp > 1)
+		n++;
+	if (p->pp > 1)
+		n += 2;		/* send to the next, receive from the previous */
+	if (p->cp > 1)
+		n++;
+	if (p->ep > 1)
+		n++;
+	return n ? n : 1;
 }
 
 static void
@@ -146,18 +185,64 @@ vp_plan_check(const struct vp_plan *p, const struct vp_model *m,
 		vp_diag_add(d, NULL, (struct vp_srcpos){ 0, 0 }, VP_ERROR,
 		    "--seq must be at least 2 for a causal language model "
 		    "(the loss shifts by one token)");
+	if (p->cp > 1) {
+		if (p->attention == VP_ATTN_EAGER)
+			vp_diag_add(d, NULL, (struct vp_srcpos){ 0, 0 }, VP_ERROR,
+			    "--cp %u needs an attention that splits the sequence "
+			    "(--attention sdpa or flash); eager attention "
+			    "materialises the whole score matrix", p->cp);
+		else if (p->seq % (2 * p->cp) != 0)
+			vp_diag_add(d, NULL, (struct vp_srcpos){ 0, 0 }, VP_ERROR,
+			    "--seq %llu must be a multiple of 2 x --cp (%u) for "
+			    "load-balanced context parallelism",
+			    (unsigned long long)p->seq, 2 * p->cp);
+	}
+	if (p->ep > 1) {
+		if (!m->has_moe)
+			vp_diag_add(d, NULL, (struct vp_srcpos){ 0, 0 }, VP_ERROR,
+			    "--ep %u needs a mixture-of-experts model; '%s' has "
+			    "no experts", p->ep, m->name);
+		else if (m->moe.experts % p->ep != 0)
+			bad_divisor(d, "--ep", p->ep, "the experts",
+			    m->moe.experts);
+	}
+	if (p->vpp > 1) {
+		if (pp == 1)
+			vp_diag_add(d, NULL, (struct vp_srcpos){ 0, 0 }, VP_ERROR,
+			    "--vpp %u needs pipeline parallelism (--pp 2 or "
+			    "more)", p->vpp);
+		else if (m->layers % ((uint64_t)pp * p->vpp) != 0)
+			bad_divisor(d, "--pp x --vpp", (uint64_t)pp * p->vpp,
+			    "the layers", m->layers);
+	}
+	if (p->sp && tp == 1)
+		vp_diag_add(d, NULL, (struct vp_srcpos){ 0, 0 }, VP_ERROR,
+		    "--sp shards along the tensor-parallel group; it needs "
+		    "--tp 2 or more");
+	if (p->zero > 0 && p->fsdp != VP_FSDP_NONE)
+		vp_diag_add(d, NULL, (struct vp_srcpos){ 0, 0 }, VP_ERROR,
+		    "--zero and --fsdp are two ways to shard; give one");
+	if (p->gpus_per_node && tp > p->gpus_per_node)
+		vp_diag_add(d, NULL, (struct vp_srcpos){ 0, 0 }, VP_ERROR,
+		    "--tp %u spans nodes of %u GPUs; tensor parallelism stays "
+		    "inside a node", tp, p->gpus_per_node);
 	if (world > 0) {
-		unsigned mp = tp * pp;
+		unsigned mp = tp * pp * (p->cp ? p->cp : 1);
 
 		if (world % mp != 0)
 			vp_diag_add(d, NULL, (struct vp_srcpos){ 0, 0 },
 			    VP_ERROR, "%u GPUs cannot be split into --tp %u x "
-			    "--pp %u (%u GPUs per replica)", world, tp, pp, mp);
+			    "--pp %u x --cp %u (%u GPUs per replica)", world,
+			    tp, pp, p->cp ? p->cp : 1, mp);
 		else if (p->dp && p->dp * mp != world)
 			vp_diag_add(d, NULL, (struct vp_srcpos){ 0, 0 },
-			    VP_ERROR, "--dp %u x --tp %u x --pp %u is %u GPUs, "
-			    "but --gpus gives %u", p->dp, tp, pp, p->dp * mp,
-			    world);
+			    VP_ERROR, "--dp %u x --tp %u x --pp %u x --cp %u is "
+			    "%u GPUs, but --gpus gives %u", p->dp, tp, pp,
+			    p->cp ? p->cp : 1, p->dp * mp, world);
+		else if (p->ep > 1 && (world / mp) % p->ep != 0)
+			vp_diag_add(d, NULL, (struct vp_srcpos){ 0, 0 },
+			    VP_ERROR, "--ep %u must divide the data-parallel "
+			    "group (%u GPUs)", p->ep, world / mp);
 	}
 	return vp_diags_count(d, VP_ERROR) == before ? 0 : -1;
 }

@@ -31,6 +31,19 @@
 #define VP_RECOMP_LIST(X) X(NONE, "none") X(SELECTIVE, "selective") X(FULL, "full")
 #define VP_ATTN_LIST(X) X(EAGER, "eager") X(SDPA, "sdpa") X(FLASH, "flash")
 #define VP_DEVICE_LIST(X) X(CUDA, "cuda") X(CPU, "cpu")
+/* FSDP strategies; NONE = not FSDP (DDP or DeepSpeed ZeRO by --zero). */
+#define VP_FSDP_LIST(X) X(NONE, "none") X(FULL, "full") X(GRAD_OP, "grad-op") \
+	X(HYBRID, "hybrid")
+/*
+ * Whose semantics the training loop follows: plain PyTorch (DDP,
+ * torch.optim's foreach kernels; --zero then means DeepSpeed), DeepSpeed
+ * ZeRO (16-bit gradients, fp32 partitions, fused Adam), FSDP1 (flat
+ * parameters, one unit per block), FSDP2 (per-parameter sharding),
+ * Megatron (fp32 main_grad buffer, distributed optimizer for --zero 1,
+ * fused Adam).
+ */
+#define VP_FRAMEWORK_LIST(X) X(TORCH, "torch") X(DEEPSPEED, "deepspeed") \
+	X(FSDP1, "fsdp1") X(FSDP2, "fsdp2") X(MEGATRON, "megatron")
 
 #define X(e, s) VP_PREC_##e,
 enum vp_precision { VP_PREC_LIST(X) VP_PREC_COUNT };
@@ -47,12 +60,20 @@ enum vp_attention { VP_ATTN_LIST(X) VP_ATTN_COUNT };
 #define X(e, s) VP_DEVICE_##e,
 enum vp_device { VP_DEVICE_LIST(X) VP_DEVICE_COUNT };
 #undef X
+#define X(e, s) VP_FSDP_##e,
+enum vp_fsdp { VP_FSDP_LIST(X) VP_FSDP_COUNT };
+#undef X
+#define X(e, s) VP_FW_##e,
+enum vp_framework { VP_FRAMEWORK_LIST(X) VP_FW_COUNT };
+#undef X
 
 extern const char *const vp_prec_names[VP_PREC_COUNT];
 extern const char *const vp_opt_names[VP_OPT_COUNT];
 extern const char *const vp_recomp_names[VP_RECOMP_COUNT];
 extern const char *const vp_attn_names[VP_ATTN_COUNT];
 extern const char *const vp_device_names[VP_DEVICE_COUNT];
+extern const char *const vp_fsdp_names[VP_FSDP_COUNT];
+extern const char *const vp_framework_names[VP_FW_COUNT];
 
 /* Element sizes in bytes. */
 enum vp_dtype { VP_FP32, VP_BF16, VP_FP16, VP_INT64, VP_BOOL, VP_DTYPE_COUNT };
@@ -85,8 +106,17 @@ struct vp_plan {
 	enum vp_recompute recompute;
 	enum vp_attention attention;
 	double dropout;		/* < 0: the model's */
-	unsigned zero;		/* ZeRO stage 0..3 */
+	unsigned zero;		/* ZeRO stage 0..3 (or the FSDP equivalent) */
+	enum vp_fsdp fsdp;	/* FSDP sharding strategy, or none */
+	enum vp_framework framework;
 	unsigned tp, pp, dp;	/* parallel degrees; 0 = derive */
+	unsigned vpp;		/* virtual pipeline chunks per stage (>= 1) */
+	unsigned cp;		/* context parallel degree */
+	unsigned ep;		/* expert parallel degree */
+	bool sp;		/* Megatron sequence parallelism (with TP) */
+	double capacity_factor;	/* MoE token padding; 0 = dropless */
+	unsigned stage;		/* pipeline stage to lower (0 = first) */
+	unsigned gpus_per_node;	/* for hybrid sharding and placement */
 	enum vp_device device;
 	bool fused_optimizer;	/* fused kernels (no foreach temporaries) */
 };
@@ -96,6 +126,11 @@ void vp_plan_defaults(struct vp_plan *p, const struct vp_model *m);
 double vp_plan_dropout(const struct vp_plan *p, const struct vp_model *m);
 /* Data-parallel degree for a world size; 0 when the degrees do not divide. */
 unsigned vp_plan_dp(const struct vp_plan *p, unsigned world);
+/* The framework whose semantics apply: --zero under plain PyTorch means
+ * DeepSpeed, --fsdp means FSDP1. */
+enum vp_framework vp_plan_framework(const struct vp_plan *p);
+/* NCCL process groups a rank belongs to (DP, TP, PP pair, CP, EP). */
+unsigned vp_plan_groups(const struct vp_plan *p, unsigned world);
 /* Check the plan against the model; errors name the flag. */
 int vp_plan_check(const struct vp_plan *p, const struct vp_model *m,
     unsigned world, struct vp_diags *d);

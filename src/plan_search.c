@@ -1,17 +1,59 @@
-/* plan_search.c — inverse queries (see plan_search.h). */
+/*
+ * plan_search.c — the planner and the inverse queries (see plan_search.h).
+ *
+ * The search enumerates the open knobs: tensor parallel (inside a node,
+ * dividing heads, kv heads and ffn), pipeline parallel (up to the layer
+ * count), context parallel (with an attention that can split), expert
+ * parallel (dividing the experts and the data-parallel group), the
+ * sharding strategy, and recompute.  Each plan's memory is the worst of its
+ * first and last pipeline stages (the first holds the most micro-batches
+ * in flight and the embeddings, the last the logits), from the fast replay.
+ * Plans that fit are ranked by estimated tokens per second, then headroom.
+ */
 #include "plan_search.h"
 
+#include <math.h>
+#include <string.h>
+
 static int
-fits(const struct vp_model *m, const struct vp_plan *base, uint64_t mb,
+fits_mb(const struct vp_model *m, const struct vp_plan *base, uint64_t mb,
     const struct vp_mem_opts *o, uint64_t cap)
 {
 	struct vp_plan p = *base;
-	struct vp_mem r;
+	unsigned st;
 
 	p.micro_batch = mb;
-	if (vp_mem_estimate(m, &p, o, &r) != 0)
-		return 0;
-	return r.device_peak <= cap;
+	return vp_plan_worst_peak(m, &p, o, &st, true) <= cap;
+}
+
+uint64_t
+vp_plan_worst_peak(const struct vp_model *m, const struct vp_plan *p,
+    const struct vp_mem_opts *o, unsigned *worst_stage, bool fast)
+{
+	unsigned pp = p->pp ? p->pp : 1, stages[2], i, n;
+	uint64_t worst = 0;
+
+	/* Middle stages hold less than the first (fewer micro-batches in
+	 * flight, no embeddings) and no logits: first and last suffice. */
+	stages[0] = 0;
+	stages[1] = pp - 1;
+	n = pp > 1 ? 2 : 1;
+	*worst_stage = 0;
+	for (i = 0; i < n; i++) {
+		struct vp_plan q = *p;
+		struct vp_mem r;
+
+		q.stage = stages[i];
+		if (fast)
+			vp_mem_estimate_fast(m, &q, o, &r);
+		else
+			vp_mem_estimate(m, &q, o, &r);
+		if (r.device_peak > worst) {
+			worst = r.device_peak;
+			*worst_stage = stages[i];
+		}
+	}
+	return worst;
 }
 
 uint64_t
@@ -22,7 +64,7 @@ vp_max_micro_batch(const struct vp_model *m, const struct vp_plan *p,
 
 	/* Memory grows monotonically with the micro-batch: double, then
 	 * bisect between the last size that fits and the first that not. */
-	while (hi <= limit && fits(m, p, hi, o, cap)) {
+	while (hi <= limit && fits_mb(m, p, hi, o, cap)) {
 		lo = hi;
 		hi *= 2;
 	}
@@ -30,10 +72,300 @@ vp_max_micro_batch(const struct vp_model *m, const struct vp_plan *p,
 		hi = limit + 1;
 	while (hi - lo > 1) {
 		uint64_t mid = lo + (hi - lo) / 2;
-		if (fits(m, p, mid, o, cap))
+		if (fits_mb(m, p, mid, o, cap))
 			lo = mid;
 		else
 			hi = mid;
 	}
 	return lo;
+}
+
+uint64_t
+vp_max_seq(const struct vp_model *m, const struct vp_plan *base,
+    const struct vp_mem_opts *o, uint64_t cap, uint64_t limit)
+{
+	/* In units of 128 tokens, times cp so every rank gets whole ones. */
+	uint64_t unit = 128 * (base->cp ? base->cp : 1), lo = 0, hi = 1;
+	struct vp_plan p = *base;
+	unsigned st;
+
+	if (m->pos == VP_POS_LEARNED && m->max_seq && m->max_seq < limit)
+		limit = m->max_seq;
+	limit /= unit;
+	for (;;) {
+		if (hi > limit)
+			break;
+		p.seq = hi * unit;
+		if (vp_plan_worst_peak(m, &p, o, &st, true) > cap)
+			break;
+		lo = hi;
+		hi *= 2;
+	}
+	if (hi > limit)
+		hi = limit + 1;
+	while (hi - lo > 1) {
+		uint64_t mid = lo + (hi - lo) / 2;
+
+		p.seq = mid * unit;
+		if (vp_plan_worst_peak(m, &p, o, &st, true) <= cap)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return lo * unit;
+}
+
+static double
+peak_tflops(const struct vp_gpu *g, enum vp_precision prec)
+{
+	switch (vp_prec_info[prec].compute) {
+	case VP_BF16: return g->bf16_tflops;
+	case VP_FP16: return g->fp16_tflops;
+	default: return g->fp32_tflops;
+	}
+}
+
+/*
+ * Assumptions of the time model (printed by --explain):
+ * - training FLOPs per token = 6 P (forward 2P, backward 4P) + 6 L s h for
+ *   causal attention scores and values; full recompute adds a forward
+ *   (2P + 2 L s h), selective the attention core (2 L s h);
+ * - compute runs at the profile's MFU of the card's dense peak for the
+ *   compute dtype; the 1F1B bubble stretches it by (pp-1)/(m vpp);
+ * - collectives move 16-bit data at 70 % of the link: intra-node at the
+ *   card's GPU-to-GPU figure, inter-node at 25 GB/s per GPU (200 Gb/s);
+ *   tensor-parallel all-reduces (4 per block, 6 with full recompute) are
+ *   exposed; the data-parallel gradient reduction overlaps backward but
+ *   for 20 % (30 % and 1.5x the volume with ZeRO-3/FSDP full);
+ *   expert all-to-alls (4 per block) and pipeline sends are exposed;
+ *   context-parallel ring exchanges are half hidden.
+ */
+#define LINK_EFF 0.7
+#define INTER_NODE_GBS 25.0
+
+void
+vp_plan_time(const struct vp_model *m, const struct vp_gpu *gpu,
+    const struct vp_profile *prof, unsigned world, struct vp_cand *c)
+{
+	const struct vp_plan *p = &c->plan;
+	struct vp_param_count pc;
+	unsigned tp = p->tp ? p->tp : 1, pp = p->pp ? p->pp : 1;
+	unsigned cp = p->cp ? p->cp : 1, dp = p->dp ? p->dp : 1;
+	unsigned ep = p->ep ? p->ep : 1, node = p->gpus_per_node ?
+	    p->gpus_per_node : 8;
+	double L = (double)m->layers, h = (double)m->hidden;
+	double s = (double)p->seq, mb = (double)p->micro_batch;
+	double ga = (double)p->grad_accum, peak, flops, tokens, compute;
+	double link, dp_bw, bytes, comm = 0, t, rank_params;
+
+	vp_model_params(m, &pc);
+	peak = peak_tflops(gpu, p->precision);
+	c->step_seconds = c->tokens_per_second = NAN;
+	c->bandwidth_bound = false;
+	if (isnan(peak) || p->device == VP_DEVICE_CPU)
+		return;
+	flops = 6.0 * (double)pc.active + 6.0 * L * s * h;
+	if (p->recompute == VP_RECOMP_FULL)
+		flops += 2.0 * (double)pc.active + 2.0 * L * s * h;
+	else if (p->recompute == VP_RECOMP_SELECTIVE &&
+	    p->attention == VP_ATTN_EAGER)
+		flops += 2.0 * L * s * h;
+	tokens = mb * s * ga * dp;
+	compute = flops * tokens / ((double)world * peak * 1e12 * prof->mfu);
+	if (pp > 1)
+		compute *= 1.0 + (double)(pp - 1) / (ga * (p->vpp ? p->vpp : 1));
+
+	link = isnan(gpu->link_gbs) ? 16.0 : gpu->link_gbs;
+	if (tp > 1) {
+		bytes = mb * s / cp * h * 2;
+		t = 2.0 * (tp - 1) / tp * bytes / (link * 1e9 * LINK_EFF);
+		comm += ga * (L / pp) * (p->recompute == VP_RECOMP_FULL ? 6 :
+		    4) * t;
+	}
+	if (dp > 1) {
+		/* DP ranks sit tp*cp apart: inside a node only if the whole
+		 * job does. */
+		dp_bw = world > node ? fmin(link, INTER_NODE_GBS) : link;
+		rank_params = (double)pc.total / tp / pp;
+		bytes = rank_params * 2 * 2.0 * (dp - 1) / dp;
+		t = bytes / (dp_bw * 1e9 * LINK_EFF);
+		if (p->zero >= 3 || p->fsdp == VP_FSDP_FULL ||
+		    p->fsdp == VP_FSDP_HYBRID)
+			comm += 1.5 * t * 0.3;
+		else
+			comm += t * 0.2;
+	}
+	if (ep > 1 && m->has_moe) {
+		bytes = mb * s / cp * m->moe.top_k * h * 2 * (ep - 1) / ep;
+		comm += ga * (L / pp) * 4 * bytes / (fmin(link,
+		    world > node ? INTER_NODE_GBS : link) * 1e9 * LINK_EFF);
+	}
+	if (cp > 1) {
+		bytes = mb * s / cp * (double)m->kv_heads * m->head_dim * 2 * 2 /
+		    tp;
+		comm += 0.5 * ga * (L / pp) * 3 * (cp - 1) * bytes /
+		    (link * 1e9 * LINK_EFF);
+	}
+	if (pp > 1)
+		comm += 2 * ga * mb * s / cp * h * 2 / (fmin(link,
+		    world > node ? INTER_NODE_GBS : link) * 1e9 * LINK_EFF);
+	c->step_seconds = compute + comm;
+	c->tokens_per_second = tokens / c->step_seconds;
+	c->bandwidth_bound = comm > compute;
+}
+
+/* Better first: fits, then throughput, then headroom (lower peak). */
+static int
+better(const struct vp_cand *a, const struct vp_cand *b)
+{
+	double ta = isnan(a->tokens_per_second) ? -1 : a->tokens_per_second;
+	double tb = isnan(b->tokens_per_second) ? -1 : b->tokens_per_second;
+
+	if (a->fits != b->fits)
+		return a->fits;
+	if (fabs(ta - tb) > 1e-9 * (ta > tb ? ta : tb))
+		return ta > tb;
+	return a->device_peak < b->device_peak;
+}
+
+static void
+keep(struct vp_search_result *r, const struct vp_cand *c)
+{
+	size_t n = VP_NELEM(r->best), i;
+
+	if (!c->fits && (r->nearest.device_peak == 0 ||
+	    c->device_peak < r->nearest.device_peak))
+		r->nearest = *c;
+	if (!c->fits)
+		return;
+	r->fitting++;
+	for (i = r->nbest; i > 0 && better(c, &r->best[i - 1]); i--)
+		if (i < n)
+			r->best[i] = r->best[i - 1];
+	if (i < n) {
+		r->best[i] = *c;
+		if (r->nbest < n)
+			r->nbest++;
+	}
+}
+
+static bool
+tp_valid(const struct vp_model *m, unsigned tp)
+{
+	return m->heads % tp == 0 && m->ffn % tp == 0 &&
+	    (m->kv_heads % tp == 0 || tp % m->kv_heads == 0);
+}
+
+void
+vp_search_run(const struct vp_search *s, const struct vp_plan *base,
+    struct vp_search_result *out)
+{
+	const struct vp_model *m = s->model;
+	struct vp_mem_opts o = { s->profile, s->world, 0 };
+	unsigned tp, pp, cp, ep, sh, rc, node = s->gpus_per_node;
+	static const enum vp_recompute rcs[] = { VP_RECOMP_NONE,
+	    VP_RECOMP_SELECTIVE, VP_RECOMP_FULL };
+
+	memset(out, 0, sizeof *out);
+	for (tp = 1; tp <= s->world; tp++) {
+		if (s->world % tp || (s->open.tp ? (tp > node ||
+		    !tp_valid(m, tp)) : tp != (base->tp ? base->tp : 1)))
+			continue;
+		for (pp = 1; pp <= s->world / tp; pp++) {
+			if ((s->world / tp) % pp || (s->open.pp ?
+			    pp > m->layers : pp != (base->pp ? base->pp : 1)))
+				continue;
+			for (cp = 1; cp <= s->world / tp / pp; cp++) {
+				unsigned dp, rest = s->world / tp / pp;
+
+				if (rest % cp)
+					continue;
+				if (s->open.cp ? (cp > 1 && (cp > 16 ||
+				    base->attention == VP_ATTN_EAGER ||
+				    base->seq % (2 * cp) != 0)) :
+				    cp != (base->cp ? base->cp : 1))
+					continue;
+				dp = rest / cp;
+				for (ep = 1; ep <= dp; ep++) {
+					if (dp % ep)
+						continue;
+					if (m->has_moe && s->open.ep ?
+					    m->moe.experts % ep != 0 :
+					    ep != (base->ep ? base->ep : 1))
+						continue;
+					for (sh = 0; sh < 4; sh++) {
+						if (!s->open.shard && sh > 0)
+							break;
+						if (s->open.shard && dp == 1 && sh > 0)
+							break;
+						for (rc = 0; rc < 3; rc++) {
+							struct vp_cand c;
+
+							if (!s->open.recompute && rc > 0)
+								break;
+							if (rcs[rc] == VP_RECOMP_SELECTIVE &&
+							    base->attention != VP_ATTN_EAGER &&
+							    s->open.recompute)
+								continue;
+							memset(&c, 0, sizeof c);
+							c.plan = *base;
+							c.plan.tp = tp;
+							c.plan.pp = pp;
+							c.plan.cp = cp;
+							c.plan.ep = ep;
+							c.plan.dp = dp;
+							c.plan.gpus_per_node = node;
+							if (s->open.sp)
+								c.plan.sp = tp > 1;
+							if (s->open.shard) {
+								if (base->fsdp != VP_FSDP_NONE ||
+								    base->framework == VP_FW_FSDP1 ||
+								    base->framework == VP_FW_FSDP2) {
+									static const enum vp_fsdp fs[] = {
+									    VP_FSDP_NONE, VP_FSDP_GRAD_OP,
+									    VP_FSDP_HYBRID, VP_FSDP_FULL };
+									c.plan.fsdp = fs[sh];
+									c.plan.zero = 0;
+								} else {
+									c.plan.zero = sh;
+								}
+							}
+							if (s->open.recompute)
+								c.plan.recompute = rcs[rc];
+							if (s->open.grad_accum && pp > 1 &&
+							    c.plan.grad_accum < 4 * pp)
+								c.plan.grad_accum = 4 * pp;
+							c.device_peak = vp_plan_worst_peak(m,
+							    &c.plan, &o, &c.worst_stage, true);
+							c.fits = c.device_peak <= s->capacity;
+							out->evaluated++;
+							vp_plan_time(m, s->gpu, s->profile,
+							    s->world, &c);
+							keep(out, &c);
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+unsigned
+vp_min_gpus(const struct vp_search *s, const struct vp_plan *base,
+    unsigned limit, struct vp_search_result *at)
+{
+	struct vp_search t = *s;
+	unsigned n;
+
+	/* 1..8 one by one, then whole nodes. */
+	for (n = 1; n <= limit; n = n < 8 ? n + 1 : n + 8) {
+		struct vp_plan b = *base;
+
+		t.world = n;
+		b.dp = 0;
+		vp_search_run(&t, &b, at);
+		if (at->nbest > 0)
+			return n;
+	}
+	return 0;
 }

@@ -1,17 +1,74 @@
 /*
- * plan_search.h — inverse queries over the memory model: the largest
- * micro-batch that fits a capacity.  Pure.
+ * plan_search.h — the planner: search the parallel and memory knobs the
+ * user left open for a GPU set, rank the plans that fit, and answer the
+ * inverse queries (largest micro-batch / sequence, fewest GPUs).
+ *
+ * Pure.  The caller owns every struct; nothing is allocated that outlives
+ * a call.
  */
 #ifndef VP_PLAN_SEARCH_H
 #define VP_PLAN_SEARCH_H
 
+#include <stdbool.h>
+
+#include "gpu.h"
 #include "mem.h"
 
-/*
- * Largest micro-batch (up to limit) whose device peak is at most
- * capacity_bytes; 0 when not even 1 fits.
- */
+/* Which knobs the search may change (the user did not fix them). */
+struct vp_open {
+	bool tp, pp, cp, ep, sp, vpp, shard, recompute, grad_accum;
+};
+
+struct vp_search {
+	const struct vp_model *model;
+	const struct vp_gpu *gpu;
+	const struct vp_profile *profile;
+	unsigned world;			/* GPUs in the set */
+	unsigned gpus_per_node;
+	struct vp_open open;
+	uint64_t capacity;		/* usable bytes per GPU */
+};
+
+/* One evaluated plan. */
+struct vp_cand {
+	struct vp_plan plan;
+	uint64_t device_peak;		/* worst stage */
+	unsigned worst_stage;
+	bool fits;
+	double step_seconds;
+	double tokens_per_second;
+	bool bandwidth_bound;		/* exposed communication > compute */
+};
+
+struct vp_search_result {
+	struct vp_cand best[8];		/* ranked, fitting first */
+	size_t nbest;
+	struct vp_cand nearest;		/* smallest overshoot when none fits */
+	uint64_t evaluated;		/* plans whose memory was estimated */
+	uint64_t fitting;
+};
+
+/* Worst device peak over the plan's pipeline stages (fast replay). */
+uint64_t vp_plan_worst_peak(const struct vp_model *m, const struct vp_plan *p,
+    const struct vp_mem_opts *o, unsigned *worst_stage, bool fast);
+/* Simple time model (compute at the profile's MFU plus exposed
+ * communication); fills step_seconds, tokens_per_second. */
+void vp_plan_time(const struct vp_model *m, const struct vp_gpu *gpu,
+    const struct vp_profile *prof, unsigned world, struct vp_cand *c);
+
+/* Search from base (the fixed knobs), ranking by throughput, then
+ * headroom. */
+void vp_search_run(const struct vp_search *s, const struct vp_plan *base,
+    struct vp_search_result *out);
+
 uint64_t vp_max_micro_batch(const struct vp_model *m, const struct vp_plan *p,
     const struct vp_mem_opts *o, uint64_t capacity_bytes, uint64_t limit);
+/* Largest sequence (a multiple of 128 up to limit) that fits; 0: none. */
+uint64_t vp_max_seq(const struct vp_model *m, const struct vp_plan *p,
+    const struct vp_mem_opts *o, uint64_t capacity_bytes, uint64_t limit);
+/* Fewest GPUs (up to limit) for which the search finds a fitting plan;
+ * 0 when none up to limit. */
+unsigned vp_min_gpus(const struct vp_search *s, const struct vp_plan *base,
+    unsigned limit, struct vp_search_result *at);
 
 #endif

@@ -80,6 +80,25 @@ vp_report_bar(struct vp_buf *out, double frac, int width, bool unicode)
 		vp_buf_add(out, " ");
 }
 
+void
+vp_report_layout(struct vp_buf *o, const struct vp_plan *p)
+{
+	vp_buf_printf(o, "TP %u, PP %u", p->tp ? p->tp : 1, p->pp ? p->pp : 1);
+	if (p->vpp > 1)
+		vp_buf_printf(o, " (x%u virtual)", p->vpp);
+	if (p->cp > 1)
+		vp_buf_printf(o, ", CP %u", p->cp);
+	if (p->ep > 1)
+		vp_buf_printf(o, ", EP %u", p->ep);
+	vp_buf_printf(o, ", DP %u", p->dp ? p->dp : 1);
+	if (p->sp)
+		vp_buf_add(o, ", SP");
+	if (p->fsdp != VP_FSDP_NONE)
+		vp_buf_printf(o, ", FSDP %s", vp_fsdp_names[p->fsdp]);
+	else if (p->zero)
+		vp_buf_printf(o, ", ZeRO %u", p->zero);
+}
+
 static void
 plan_line(const struct vp_report *r, struct vp_buf *o)
 {
@@ -91,9 +110,125 @@ plan_line(const struct vp_report *r, struct vp_buf *o)
 	    (unsigned long long)p->micro_batch, (unsigned long long)p->seq,
 	    (unsigned long long)p->grad_accum, vp_recomp_names[p->recompute],
 	    vp_attn_names[p->attention], vp_plan_dropout(p, r->model));
-	vp_buf_printf(o, "%-11sZeRO %u, TP %u, PP %u, DP %u, device %s\n", "",
-	    p->zero, p->tp ? p->tp : 1, p->pp ? p->pp : 1, p->dp ? p->dp : 1,
+	vp_buf_printf(o, "%-11s", "");
+	vp_report_layout(o, p);
+	vp_buf_printf(o, ", %s semantics, device %s\n",
+	    vp_framework_names[vp_plan_framework(p)],
 	    vp_device_names[p->device]);
+	if (r->search != NULL)
+		vp_buf_printf(o, "%-11schosen by the planner: %llu plans "
+		    "evaluated, %llu fit\n", "",
+		    (unsigned long long)r->search->evaluated,
+		    (unsigned long long)r->search->fitting);
+}
+
+static void
+cand_line(struct vp_buf *o, const struct vp_cand *c, uint64_t cap)
+{
+	char b1[32], b2[32];
+	struct vp_buf lay;
+
+	vp_buf_init(&lay);
+	vp_report_layout(&lay, &c->plan);
+	vp_buf_printf(&lay, ", recompute %s", vp_recomp_names[c->plan.recompute]);
+	vp_buf_printf(o, "  %-56s %11s  %11s", lay.s,
+	    vp_fmt_bytes(b1, sizeof b1, c->device_peak),
+	    c->fits ? vp_fmt_bytes(b2, sizeof b2, cap - c->device_peak) : "-");
+	if (isnan(c->tokens_per_second))
+		vp_buf_add(o, "  no time model\n");
+	else
+		vp_buf_printf(o, "  %10.0f%s\n", c->tokens_per_second,
+		    c->bandwidth_bound ? " (bandwidth-bound)" : "");
+	vp_buf_free(&lay);
+}
+
+/* The planner's alternatives, per-stage memory, savings, inverse
+ * queries: the sections after the breakdown. */
+static void
+planner_text(const struct vp_report *r, struct vp_buf *o)
+{
+	uint64_t cap = r->gpus ? r->gpus->gpu->usable_bytes : 0;
+	char b1[32], b2[32];
+	unsigned i;
+	int k;
+
+	if (r->chosen != NULL && !isnan(r->chosen->tokens_per_second))
+		vp_buf_printf(o, "\n%sTime%s       %.0f tokens/s for the job, "
+		    "%.2f s per step (compute at the profile's MFU plus "
+		    "exposed communication%s)\n", col(r, C_BOLD),
+		    col(r, C_RESET), r->chosen->tokens_per_second,
+		    r->chosen->step_seconds, r->chosen->bandwidth_bound ?
+		    "; bandwidth-bound" : "");
+	if (r->nstages > 1) {
+		vp_buf_printf(o, "\n%sPipeline stages%s (per GPU; the worst is "
+		    "stage %u)\n", col(r, C_BOLD), col(r, C_RESET),
+		    r->worst_stage);
+		vp_buf_printf(o, "  %-6s %7s %14s %14s %14s\n", "stage",
+		    "blocks", "activations", "allocated", "device peak");
+		for (i = 0; i < r->nstages; i++)
+			vp_buf_printf(o, "  %-6u %7llu %14s %14s %14s%s\n", i,
+			    (unsigned long long)vp_stage_blocks(
+			    r->model->layers, r->plan->pp, i),
+			    vp_fmt_bytes(b1, sizeof b1,
+			    r->stages[i].saved_per_microbatch),
+			    vp_fmt_bytes(b2, sizeof b2,
+			    r->stages[i].allocated_peak),
+			    vp_fmt_bytes((char[32]){ 0 }, 32,
+			    r->stages[i].device_peak),
+			    i == r->worst_stage ? "  <- worst" : "");
+	}
+	if (r->search != NULL && r->search->nbest > 1 && r->nplans > 0) {
+		vp_buf_printf(o, "\n%sAlternatives that fit%s  %-34s %11s  "
+		    "%11s  %10s\n", col(r, C_BOLD), col(r, C_RESET), "",
+		    "device peak", "headroom", "tokens/s");
+		for (k = 1; k < (int)r->search->nbest && k <= r->nplans; k++)
+			cand_line(o, &r->search->best[k], cap);
+	}
+	if (r->nsavings > 0) {
+		vp_buf_printf(o, "\n%sWhat the plan's knobs save%s (per GPU, "
+		    "against leaving each at its default)\n", col(r, C_BOLD),
+		    col(r, C_RESET));
+		for (k = 0; k < r->nsavings; k++)
+			vp_buf_printf(o, "  %-28s %12s\n", r->savings[k].knob,
+			    vp_fmt_bytes(b1, sizeof b1,
+			    r->savings[k].saved_bytes));
+	}
+	if (r->search != NULL && r->search->nbest == 0 &&
+	    r->search->evaluated > 0) {
+		vp_buf_printf(o, "\n%sNo plan fits%s on %u x %s among %llu "
+		    "evaluated.  Nearest miss:\n", col(r, C_BOLD),
+		    col(r, C_RESET), r->gpus->count, r->gpus->gpu->id,
+		    (unsigned long long)r->search->evaluated);
+		cand_line(o, &r->search->nearest, cap);
+		vp_buf_printf(o, "  it is %s over the card\n",
+		    vp_fmt_bytes(b1, sizeof b1,
+		    r->search->nearest.device_peak - cap));
+	}
+	if (r->ask_max_seq) {
+		if (r->max_seq)
+			vp_buf_printf(o, "Longest sequence that fits: %llu "
+			    "(micro-batch %llu, this plan)\n",
+			    (unsigned long long)r->max_seq,
+			    (unsigned long long)r->plan->micro_batch);
+		else
+			vp_buf_add(o, "Longest sequence that fits: none (not "
+			    "even 128 tokens with this plan)\n");
+	}
+	if (r->ask_min_gpus) {
+		if (r->min_gpus && r->min_gpus_plan) {
+			struct vp_buf lay;
+
+			vp_buf_init(&lay);
+			vp_report_layout(&lay, &r->min_gpus_plan->plan);
+			vp_buf_printf(o, "Fewest %s that fit: %u (%s, recompute "
+			    "%s)\n", r->gpus->gpu->id, r->min_gpus, lay.s,
+			    vp_recomp_names[r->min_gpus_plan->plan.recompute]);
+			vp_buf_free(&lay);
+		} else {
+			vp_buf_printf(o, "Fewest %s that fit: none up to the "
+			    "search limit\n", r->gpus->gpu->id);
+		}
+	}
 }
 
 void
@@ -231,6 +366,7 @@ vp_report_text(const struct vp_report *r, struct vp_buf *o)
 			    (unsigned long long)r->max_micro_batch,
 			    (unsigned long long)r->plan->seq);
 	}
+	planner_text(r, o);
 }
 
 static void
@@ -271,6 +407,13 @@ vp_report_json(const struct vp_report *r, struct vp_buf *o)
 	json_u64(o, "tp", p->tp ? p->tp : 1, true);
 	json_u64(o, "pp", p->pp ? p->pp : 1, true);
 	json_u64(o, "dp", p->dp ? p->dp : 1, true);
+	json_u64(o, "cp", p->cp ? p->cp : 1, true);
+	json_u64(o, "ep", p->ep ? p->ep : 1, true);
+	json_u64(o, "vpp", p->vpp ? p->vpp : 1, true);
+	vp_buf_printf(o, "\"sp\": %s, \"fsdp\": \"%s\", \"framework\": "
+	    "\"%s\", ", p->sp ? "true" : "false", vp_fsdp_names[p->fsdp],
+	    vp_framework_names[vp_plan_framework(p)]);
+	json_u64(o, "gpus_per_node", p->gpus_per_node, true);
 	vp_buf_printf(o, "\"device\": \"%s\"},\n", vp_device_names[p->device]);
 	if (r->gpus) {
 		vp_buf_add(o, " \"gpus\": {\"id\": ");
@@ -316,6 +459,72 @@ vp_report_json(const struct vp_report *r, struct vp_buf *o)
 	else
 		vp_buf_add(o, "\"capacity_bytes\": null");
 	vp_buf_add(o, "},\n");
+	if (r->nstages > 1) {
+		unsigned si;
+
+		vp_buf_printf(o, " \"worst_stage\": %u, \"stages\": [",
+		    r->worst_stage);
+		for (si = 0; si < r->nstages; si++) {
+			vp_buf_printf(o, "%s{\"stage\": %u, ", si ? ", " : "", si);
+			json_u64(o, "blocks", vp_stage_blocks(r->model->layers,
+			    r->plan->pp, si), true);
+			json_u64(o, "activations_bytes",
+			    r->stages[si].saved_per_microbatch, true);
+			json_u64(o, "allocated_peak_bytes",
+			    r->stages[si].allocated_peak, true);
+			json_u64(o, "device_peak_bytes",
+			    r->stages[si].device_peak, false);
+			vp_buf_add(o, "}");
+		}
+		vp_buf_add(o, "],\n");
+	}
+	if (r->chosen != NULL && !isnan(r->chosen->tokens_per_second))
+		vp_buf_printf(o, " \"time\": {\"tokens_per_second\": %.1f, "
+		    "\"step_seconds\": %.4f, \"bandwidth_bound\": %s},\n",
+		    r->chosen->tokens_per_second, r->chosen->step_seconds,
+		    r->chosen->bandwidth_bound ? "true" : "false");
+	if (r->search != NULL) {
+		size_t k;
+
+		vp_buf_printf(o, " \"search\": {\"evaluated\": %llu, "
+		    "\"fitting\": %llu, \"alternatives\": [",
+		    (unsigned long long)r->search->evaluated,
+		    (unsigned long long)r->search->fitting);
+		for (k = 1; k < r->search->nbest; k++) {
+			const struct vp_cand *c = &r->search->best[k];
+
+			vp_buf_printf(o, "%s{\"tp\": %u, \"pp\": %u, \"cp\": %u, "
+			    "\"ep\": %u, \"dp\": %u, \"zero\": %u, \"fsdp\": "
+			    "\"%s\", \"sp\": %s, \"recompute\": \"%s\", ",
+			    k > 1 ? ", " : "", c->plan.tp, c->plan.pp,
+			    c->plan.cp, c->plan.ep, c->plan.dp, c->plan.zero,
+			    vp_fsdp_names[c->plan.fsdp], c->plan.sp ? "true" :
+			    "false", vp_recomp_names[c->plan.recompute]);
+			json_u64(o, "device_peak_bytes", c->device_peak, false);
+			if (!isnan(c->tokens_per_second))
+				vp_buf_printf(o, ", \"tokens_per_second\": %.1f",
+				    c->tokens_per_second);
+			vp_buf_add(o, "}");
+		}
+		vp_buf_add(o, "]},\n");
+	}
+	if (r->ask_max_seq)
+		vp_buf_printf(o, " \"max_seq\": %llu,\n",
+		    (unsigned long long)r->max_seq);
+	if (r->ask_min_gpus)
+		vp_buf_printf(o, " \"min_gpus\": %u,\n", r->min_gpus);
+	if (r->nsavings > 0) {
+		int k;
+
+		vp_buf_add(o, " \"savings\": [");
+		for (k = 0; k < r->nsavings; k++) {
+			vp_buf_printf(o, "%s{\"knob\": ", k ? ", " : "");
+			vp_buf_json_str(o, r->savings[k].knob);
+			vp_buf_printf(o, ", \"saved_bytes\": %llu}",
+			    (unsigned long long)r->savings[k].saved_bytes);
+		}
+		vp_buf_add(o, "],\n");
+	}
 	if (r->explain) {
 		vp_buf_add(o, " \"top_live\": [");
 		for (i = 0; i < mem->ntop; i++) {

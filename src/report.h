@@ -15,6 +15,14 @@
 #include "mem.h"
 #include "model.h"
 #include "plan.h"
+#include "plan_search.h"
+
+/* What one knob of the chosen plan saves (its default instead). */
+struct vp_saving {
+	const char *knob;	/* e.g. "recompute full" */
+	uint64_t saved_bytes;	/* device peak without it minus with it */
+};
+#define VP_REPORT_MAXSAVINGS 8
 
 struct vp_report {
 	const struct vp_model *model;
@@ -26,6 +34,20 @@ struct vp_report {
 	int fits;			/* 1, 0, or -1 without --gpus */
 	uint64_t max_micro_batch;	/* largest that fits (with --gpus) */
 	bool explain;
+	/* The planner's answer, when it ran. */
+	const struct vp_search_result *search;
+	int nplans;			/* alternatives to show */
+	const struct vp_cand *chosen;	/* time model of the plan shown */
+	const struct vp_mem *stages;	/* per pipeline stage (pp > 1) */
+	unsigned nstages;
+	unsigned worst_stage;
+	const struct vp_saving *savings;
+	int nsavings;
+	/* Inverse queries: 0 = not asked (or, for min_gpus, none found). */
+	bool ask_max_seq, ask_min_gpus;
+	uint64_t max_seq;
+	unsigned min_gpus;
+	const struct vp_cand *min_gpus_plan;
 	bool color;			/* ANSI colour (tty and no NO_COLOR) */
 	bool unicode;			/* block characters for bars */
 	const char *version;
@@ -45,5 +67,7 @@ void vp_report_json(const struct vp_report *r, struct vp_buf *out);
 void vp_report_csv(const struct vp_report *r, struct vp_buf *out);
 /* A horizontal bar of width cells for frac in [0, 1]. */
 void vp_report_bar(struct vp_buf *out, double frac, int width, bool unicode);
+/* "TP 8, PP 2, DP 4, ZeRO 1, recompute full" — the parallel layout. */
+void vp_report_layout(struct vp_buf *out, const struct vp_plan *p);
 
 #endif
