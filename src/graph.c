@@ -793,12 +793,13 @@ embeddings(struct lctx *x, uint64_t rows)
 	}
 	if (m->arch == VP_ARCH_ENCODER && m->impl != VP_IMPL_TORCH_NN)
 		t = norm(x, "embedding norm", t);
-	if (m->pos == VP_POS_LEARNED && m->impl != VP_IMPL_TORCH_NN)
-		t = dropout(x, "embedding dropout", t);
-	/* SP: the embedding output is scattered along the sequence. */
+	/* SP: Megatron scatters the embeddings along the sequence before
+	 * their dropout. */
 	if (x->sp && x->tp > 1)
 		t = ew(x, "scatter to sequence parallel", elems_of(x, t) /
 		    x->tp, dt_of(x, t), t, -1, -1, -1, VP_CAT_ACT);
+	if (m->pos == VP_POS_LEARNED && m->impl != VP_IMPL_TORCH_NN)
+		t = dropout(x, "embedding dropout", t);
 	return t;
 }
 
