@@ -589,9 +589,15 @@ vp_cmd_estimate(int argc, char **argv)
 			plan.gpus_per_node = world < 8 ? world : 8;
 		if (ov.nodes > 0 && (world % (unsigned)ov.nodes != 0 ||
 		    plan.gpus_per_node * (unsigned)ov.nodes != world)) {
+			unsigned lo = (unsigned)ov.nodes, hi = lo;
+
+			while (lo > 1 && world % lo)
+				lo--;
+			while (hi < world && world % hi)
+				hi++;
 			fprintf(stderr, "vramplan: --nodes %d does not split %u "
-			    "GPUs into whole nodes of %u\n", ov.nodes, world,
-			    plan.gpus_per_node);
+			    "GPUs into equal nodes; nearest valid: %u or %u\n",
+			    ov.nodes, world, lo, hi);
 			vp_gpuset_free(&gs);
 			vp_catalog_free(&cat);
 			vp_model_free(&model);

@@ -44,6 +44,7 @@ struct lctx {
 				 * regions sharded along the sequence */
 	uint64_t s_kv;		/* key length seen by attention (full seq) */
 	bool sharded_weights;	/* ZeRO-3 / FSDP full or hybrid */
+	uint64_t global_layer;	/* index of the block in the whole model */
 };
 
 /*
@@ -610,7 +611,8 @@ decoder_block(struct lctx *x, int32_t in)
 	    dt_of(x, o)), in, o, -1, -1, VP_CAT_ACT);
 
 	h2 = norm(x, "post attention norm", res);
-	mlp = m->has_moe ? moe(x, h2) : mlp_block(x, h2, x->f);
+	mlp = m->has_moe && x->global_layer >= m->moe.first_dense ?
+	    moe(x, h2) : mlp_block(x, h2, x->f);
 	if (gpt2)
 		mlp = dropout(x, "mlp dropout", mlp);
 	if (m->post_norms)
@@ -814,7 +816,9 @@ vp_graph_build_blocks(const struct vp_model *m, const struct vp_plan *p,
 	unsigned pp = p->pp ? p->pp : 1;
 	bool first = p->stage == 0, last = p->stage + 1 >= pp;
 	uint64_t ep = p->ep ? p->ep : 1, real_blocks, expert_params = 0;
+	uint64_t offset = 0, dense_here = 0;
 	uint32_t l, nl;
+	unsigned st;
 	int32_t t;
 
 	memset(g, 0, sizeof *g);
@@ -863,7 +867,10 @@ vp_graph_build_blocks(const struct vp_model *m, const struct vp_plan *p,
 		    -1, -1, -1, -1, VP_CAT_ACT);
 		g->t[t].requires_grad = true;
 	}
+	for (st = 0; st < p->stage; st++)
+		offset += vp_stage_blocks(m->layers, pp, st);
 	for (l = 1; l <= nl; l++) {
+		x.global_layer = offset + l - 1;
 		begin_layer(&x, l, t);
 		t = m->arch == VP_ARCH_ENCODER || m->impl == VP_IMPL_TORCH_NN ?
 		    encoder_block(&x, t) : decoder_block(&x, t);
@@ -905,8 +912,13 @@ vp_graph_build_blocks(const struct vp_model *m, const struct vp_plan *p,
 	real_blocks = vp_stage_blocks(m->layers, pp, p->stage);
 	g->block_params = (uint64_t)((double)(pc.per_layer - expert_params) /
 	    (double)tp + (double)expert_params / (double)ep);
-	g->params = (uint64_t)((double)real_blocks * ((double)(pc.per_layer -
-	    expert_params) / (double)tp + (double)expert_params / (double)ep));
+	if (m->has_moe && m->moe.first_dense > offset)
+		dense_here = m->moe.first_dense - offset < real_blocks ?
+		    m->moe.first_dense - offset : real_blocks;
+	g->params = (uint64_t)((double)(real_blocks - dense_here) *
+	    ((double)(pc.per_layer - expert_params) / (double)tp +
+	    (double)expert_params / (double)ep) +
+	    (double)dense_here * (double)pc.dense_layer / (double)tp);
 	if (first)
 		g->params += pc.embedding / tp;
 	if (last) {

@@ -833,7 +833,8 @@ vp_mem_estimate_fast(const struct vp_model *m, const struct vp_plan *p,
 	double k;
 	int c, best = 0;
 
-	if (blocks <= 4 || o->explain)
+	/* Identical blocks only: DeepSeek's dense first blocks differ. */
+	if (blocks <= 4 || o->explain || (m->has_moe && m->moe.first_dense))
 		return vp_mem_estimate(m, p, o, out);
 	k = (double)blocks - 3.0;
 	q.explain = 0;

@@ -140,6 +140,11 @@ vp_model_validate(struct vp_model *m, struct vp_diags *d)
 			m->moe.ffn = m->ffn;
 		if (m->moe.shared_experts && m->moe.shared_ffn == 0)
 			m->moe.shared_ffn = m->moe.ffn;
+		if (m->moe.first_dense >= m->layers)
+			vp_diag_add(d, m->file, m->where[VP_F_MOE], VP_ERROR,
+			    "'first_dense' (%u) must leave at least one MoE "
+			    "block of the %llu", m->moe.first_dense,
+			    (unsigned long long)m->layers);
 	}
 	vp_buf_free(&b);
 	if (vp_diags_count(d, VP_ERROR) != before)
@@ -231,7 +236,18 @@ vp_model_params(const struct vp_model *m, struct vp_param_count *out)
 	layer = vp_add_sat(vp_add_sat(attn, mlp), norms);
 	layer_active = vp_add_sat(vp_add_sat(attn, mlp_active), norms);
 	out->per_layer = layer;
+	out->dense_layer = vp_add_sat(vp_add_sat(attn, vp_mlp_params(m, m->ffn)),
+	    norms);
 	out->layers = vp_mul_sat(m->layers, layer);
+	if (m->has_moe && m->moe.first_dense) {
+		/* DeepSeek: the first blocks keep a dense MLP. */
+		uint64_t fd = m->moe.first_dense;
+
+		out->layers = vp_add_sat(vp_mul_sat(m->layers - fd, layer),
+		    vp_mul_sat(fd, out->dense_layer));
+		layer_active = (vp_add_sat(vp_mul_sat(m->layers - fd,
+		    layer_active), vp_mul_sat(fd, out->dense_layer))) / m->layers;
+	}
 
 	if (m->impl == VP_IMPL_TORCH_NN) {
 		/* torch.nn.TransformerEncoderLayer stack: a plain linear head

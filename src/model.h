@@ -64,6 +64,8 @@ struct vp_moe {
 	uint32_t shared_experts;
 	uint64_t shared_ffn;	/* size of each shared expert (default ffn) */
 	bool shared_gate;	/* Qwen-MoE: a sigmoid gate h→1 per shared expert */
+	uint32_t first_dense;	/* DeepSeek: the first blocks keep a dense MLP
+				 * of the model's ffn */
 };
 
 /* Training defaults a model file may carry; 0 / -1 = not given. */
@@ -114,7 +116,8 @@ int vp_model_validate(struct vp_model *m, struct vp_diags *d);
 /* Parameter counts by place, exact for the lowered layout. */
 struct vp_param_count {
 	uint64_t embedding;	/* token (+ position, token type) embeddings */
-	uint64_t per_layer;	/* one transformer block */
+	uint64_t per_layer;	/* one transformer block (an MoE one if any) */
+	uint64_t dense_layer;	/* a block with a dense MLP (MoE: first_dense) */
 	uint64_t layers;	/* all blocks */
 	uint64_t head;		/* final norm, LM head (untied), MLM head */
 	uint64_t total;

@@ -80,6 +80,7 @@ static const struct key moe_keys[] = {
 	{ "shared_experts", K_U64, 0, MAX_HEADS, NULL, 0, -1, NULL, false },
 	{ "shared_ffn", K_U64, 0, MAX_FFN, NULL, 0, -1, NULL, false },
 	{ "shared_gate", K_BOOL, 0, 0, NULL, 0, -1, NULL, false },
+	{ "first_dense", K_U64, 0, MAX_LAYERS, NULL, 0, -1, NULL, false },
 };
 
 static const struct key train_keys[] = {
@@ -204,6 +205,7 @@ set_moe(struct vp_model *m, const char *k, union val v)
 	else if (!strcmp(k, "shared_experts")) m->moe.shared_experts = (uint32_t)v.u;
 	else if (!strcmp(k, "shared_ffn")) m->moe.shared_ffn = v.u;
 	else if (!strcmp(k, "shared_gate")) m->moe.shared_gate = v.b;
+	else if (!strcmp(k, "first_dense")) m->moe.first_dense = (uint32_t)v.u;
 }
 
 static void
@@ -294,6 +296,7 @@ static const struct hf_family hf_families[] = {
 	{ "mixtral", VP_ARCH_DECODER, VP_NORM_RMSNORM, VP_POS_ROPE, VP_ACT_SWIGLU, false, false, false, false },
 	{ "qwen2", VP_ARCH_DECODER, VP_NORM_RMSNORM, VP_POS_ROPE, VP_ACT_SWIGLU, false, true, false, false },
 	{ "qwen2_moe", VP_ARCH_DECODER, VP_NORM_RMSNORM, VP_POS_ROPE, VP_ACT_SWIGLU, false, true, false, false },
+	{ "deepseek", VP_ARCH_DECODER, VP_NORM_RMSNORM, VP_POS_ROPE, VP_ACT_SWIGLU, false, false, false, false },
 	{ "qwen3", VP_ARCH_DECODER, VP_NORM_RMSNORM, VP_POS_ROPE, VP_ACT_SWIGLU, false, false, false, false },
 	{ "phi3", VP_ARCH_DECODER, VP_NORM_RMSNORM, VP_POS_ROPE, VP_ACT_SWIGLU, false, false, false, false },
 	{ "gemma", VP_ARCH_DECODER, VP_NORM_RMSNORM, VP_POS_ROPE, VP_ACT_GEGLU, false, false, false, true },
@@ -437,8 +440,9 @@ read_hf(const struct ynode *root, const char *file, struct vp_model *m,
 	}
 	/* Mixture of experts. */
 	v = 0;
-	if (hf_u64(root, file, "num_local_experts", 1, MAX_HEADS, &v, VP_F_MOE_EXPERTS, m, d) <= 0)
-		hf_u64(root, file, "num_experts", 1, MAX_HEADS, &v, VP_F_MOE_EXPERTS, m, d);
+	if (hf_u64(root, file, "num_local_experts", 1, MAX_HEADS, &v, VP_F_MOE_EXPERTS, m, d) <= 0 &&
+	    hf_u64(root, file, "num_experts", 1, MAX_HEADS, &v, VP_F_MOE_EXPERTS, m, d) <= 0)
+		hf_u64(root, file, "n_routed_experts", 1, MAX_HEADS, &v, VP_F_MOE_EXPERTS, m, d);
 	if (v > 0) {
 		uint64_t k = 0, sh = 0;
 
@@ -447,6 +451,16 @@ read_hf(const struct ynode *root, const char *file, struct vp_model *m,
 		hf_u64(root, file, "num_experts_per_tok", 1, MAX_HEADS, &k, VP_F_MOE_TOP_K, m, d);
 		m->moe.top_k = (uint32_t)(k ? k : 1);
 		hf_u64(root, file, "moe_intermediate_size", 1, MAX_FFN, &m->moe.ffn, VP_F_MOE_FFN, m, d);
+		/* DeepSeek: n_shared_experts of moe_intermediate_size, and
+		 * the first first_k_dense_replace blocks stay dense. */
+		if (hf_u64(root, file, "n_shared_experts", 1, MAX_HEADS, &sh, -1, m, d) > 0) {
+			m->moe.shared_experts = (uint32_t)sh;
+			m->moe.shared_ffn = m->moe.ffn;
+		}
+		sh = 0;
+		if (hf_u64(root, file, "first_k_dense_replace", 0, MAX_LAYERS, &sh, -1, m, d) > 0)
+			m->moe.first_dense = (uint32_t)sh;
+		sh = 0;
 		if (hf_u64(root, file, "shared_expert_intermediate_size", 1, MAX_FFN, &sh, -1, m, d) > 0) {
 			m->moe.shared_experts = 1;
 			m->moe.shared_ffn = sh;

@@ -174,7 +174,8 @@ vp_plan_check(const struct vp_plan *p, const struct vp_model *m,
 		bad_divisor(d, "--tp", tp, "the MLP size", m->ffn);
 	if (pp > m->layers)
 		vp_diag_add(d, NULL, (struct vp_srcpos){ 0, 0 }, VP_ERROR,
-		    "--pp %u is deeper than the model's %llu layers", pp,
+		    "--pp %u is deeper than the model's %llu layers; at most "
+		    "%llu", pp, (unsigned long long)m->layers,
 		    (unsigned long long)m->layers);
 	if (m->pos == VP_POS_LEARNED && m->max_seq && p->seq > m->max_seq)
 		vp_diag_add(d, NULL, (struct vp_srcpos){ 0, 0 }, VP_ERROR,

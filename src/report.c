@@ -116,9 +116,10 @@ plan_line(const struct vp_report *r, struct vp_buf *o)
 	    vp_framework_names[vp_plan_framework(p)],
 	    vp_device_names[p->device]);
 	if (r->search != NULL)
-		vp_buf_printf(o, "%-11schosen by the planner: %llu plans "
+		vp_buf_printf(o, "%-11schosen by the planner: %llu plan%s "
 		    "evaluated, %llu fit\n", "",
 		    (unsigned long long)r->search->evaluated,
+		    r->search->evaluated == 1 ? "" : "s",
 		    (unsigned long long)r->search->fitting);
 }
 

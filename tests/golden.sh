@@ -270,5 +270,28 @@ run est-hf-llama-3-8b-1xh100 tests/data/hf/llama-3-8b.config.json \
     --gpus 1xH100
 run est-explain-tiny-llama tests/data/val/tiny-llama.yaml --explain
 
+# The planner and parallelism.
+run plan-llama-3.1-70b-16xh100 models/llama-3.1-70b.yaml --gpus 16xH100
+run plan-pp-stages models/llama-3.1-70b.yaml --gpus 16xH100 --pp 4 --tp 4 \
+	--zero 1 --recompute full --grad-accum 16
+run plan-pp-stages-json models/llama-3.1-70b.yaml --gpus 16xH100 --pp 4 \
+	--tp 4 --zero 1 --recompute full --grad-accum 16 --json
+run plan-moe-mixtral-ep models/mixtral-8x7b.yaml --gpus 16xH100 --ep 8
+run plan-moe-deepseek deepseek-moe-16b --gpus 8xA100
+run plan-multi-node llama-3.1-405b --gpus 128xH100 --nodes 16
+run plan-multi-node-gpus-per-node llama-3.1-70b --gpus H100 --nodes 4 \
+	--gpus-per-node 8 --seq 4096
+run plan-no-fit llama-3.1-405b --gpus 8xRTX4090
+run plan-min-gpus llama-3.1-70b --gpus A100 --min-gpus --seq 4096
+run plan-max-seq llama-3-8b --gpus 8xH100 --zero 3 --recompute full --max-seq
+run plan-fsdp llama-3-8b --gpus 8xH100 --framework fsdp1 --fsdp full
+run plan-megatron-distopt llama-3-8b --gpus 8xH100 --framework megatron \
+	--precision bf16-master --zero 1 --tp 2 --no-search
+run plan-bad-cp-eager llama-3-8b --gpus 8xH100 --cp 2 --attention eager
+run plan-bad-ep-dense llama-3-8b --gpus 8xH100 --ep 2
+run plan-bad-pp-deep gpt2 --gpus 16xH100 --pp 16
+run plan-bad-tp-across-nodes llama-3-8b --gpus 16xH100 --tp 16
+run plan-bad-nodes llama-3-8b --gpus 12xH100 --nodes 5
+
 echo "$passed passed, $failed failed"
 [ "$failed" = 0 ]
