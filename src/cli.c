@@ -25,6 +25,7 @@
 #include "plan.h"
 #include "plan_search.h"
 #include "report.h"
+#include "finetune.h"
 
 #ifndef PKGDATADIR
 #define PKGDATADIR "/usr/local/share/vramplan"
@@ -44,20 +45,29 @@ help(void)
 "usage: vramplan MODEL [--gpus NxCARD] [options]\n"
 "       vramplan models | gpus\n"
 "\n"
-"Estimate the GPU memory of one training step and whether it fits.\n"
-"MODEL is a vramplan YAML file, a Hugging Face config.json, or the name\n"
-"of a model in the library ('vramplan models').\n"
+"Estimate the GPU memory of one training step and whether it fits; with\n"
+"--gpus, a planner chooses the parallel, sharding and recompute options\n"
+"left out (those given stay fixed).  MODEL is a vramplan YAML file, a\n"
+"Hugging Face config.json, or a library name ('vramplan models').\n"
 "\n"
-"  --gpus NxCARD        hardware, e.g. 2xA100, 8xH100-SXM, 1xRTX4090\n"
+"  --gpus NxCARD        the whole job, e.g. 2xA100, 8xH100-SXM, 1xRTX4090\n"
+"  --nodes N  --gpus-per-node N    node layout (default: 8 GPUs per node)\n"
 "  --precision P        fp32 fp16-mixed bf16-mixed fp16 bf16 fp16-master bf16-master\n"
 "  --optimizer O        sgd sgd-momentum adam adamw adamw-8bit adafactor lion\n"
 "  --micro-batch N      --seq N      --grad-accum N\n"
 "  --recompute R        none selective full\n"
 "  --attention A        eager sdpa flash\n"
 "  --dropout P          override the model's dropout\n"
-"  --zero S  --tp N  --pp N  --dp N\n"
+"  --framework F        torch deepspeed fsdp1 fsdp2 megatron\n"
+"  --zero S             ZeRO stage 0-3 (Megatron: distributed optimizer)\n"
+"  --fsdp S             none full grad-op hybrid\n"
+"  --tp N  --sp  --pp N  --vpp N  --cp N  --ep N  --dp N\n"
+"  --capacity-factor X  MoE token padding (default dropless)\n"
 "  --device D           cuda (default) or cpu\n"
 "  --fused-optimizer    fused optimizer kernels (no foreach temporaries)\n"
+"  --no-search          no planner: open options take their defaults\n"
+"  --plans N            alternatives to show, 1-8 (default 4)\n"
+"  --max-micro-batch  --max-seq  --min-gpus   largest, longest, fewest that fit\n"
 "  --explain            largest live tensors at the peak\n"
 "  --json | --csv       machine-readable output\n"
 "  --catalog FILE       GPU catalog instead of the bundled one\n"
@@ -221,6 +231,10 @@ struct overrides {
 	double capacity;
 	bool max_mb, max_seq, min_gpus, no_search;
 	int nplans;
+	int lora, quant, offload, loss, lora_dtype;
+	unsigned lora_targets;
+	double lora_dropout, host_mem_gib;
+	bool offload_nvme, act_offload;
 };
 
 static int
@@ -266,7 +280,8 @@ enum {
 	O_DROP, O_ZERO, O_TP, O_PP, O_DP, O_DEVICE, O_EXPLAIN, O_JSON, O_CSV,
 	O_CATALOG, O_FUSED, O_HELP, O_VERSION, O_FSDP, O_FRAMEWORK, O_VPP, O_CP,
 	O_EP, O_SP, O_NODES, O_GPN, O_CAPACITY, O_MAXMB, O_MAXSEQ, O_MINGPUS,
-	O_NOSEARCH, O_PLANS
+	O_NOSEARCH, O_PLANS, O_LORA, O_LORA_TARGETS, O_LORA_DROPOUT, O_LORA_DTYPE,
+	O_QUANT, O_OFFLOAD, O_OFFLOAD_NVME, O_ACT_OFFLOAD, O_HOST_MEM, O_LOSS
 };
 
 static const struct option longopts[] = {
@@ -303,6 +318,16 @@ static const struct option longopts[] = {
 	{ "min-gpus", no_argument, NULL, O_MINGPUS },
 	{ "no-search", no_argument, NULL, O_NOSEARCH },
 	{ "plans", required_argument, NULL, O_PLANS },
+	{ "lora", required_argument, NULL, O_LORA },
+	{ "lora-targets", required_argument, NULL, O_LORA_TARGETS },
+	{ "lora-dropout", required_argument, NULL, O_LORA_DROPOUT },
+	{ "lora-dtype", required_argument, NULL, O_LORA_DTYPE },
+	{ "quant", required_argument, NULL, O_QUANT },
+	{ "offload", required_argument, NULL, O_OFFLOAD },
+	{ "offload-nvme", no_argument, NULL, O_OFFLOAD_NVME },
+	{ "activation-offload", no_argument, NULL, O_ACT_OFFLOAD },
+	{ "host-mem", required_argument, NULL, O_HOST_MEM },
+	{ "loss", required_argument, NULL, O_LOSS },
 	{ "help", no_argument, NULL, O_HELP },
 	{ "version", no_argument, NULL, O_VERSION },
 	{ NULL, 0, NULL, 0 },
@@ -356,7 +381,7 @@ vp_cmd_estimate(int argc, char **argv)
 {
 	struct overrides ov = { -1, -1, -1, -1, -1, 0, 0, 0, -1, -1, -1, -1,
 	    -1, false, -1, -1, -1, -1, -1, -1, -1, -1, -1, false, false, false,
-	    false, 4 };
+	    false, 4, -1, -1, -1, -1, -1, 0, -1, -1, false, false };
 	struct vp_diags d = { 0 };
 	struct vp_model model;
 	struct vp_catalog cat = { 0 };
@@ -372,6 +397,7 @@ vp_cmd_estimate(int argc, char **argv)
 	struct vp_mem *stages = NULL;
 	struct vp_saving savings[VP_REPORT_MAXSAVINGS];
 	unsigned npp, st, worst = 0;
+	bool host_short = false;
 	const char *gpus_arg = NULL, *catalog = NULL, *err;
 	char *path;
 	bool json = false, csv = false, explain = false;
@@ -493,6 +519,65 @@ vp_cmd_estimate(int argc, char **argv)
 		case O_MAXSEQ: ov.max_seq = true; break;
 		case O_MINGPUS: ov.min_gpus = true; break;
 		case O_NOSEARCH: ov.no_search = true; break;
+		case O_LORA:
+			if (parse_num("--lora", optarg, 1, 65536, &u))
+				return VP_EXIT_USAGE;
+			ov.lora = (int)u;
+			break;
+		case O_LORA_TARGETS: {
+			const char *bad = NULL;
+
+			if (vp_lora_parse_targets(optarg, &ov.lora_targets,
+			    &bad) != 0) {
+				fprintf(stderr, "vramplan: unknown --lora-targets "
+				    "'%s' (a comma list of q, k, v, o, gate, up, "
+				    "down, or all-linear)\n", bad);
+				return VP_EXIT_USAGE;
+			}
+			break;
+		}
+		case O_LORA_DROPOUT:
+			if (vp_parse_double(optarg, 0, 0.99, &ov.lora_dropout,
+			    &err) != 0) {
+				fprintf(stderr, "vramplan: --lora-dropout '%s' is "
+				    "%s (expected 0 to 0.99)\n", optarg, err);
+				return VP_EXIT_USAGE;
+			}
+			break;
+		case O_LORA_DTYPE: {
+			static const char *const ld[] = { "fp32", "bf16" };
+
+			if (parse_enum("--lora-dtype", optarg, ld, 2,
+			    &ov.lora_dtype))
+				return VP_EXIT_USAGE;
+			break;
+		}
+		case O_QUANT:
+			if (parse_enum("--quant", optarg, vp_quant_names,
+			    VP_QUANT_COUNT, &ov.quant))
+				return VP_EXIT_USAGE;
+			break;
+		case O_OFFLOAD:
+			if (parse_enum("--offload", optarg, vp_offload_names,
+			    VP_OFFLOAD_COUNT, &ov.offload))
+				return VP_EXIT_USAGE;
+			break;
+		case O_OFFLOAD_NVME: ov.offload_nvme = true; break;
+		case O_ACT_OFFLOAD: ov.act_offload = true; break;
+		case O_HOST_MEM:
+			if (vp_parse_double(optarg, 1, 1e6, &ov.host_mem_gib,
+			    &err) != 0) {
+				fprintf(stderr, "vramplan: --host-mem '%s' is %s "
+				    "(GiB per node, from 1 to 1000000)\n", optarg,
+				    err);
+				return VP_EXIT_USAGE;
+			}
+			break;
+		case O_LOSS:
+			if (parse_enum("--loss", optarg, vp_loss_names,
+			    VP_LOSS_COUNT, &ov.loss))
+				return VP_EXIT_USAGE;
+			break;
 		case O_HELP: case 'h':
 			help();
 			return flush_out();
@@ -557,6 +642,21 @@ vp_cmd_estimate(int argc, char **argv)
 	if (ov.ep > 0) plan.ep = (unsigned)ov.ep;
 	if (ov.sp > 0) plan.sp = true;
 	if (ov.capacity > 0) plan.capacity_factor = ov.capacity;
+	if (ov.lora > 0) plan.lora_rank = (unsigned)ov.lora;
+	if (ov.lora_targets) plan.lora_targets = ov.lora_targets;
+	/* all-linear means the linears this model has. */
+	if (plan.lora_targets == (1u << VP_LORA_TARGET_COUNT) - 1)
+		plan.lora_targets &= vp_lora_available(&model);
+	if (ov.lora_dropout >= 0) plan.lora_dropout = ov.lora_dropout;
+	if (ov.lora_dtype >= 0)
+		plan.lora_dtype = ov.lora_dtype ? VP_BF16 : VP_FP32;
+	if (ov.quant >= 0) plan.quant = (enum vp_quant)ov.quant;
+	if (ov.offload >= 0) plan.offload = (enum vp_offload)ov.offload;
+	plan.offload_nvme = ov.offload_nvme;
+	plan.activation_offload = ov.act_offload;
+	if (ov.host_mem_gib > 0)
+		plan.host_mem_bytes = (uint64_t)(ov.host_mem_gib * VP_GIB);
+	if (ov.loss >= 0) plan.loss = (enum vp_loss)ov.loss;
 
 	if (gpus_arg != NULL) {
 		struct vp_buf msg;
@@ -579,7 +679,7 @@ vp_cmd_estimate(int argc, char **argv)
 		 * nodes (or, with --gpus-per-node K, makes M x K GPUs).
 		 */
 		world = gs.count;
-		if (ov.nodes > 0 && ov.gpn > 0 && strpbrk(gpus_arg, "xX") == NULL)
+		if (ov.nodes > 0 && ov.gpn > 0 && !gs.counted)
 			world = gs.count = (unsigned)(ov.nodes * ov.gpn);
 		if (ov.gpn > 0)
 			plan.gpus_per_node = (unsigned)ov.gpn;
@@ -730,6 +830,30 @@ vp_cmd_estimate(int argc, char **argv)
 	rep.model = &model;
 	rep.plan = &plan;
 	rep.mem = &mem;
+	rep.trainable = mem.trainable;
+	{
+		static char tg[64];
+		unsigned i;
+
+		tg[0] = '\0';
+		for (i = 0; i < VP_LORA_TARGET_COUNT; i++)
+			if (plan.lora_targets & (1u << i))
+				snprintf(tg + strlen(tg), sizeof tg - strlen(tg),
+				    "%s%s", tg[0] ? "," : "",
+				    vp_lora_target_names[i]);
+		rep.lora_targets = tg;
+	}
+	/* Host RAM per node: every GPU of the node offloads its share. */
+	rep.host_per_node = vp_mul_sat(mem.host_bytes, plan.gpus_per_node &&
+	    plan.gpus_per_node < world ? plan.gpus_per_node : world);
+	if (plan.host_mem_bytes && rep.host_per_node > plan.host_mem_bytes) {
+		rep.host_note = "DOES NOT FIT in host RAM: the offloaded state "
+		    "exceeds --host-mem";
+		host_short = true;
+	} else if (!plan.host_mem_bytes && rep.host_per_node > (2048ULL << 30)) {
+		rep.host_note = "warning: more host RAM per node than a typical "
+		    "server has (2 TiB); give --host-mem to check";
+	}
 	rep.profile = plan.device == VP_DEVICE_CPU ?
 	    "cpu (no caching allocator, no CUDA context)" :
 	    "built-in defaults (not calibrated)";
@@ -763,7 +887,7 @@ vp_cmd_estimate(int argc, char **argv)
 	vp_model_free(&model);
 	if (e != VP_EXIT_OK)
 		return e;
-	return rep.fits == 0 ? VP_EXIT_NOFIT : VP_EXIT_OK;
+	return rep.fits == 0 || host_short ? VP_EXIT_NOFIT : VP_EXIT_OK;
 }
 
 int

@@ -116,6 +116,7 @@ vp_gpuset_parse(const struct vp_catalog *c, const char *arg,
 				return -1;
 			}
 			name = x + 1;
+			out->counted = true;
 		}
 	}
 	out->gpu = vp_catalog_find(c, name);

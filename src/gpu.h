@@ -61,6 +61,7 @@ struct vp_gpuset {
 	const struct vp_gpu *gpu;
 	unsigned count;
 	bool via_alias;		/* the user typed an alias, not the id */
+	bool counted;		/* "NxCARD" rather than a bare card name */
 	char *typed;		/* what the user typed (owned) */
 };
 

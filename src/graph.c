@@ -16,6 +16,8 @@
  */
 #include "graph.h"
 
+#include "finetune.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -45,6 +47,8 @@ struct lctx {
 	uint64_t s_kv;		/* key length seen by attention (full seq) */
 	bool sharded_weights;	/* ZeRO-3 / FSDP full or hybrid */
 	uint64_t global_layer;	/* index of the block in the whole model */
+	bool fp8;		/* Transformer Engine fp8 linears */
+	bool frozen;		/* LoRA: base weights take no gradient */
 };
 
 /*
@@ -168,9 +172,32 @@ ew(struct lctx *x, const char *name, uint64_t n, enum vp_dtype dt,
 	if (in2 >= 0) IN(o, in2);
 	t = tnew(x, n, dt, cat, name, rg);
 	OUT(o, t);
-	if (save1 >= 0) SAVE(o, save1);
-	if (save2 >= 0) SAVE(o, save2);
+	/* Autograd records nothing for an op no gradient flows through. */
+	if (rg && save1 >= 0) SAVE(o, save1);
+	if (rg && save2 >= 0) SAVE(o, save2);
 	return t;
+}
+
+/*
+ * A product of two tensors (mul, matmul): each operand is saved for the
+ * other's gradient, so a is kept only if b requires grad and vice versa
+ * (frozen LoRA bases make the difference).
+ */
+static int32_t
+ew2(struct lctx *x, const char *name, uint64_t n, enum vp_dtype dt,
+    int32_t a, int32_t b, enum vp_cat cat)
+{
+	return ew(x, name, n, dt, a, b, rg_of(x, b) ? a : -1,
+	    rg_of(x, a) ? b : -1, cat);
+}
+
+/* The last op saves its own result (softmax, tanh, rsqrt, ReLU...), when
+ * a gradient will flow through it. */
+static void
+save_result(struct lctx *x, int32_t t)
+{
+	if (rg_of(x, t))
+		x->g->op[x->g->nop - 1].saved[0] = t;
 }
 
 /* x.to(dt): a copy when the dtype changes, the same tensor otherwise. */
@@ -190,15 +217,50 @@ cast(struct lctx *x, int32_t t, enum vp_dtype dt, enum vp_cat cat)
  * input is cast to the compute dtype first, once per call: q, k and v
  * projections of one normed input make three copies.
  */
+/* Which LoRA targets a linear answers to, by its module name. */
+static const struct { const char *name; unsigned bits; } lora_names[] = {
+	{ "q_proj", 1u << VP_LORA_Q }, { "k_proj", 1u << VP_LORA_K },
+	{ "v_proj", 1u << VP_LORA_V }, { "o_proj", 1u << VP_LORA_O },
+	{ "qkv_proj", (1u << VP_LORA_Q) | (1u << VP_LORA_K) | (1u << VP_LORA_V) },
+	{ "in_proj", (1u << VP_LORA_Q) | (1u << VP_LORA_K) | (1u << VP_LORA_V) },
+	{ "gate_proj", 1u << VP_LORA_GATE }, { "up_proj", 1u << VP_LORA_UP },
+	{ "fc_in", 1u << VP_LORA_UP }, { "down_proj", 1u << VP_LORA_DOWN },
+	{ "query", 1u << VP_LORA_Q }, { "key", 1u << VP_LORA_K },
+	{ "value", 1u << VP_LORA_V }, { "attn output", 1u << VP_LORA_O },
+	{ "out_proj", 1u << VP_LORA_O }, { "intermediate", 1u << VP_LORA_UP },
+	{ "output", 1u << VP_LORA_DOWN },
+};
+
+static unsigned
+lora_bits(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < VP_NELEM(lora_names); i++)
+		if (strcmp(lora_names[i].name, name) == 0)
+			return lora_names[i].bits;
+	return 0;
+}
+
+static int32_t dropout_p(struct lctx *x, const char *name, int32_t in,
+    double p);
+
+/*
+ * The core of a linear layer with weights stored in wdt: the autocast
+ * casts, the SP gather, what is saved and the weight gradient.
+ */
 static int32_t
-linear(struct lctx *x, const char *name, int32_t in, uint64_t din,
-    uint64_t dout, bool bias, bool trainable, enum vp_cat outcat)
+linear_w(struct lctx *x, const char *name, int32_t in, uint64_t din,
+    uint64_t dout, bool bias, bool trainable, enum vp_cat outcat,
+    enum vp_dtype wdt, enum vp_dtype gdt)
 {
 	uint64_t n = elems_of(x, in) / din, nout = n;
 	uint64_t wel = vp_mul_sat(din * dout + (bias ? dout : 0), x->wmult);
-	enum vp_dtype cdt = x->autocast ? x->c : x->w;
+	enum vp_dtype cdt = x->autocast ? x->c : wdt;
 	int32_t xin = x->autocast ? cast(x, in, x->c, VP_CAT_ACT) : in, wc = -1;
 	enum lin_kind kind = LIN_LOCAL;
+	bool quant = x->p->quant != VP_QUANT_NONE && lora_bits(name) != 0 &&
+	    strncmp(name, "lora", 4) != 0;
 	struct vp_op *o;
 	int32_t y;
 	size_t i;
@@ -208,7 +270,7 @@ linear(struct lctx *x, const char *name, int32_t in, uint64_t din,
 			kind = lin_kinds[i].kind;
 	/* With sharded weights (ZeRO-3, FSDP full/hybrid) the unit runs
 	 * from its gathered 16-bit buffer: no autocast copies. */
-	if (x->autocast && x->w != x->c && !x->sharded_weights)
+	if (x->autocast && wdt != x->c && !x->sharded_weights && !quant)
 		wc = tnew(x, wel, x->c, VP_CAT_CAST, "autocast weight", false);
 	o = opnew(x, name);
 	IN(o, xin);
@@ -224,15 +286,29 @@ linear(struct lctx *x, const char *name, int32_t in, uint64_t din,
 		o->fwd_tmp = vp_mul_sat(nout * din, B(dt_of(x, xin)));
 		o->bwd_tmp = o->fwd_tmp;
 	}
+	/* bitsandbytes dequantizes the weight to 16 bit for the matmul,
+	 * in forward and again in backward. */
+	if (quant) {
+		o->fwd_tmp += vp_mul_sat(wel, B(x->c));
+		o->bwd_tmp += vp_mul_sat(wel, B(x->c));
+	}
 	y = tnew(x, vp_mul_sat(nout, dout), cdt, outcat, name,
 	    trainable || rg_of(x, xin));
 	OUT(o, y);
-	if (trainable)
-		SAVE(o, xin);	/* needed for dW */
 	if (trainable) {
-		o->wgrad_bytes = vp_mul_sat(wel, B(x->gd));
+		if (x->fp8) {
+			/* Transformer Engine keeps the fp8 cast of the input
+			 * (1 byte per value) for dW. */
+			int32_t q8 = tnew(x, elems_of(x, xin), VP_BOOL,
+			    VP_CAT_ACT, "fp8 input", false);
+			OUT(o, q8);
+			SAVE(o, q8);
+		} else {
+			SAVE(o, xin);	/* needed for dW */
+		}
+		o->wgrad_bytes = vp_mul_sat(wel, B(gdt));
 		/* Autocast: dW comes out in 16 bit, then is cast to fp32. */
-		if (x->autocast && x->w != x->c)
+		if (x->autocast && wdt != x->c)
 			o->wgrad_tmp = vp_mul_sat(wel, B(x->c));
 	}
 	/* SP: a row-parallel layer's full output is reduce-scattered. */
@@ -242,15 +318,45 @@ linear(struct lctx *x, const char *name, int32_t in, uint64_t din,
 	return y;
 }
 
+/*
+ * A linear layer of the model.  With LoRA every base weight is frozen (no
+ * input saved for dW, no gradient) and each targeted layer adds PEFT's
+ * path: the input cast to the adapter dtype, LoRA dropout, A (in -> r,
+ * saves its input), B (r -> out, saves the r-wide input), the scaling,
+ * and the sum with the base output.
+ */
+static int32_t
+linear(struct lctx *x, const char *name, int32_t in, uint64_t din,
+    uint64_t dout, bool bias, bool trainable, enum vp_cat outcat)
+{
+	bool lora = x->p->lora_rank > 0;
+	int32_t y, a, xl;
+	enum vp_dtype ad = x->p->lora_dtype;
+	uint64_t r = x->p->lora_rank;
+
+	y = linear_w(x, name, in, din, dout, bias, trainable && !lora, outcat,
+	    x->w, x->gd);
+	if (!lora || !(lora_bits(name) & x->p->lora_targets))
+		return y;
+	xl = cast(x, in, ad, VP_CAT_ACT);
+	xl = dropout_p(x, "lora dropout", xl, x->p->lora_dropout);
+	a = linear_w(x, "lora_A", xl, din, r, false, true, VP_CAT_ACT, ad, ad);
+	a = linear_w(x, "lora_B", a, r, dout, false, true, VP_CAT_ACT, ad, ad);
+	a = ew(x, "lora scale", elems_of(x, a), dt_of(x, a), a, -1, -1, -1,
+	    VP_CAT_ACT);
+	return ew(x, "lora add", elems_of(x, y), promote(dt_of(x, y),
+	    dt_of(x, a)), y, a, -1, -1, outcat);
+}
+
 /* Dropout: CUDA saves a 1-byte mask; CPU an input-dtype noise tensor. */
 static int32_t
-dropout(struct lctx *x, const char *name, int32_t in)
+dropout_p(struct lctx *x, const char *name, int32_t in, double prob)
 {
 	uint64_t n = elems_of(x, in);
 	struct vp_op *o;
 	int32_t mask, y;
 
-	if (x->drop <= 0)
+	if (prob <= 0)
 		return in;
 	o = opnew(x, name);
 	IN(o, in);
@@ -261,6 +367,12 @@ dropout(struct lctx *x, const char *name, int32_t in)
 	y = tnew(x, n, dt_of(x, in), VP_CAT_ACT, name, rg_of(x, in));
 	OUT(o, y);
 	return y;
+}
+
+static int32_t
+dropout(struct lctx *x, const char *name, int32_t in)
+{
+	return dropout_p(x, name, in, x->drop);
 }
 
 /*
@@ -290,14 +402,18 @@ norm(struct lctx *x, const char *name, int32_t in)
 		IN(o, xin);
 		mean = tnew(x, rows, VP_FP32, VP_CAT_ACT, "ln mean", false);
 		rstd = tnew(x, rows, VP_FP32, VP_CAT_ACT, "ln rstd", false);
-		y = tnew(x, n, odt, VP_CAT_ACT, name, true);
+		y = tnew(x, n, odt, VP_CAT_ACT, name, !x->frozen ||
+		    rg_of(x, xin));
 		OUT(o, y);
 		OUT(o, mean);
 		OUT(o, rstd);
-		SAVE(o, xin);
-		SAVE(o, mean);
-		SAVE(o, rstd);
-		o->wgrad_bytes = vp_mul_sat(2 * x->h, B(x->gd));
+		if (rg_of(x, y)) {
+			SAVE(o, xin);
+			SAVE(o, mean);
+			SAVE(o, rstd);
+		}
+		if (!x->frozen)
+			o->wgrad_bytes = vp_mul_sat(2 * x->h, B(x->gd));
 		/* Backward: dgamma/dbeta partial sums per row block. */
 		o->bwd_tmp = vp_mul_sat(n, B(VP_FP32));
 		return y;
@@ -315,16 +431,20 @@ norm(struct lctx *x, const char *name, int32_t in)
 		    VP_CAT_ACT);
 		rs = ew(x, "rms rsqrt", rows, VP_FP32, ve, -1, -1, -1,
 		    VP_CAT_ACT);
-		x->g->op[x->g->nop - 1].saved[0] = rs;
+		save_result(x, rs);
 		hn = ew(x, "rms mul", n, VP_FP32, x32, rs, x32, rs,
 		    VP_CAT_ACT);
 		hc = cast(x, hn, idt, VP_CAT_ACT);
 		o = opnew(x, name);
 		IN(o, hc);
-		y = tnew(x, n, promote(x->w, idt), VP_CAT_ACT, name, true);
+		y = tnew(x, n, promote(x->w, idt), VP_CAT_ACT, name,
+		    !x->frozen || rg_of(x, hc));
 		OUT(o, y);
-		SAVE(o, hc);
-		o->wgrad_bytes = vp_mul_sat(x->h, B(x->gd));
+		/* weight * x keeps x only for the weight's gradient. */
+		if (!x->frozen) {
+			SAVE(o, hc);
+			o->wgrad_bytes = vp_mul_sat(x->h, B(x->gd));
+		}
 		/* Backward of weight*x: grad*x, then a sum over rows. */
 		o->bwd_tmp = vp_mul_sat(n, B(dt_of(x, y)));
 		return y;
@@ -345,7 +465,7 @@ activation(struct lctx *x, enum vp_act act, int32_t in)
 		{
 			int32_t y = ew(x, "relu", n, dt, in, -1, -1, -1,
 			    VP_CAT_ACT);
-			x->g->op[x->g->nop - 1].saved[0] = y;
+			save_result(x, y);
 			return y;
 		}
 	case VP_ACT_GELU_NEW:
@@ -359,7 +479,7 @@ activation(struct lctx *x, enum vp_act act, int32_t in)
 		inner = ew(x, "gelu add", n, dt, in, p3, -1, -1, VP_CAT_ACT);
 		inner = ew(x, "gelu mul", n, dt, inner, -1, -1, -1, VP_CAT_ACT);
 		th = ew(x, "gelu tanh", n, dt, inner, -1, -1, -1, VP_CAT_ACT);
-		x->g->op[x->g->nop - 1].saved[0] = th;
+		save_result(x, th);
 		onep = ew(x, "gelu add", n, dt, th, -1, -1, -1, VP_CAT_ACT);
 		half = ew(x, "gelu mul", n, dt, in, -1, -1, -1, VP_CAT_ACT);
 		return ew(x, "gelu mul", n, dt, half, onep, half, onep,
@@ -390,21 +510,24 @@ attention_core(struct lctx *x, int32_t q, int32_t k, int32_t v,
 		 * Backward recomputes the probabilities blockwise.
 		 */
 		int32_t lse;
+		bool rg;
 
 		o = opnew(x, "sdpa");
 		IN(o, q);
 		IN(o, k);
 		IN(o, v);
-		out = tnew(x, elems_of(x, q), cdt, VP_CAT_ACT, "attn out",
-		    true);
+		rg = rg_of(x, q) || rg_of(x, k) || rg_of(x, v);
+		out = tnew(x, elems_of(x, q), cdt, VP_CAT_ACT, "attn out", rg);
 		lse = tnew(x, rows, VP_FP32, VP_CAT_ACT, "lse", false);
 		OUT(o, out);
 		OUT(o, lse);
-		SAVE(o, q);
-		SAVE(o, k);
-		SAVE(o, v);
-		SAVE(o, lse);
-		SAVE(o, out);
+		if (rg) {
+			SAVE(o, q);
+			SAVE(o, k);
+			SAVE(o, v);
+			SAVE(o, lse);
+			SAVE(o, out);
+		}
 		/* Context parallel (ring attention): the k and v chunks of
 		 * the other ranks pass through double buffers. */
 		if (x->s_kv > x->s)
@@ -413,7 +536,7 @@ attention_core(struct lctx *x, int32_t q, int32_t k, int32_t v,
 		return out;
 	}
 	/* scores = q k^T (matmul saves both operands), scaled. */
-	sc = ew(x, "qk matmul", ss, cdt, q, k, q, k, VP_CAT_ACT);
+	sc = ew2(x, "qk matmul", ss, cdt, q, k, VP_CAT_ACT);
 	sc = ew(x, "scale", ss, cdt, sc, -1, -1, -1, VP_CAT_ACT);
 	/*
 	 * The additive mask: HF BERT builds it in the parameters' dtype
@@ -426,7 +549,7 @@ attention_core(struct lctx *x, int32_t q, int32_t k, int32_t v,
 		if (x->autocast && !x->cpu)
 			sc = cast(x, sc, VP_FP32, VP_CAT_ACT);
 		pr = ew(x, "softmax", ss, VP_FP32, sc, -1, -1, -1, VP_CAT_ACT);
-		x->g->op[x->g->nop - 1].saved[0] = pr;
+		save_result(x, pr);
 		pr = cast(x, pr, cdt, VP_CAT_ACT);
 		pr = dropout(x, "attn dropout", pr);
 	} else {
@@ -440,13 +563,13 @@ attention_core(struct lctx *x, int32_t q, int32_t k, int32_t v,
 		    dt_of(x, sc);
 
 		pr = ew(x, "softmax", ss, sdt, sc, -1, -1, -1, VP_CAT_ACT);
-		x->g->op[x->g->nop - 1].saved[0] = pr;
+		save_result(x, pr);
 		pr = dropout(x, "attn dropout", pr);
 		if (x->autocast)
 			pr = cast(x, pr, cdt, VP_CAT_ACT);
 	}
-	out = ew(x, "pv matmul", elems_of(x, q), promote(dt_of(x, pr), cdt),
-	    pr, v, pr, v, VP_CAT_ACT);
+	out = ew2(x, "pv matmul", elems_of(x, q), promote(dt_of(x, pr), cdt),
+	    pr, v, VP_CAT_ACT);
 	/* Selective recompute: the core's saved tensors are re-made. */
 	if (x->p->recompute == VP_RECOMP_SELECTIVE) {
 		size_t i;
@@ -480,8 +603,7 @@ mlp_block(struct lctx *x, int32_t in, uint64_t f)
 		    VP_ACT_SWIGLU, gate);
 		up = linear(x, "up_proj", in, x->h, f, m->bias, true,
 		    VP_CAT_ACT);
-		a = ew(x, "gate mul", rows * f, dt_of(x, up), a, up, a, up,
-		    VP_CAT_ACT);
+		a = ew2(x, "gate mul", rows * f, dt_of(x, up), a, up, VP_CAT_ACT);
 	} else {
 		up = linear(x, "fc_in", in, x->h, f, m->bias, true, VP_CAT_ACT);
 		a = activation(x, m->act, up);
@@ -511,7 +633,7 @@ moe(struct lctx *x, int32_t in)
 	r = linear(x, "router", in, x->h, e, false, true, VP_CAT_ACT);
 	r = ew(x, "router softmax", rows * e, VP_FP32, r, -1, -1, -1,
 	    VP_CAT_ACT);
-	x->g->op[x->g->nop - 1].saved[0] = r;
+	save_result(x, r);
 	/*
 	 * Routed rows: each token once per chosen expert, padded by the
 	 * capacity factor.  With expert parallelism a rank holds e/ep
@@ -576,7 +698,8 @@ decoder_block(struct lctx *x, int32_t in)
 		 * muls save them. */
 		cs = ew(x, "rope cos sin", 2 * x->s * x->d, dt, -1, -1, -1, -1,
 		    VP_CAT_ACT);
-		x->g->op[x->g->nop - 1].saved[0] = cs;
+		if (rg_of(x, q) || rg_of(x, k))
+			x->g->op[x->g->nop - 1].saved[0] = cs;
 
 		t1 = ew(x, "rope mul", n * qd, dt, q, -1, -1, -1, VP_CAT_ACT);
 		t2 = ew(x, "rope neg", n * qd / 2, dt, q, -1, -1, -1, VP_CAT_ACT);
@@ -667,6 +790,50 @@ encoder_block(struct lctx *x, int32_t in)
 }
 
 /*
+ * Liger's fused linear cross-entropy (--loss chunked): in forward, under
+ * no_grad, rows are processed in chunks of next_pow2(ceil(rows /
+ * ceil(V / h))); each chunk's logits (compute dtype), their fp32 upcast
+ * and fp32 gradient exist only while the chunk runs.  The gradient of the
+ * hidden states (rows x h) and of the head weight (V x h, fp32) are made
+ * in forward and kept for backward.  Full logits never exist.
+ */
+static int32_t
+fused_linear_ce(struct lctx *x, int32_t hsd, uint64_t rows)
+{
+	const struct vp_model *m = x->m;
+	uint64_t inc = (x->V + x->h - 1) / x->h, c = 1, want;
+	bool train_head = !x->frozen;
+	enum vp_dtype cdt = x->autocast ? x->c : x->w;
+	struct vp_op *o;
+	int32_t gin, gw, loss;
+
+	if (m->arch == VP_ARCH_DECODER && m->impl != VP_IMPL_TORCH_NN)
+		hsd = norm(x, "final norm", hsd);
+	want = (rows + inc - 1) / inc;
+	while (c < want)
+		c *= 2;
+	o = opnew(x, "fused linear cross-entropy");
+	IN(o, hsd);
+	o->fwd_tmp = vp_mul_sat(c * x->V, B(cdt) + 4 + 4);
+	gin = tnew(x, rows * x->h, dt_of(x, hsd), VP_CAT_LOGITS,
+	    "grad of hidden (fused CE)", false);
+	OUT(o, gin);
+	SAVE(o, gin);
+	if (train_head) {
+		gw = tnew(x, x->V * x->h, VP_FP32, VP_CAT_LOGITS,
+		    "grad of head (fused CE)", false);
+		OUT(o, gw);
+		SAVE(o, gw);
+		/* Backward hands it to the weight: the same bytes become the
+		 * gradient. */
+		o->wgrad_bytes = vp_mul_sat(x->V * x->h, B(x->gd));
+	}
+	loss = tnew(x, 1, VP_FP32, VP_CAT_LOGITS, "loss", true);
+	OUT(o, loss);
+	return loss;
+}
+
+/*
  * Logits and loss.  Decoder (HF v4.40 Llama/GPT-2): lm_head gives (b,s,V)
  * logits in the compute dtype, `logits.float()` upcasts them, the shift
  * `logits[..., :-1, :].contiguous()` copies b(s-1)V, and cross-entropy's
@@ -682,6 +849,9 @@ head_and_loss(struct lctx *x, int32_t hsd)
 	enum vp_dtype ldt;
 	struct vp_op *o;
 
+	if (x->p->loss == VP_LOSS_CHUNKED)
+		return fused_linear_ce(x, hsd, m->arch == VP_ARCH_DECODER ?
+		    nshift : n);
 	if (m->impl == VP_IMPL_TORCH_NN) {
 		/* A linear head straight on the last layer's output. */
 		lg = linear(x, "head", hsd, x->h, x->V, m->bias, true,
@@ -727,7 +897,7 @@ head_and_loss(struct lctx *x, int32_t hsd)
 	 */
 	ls = ew(x, "log_softmax", nshift * x->V, x->autocast ? VP_FP32 :
 	    dt_of(x, lg), lg, -1, -1, -1, VP_CAT_LOGITS);
-	x->g->op[x->g->nop - 1].saved[0] = ls;
+	save_result(x, ls);
 	if (dt_of(x, lg) != dt_of(x, ls))	/* fp32 grad, then the cast */
 		x->g->op[x->g->nop - 1].bwd_tmp = x->g->t[ls].bytes -
 		    x->g->t[lg].bytes;
@@ -766,9 +936,10 @@ embeddings(struct lctx *x, uint64_t rows)
 	ids = tnew(x, rows, VP_INT64, VP_CAT_INPUT, "input ids", false);
 	o = opnew(x, "embedding");
 	IN(o, ids);
-	t = tnew(x, rows * x->h, x->w, VP_CAT_ACT, "embeddings", true);
+	t = tnew(x, rows * x->h, x->w, VP_CAT_ACT, "embeddings", !x->frozen);
 	OUT(o, t);
-	o->wgrad_bytes = vp_mul_sat(x->V * x->h, B(x->gd));
+	if (!x->frozen)
+		o->wgrad_bytes = vp_mul_sat(x->V * x->h, B(x->gd));
 	/* Tied embeddings: the head's backward (which runs first) creates
 	 * the shared weight's gradient; this one adds to it. */
 	if (m->tie_embeddings && x->p->stage + 1 >= (x->p->pp ? x->p->pp : 1)) {
@@ -778,18 +949,20 @@ embeddings(struct lctx *x, uint64_t rows)
 	if (m->pos == VP_POS_LEARNED) {
 		int32_t pe = ew(x, "position embedding", rows * x->h, x->w,
 		    -1, -1, -1, -1, VP_CAT_ACT);
-		g->t[pe].requires_grad = true;
-		g->op[g->nop - 1].wgrad_bytes =
-		    vp_mul_sat(m->max_seq * x->h, B(x->gd));
+		g->t[pe].requires_grad = !x->frozen;
+		if (!x->frozen)
+			g->op[g->nop - 1].wgrad_bytes =
+			    vp_mul_sat(m->max_seq * x->h, B(x->gd));
 		t = ew(x, "embedding add", rows * x->h, x->w, t, pe, -1, -1,
 		    VP_CAT_ACT);
 	}
 	if (m->type_vocab) {
 		int32_t te = ew(x, "token type embedding", rows * x->h, x->w,
 		    -1, -1, -1, -1, VP_CAT_ACT);
-		g->t[te].requires_grad = true;
-		g->op[g->nop - 1].wgrad_bytes =
-		    vp_mul_sat(m->type_vocab * x->h, B(x->gd));
+		g->t[te].requires_grad = !x->frozen;
+		if (!x->frozen)
+			g->op[g->nop - 1].wgrad_bytes =
+			    vp_mul_sat(m->type_vocab * x->h, B(x->gd));
 		t = ew(x, "embedding add", rows * x->h, x->w, t, te, -1, -1,
 		    VP_CAT_ACT);
 	}
@@ -852,6 +1025,17 @@ vp_graph_build_blocks(const struct vp_model *m, const struct vp_plan *p,
 	x.wmult = 1;
 	x.sharded_weights = p->zero >= 3 || p->fsdp == VP_FSDP_FULL ||
 	    p->fsdp == VP_FSDP_HYBRID;
+	x.fp8 = p->precision == VP_PREC_FP8;
+	/*
+	 * LoRA: the base is frozen and, under mixed precision, loaded in the
+	 * 16-bit compute dtype (as fine-tuning recipes do); the adapters
+	 * keep --lora-dtype and autocast handles their matmuls.
+	 */
+	x.frozen = p->lora_rank > 0;
+	if (x.frozen && x.autocast) {
+		x.w = x.c;
+		x.r = x.c;
+	}
 	n = x.b * x.s;
 
 	nl = (uint32_t)blocks;
@@ -928,14 +1112,37 @@ vp_graph_build_blocks(const struct vp_model *m, const struct vp_plan *p,
 	}
 	/* With the block count overridden (the fast path), the persistent
 	 * terms still describe the real stage. */
+	g->trainable = g->params;
 	g->weight_bytes = vp_mul_sat(g->params, B(x.w));
-	g->grad_bytes = vp_mul_sat(g->params, B(x.gd));
+	if (p->lora_rank > 0) {
+		g->trainable = vp_lora_params(m, p, real_blocks);
+		g->adapter_bytes = vp_mul_sat(g->trainable, B(p->lora_dtype));
+		g->weight_bytes = vp_add_sat(vp_frozen_base_bytes(m, p,
+		    real_blocks, g->params, x.w), g->adapter_bytes);
+		g->grad_bytes = g->adapter_bytes;
+	} else {
+		g->grad_bytes = vp_mul_sat(g->params, B(x.gd));
+	}
 	if (pi->master) {
-		g->master_bytes = vp_mul_sat(g->params, 4);
+		g->master_bytes = vp_mul_sat(g->trainable, 4);
 		/* Megatron accumulates into an fp32 main_grad buffer;
 		 * DeepSpeed keeps 16-bit gradients. */
 		if (p->framework == VP_FW_MEGATRON)
-			g->grad_bytes = vp_mul_sat(g->params, 4);
+			g->grad_bytes = vp_mul_sat(g->trainable, 4);
+	}
+	/* Transformer Engine keeps an fp8 copy of each linear weight and
+	 * its transpose for backward (1 byte each), plus amax histories
+	 * (1024 fp32 per tensor, a few per linear: small). */
+	if (x.fp8)
+		g->fp8_bytes = vp_mul_sat(2, vp_block_linear_params(m, p,
+		    real_blocks));
+	g->optim_state_bytes = vp_optimizer_state_bytes(m, p, real_blocks,
+	    first, last, g->trainable);
+	if (p->lora_rank > 0) {
+		/* The largest trainable tensor is an adapter: r x max dim. */
+		g->largest_param_bytes = vp_mul_sat((uint64_t)p->lora_rank *
+		    (x.f > x.h ? x.f : x.h), B(p->lora_dtype));
+		return 0;
 	}
 	g->largest_param_bytes = vp_mul_sat(first || last ?
 	    vp_mul_sat(x.V, x.h) : vp_mul_sat(x.h, x.f > x.h ? x.f : x.h),

@@ -28,7 +28,8 @@
 	X(WEIGHTS, "weights") X(MASTER, "master weights") X(GRADS, "gradients") \
 	X(OPTIM, "optimizer states") X(CAST, "autocast weight cache") \
 	X(ACT, "activations") X(LOGITS, "logits and loss") \
-	X(TRANSIENT, "transient buffers") X(INPUT, "inputs")
+	X(TRANSIENT, "transient buffers") X(INPUT, "inputs") \
+	X(ADAPTER, "LoRA adapters") X(FP8, "fp8 weight copies")
 #define X(e, s) VP_CAT_##e,
 enum vp_cat { VP_CAT_LIST(X) VP_CAT_COUNT };
 #undef X
@@ -77,6 +78,10 @@ struct vp_graph {
 	uint64_t input_bytes;		/* token ids, labels, masks */
 	uint64_t largest_param_bytes;	/* biggest single parameter tensor */
 	uint64_t params;		/* parameters on this rank */
+	uint64_t trainable;		/* of which take gradients */
+	uint64_t adapter_bytes;		/* LoRA adapters (within weight_bytes) */
+	uint64_t fp8_bytes;		/* Transformer Engine fp8 weight copies */
+	uint64_t optim_state_bytes;	/* optimizer states, unsharded */
 	uint64_t block_params;		/* one block's parameters on this rank */
 	/*
 	 * torch.autocast caches the low-precision copy of each weight until

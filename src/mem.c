@@ -368,7 +368,7 @@ backward(struct sim *s)
 static uint64_t
 optim_tmp(const struct vp_graph *g, const struct vp_plan *p)
 {
-	uint64_t state_el = g->params;
+	uint64_t state_el = g->trainable;
 	bool adam = p->optimizer == VP_OPT_ADAM || p->optimizer == VP_OPT_ADAMW;
 
 	/* DeepSpeed and Megatron step with fused Adam kernels; --zero
@@ -387,18 +387,6 @@ optim_tmp(const struct vp_graph *g, const struct vp_plan *p)
 		return vp_mul_sat(state_el,
 		    vp_dtype_bytes[vp_prec_info[p->precision].state]);
 	return 0;
-}
-
-static uint64_t
-optim_state_bytes(const struct vp_graph *g, const struct vp_plan *p)
-{
-	const struct vp_opt_info *oi = &vp_opt_info[p->optimizer];
-	enum vp_dtype sd = vp_prec_info[p->precision].state;
-
-	/* States are kept in the state dtype (fp32, or 16 bit for pure
-	 * 16-bit training); bytes_per_param is given at fp32. */
-	return vp_scale(g->params, (double)oi->state_bytes_per_param *
-	    vp_dtype_bytes[sd] / 4.0);
 }
 
 /*
@@ -495,25 +483,60 @@ simulate(struct sim *s, const struct vp_model *m)
 	const struct vp_graph *g = s->g;
 	const struct vp_plan *p = s->p;
 	struct sharding sh;
-	uint64_t states = optim_state_bytes(g, p), weights = g->weight_bytes;
+	uint64_t states = g->optim_state_bytes, weights = g->weight_bytes;
 	uint64_t master = g->master_bytes, grads_total = 0, mb;
-	uint64_t end_fwd_live = 0, base;
+	uint64_t end_fwd_live = 0, base, host = 0, adapters;
+	bool paged = p->optimizer == VP_OPT_PAGED_ADAMW ||
+	    p->optimizer == VP_OPT_PAGED_ADAMW_8BIT;
 	size_t i;
 
 	sharding(g, m, p, &sh);
 	states /= sh.states;
 	master /= sh.states;
 	weights /= sh.weights;
+	adapters = g->adapter_bytes / sh.weights;
 	s->gshard = sh.grads;
 	s->shard_tmp = sh.gather;
 	s->unit_grad = sh.unit_grad;
 	s->grads_prealloc = sh.grads_prealloc;
+	/*
+	 * Off the GPU: paged optimizers keep their states in unified memory
+	 * that the driver evicts to host RAM under pressure, so they never
+	 * cause an OOM; ZeRO-Offload / FSDP CPU offload keep states and the
+	 * fp32 master (and with params the weights) in pinned host RAM,
+	 * or on NVMe with ZeRO-Infinity (host keeps the pinned buffers).
+	 */
+	if (paged || p->offload == VP_OFFLOAD_OPTIMIZER ||
+	    p->offload == VP_OFFLOAD_ALL) {
+		host += states + master;
+		states = master = 0;
+	}
+	if (p->offload == VP_OFFLOAD_PARAMS || p->offload == VP_OFFLOAD_ALL) {
+		host += weights;
+		weights = adapters = 0;
+		/* The current and prefetched units come back to the GPU. */
+		if (s->shard_tmp == 0)
+			s->shard_tmp = 2 * g->block_params *
+			    vp_dtype_bytes[vp_prec_info[p->precision].compute];
+	}
+	if (p->offload_nvme && p->offload != VP_OFFLOAD_NONE) {
+		/* Infinity: pinned swap buffers on the host, the rest on
+		 * NVMe (4 buffers of one unit each). */
+		uint64_t pinned = 4 * g->block_params * 4;
+
+		s->out->nvme_bytes = host > pinned ? host - pinned : 0;
+		host = host < pinned ? host : pinned;
+	}
+	s->out->host_bytes = host;
+	s->out->trainable = g->trainable;
 	s->out->weights_bytes = weights;
 	s->out->master_bytes = master;
 	s->out->optim_bytes = states;
 	s->out->params = g->params;
 
-	add(s, VP_CAT_WEIGHTS, weights);
+	add(s, VP_CAT_WEIGHTS, weights - adapters);
+	add(s, VP_CAT_ADAPTER, adapters);
+	add(s, VP_CAT_FP8, g->fp8_bytes / sh.weights);
 	add(s, VP_CAT_MASTER, master);
 	add(s, VP_CAT_OPTIM, states);
 	add(s, VP_CAT_INPUT, g->input_bytes);	/* labels */
@@ -557,7 +580,8 @@ simulate(struct sim *s, const struct vp_model *m)
 		s->phase = VP_PHASE_OPTIMIZER;
 		s->cur_layer = 0;
 		s->cur_op = "optimizer step";
-		check(s, optim_tmp(g, p) / sh.states, VP_CAT_TRANSIENT);
+		check(s, host ? 0 : optim_tmp(g, p) / sh.states,
+		    VP_CAT_TRANSIENT);
 	}
 }
 

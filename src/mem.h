@@ -68,6 +68,11 @@ struct vp_mem {
 	uint64_t saved_per_microbatch;	/* activations at end of forward */
 	uint64_t shard_gather_bytes;	/* ZeRO-3/FSDP gathered parameters */
 	uint64_t grad_buffer_bytes;	/* DDP buckets / DeepSpeed reduce bucket */
+	/* Off the GPU, per rank: what offload and paged optimizers move to
+	 * host RAM (pinned buffers included) or NVMe. */
+	uint64_t host_bytes;
+	uint64_t nvme_bytes;
+	uint64_t trainable;		/* parameters that train on this rank */
 	uint64_t params;		/* parameters on this rank */
 	/* With explain: the largest live tensors at the peak. */
 	struct vp_live top[VP_MEM_TOP];

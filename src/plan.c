@@ -1,6 +1,8 @@
 /* plan.c — option tables and plan defaults (see plan.h). */
 #include "plan.h"
 
+#include "finetune.h"
+
 #include <string.h>
 
 #define X(e, s) s,
@@ -10,6 +12,11 @@ const char *const vp_recomp_names[VP_RECOMP_COUNT] = { VP_RECOMP_LIST(X) };
 const char *const vp_attn_names[VP_ATTN_COUNT] = { VP_ATTN_LIST(X) };
 const char *const vp_device_names[VP_DEVICE_COUNT] = { VP_DEVICE_LIST(X) };
 const char *const vp_fsdp_names[VP_FSDP_COUNT] = { VP_FSDP_LIST(X) };
+const char *const vp_quant_names[VP_QUANT_COUNT] = { VP_QUANT_LIST(X) };
+const char *const vp_offload_names[VP_OFFLOAD_COUNT] = { VP_OFFLOAD_LIST(X) };
+const char *const vp_loss_names[VP_LOSS_COUNT] = { VP_LOSS_LIST(X) };
+const char *const vp_lora_target_names[VP_LORA_TARGET_COUNT] = {
+	VP_LORA_TARGET_LIST(X) };
 const char *const vp_framework_names[VP_FW_COUNT] = { VP_FRAMEWORK_LIST(X) };
 #undef X
 
@@ -26,6 +33,9 @@ const struct vp_prec_info vp_prec_info[VP_PREC_COUNT] = {
 	[VP_PREC_BF16]        = { VP_BF16, VP_BF16, VP_BF16, false, false, VP_BF16 },
 	[VP_PREC_FP16_MASTER] = { VP_FP16, VP_FP16, VP_FP16, false, true,  VP_FP32 },
 	[VP_PREC_BF16_MASTER] = { VP_BF16, VP_BF16, VP_BF16, false, true,  VP_FP32 },
+	/* Transformer Engine fp8: bf16 weights with fp32 masters, fp8
+	 * copies of the linear weights (graph.c adds them). */
+	[VP_PREC_FP8]         = { VP_BF16, VP_BF16, VP_BF16, false, true,  VP_FP32 },
 };
 
 /*
@@ -45,6 +55,10 @@ const struct vp_opt_info vp_opt_info[VP_OPT_COUNT] = {
 	[VP_OPT_ADAMW_8BIT]   = { 2, 2, "8-bit exp_avg + exp_avg_sq" },
 	[VP_OPT_ADAFACTOR]    = { 0, 0, "factored second moments" },
 	[VP_OPT_LION]         = { 4, 1, "momentum" },
+	/* bitsandbytes paged optimizers: states in unified memory that the
+	 * driver evicts to host RAM under pressure (mem.c). */
+	[VP_OPT_PAGED_ADAMW]  = { 8, 2, "paged exp_avg + exp_avg_sq" },
+	[VP_OPT_PAGED_ADAMW_8BIT] = { 2, 2, "paged 8-bit exp_avg + exp_avg_sq" },
 };
 
 void
@@ -65,6 +79,8 @@ vp_plan_defaults(struct vp_plan *p, const struct vp_model *m)
 	p->dp = 0;
 	p->vpp = p->cp = p->ep = 1;
 	p->gpus_per_node = 8;
+	p->lora_targets = (1u << VP_LORA_Q) | (1u << VP_LORA_V);
+	p->lora_dtype = VP_FP32;
 	p->fsdp = VP_FSDP_NONE;
 	p->framework = VP_FW_TORCH;
 	p->device = VP_DEVICE_CUDA;
@@ -93,6 +109,53 @@ vp_plan_dp(const struct vp_plan *p, unsigned world)
 	if (world % mp != 0)
 		return 0;
 	return world / mp;
+}
+
+bool
+vp_plan_lora(const struct vp_plan *p)
+{
+	return p->lora_rank > 0;
+}
+
+int
+vp_lora_parse_targets(const char *s, unsigned *out, const char **bad)
+{
+	static char word[32];
+	const char *p = s;
+	unsigned set = 0;
+	int i;
+
+	if (strcmp(s, "all-linear") == 0 || strcmp(s, "all") == 0) {
+		*out = (1u << VP_LORA_TARGET_COUNT) - 1;
+		return 0;
+	}
+	while (*p) {
+		size_t n = strcspn(p, ",");
+
+		if (n == 0 || n >= sizeof word) {
+			*bad = n ? "(too long)" : "(empty)";
+			return -1;
+		}
+		memcpy(word, p, n);
+		word[n] = '\0';
+		for (i = 0; i < VP_LORA_TARGET_COUNT; i++)
+			if (strcmp(word, vp_lora_target_names[i]) == 0)
+				break;
+		if (i == VP_LORA_TARGET_COUNT) {
+			*bad = word;
+			return -1;
+		}
+		set |= 1u << i;
+		p += n;
+		if (*p == ',')
+			p++;
+	}
+	if (set == 0) {
+		*bad = "(empty)";
+		return -1;
+	}
+	*out = set;
+	return 0;
 }
 
 enum vp_framework
@@ -227,6 +290,64 @@ vp_plan_check(const struct vp_plan *p, const struct vp_model *m,
 		vp_diag_add(d, NULL, (struct vp_srcpos){ 0, 0 }, VP_ERROR,
 		    "--tp %u spans nodes of %u GPUs; tensor parallelism stays "
 		    "inside a node", tp, p->gpus_per_node);
+	if (p->lora_rank > 0) {
+		unsigned avail = vp_lora_available(m), bad = p->lora_targets &
+		    ~avail, i;
+		struct vp_matrix mx[VP_MAX_MATRICES];
+		size_t n = vp_model_matrices(m, p, 1, mx), k;
+
+		for (i = 0; i < VP_LORA_TARGET_COUNT; i++)
+			if (bad & (1u << i)) {
+				struct vp_buf names;
+				unsigned j;
+
+				vp_buf_init(&names);
+				for (j = 0; j < VP_LORA_TARGET_COUNT; j++)
+					if (avail & (1u << j))
+						vp_buf_printf(&names, "%s%s",
+						    names.len ? ", " : "",
+						    vp_lora_target_names[j]);
+				vp_diag_add(d, NULL, (struct vp_srcpos){ 0, 0 },
+				    VP_ERROR, "--lora-targets: '%s' has no '%s' "
+				    "projection; its targets are: %s", m->name,
+				    vp_lora_target_names[i], names.s);
+				vp_buf_free(&names);
+			}
+		/* A rank past the smaller side of a matrix adds nothing. */
+		for (k = 0; k < n; k++)
+			if ((mx[k].lora_bits & p->lora_targets) &&
+			    (p->lora_rank > mx[k].rows ||
+			    p->lora_rank > mx[k].cols))
+				vp_diag_add(d, NULL, (struct vp_srcpos){ 0, 0 },
+				    VP_ERROR, "--lora %u is larger than the '%s' "
+				    "matrix (%llu x %llu); at most %llu", p->lora_rank,
+				    mx[k].name, (unsigned long long)mx[k].rows,
+				    (unsigned long long)mx[k].cols,
+				    (unsigned long long)(mx[k].rows < mx[k].cols ?
+				    mx[k].rows : mx[k].cols));
+	}
+	if (p->quant != VP_QUANT_NONE) {
+		if (p->lora_rank == 0)
+			vp_diag_add(d, NULL, (struct vp_srcpos){ 0, 0 }, VP_ERROR,
+			    "--quant %s freezes the base weights; train adapters "
+			    "with --lora RANK (QLoRA)", vp_quant_names[p->quant]);
+		if (p->device != VP_DEVICE_CUDA)
+			vp_diag_add(d, NULL, (struct vp_srcpos){ 0, 0 }, VP_ERROR,
+			    "--quant %s needs CUDA: bitsandbytes has no CPU "
+			    "kernels for training", vp_quant_names[p->quant]);
+		if (m->impl == VP_IMPL_TORCH_NN)
+			vp_diag_add(d, NULL, (struct vp_srcpos){ 0, 0 }, VP_ERROR,
+			    "--quant cannot quantize a torch.nn.MultiheadAttention "
+			    "model: its packed in_proj is not an nn.Linear that "
+			    "bitsandbytes replaces");
+	}
+	if (p->precision == VP_PREC_FP8 && p->device != VP_DEVICE_CUDA)
+		vp_diag_add(d, NULL, (struct vp_srcpos){ 0, 0 }, VP_ERROR,
+		    "--precision fp8 needs CUDA (Transformer Engine)");
+	if (p->offload_nvme && p->offload == VP_OFFLOAD_NONE)
+		vp_diag_add(d, NULL, (struct vp_srcpos){ 0, 0 }, VP_ERROR,
+		    "--offload-nvme says where to offload; choose what with "
+		    "--offload optimizer|params|optimizer+params");
 	if (world > 0) {
 		unsigned mp = tp * pp * (p->cp ? p->cp : 1);
 

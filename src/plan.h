@@ -23,14 +23,24 @@
 #define VP_PREC_LIST(X) \
 	X(FP32, "fp32") X(FP16_MIXED, "fp16-mixed") X(BF16_MIXED, "bf16-mixed") \
 	X(FP16, "fp16") X(BF16, "bf16") X(FP16_MASTER, "fp16-master") \
-	X(BF16_MASTER, "bf16-master")
+	X(BF16_MASTER, "bf16-master") X(FP8, "fp8")
 #define VP_OPT_LIST(X) \
 	X(SGD, "sgd") X(SGD_MOMENTUM, "sgd-momentum") X(ADAM, "adam") \
 	X(ADAMW, "adamw") X(ADAMW_8BIT, "adamw-8bit") X(ADAFACTOR, "adafactor") \
-	X(LION, "lion")
+	X(LION, "lion") X(PAGED_ADAMW, "paged-adamw") \
+	X(PAGED_ADAMW_8BIT, "paged-adamw-8bit")
 #define VP_RECOMP_LIST(X) X(NONE, "none") X(SELECTIVE, "selective") X(FULL, "full")
 #define VP_ATTN_LIST(X) X(EAGER, "eager") X(SDPA, "sdpa") X(FLASH, "flash")
 #define VP_DEVICE_LIST(X) X(CUDA, "cuda") X(CPU, "cpu")
+/* Quantized frozen base weights (bitsandbytes). */
+#define VP_QUANT_LIST(X) X(NONE, "none") X(NF4, "nf4") X(FP4, "fp4") X(INT8, "int8")
+/* What moves off the GPU (ZeRO-Offload / FSDP CPU offload / Infinity). */
+#define VP_OFFLOAD_LIST(X) X(NONE, "none") X(OPTIMIZER, "optimizer") \
+	X(PARAMS, "params") X(ALL, "optimizer+params")
+#define VP_LOSS_LIST(X) X(FULL, "full") X(CHUNKED, "chunked")
+/* LoRA target names: the projections of a transformer block. */
+#define VP_LORA_TARGET_LIST(X) X(Q, "q") X(K, "k") X(V, "v") X(O, "o") \
+	X(GATE, "gate") X(UP, "up") X(DOWN, "down")
 /* FSDP strategies; NONE = not FSDP (DDP or DeepSpeed ZeRO by --zero). */
 #define VP_FSDP_LIST(X) X(NONE, "none") X(FULL, "full") X(GRAD_OP, "grad-op") \
 	X(HYBRID, "hybrid")
@@ -63,6 +73,18 @@ enum vp_device { VP_DEVICE_LIST(X) VP_DEVICE_COUNT };
 #define X(e, s) VP_FSDP_##e,
 enum vp_fsdp { VP_FSDP_LIST(X) VP_FSDP_COUNT };
 #undef X
+#define X(e, s) VP_QUANT_##e,
+enum vp_quant { VP_QUANT_LIST(X) VP_QUANT_COUNT };
+#undef X
+#define X(e, s) VP_OFFLOAD_##e,
+enum vp_offload { VP_OFFLOAD_LIST(X) VP_OFFLOAD_COUNT };
+#undef X
+#define X(e, s) VP_LOSS_##e,
+enum vp_loss { VP_LOSS_LIST(X) VP_LOSS_COUNT };
+#undef X
+#define X(e, s) VP_LORA_##e,
+enum vp_lora_target { VP_LORA_TARGET_LIST(X) VP_LORA_TARGET_COUNT };
+#undef X
 #define X(e, s) VP_FW_##e,
 enum vp_framework { VP_FRAMEWORK_LIST(X) VP_FW_COUNT };
 #undef X
@@ -73,6 +95,10 @@ extern const char *const vp_recomp_names[VP_RECOMP_COUNT];
 extern const char *const vp_attn_names[VP_ATTN_COUNT];
 extern const char *const vp_device_names[VP_DEVICE_COUNT];
 extern const char *const vp_fsdp_names[VP_FSDP_COUNT];
+extern const char *const vp_quant_names[VP_QUANT_COUNT];
+extern const char *const vp_offload_names[VP_OFFLOAD_COUNT];
+extern const char *const vp_loss_names[VP_LOSS_COUNT];
+extern const char *const vp_lora_target_names[VP_LORA_TARGET_COUNT];
 extern const char *const vp_framework_names[VP_FW_COUNT];
 
 /* Element sizes in bytes. */
@@ -119,6 +145,17 @@ struct vp_plan {
 	unsigned gpus_per_node;	/* for hybrid sharding and placement */
 	enum vp_device device;
 	bool fused_optimizer;	/* fused kernels (no foreach temporaries) */
+	/* Fine-tuning. */
+	unsigned lora_rank;	/* 0 = full fine-tuning */
+	unsigned lora_targets;	/* bit set of enum vp_lora_target */
+	double lora_dropout;
+	enum vp_dtype lora_dtype;	/* adapter weights (fp32 or bf16) */
+	enum vp_quant quant;	/* frozen base storage */
+	enum vp_offload offload;
+	bool offload_nvme;	/* ZeRO-Infinity: offload target is NVMe */
+	bool activation_offload;	/* saved activations to host memory */
+	uint64_t host_mem_bytes;	/* per node; 0 = unlimited */
+	enum vp_loss loss;
 };
 
 /* Defaults, then the model file's training block; CLI flags go on top. */
@@ -126,6 +163,10 @@ void vp_plan_defaults(struct vp_plan *p, const struct vp_model *m);
 double vp_plan_dropout(const struct vp_plan *p, const struct vp_model *m);
 /* Data-parallel degree for a world size; 0 when the degrees do not divide. */
 unsigned vp_plan_dp(const struct vp_plan *p, unsigned world);
+/* Whether the base is frozen (LoRA) and trainable parameters. */
+bool vp_plan_lora(const struct vp_plan *p);
+/* Parse "q,v" / "all-linear" into a target bit set; -1 and the bad name. */
+int vp_lora_parse_targets(const char *s, unsigned *out, const char **bad);
 /* The framework whose semantics apply: --zero under plain PyTorch means
  * DeepSpeed, --fsdp means FSDP1. */
 enum vp_framework vp_plan_framework(const struct vp_plan *p);

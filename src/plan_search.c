@@ -164,7 +164,9 @@ vp_plan_time(const struct vp_model *m, const struct vp_gpu *gpu,
 	c->bandwidth_bound = false;
 	if (isnan(peak) || p->device == VP_DEVICE_CPU)
 		return;
-	flops = 6.0 * (double)pc.active + 6.0 * L * s * h;
+	/* LoRA: no weight gradients for the frozen base, so backward costs
+	 * one forward (input gradients), not two. */
+	flops = (p->lora_rank ? 4.0 : 6.0) * (double)pc.active + 6.0 * L * s * h;
 	if (p->recompute == VP_RECOMP_FULL)
 		flops += 2.0 * (double)pc.active + 2.0 * L * s * h;
 	else if (p->recompute == VP_RECOMP_SELECTIVE &&

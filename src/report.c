@@ -23,7 +23,15 @@ vp_report_rows(const struct vp_report *r, struct vp_row *rows)
 	const struct vp_mem *m = r->mem;
 	int n = 0;
 
-	rows[n++] = (struct vp_row){ "weights", m->term[VP_CAT_WEIGHTS], false };
+	rows[n++] = (struct vp_row){ r->plan->lora_rank ? (r->plan->quant ?
+	    "frozen base (quantized)" : "frozen base weights") : "weights",
+	    m->term[VP_CAT_WEIGHTS], false };
+	if (r->plan->lora_rank)
+		rows[n++] = (struct vp_row){ "LoRA adapters",
+		    m->term[VP_CAT_ADAPTER], false };
+	if (r->plan->precision == VP_PREC_FP8)
+		rows[n++] = (struct vp_row){ "fp8 weight copies (TE)",
+		    m->term[VP_CAT_FP8], false };
 	rows[n++] = (struct vp_row){ "master weights", m->term[VP_CAT_MASTER], false };
 	rows[n++] = (struct vp_row){ "gradients", m->term[VP_CAT_GRADS], false };
 	rows[n++] = (struct vp_row){ "optimizer states", m->term[VP_CAT_OPTIM], false };
@@ -257,7 +265,11 @@ vp_report_text(const struct vp_report *r, struct vp_buf *o)
 	vp_buf_printf(o, "%sParameters%s %s total (%llu), %s trainable",
 	    col(r, C_BOLD), col(r, C_RESET),
 	    vp_fmt_count(b1, sizeof b1, pc.total),
-	    (unsigned long long)pc.total, vp_fmt_count(b2, sizeof b2, pc.total));
+	    (unsigned long long)pc.total, vp_fmt_count(b2, sizeof b2,
+	    r->trainable ? r->trainable : pc.total));
+	if (r->plan->lora_rank)
+		vp_buf_printf(o, " (LoRA rank %u on %s%s)", r->plan->lora_rank,
+		    r->lora_targets, r->plan->quant ? ", base quantized" : "");
 	if (m->has_moe)
 		vp_buf_printf(o, ", %s active per token",
 		    vp_fmt_count(b1, sizeof b1, pc.active));
@@ -308,6 +320,19 @@ vp_report_text(const struct vp_report *r, struct vp_buf *o)
 		vp_buf_printf(o, ", at '%s'", mem->peak_op);
 	vp_buf_add(o, "\n");
 
+	if (mem->host_bytes || mem->nvme_bytes) {
+		vp_buf_printf(o, "  host RAM (offload / paged states)     %12s "
+		    "per GPU, %s per node", vp_fmt_bytes(b1, sizeof b1,
+		    mem->host_bytes), vp_fmt_bytes(b2, sizeof b2,
+		    r->host_per_node));
+		if (mem->nvme_bytes)
+			vp_buf_printf(o, "; NVMe %s per GPU", vp_fmt_bytes(b3,
+			    sizeof b3, mem->nvme_bytes));
+		vp_buf_add(o, "\n");
+		if (r->host_note)
+			vp_buf_printf(o, "  %s%s%s\n", col(r, C_YELLOW),
+			    r->host_note, col(r, C_RESET));
+	}
 	if (r->explain) {
 		vp_buf_printf(o, "\n%sLargest live tensors at the peak%s\n",
 		    col(r, C_BOLD), col(r, C_RESET));
@@ -393,7 +418,8 @@ vp_report_json(const struct vp_report *r, struct vp_buf *o)
 	json_u64(o, "layers", m->layers, true);
 	json_u64(o, "hidden", m->hidden, true);
 	json_u64(o, "params", pc.total, true);
-	json_u64(o, "trainable_params", pc.total, true);
+	json_u64(o, "trainable_params", r->trainable ? r->trainable : pc.total,
+	    true);
 	json_u64(o, "active_params", pc.active, false);
 	vp_buf_printf(o, "},\n \"plan\": {\"precision\": \"%s\", "
 	    "\"optimizer\": \"%s\", ", vp_prec_names[p->precision],
@@ -442,6 +468,11 @@ vp_report_json(const struct vp_report *r, struct vp_buf *o)
 	json_u64(o, "context_bytes", mem->context_bytes, true);
 	json_u64(o, "workspace_bytes", mem->workspace_bytes, true);
 	json_u64(o, "nccl_bytes", mem->nccl_bytes, true);
+	json_u64(o, "adapter_bytes", mem->term[VP_CAT_ADAPTER], true);
+	json_u64(o, "fp8_copies_bytes", mem->term[VP_CAT_FP8], true);
+	json_u64(o, "host_bytes", mem->host_bytes, true);
+	json_u64(o, "host_bytes_per_node", r->host_per_node, true);
+	json_u64(o, "nvme_bytes", mem->nvme_bytes, true);
 	json_u64(o, "allocated_peak_bytes", mem->allocated_peak, true);
 	json_u64(o, "reserved_peak_bytes", mem->reserved_peak, true);
 	json_u64(o, "device_peak_bytes", mem->device_peak, true);

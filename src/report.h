@@ -48,6 +48,10 @@ struct vp_report {
 	uint64_t max_seq;
 	unsigned min_gpus;
 	const struct vp_cand *min_gpus_plan;
+	uint64_t trainable;		/* parameters that train (0: all) */
+	const char *lora_targets;	/* "q,v" */
+	uint64_t host_per_node;		/* host RAM the job needs per node */
+	const char *host_note;		/* a warning about host RAM, or NULL */
 	bool color;			/* ANSI colour (tty and no NO_COLOR) */
 	bool unicode;			/* block characters for bars */
 	const char *version;

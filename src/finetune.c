@@ -1,0 +1,241 @@
+/* finetune.c — see finetune.h. */
+#include "finetune.h"
+
+#include <string.h>
+
+#define BIT(t) (1u << VP_LORA_##t)
+
+size_t
+vp_model_matrices(const struct vp_model *m, const struct vp_plan *p,
+    uint64_t blocks, struct vp_matrix *out)
+{
+	uint64_t tp = p->tp ? p->tp : 1, ep = p->ep ? p->ep : 1;
+	uint64_t h = m->hidden, d = m->head_dim;
+	uint64_t qd = m->heads / tp * d;
+	uint64_t kd = (m->kv_heads >= tp ? m->kv_heads / tp : 1) * d;
+	uint64_t f = m->ffn / tp, moe_blocks = 0, dense_blocks = blocks;
+	bool fused = m->pos == VP_POS_LEARNED && m->arch == VP_ARCH_DECODER;
+	size_t n = 0;
+
+	if (m->has_moe) {
+		moe_blocks = blocks > m->moe.first_dense ?
+		    blocks - m->moe.first_dense : 0;
+		dense_blocks = blocks - moe_blocks;
+	}
+	if (fused || m->impl == VP_IMPL_TORCH_NN) {
+		/* GPT-2's c_attn / nn.MultiheadAttention's in_proj. */
+		out[n++] = (struct vp_matrix){ "qkv", qd + 2 * kd, h, blocks,
+		    BIT(Q) | BIT(K) | BIT(V), true };
+	} else {
+		out[n++] = (struct vp_matrix){ "q", qd, h, blocks, BIT(Q), true };
+		out[n++] = (struct vp_matrix){ "k", kd, h, blocks, BIT(K), true };
+		out[n++] = (struct vp_matrix){ "v", kd, h, blocks, BIT(V), true };
+	}
+	out[n++] = (struct vp_matrix){ "o", h, qd, blocks, BIT(O), true };
+	if (vp_act_gated(m->act))
+		out[n++] = (struct vp_matrix){ "gate", f, h, dense_blocks,
+		    BIT(GATE), true };
+	out[n++] = (struct vp_matrix){ "up", f, h, dense_blocks, BIT(UP), true };
+	out[n++] = (struct vp_matrix){ "down", h, f, dense_blocks, BIT(DOWN),
+	    true };
+	if (moe_blocks) {
+		uint64_t e = m->moe.experts / ep * moe_blocks, ef = m->moe.ffn;
+
+		out[n++] = (struct vp_matrix){ "expert gate", ef, h, e,
+		    BIT(GATE), true };
+		out[n++] = (struct vp_matrix){ "expert up", ef, h, e, BIT(UP),
+		    true };
+		out[n++] = (struct vp_matrix){ "expert down", h, ef, e,
+		    BIT(DOWN), true };
+		out[n++] = (struct vp_matrix){ "router", m->moe.experts, h,
+		    moe_blocks, 0, false };
+		if (m->moe.shared_experts) {
+			uint64_t sf = m->moe.shared_ffn, c = moe_blocks *
+			    m->moe.shared_experts;
+
+			out[n++] = (struct vp_matrix){ "shared gate", sf, h, c,
+			    BIT(GATE), true };
+			out[n++] = (struct vp_matrix){ "shared up", sf, h, c,
+			    BIT(UP), true };
+			out[n++] = (struct vp_matrix){ "shared down", h, sf, c,
+			    BIT(DOWN), true };
+		}
+	}
+	return n;
+}
+
+unsigned
+vp_lora_available(const struct vp_model *m)
+{
+	unsigned all = (1u << VP_LORA_TARGET_COUNT) - 1;
+
+	return vp_act_gated(m->act) || (m->has_moe) ? all : all & ~BIT(GATE);
+}
+
+uint64_t
+vp_lora_params(const struct vp_model *m, const struct vp_plan *p,
+    uint64_t blocks)
+{
+	struct vp_matrix mx[VP_MAX_MATRICES];
+	size_t n = vp_model_matrices(m, p, blocks, mx), i;
+	uint64_t r = p->lora_rank, total = 0;
+
+	/* PEFT: A is r x in, B is out x r, for each adapted matrix. */
+	for (i = 0; i < n; i++)
+		if (mx[i].lora_bits & p->lora_targets)
+			total = vp_add_sat(total, vp_mul_sat(mx[i].count,
+			    r * (mx[i].rows + mx[i].cols)));
+	return total;
+}
+
+static uint64_t
+ceil_div(uint64_t a, uint64_t b)
+{
+	return (a + b - 1) / b;
+}
+
+uint64_t
+vp_quant_tensor_bytes(uint64_t rows, uint64_t cols, enum vp_quant q)
+{
+	uint64_t n = vp_mul_sat(rows, cols), blocks;
+
+	switch (q) {
+	case VP_QUANT_NF4:
+	case VP_QUANT_FP4:
+		blocks = ceil_div(n, 64);
+		return ceil_div(n, 2) + blocks + 4 * ceil_div(blocks, 256) +
+		    16 * 4 + 256 * 4 + 4;
+	case VP_QUANT_INT8:
+		return n + 4 * rows;
+	default:
+		return 2 * n;
+	}
+}
+
+uint64_t
+vp_adam8bit_tensor_bytes(uint64_t numel)
+{
+	if (numel < 4096)
+		return 8 * numel;
+	return 2 * numel + 2 * 4 * ceil_div(numel, 2048) + 2 * 256 * 4;
+}
+
+uint64_t
+vp_adafactor_tensor_bytes(uint64_t rows, uint64_t cols)
+{
+	if (rows <= 1 || cols <= 1)
+		return 4 * rows * cols;
+	return 4 * (rows + cols);
+}
+
+uint64_t
+vp_block_linear_params(const struct vp_model *m, const struct vp_plan *p,
+    uint64_t blocks)
+{
+	struct vp_matrix mx[VP_MAX_MATRICES];
+	size_t n = vp_model_matrices(m, p, blocks, mx), i;
+	uint64_t total = 0;
+
+	for (i = 0; i < n; i++)
+		if (mx[i].quantizable)
+			total = vp_add_sat(total, vp_mul_sat(mx[i].count,
+			    mx[i].rows * mx[i].cols));
+	return total;
+}
+
+uint64_t
+vp_frozen_base_bytes(const struct vp_model *m, const struct vp_plan *p,
+    uint64_t blocks, uint64_t params, enum vp_dtype base)
+{
+	struct vp_matrix mx[VP_MAX_MATRICES];
+	size_t n, i;
+	uint64_t lin = 0, bytes = 0;
+
+	if (p->quant == VP_QUANT_NONE)
+		return vp_mul_sat(params, vp_dtype_bytes[base]);
+	/* The block projections are quantized; embeddings, norms, the
+	 * router and the head stay in 16 bit. */
+	n = vp_model_matrices(m, p, blocks, mx);
+	for (i = 0; i < n; i++)
+		if (mx[i].quantizable) {
+			lin = vp_add_sat(lin, vp_mul_sat(mx[i].count,
+			    mx[i].rows * mx[i].cols));
+			bytes = vp_add_sat(bytes, vp_mul_sat(mx[i].count,
+			    vp_quant_tensor_bytes(mx[i].rows, mx[i].cols,
+			    p->quant)));
+		}
+	return vp_add_sat(bytes, vp_mul_sat(params > lin ? params - lin : 0,
+	    vp_dtype_bytes[base]));
+}
+
+/* Per-tensor state bytes for one optimizer. */
+static uint64_t
+tensor_states(const struct vp_plan *p, uint64_t rows, uint64_t cols,
+    unsigned sb)
+{
+	uint64_t n = vp_mul_sat(rows, cols);
+
+	switch (p->optimizer) {
+	case VP_OPT_ADAMW_8BIT:
+	case VP_OPT_PAGED_ADAMW_8BIT:
+		return vp_adam8bit_tensor_bytes(n);
+	case VP_OPT_ADAFACTOR:
+		return vp_adafactor_tensor_bytes(rows, cols) / 4 * sb;
+	default:
+		return vp_mul_sat(n, vp_opt_info[p->optimizer].nstates * sb);
+	}
+}
+
+uint64_t
+vp_optimizer_state_bytes(const struct vp_model *m, const struct vp_plan *p,
+    uint64_t blocks, bool first, bool last, uint64_t trainable)
+{
+	struct vp_matrix mx[VP_MAX_MATRICES];
+	unsigned sb = vp_dtype_bytes[vp_prec_info[p->precision].state];
+	uint64_t total = 0, covered = 0, tp = p->tp ? p->tp : 1, r;
+	size_t n, i;
+
+	if (p->optimizer != VP_OPT_ADAMW_8BIT &&
+	    p->optimizer != VP_OPT_PAGED_ADAMW_8BIT &&
+	    p->optimizer != VP_OPT_ADAFACTOR)
+		return vp_mul_sat(trainable, vp_opt_info[p->optimizer].nstates *
+		    sb);
+	n = vp_model_matrices(m, p, blocks, mx);
+	if (p->lora_rank > 0) {
+		/* Adapters: A is r x in, B is out x r. */
+		r = p->lora_rank;
+		for (i = 0; i < n; i++)
+			if (mx[i].lora_bits & p->lora_targets) {
+				total = vp_add_sat(total, vp_mul_sat(mx[i].count,
+				    tensor_states(p, r, mx[i].cols, 4) +
+				    tensor_states(p, mx[i].rows, r, 4)));
+				covered = vp_add_sat(covered,
+				    vp_mul_sat(mx[i].count, r * (mx[i].rows +
+				    mx[i].cols)));
+			}
+	} else {
+		for (i = 0; i < n; i++) {
+			total = vp_add_sat(total, vp_mul_sat(mx[i].count,
+			    tensor_states(p, mx[i].rows, mx[i].cols, sb)));
+			covered = vp_add_sat(covered, vp_mul_sat(mx[i].count,
+			    mx[i].rows * mx[i].cols));
+		}
+		if (first) {
+			total = vp_add_sat(total, tensor_states(p, m->vocab / tp,
+			    m->hidden, sb));
+			covered += m->vocab / tp * m->hidden;
+		}
+		if (last && !m->tie_embeddings) {
+			total = vp_add_sat(total, tensor_states(p, m->vocab / tp,
+			    m->hidden, sb));
+			covered += m->vocab / tp * m->hidden;
+		}
+	}
+	/* What is left (norms, biases, positions) are small vectors: fp32
+	 * states under 8-bit Adam (under 4096 elements each), a full second
+	 * moment under Adafactor. */
+	if (trainable > covered)
+		total = vp_add_sat(total, vp_mul_sat(trainable - covered,
+		    p->optimizer == VP_OPT_ADAFACTOR ? sb : 8));
+	return total;
+}
