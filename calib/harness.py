@@ -5,6 +5,8 @@
         [--precision fp32|bf16-mixed|fp16-mixed|bf16|fp16]
         [--optimizer sgd|sgd-momentum|adam|adamw] [--micro-batch B] [--seq S]
         [--recompute none|full] [--attention eager|sdpa] [--dropout P]
+        [--lora R] [--lora-targets q,v|all-linear|...] [--lora-alpha A]
+        [--lora-dropout P] [--lora-dtype fp32|bf16] [--loss full|chunked]
         [--steps 2] [--seed 0] [--threads 2] [--trace]
 
 prints ONE JSON object on stdout (the human-readable --trace goes to stderr).
@@ -54,6 +56,18 @@ ATTN_BLOCK_ELEMS = 1 << 14
 
 PRECISIONS = ("fp32", "bf16-mixed", "fp16-mixed", "bf16", "fp16")
 OPTIMIZERS = ("sgd", "sgd-momentum", "adam", "adamw")
+LOSSES = ("full", "chunked")
+
+# LoRA targets (vramplan's names) in canonical order; "all-linear" = every one
+# of them the model has.
+LORA_TARGETS = ("q", "k", "v", "o", "gate", "up", "down")
+LORA_DTYPES = {"fp32": "float32", "bf16": "bfloat16"}
+
+# Chunked (fused linear) cross-entropy: the per-row log-softmax/gradient
+# "kernel" upcasts rows to fp32 in blocks of at most this many elements (at
+# least one row).  On a GPU these values live in registers (Liger's Triton
+# kernel); on CPU they are a small real workspace, like ATTN_BLOCK_ELEMS.
+CE_BLOCK_ELEMS = 1 << 14
 
 
 class HarnessError(Exception):
@@ -551,11 +565,12 @@ class DecoderLM(nn.Module):
     """LlamaForCausalLM (transformers v4.40.x, use_cache=False,
     pretraining_tp=1), generalized by the config."""
 
-    def __init__(self, c, attention, recompute):
+    def __init__(self, c, attention, recompute, loss_impl="full"):
         super().__init__()
         self.c = c
         self.attention = attention
         self.recompute = recompute
+        self.loss_impl = loss_impl
         self.embed_tokens = nn.Embedding(c["vocab"], c["hidden"])
         if c["position"] == "learned":
             self.embed_positions = nn.Embedding(c["max_seq"], c["hidden"])
@@ -594,8 +609,12 @@ class DecoderLM(nn.Module):
             hidden_states = _run_layers(self.layers, self.recompute, hidden_states, causal_mask, position_ids)
             hidden_states = self.norm(hidden_states)
             del causal_mask, position_ids, cache_position
-            logits = self.lm_head(hidden_states)
-            del hidden_states
+            logits = None
+            if self.loss_impl != "chunked":
+                logits = self.lm_head(hidden_states)
+                del hidden_states
+        if logits is None:
+            return self._chunked_loss(hidden_states, labels)
         with phase("loss"):
             logits = logits.float()
             shift_logits = logits[..., :-1, :].contiguous()
@@ -604,6 +623,19 @@ class DecoderLM(nn.Module):
             shift_labels = shift_labels.view(-1)
             loss = F.cross_entropy(shift_logits, shift_labels)
             del logits, shift_logits, shift_labels
+        return loss
+
+    def _chunked_loss(self, hidden_states, labels):
+        # Liger's lce_forward (training, labels given): no logits at all
+        with phase("loss"):
+            shift_hidden_states = hidden_states[..., :-1, :].contiguous()
+            del hidden_states
+            shift_labels = labels[..., 1:].contiguous()
+            shift_hidden_states = shift_hidden_states.view(-1, self.c["hidden"])
+            shift_labels = shift_labels.view(-1)
+            loss = chunked_cross_entropy(shift_hidden_states, self.lm_head.weight, shift_labels,
+                                         self.lm_head.bias)
+            del shift_hidden_states, shift_labels
         return loss
 
 
@@ -722,10 +754,11 @@ class GPT2Block(nn.Module):
 class GPT2LM(nn.Module):
     """GPT2LMHeadModel (transformers v4.40.x, use_cache=False)."""
 
-    def __init__(self, c, attention, recompute):
+    def __init__(self, c, attention, recompute, loss_impl="full"):
         super().__init__()
         self.c = c
         self.recompute = recompute
+        self.loss_impl = loss_impl
         self.wte = nn.Embedding(c["vocab"], c["hidden"])
         if c["position"] == "learned":
             self.wpe = nn.Embedding(c["max_seq"], c["hidden"])
@@ -751,8 +784,12 @@ class GPT2LM(nn.Module):
             hidden_states = _dropout(hidden_states, self.c["dropout"], self.training)
             hidden_states = _run_layers(self.h, self.recompute, hidden_states)
             hidden_states = self.ln_f(hidden_states)
-            lm_logits = self.lm_head(hidden_states)
-            del hidden_states
+            lm_logits = None
+            if self.loss_impl != "chunked":
+                lm_logits = self.lm_head(hidden_states)
+                del hidden_states
+        if lm_logits is None:
+            return DecoderLM._chunked_loss(self, hidden_states, labels)
         with phase("loss"):
             shift_logits = lm_logits[..., :-1, :].contiguous()
             shift_labels = labels[..., 1:].contiguous()
@@ -873,11 +910,12 @@ class BertMLM(nn.Module):
     """BertForMaskedLM (transformers v4.40.x, no pooler); labels on every
     position (no -100), so the loss covers b*s tokens."""
 
-    def __init__(self, c, attention, recompute):
+    def __init__(self, c, attention, recompute, loss_impl="full"):
         super().__init__()
         self.c = c
         self.attention = attention
         self.recompute = recompute
+        self.loss_impl = loss_impl
         self.embeddings = BertEmbeddings(c)
         self.layer = nn.ModuleList([BertLayer(c, attention) for _ in range(c["layers"])])
         # BertOnlyMLMHead -> BertLMPredictionHead
@@ -909,8 +947,17 @@ class BertMLM(nn.Module):
             del hidden_states
             h = self.transform_act(h)
             h = self.transform_ln(h)
-            prediction_scores = self.decoder(h)
-            del h
+            prediction_scores = None
+            if self.loss_impl != "chunked":
+                prediction_scores = self.decoder(h)
+                del h
+        if prediction_scores is None:
+            with phase("loss"):
+                # the fused op over all b*s positions (no shift), decoder weight + bias
+                loss = chunked_cross_entropy(h.view(-1, self.c["hidden"]), self.decoder.weight,
+                                             labels.view(-1), self.decoder.bias)
+                del h
+            return loss
         with phase("loss"):
             loss = F.cross_entropy(prediction_scores.view(-1, self.c["vocab"]), labels.view(-1))
             del prediction_scores
@@ -979,12 +1026,14 @@ class TorchNNLM(nn.Module):
         return loss
 
 
-def build_model(c, attention, recompute):
+def build_model(c, attention, recompute, loss_impl="full"):
     fam = model_family(c)
+    if loss_impl == "chunked" and fam == "torch-nn":
+        raise HarnessError("--loss chunked is not supported for the torch-nn family")
     if fam == "llama":
-        return DecoderLM(c, attention, recompute)
+        return DecoderLM(c, attention, recompute, loss_impl)
     if fam == "gpt2":
-        return GPT2LM(c, attention, recompute)
+        return GPT2LM(c, attention, recompute, loss_impl)
     if fam == "bert":
         if c["activation"] not in ("gelu", "relu"):
             raise HarnessError("bert family: activation must be gelu or relu")
@@ -992,8 +1041,284 @@ def build_model(c, attention, recompute):
             raise HarnessError("bert family: norm must be layernorm")
         if c["position"] == "rope":
             raise HarnessError("bert family: position must be learned or none")
-        return BertMLM(c, attention, recompute)
+        return BertMLM(c, attention, recompute, loss_impl)
     return TorchNNLM(c, recompute)
+
+
+# ----------------------------------------------------------------------------
+# LoRA (peft ~0.11 LoraLayer / lora.Linear) and chunked cross-entropy
+# (Liger-Kernel's LigerFusedLinearCrossEntropyFunction)
+# ----------------------------------------------------------------------------
+
+# --trace only: which part of a LoRA branch is running, read by the pack hook
+# of trace_saved_tensors (assigning a Python list slot allocates no tensor).
+_TRACE_SCOPE = [None]
+
+
+class LoraLinear(nn.Module):
+    """peft.tuners.lora.layer.Linear (PEFT ~0.11), one adapter, no DoRA:
+
+        result = self.base_layer(x)
+        torch_result_dtype = result.dtype
+        x = x.to(lora_A.weight.dtype)
+        result = result + lora_B(lora_A(dropout(x))) * scaling
+        result = result.to(torch_result_dtype)
+
+    lora_A: in -> r, lora_B: r -> out, both nn.Linear without bias (PEFT uses
+    the same nn.Linear adapters for GPT-2's Conv1D base layers, with
+    fan_in_fan_out only affecting merges); dropout is nn.Dropout(p), or
+    nn.Identity when p == 0; scaling = alpha / r.  Init as PEFT's default:
+    A kaiming_uniform_(a=sqrt(5)), B zeros."""
+
+    def __init__(self, base_layer, in_features, out_features, r, alpha, dropout, name):
+        super().__init__()
+        self.base_layer = base_layer
+        self.lora_A = nn.Linear(in_features, r, bias=False)
+        self.lora_B = nn.Linear(r, out_features, bias=False)
+        self.lora_dropout = nn.Dropout(p=dropout) if dropout > 0 else nn.Identity()
+        self.scaling = alpha / r
+        nn.init.kaiming_uniform_(self.lora_A.weight, a=math.sqrt(5))
+        nn.init.zeros_(self.lora_B.weight)
+        self.lora_name = name
+
+    def forward(self, x):
+        sc = _TRACE_SCOPE
+        result = self.base_layer(x)
+        torch_result_dtype = result.dtype
+        sc[0] = "x.to(adapter dtype)"
+        x = x.to(self.lora_A.weight.dtype)
+        sc[0] = "dropout"
+        x = self.lora_dropout(x)
+        sc[0] = "lora_A"
+        a = self.lora_A(x)
+        sc[0] = "lora_B"
+        b = self.lora_B(a)
+        sc[0] = "* scaling"
+        b = b * self.scaling
+        sc[0] = "result + delta"
+        result = result + b
+        sc[0] = "result.to(result dtype)"
+        result = result.to(torch_result_dtype)
+        sc[0] = None
+        return result
+
+
+def _lora_sites(model, fam):
+    """{target: [(parent module, attribute, in, out, name)]} for the model."""
+    sites = {t: [] for t in LORA_TARGETS}
+
+    def add(t, parent, attr, name):
+        m = getattr(parent, attr)
+        if isinstance(m, Conv1D):
+            fin, fout = m.weight.shape
+        else:
+            fin, fout = m.in_features, m.out_features
+        sites[t].append((parent, attr, fin, fout, name))
+
+    if fam == "llama":
+        for i, layer in enumerate(model.layers):
+            at, mlp = layer.self_attn, layer.mlp
+            for t, a in (("q", "q_proj"), ("k", "k_proj"), ("v", "v_proj"), ("o", "o_proj")):
+                add(t, at, a, "layers.%d.self_attn.%s" % (i, a))
+            for t, a in (("gate", "gate_proj"), ("up", "up_proj"), ("down", "down_proj")):
+                if hasattr(mlp, a):
+                    add(t, mlp, a, "layers.%d.mlp.%s" % (i, a))
+    elif fam == "gpt2":
+        for i, blk in enumerate(model.h):
+            for t in ("q", "k", "v"):          # fused c_attn = q, k and v together
+                add(t, blk.attn, "c_attn", "h.%d.attn.c_attn" % i)
+            add("o", blk.attn, "c_proj", "h.%d.attn.c_proj" % i)
+            add("up", blk.mlp, "c_fc", "h.%d.mlp.c_fc" % i)
+            add("down", blk.mlp, "c_proj", "h.%d.mlp.c_proj" % i)
+    elif fam == "bert":
+        for i, layer in enumerate(model.layer):
+            for t, a in (("q", "query"), ("k", "key"), ("v", "value")):
+                add(t, layer.self_attn, a, "layer.%d.attention.self.%s" % (i, a))
+            add("o", layer, "attn_out_dense", "layer.%d.attention.output.dense" % i)
+            add("up", layer, "intermediate_dense", "layer.%d.intermediate.dense" % i)
+            add("down", layer, "output_dense", "layer.%d.output.dense" % i)
+    else:
+        raise HarnessError("--lora is not supported for the %s family" % fam)
+    return sites
+
+
+def parse_lora_targets(spec):
+    s = str(spec).strip().lower()
+    if s in ("all-linear", "all_linear"):
+        return "all-linear"
+    out = []
+    for t in s.split(","):
+        t = t.strip()
+        if not t:
+            continue
+        if t not in LORA_TARGETS:
+            raise HarnessError("unknown LoRA target %r (use a comma list of %s, or all-linear)"
+                               % (t, ",".join(LORA_TARGETS)))
+        if t not in out:
+            out.append(t)
+    if not out:
+        raise HarnessError("empty --lora-targets")
+    return [t for t in LORA_TARGETS if t in out]
+
+
+def apply_lora(model, fam, c, lo):
+    """Freeze every base parameter and wrap the targeted layers in LoraLinear
+    (adapter dtype lo['dtype']).  Returns (resolved targets, adapted module names)."""
+    for p in model.parameters():
+        p.requires_grad_(False)
+    sites = _lora_sites(model, fam)
+    want = lo["targets"]
+    if want == "all-linear":
+        targets = [t for t in LORA_TARGETS if sites[t]]
+    else:
+        lacking = [t for t in want if not sites[t]]
+        if lacking:
+            raise HarnessError("the %s model %r has no %s projection(s) to adapt (it has: %s)" % (
+                fam, c["name"], ",".join(lacking), ",".join(t for t in LORA_TARGETS if sites[t])))
+        targets = list(want)
+    done = {}
+    names = []
+    dt = getattr(torch, LORA_DTYPES[lo["dtype"]])
+    for t in targets:
+        for parent, attr, fin, fout, name in sites[t]:
+            if name in done:        # GPT-2 c_attn: one adapter for q, k and v
+                continue
+            base = getattr(parent, attr)
+            mod = LoraLinear(base, fin, fout, lo["r"], lo["alpha"], lo["dropout"], name)
+            mod.lora_A.to(dt)
+            mod.lora_B.to(dt)
+            setattr(parent, attr, mod)
+            done[name] = True
+            names.append(name)
+    return targets, names
+
+
+def _enable_input_require_grads(model, fam):
+    """transformers' PreTrainedModel.enable_input_require_grads(), which PEFT
+    (PeftModel._prepare_model_for_gradient_checkpointing), TRL and
+    prepare_model_for_kbit_training call when gradient checkpointing is on:
+    a forward hook making the input embeddings' output require grad."""
+    emb = {"llama": lambda m: m.embed_tokens, "gpt2": lambda m: m.wte,
+           "bert": lambda m: m.embeddings.word_embeddings}[fam](model)
+
+    def hook(module, inputs, output):
+        output.requires_grad_(True)
+    return emb.register_forward_hook(hook)
+
+
+def _next_power_of_2(n):
+    return 1 if n <= 1 else 1 << (int(n) - 1).bit_length()
+
+
+def _cdiv(a, b):
+    return (a + b - 1) // b
+
+
+def flce_chunking(BT, H, V):
+    """Liger: inc_factor = cdiv(V, H); chunk_size = next_power_of_2(cdiv(BT, inc_factor))."""
+    inc_factor = _cdiv(V, H)
+    chunk_size = _next_power_of_2(_cdiv(BT, inc_factor))
+    return chunk_size, _cdiv(BT, chunk_size)
+
+
+def _liger_ce_rows_(logits_chunk, target_chunk, loss_slice, n_non_ignore, ignore_index):
+    """liger_cross_entropy_kernel (reduction mean, no smoothing/z-loss/softcap):
+    per row, loss = (lse - x_y) / n_non_ignore and the row is overwritten IN
+    PLACE with its gradient (softmax - onehot) / n_non_ignore (0 for ignored
+    rows), stored in the logits' dtype.  The Triton kernel upcasts to fp32 in
+    registers; here rows are upcast in blocks of <= CE_BLOCK_ELEMS elements
+    (at least one row), in place when the logits are already fp32."""
+    rows, V = logits_chunk.shape
+    blk = max(1, min(rows, CE_BLOCK_ELEMS // max(1, V)))
+    for r0 in range(0, rows, blk):
+        r1 = min(rows, r0 + blk)
+        x = logits_chunk[r0:r1]
+        xf = x if x.dtype == torch.float32 else x.float()
+        t = target_chunk[r0:r1]
+        keep = (t != ignore_index).unsqueeze(1)
+        ti = t.clamp(min=0).unsqueeze(1)
+        x_y = xf.gather(1, ti)
+        m = xf.amax(1, keepdim=True)
+        xf.sub_(m).exp_()
+        d = xf.sum(1, keepdim=True)
+        lse = d.log().add_(m)
+        loss_slice[r0:r1] = lse.sub_(x_y).div_(n_non_ignore).mul_(keep).squeeze(1)
+        del lse, m, x_y
+        xf.div_(d)                           # softmax
+        del d
+        xf.scatter_add_(1, ti, torch.full((r1 - r0, 1), -1.0, dtype=xf.dtype, device=xf.device))
+        xf.div_(n_non_ignore).mul_(keep)
+        if xf is not x:
+            x.copy_(xf)
+        del xf, x, keep, ti, t
+
+
+class LigerFusedLinearCrossEntropy(torch.autograd.Function):
+    """Liger-Kernel's LigerFusedLinearCrossEntropyFunction (the v0.3-v0.5
+    `fused_linear_cross_entropy_forward`, reduction mean, ignore_index -100):
+    the loss AND the gradients of input/weight/bias are computed in forward,
+    chunk by chunk, and only the gradients are kept for backward."""
+
+    @staticmethod
+    def forward(ctx, _input, weight, target, bias=None, ignore_index=-100):
+        device = _input.device
+        BT, H = _input.shape
+        V = weight.shape[0]
+        chunk_size, num_chunks = flce_chunking(BT, H, V)
+        grad_weight = torch.zeros_like(weight, device=device) if weight.requires_grad else None
+        grad_input = torch.zeros_like(_input, device=device)
+        grad_bias = torch.zeros_like(bias, device=device) if bias is not None else None
+        loss_1d = torch.zeros(BT, dtype=torch.float32, device=device)
+        target_mask = target != ignore_index
+        total_n_non_ignore = target_mask.sum().item()
+        del target_mask
+        for chunk_id in range(num_chunks):
+            start_idx = chunk_id * chunk_size
+            end_idx = min((chunk_id + 1) * chunk_size, BT)
+            _input_chunk = _input[start_idx:end_idx]
+            # when doing matmul, use the original precision (autocast applies)
+            logits_chunk = _input_chunk @ weight.t()
+            if bias is not None:
+                logits_chunk = logits_chunk + bias
+            target_chunk = target[start_idx:end_idx]
+            loss_1d_slice = loss_1d[start_idx:end_idx]
+            logits_chunk = logits_chunk.contiguous()
+            target_chunk = target_chunk.contiguous()
+            # the CE kernel writes the logits' gradient over logits_chunk
+            _liger_ce_rows_(logits_chunk, target_chunk, loss_1d_slice, total_n_non_ignore, ignore_index)
+            loss_1d[start_idx:end_idx] = loss_1d_slice
+            grad_logits_chunk = logits_chunk
+            grad_input[start_idx:end_idx] = grad_logits_chunk @ weight
+            if grad_weight is not None:
+                torch.addmm(input=grad_weight, mat1=logits_chunk.t().to(_input_chunk.dtype), mat2=_input_chunk,
+                            out=grad_weight, alpha=1.0, beta=1.0)
+            if bias is not None:
+                torch.add(input=grad_bias, other=logits_chunk.sum(dim=0), out=grad_bias, alpha=1.0)
+            del logits_chunk, grad_logits_chunk, _input_chunk, target_chunk, loss_1d_slice
+        loss = torch.sum(loss_1d)
+        del loss_1d
+        ctx.save_for_backward(grad_input.detach(),
+                              grad_weight.detach() if grad_weight is not None else None,
+                              grad_bias.detach() if grad_bias is not None else None)
+        return loss
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        grad_input, grad_weight, grad_bias = ctx.saved_tensors
+        # fused_linear_cross_entropy_backward: skip the multiply when the
+        # loss is the last op (grad_output == 1); else element_mul_kernel in place
+        if not torch.equal(grad_output, torch.tensor(1.0, device=grad_output.device)):
+            grad_input.mul_(grad_output)
+            if grad_weight is not None:
+                grad_weight.mul_(grad_output)
+            if grad_bias is not None:
+                grad_bias.mul_(grad_output)
+        return grad_input, grad_weight, None, grad_bias, None
+
+
+def chunked_cross_entropy(_input, weight, target, bias=None):
+    """LigerFusedLinearCrossEntropyLoss()(weight, _input, target, bias)."""
+    return LigerFusedLinearCrossEntropy.apply(_input, weight, target, bias, -100)
 
 
 # ----------------------------------------------------------------------------
@@ -1252,7 +1577,8 @@ class AllocReplay:
 # the training run
 # ----------------------------------------------------------------------------
 
-def _resolve(model_cfg, device, precision, optimizer, micro_batch, seq, recompute, attention, dropout):
+def _resolve(model_cfg, device, precision, optimizer, micro_batch, seq, recompute, attention, dropout,
+             lora_r=0, lora_targets=None, lora_alpha=None, lora_dropout=0.0, lora_dtype="fp32", loss="full"):
     c = normalize_cfg(model_cfg)
     if dropout is not None:
         c["dropout"] = float(dropout)
@@ -1265,7 +1591,26 @@ def _resolve(model_cfg, device, precision, optimizer, micro_batch, seq, recomput
         "seq": int(seq or tr["seq"]),
         "recompute": recompute or "none",
         "attention": attention or "eager",
+        "loss": loss or "full",
+        "lora": None,
     }
+    if o["loss"] not in LOSSES:
+        raise HarnessError("loss must be full or chunked")
+    r = int(lora_r or 0)
+    if r < 0:
+        raise HarnessError("--lora must be >= 0")
+    if r > 0:
+        if (lora_dtype or "fp32") not in LORA_DTYPES:
+            raise HarnessError("--lora-dtype must be fp32 or bf16")
+        if not 0.0 <= float(lora_dropout or 0.0) < 1.0:
+            raise HarnessError("--lora-dropout must be in [0, 1)")
+        o["lora"] = {
+            "r": r,
+            "targets": parse_lora_targets(lora_targets or "q,v"),
+            "alpha": float(lora_alpha) if lora_alpha is not None else 2.0 * r,
+            "dropout": float(lora_dropout or 0.0),
+            "dtype": lora_dtype or "fp32",
+        }
     if o["precision"] not in PRECISIONS:
         raise HarnessError("unknown precision %r" % o["precision"])
     if o["optimizer"] not in OPTIMIZERS:
@@ -1308,12 +1653,15 @@ def _train_step(model, ids, labels, opt, o, scaler, info):
 
 def measure(model_cfg, device="cpu", precision=None, optimizer=None, micro_batch=None, seq=None,
             recompute=None, attention=None, dropout=None, steps=2, seed=0, trace=False,
-            num_threads=2, trace_out=None, keep_replay=False):
+            num_threads=2, trace_out=None, keep_replay=False, lora_r=0, lora_targets=None,
+            lora_alpha=None, lora_dropout=0.0, lora_dtype="fp32", loss="full"):
     """Measure one training configuration; returns the result dict.
     keep_replay=True (in-process use only) adds the AllocReplay object under
-    the key "_replay" (not JSON-serializable)."""
+    the key "_replay" (not JSON-serializable).  lora_r > 0: PEFT LoRA on a
+    frozen base (see apply_lora); loss="chunked": Liger's fused linear CE."""
     t_start = time.time()
-    c, o = _resolve(model_cfg, device, precision, optimizer, micro_batch, seq, recompute, attention, dropout)
+    c, o = _resolve(model_cfg, device, precision, optimizer, micro_batch, seq, recompute, attention, dropout,
+                    lora_r, lora_targets, lora_alpha, lora_dropout, lora_dtype, loss)
     if device == "cuda" and not torch.cuda.is_available():
         raise HarnessError("--device cuda but torch.cuda.is_available() is False")
     torch.set_num_threads(int(num_threads))
@@ -1328,9 +1676,25 @@ def measure(model_cfg, device="cpu", precision=None, optimizer=None, micro_batch
         torch.cuda.synchronize()
         torch.cuda.empty_cache()
         cuda_before = _cuda_device_used()
-    model = build_model(c, o["attention"], o["recompute"] == "full")
+    model = build_model(c, o["attention"], o["recompute"] == "full", o["loss"])
     model.train()
-    if o["precision"] == "bf16":
+    lo = o["lora"]
+    lora_info = None
+    if lo is not None:
+        # LoRA: the base model is loaded in bf16 for bf16-mixed and bf16
+        # (fp32 for fp32), frozen; the adapters are then added in their dtype.
+        if o["precision"] in ("bf16", "bf16-mixed"):
+            model.to(torch.bfloat16)
+        elif o["precision"] in ("fp16", "fp16-mixed"):
+            model.to(torch.float16)
+        targets, names = apply_lora(model, fam, c, lo)
+        lora_info = dict(lo)
+        lora_info.update({"targets": targets, "modules": names, "n_modules": len(names),
+                          "scaling": lo["alpha"] / lo["r"],
+                          "input_require_grads": o["recompute"] == "full"})
+        if o["recompute"] == "full":
+            _enable_input_require_grads(model, fam)
+    elif o["precision"] == "bf16":
         model.to(torch.bfloat16)
     elif o["precision"] == "fp16":
         model.to(torch.float16)
@@ -1338,7 +1702,8 @@ def measure(model_cfg, device="cpu", precision=None, optimizer=None, micro_batch
     gen = torch.Generator().manual_seed(seed + 1)
     ids = torch.randint(0, c["vocab"], (o["micro_batch"], o["seq"]), generator=gen).to(device)
     labels = ids
-    opt = make_optimizer(o["optimizer"], model.parameters(), device)
+    trainable = [p for p in model.parameters() if p.requires_grad]
+    opt = make_optimizer(o["optimizer"], trainable, device)
     scaler = None
     if o["precision"] == "fp16-mixed":
         scaler = torch.cuda.amp.GradScaler()
@@ -1370,6 +1735,10 @@ def measure(model_cfg, device="cpu", precision=None, optimizer=None, micro_batch
         "seed": seed,
         "num_threads": torch.get_num_threads(),
         "params": sum(p.numel() for p in {id(p): p for p in params}.values()),
+        "trainable_params": sum(p.numel() for p in {id(p): p for p in trainable}.values()),
+        "trainable_bytes": _unique_bytes(trainable),
+        "lora": lora_info,
+        "loss_impl": o["loss"],
         "weights_bytes": weights_bytes,
         "buffers_bytes": buffers_bytes,
         "inputs_bytes": inputs_bytes,
@@ -1381,6 +1750,12 @@ def measure(model_cfg, device="cpu", precision=None, optimizer=None, micro_batch
         res["cpu_rng_state_bytes"] = int(torch.get_rng_state().numel())
     if o["attention"] == "sdpa" and fam != "torch-nn" and not hasattr(F, "scaled_dot_product_attention"):
         res["sdpa_block_elems"] = ATTN_BLOCK_ELEMS
+    if o["loss"] == "chunked":
+        bt = o["micro_batch"] * (o["seq"] - (1 if fam != "bert" else 0))
+        cs, nc = flce_chunking(bt, c["hidden"], c["vocab"])
+        res["chunked_loss"] = {"rows": bt, "chunk_size": cs, "num_chunks": nc,
+                               "ce_block_elems": CE_BLOCK_ELEMS,
+                               "ce_block_rows": max(1, min(cs, CE_BLOCK_ELEMS // c["vocab"]))}
     gc.collect()
     info = {}
     if device == "cpu":
@@ -1396,7 +1771,7 @@ def measure(model_cfg, device="cpu", precision=None, optimizer=None, micro_batch
         res["trace"] = res.get("trace", {})
         res["trace"]["saved"] = trace_saved_tensors(model, ids, labels, o, params, buffers, trace_out)
     res["elapsed_s"] = round(time.time() - t_start, 3)
-    del model, opt, ids, labels, params, buffers
+    del model, opt, ids, labels, params, buffers, trainable
     gc.collect()
     return res
 
@@ -1576,7 +1951,7 @@ def trace_saved_tensors(model, ids, labels, o, params, buffers, out_stream=None)
     packed = []
 
     def pack(t):
-        packed.append(t)
+        packed.append((t, _TRACE_SCOPE[0]))
         return t
 
     def unpack(t):
@@ -1638,12 +2013,19 @@ def trace_saved_tensors(model, ids, labels, o, params, buffers, out_stream=None)
     # e.g. inside checkpointed regions the hooks are the checkpoint's own)
     pk_seen = {}
     pk_new = 0
-    for t in packed:
+    lora_parts = {}
+    for t, scope in packed:
         key, nb = _storage(t)
         if key in pkeys or key in pk_seen:
             continue
         pk_seen[key] = nb
         pk_new += nb
+        if scope is not None:
+            # first save of this storage happened inside a LoRA branch
+            k = (scope, str(t.dtype).replace("torch.", ""), tuple(t.shape))
+            e = lora_parts.setdefault(k, [0, 0])
+            e[0] += 1
+            e[1] += nb
     out = {
         "saved_activation_bytes_graph": total_new,
         "saved_activation_bytes_hooks": pk_new,
@@ -1652,6 +2034,10 @@ def trace_saved_tensors(model, ids, labels, o, params, buffers, out_stream=None)
                           for k, v in sorted(by_kind.items(), key=lambda kv: -kv[1][1])],
         "nodes": nodes,
     }
+    if o.get("lora") is not None:
+        out["lora_saved"] = [{"part": k[0], "dtype": k[1], "shape": list(k[2]), "count": v[0], "bytes": v[1]}
+                             for k, v in lora_parts.items()]
+        out["lora_saved_bytes"] = sum(v[1] for v in lora_parts.values())
     loss.backward()
     model.zero_grad(set_to_none=True)
     del loss, packed
@@ -1661,9 +2047,14 @@ def trace_saved_tensors(model, ids, labels, o, params, buffers, out_stream=None)
 def format_trace(res, max_nodes=None):
     lines = []
     tr = res.get("trace", {})
-    lines.append("# %s  %s %s b=%d s=%d %s attn=%s dropout=%g recompute=%s" % (
+    lines.append("# %s  %s %s b=%d s=%d %s attn=%s dropout=%g recompute=%s loss=%s%s" % (
         res["model"], res["family"], res["precision"], res["micro_batch"], res["seq"], res["optimizer"],
-        res["attention"], res["dropout"], res["recompute"]))
+        res["attention"], res["dropout"], res["recompute"], res.get("loss_impl", "full"),
+        (" lora=%d" % res["lora"]["r"]) if res.get("lora") else ""))
+    if res.get("chunked_loss"):
+        cl = res["chunked_loss"]
+        lines.append("# chunked loss: %d rows, chunk_size %d, %d chunks, CE row blocks of %d rows" % (
+            cl["rows"], cl["chunk_size"], cl["num_chunks"], cl["ce_block_rows"]))
     sv = tr.get("saved")
     if sv:
         lines.append("## saved for backward (forward order; 'new' = first save of a storage, counted once)")
@@ -1684,6 +2075,19 @@ def format_trace(res, max_nodes=None):
                          "'pack hooks' counts only what is saved outside checkpointed blocks)")
         for e in sv["by_node_dtype"]:
             lines.append("  %-28s %-9s x%-4d %d" % (e["node"], e["dtype"], e["count"], e["bytes"]))
+        if "lora_saved" in sv:
+            lo = res.get("lora") or {}
+            lines.append("## LoRA r=%s targets=%s dropout=%g adapters %s (%d modules, %d trainable params): "
+                         "saved tensors first saved inside the adapter branches (pack hooks, unique storages), "
+                         "%d bytes" % (lo.get("r"), ",".join(lo.get("targets", [])), lo.get("dropout", 0),
+                                       lo.get("dtype"), lo.get("n_modules", 0), res.get("trainable_params", 0),
+                                       sv["lora_saved_bytes"]))
+            for e in sv["lora_saved"]:
+                lines.append("  %-26s %-9s %-18s x%-4d %d" % (e["part"], e["dtype"], tuple(e["shape"]),
+                                                               e["count"], e["bytes"]))
+            if res["recompute"] == "full":
+                lines.append("  (recompute full: branches inside checkpointed blocks save under the checkpoint's "
+                             "own hooks and do not appear here)")
     if "peak_live_top" in tr:
         lines.append("## largest allocations of step %s live at the peak (%s): %d bytes = baseline %d + %d" % (
             res["peak_step"], res["peak_phase"], res["allocated_peak_bytes"], res["baseline_bytes"],
@@ -1710,6 +2114,14 @@ def main(argv=None):
     ap.add_argument("--recompute", choices=("none", "full"))
     ap.add_argument("--attention", choices=("eager", "sdpa"))
     ap.add_argument("--dropout", type=float)
+    ap.add_argument("--lora", type=int, default=0, metavar="R", help="LoRA rank (0 = off: full fine-tuning)")
+    ap.add_argument("--lora-targets", default="q,v",
+                    help="comma list of q,k,v,o,gate,up,down, or all-linear (default q,v)")
+    ap.add_argument("--lora-alpha", type=float, help="LoRA alpha (default 2*R; only a scale)")
+    ap.add_argument("--lora-dropout", type=float, default=0.0)
+    ap.add_argument("--lora-dtype", default="fp32", choices=tuple(LORA_DTYPES))
+    ap.add_argument("--loss", default="full", choices=LOSSES,
+                    help="full: logits + cross_entropy; chunked: Liger fused linear cross-entropy")
     ap.add_argument("--steps", type=int, default=2)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--threads", type=int, default=2)
@@ -1720,7 +2132,9 @@ def main(argv=None):
         cfg = load_model_cfg(a.model)
         res = measure(cfg, device=a.device, precision=a.precision, optimizer=a.optimizer,
                       micro_batch=a.micro_batch, seq=a.seq, recompute=a.recompute, attention=a.attention,
-                      dropout=a.dropout, steps=a.steps, seed=a.seed, trace=a.trace, num_threads=a.threads)
+                      dropout=a.dropout, steps=a.steps, seed=a.seed, trace=a.trace, num_threads=a.threads,
+                      lora_r=a.lora, lora_targets=a.lora_targets, lora_alpha=a.lora_alpha,
+                      lora_dropout=a.lora_dropout, lora_dtype=a.lora_dtype, loss=a.loss)
     except HarnessError as e:
         print("harness: %s" % e, file=sys.stderr)
         return 2

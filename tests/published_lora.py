@@ -1,0 +1,84 @@
+#!/usr/bin/python3
+"""Published LoRA/QLoRA peak-memory measurements against vramplan.
+
+Reads tests/data/published_lora.tsv (what was measured, where, how) and, for
+every row whose setup is fully stated, runs vramplan with that setup and
+prints the estimate beside the measurement with the error.  Rows whose
+sequence length, rank or targets the source does not state are listed as
+not comparable.  Misses over 10% are explained in MISS_NOTES; the test
+fails when a comparable row misses by more than FAIL_PCT or an
+unexplained row misses by more than 10%, so a regression cannot hide.
+
+Environment: VRAMPLAN (binary), VRAMPLAN_DATA (models), TOP_SRCDIR.
+"""
+import csv
+import json
+import os
+import subprocess
+import sys
+
+FAIL_PCT = 30.0
+# Why a row misses by more than 10%, found by reading the source's setup.
+_LITGPT_QLORA = ("LitGPT's figure is max_memory_allocated over the whole "
+                 "run, which includes loading: the bf16 checkpoint is "
+                 "materialised before Fabric's bnb precision quantizes the "
+                 "linears (7B in bf16 is 12.55 GiB, near the 13.17 "
+                 "measured), plus the initial validate() and generation; "
+                 "vramplan estimates the training step")
+_LITGPT_QLORA_13B = ("not fully explained: as for 7B the figure covers "
+                     "the whole run, but 13B in bf16 (24.2 GiB) is more than "
+                     "the 21.55 measured, so loading is partly incremental; "
+                     "the training step vramplan models is the lower bound")
+MISS_NOTES = {
+    "litgpt-llama2-7b-qlora-nf4-mb1": _LITGPT_QLORA,
+    "litgpt-llama2-7b-qlora-nf4dq-mb1": _LITGPT_QLORA,
+    "litgpt-llama2-13b-qlora-nf4-mb1": _LITGPT_QLORA_13B,
+    "litgpt-llama2-13b-qlora-nf4dq-mb1": _LITGPT_QLORA_13B,
+}
+
+top = os.environ.get("TOP_SRCDIR", ".")
+exe = os.environ.get("VRAMPLAN", os.path.join(top, "src", "vramplan"))
+rows = list(csv.DictReader(open(os.path.join(top, "tests", "data",
+                                             "published_lora.tsv")),
+                           delimiter="\t"))
+passed = failed = 0
+print("%-40s %9s %9s %8s  %s" % ("row", "measured", "vramplan", "error",
+                                  "note"))
+for r in rows:
+    if not r["seq"].isdigit() or not r["rank"].isdigit() or \
+            r["targets"] in ("see notes",) or "+" in r["targets"]:
+        print("%-40s %9s %9s %8s  not comparable: %s" % (
+            r["id"], r["measured_gib"], "-", "-",
+            "the source does not state the sequence, rank or targets "
+            "vramplan needs" if "+" not in r["targets"] else
+            "adapts the LM head too (not a vramplan target)"))
+        continue
+    args = [exe, os.path.join(top, "models", r["model"] + ".yaml"),
+            "--json", "--no-search",
+            "--precision", r["precision"], "--optimizer", r["optimizer"],
+            "--micro-batch", r["micro_batch"], "--seq", r["seq"],
+            "--recompute", r["recompute"], "--loss", r["loss"],
+            "--lora", r["rank"], "--lora-targets", r["targets"],
+            "--lora-dtype", "bf16" if r["precision"] == "bf16" else "fp32"]
+    if "lora_dropout 0.05" in r["notes"]:
+        args += ["--lora-dropout", "0.05"]
+    if r["quant"] != "none":
+        args += ["--quant", r["quant"]]
+    out = subprocess.run(args, capture_output=True, text=True)
+    if out.returncode not in (0, 1):
+        print("%-40s vramplan failed: %s" % (r["id"], out.stderr.strip()))
+        failed += 1
+        continue
+    g = json.loads(out.stdout)["per_gpu"]
+    key = "reserved_peak_bytes" if "reserved" in r["what_measured"] \
+        else "allocated_peak_bytes"
+    est = g[key] / 2**30
+    meas = float(r["measured_gib"])
+    err = 100.0 * (est - meas) / meas
+    note = MISS_NOTES.get(r["id"], "")
+    ok = abs(err) <= FAIL_PCT and (abs(err) <= 10 or bool(note))
+    print("%-40s %9.2f %9.2f %+7.1f%%  %s" % (r["id"], meas, est, err, note))
+    passed += ok
+    failed += not ok
+print("%d passed, %d failed" % (passed, failed))
+sys.exit(1 if failed else 0)
