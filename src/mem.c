@@ -56,6 +56,7 @@ struct sim {
 	uint64_t shard_tmp;	/* gathered parameters during fwd/bwd */
 	uint64_t unit_grad;	/* a unit's full gradient before reduction */
 	bool grads_prealloc;	/* gradients go into a preallocated buffer */
+	bool grads_offload;	/* gradients leave for host RAM when made */
 	/* Explain: stop when the event counter reaches stop_at. */
 	uint64_t events, peak_event, stop_at;
 	bool stopped;
@@ -283,10 +284,11 @@ backward_op(struct sim *s, const struct vp_op *o)
 			/* A gradient computed into a preallocated buffer or
 			 * accumulated is a transient; otherwise it stays,
 			 * 1/gshard of it once reduce-scattered. */
-			if (s->first_mb && !s->grads_prealloc)
+			if (s->first_mb && !s->grads_prealloc &&
+			    !s->grads_offload)
 				add(s, VP_CAT_GRADS, o->wgrad_bytes / s->gshard);
 			if (!s->first_mb || s->grads_prealloc ||
-			    s->gshard > 1)
+			    s->grads_offload || s->gshard > 1)
 				tmp += o->wgrad_bytes;
 		}
 		check(s, tmp, VP_CAT_TRANSIENT);
@@ -408,8 +410,11 @@ static void
 sharding(const struct vp_graph *g, const struct vp_model *m,
     const struct vp_plan *p, struct sharding *sh)
 {
-	unsigned dp = p->dp ? p->dp : 1, node = p->gpus_per_node ?
-	    p->gpus_per_node : 8, tp = p->tp ? p->tp : 1;
+	/* Context-parallel ranks hold the same parameters: the sharding
+	 * group is dp x cp, as in Megatron. */
+	unsigned dp = (p->dp ? p->dp : 1) * (p->cp ? p->cp : 1);
+	unsigned node = p->gpus_per_node ? p->gpus_per_node : 8;
+	unsigned tp = p->tp ? p->tp : 1;
 	enum vp_dtype cd = vp_prec_info[p->precision].compute;
 	/* One transformer block on this rank: the FSDP unit. */
 	uint64_t block = g->block_params;
@@ -510,6 +515,12 @@ simulate(struct sim *s, const struct vp_model *m)
 	    p->offload == VP_OFFLOAD_ALL) {
 		host += states + master;
 		states = master = 0;
+	}
+	/* ZeRO-Offload also moves the gradient partitions to the host as
+	 * they are reduced: on the GPU they are transients. */
+	if (p->offload == VP_OFFLOAD_OPTIMIZER || p->offload == VP_OFFLOAD_ALL) {
+		s->grads_offload = true;
+		host += g->grad_bytes / sh.grads;
 	}
 	if (p->offload == VP_OFFLOAD_PARAMS || p->offload == VP_OFFLOAD_ALL) {
 		host += weights;

@@ -57,6 +57,20 @@ vp_plan_worst_peak(const struct vp_model *m, const struct vp_plan *p,
 }
 
 uint64_t
+vp_plan_host_per_node(const struct vp_model *m, const struct vp_plan *p,
+    const struct vp_mem_opts *o, unsigned world)
+{
+	struct vp_plan q = *p;
+	struct vp_mem r;
+	unsigned per_node = p->gpus_per_node && p->gpus_per_node < world ?
+	    p->gpus_per_node : world;
+
+	q.stage = 0;
+	vp_mem_estimate_fast(m, &q, o, &r);
+	return vp_mul_sat(r.host_bytes, per_node);
+}
+
+uint64_t
 vp_max_micro_batch(const struct vp_model *m, const struct vp_plan *p,
     const struct vp_mem_opts *o, uint64_t cap, uint64_t limit)
 {
@@ -340,6 +354,15 @@ vp_search_run(const struct vp_search *s, const struct vp_plan *base,
 							c.device_peak = vp_plan_worst_peak(m,
 							    &c.plan, &o, &c.worst_stage, true);
 							c.fits = c.device_peak <= s->capacity;
+							/* Offloaded state must fit the
+							 * host too. */
+							if (c.fits && base->host_mem_bytes &&
+							    (base->offload != VP_OFFLOAD_NONE ||
+							    base->optimizer == VP_OPT_PAGED_ADAMW ||
+							    base->optimizer == VP_OPT_PAGED_ADAMW_8BIT))
+								c.fits = vp_plan_host_per_node(m,
+								    &c.plan, &o, s->world) <=
+								    base->host_mem_bytes;
 							out->evaluated++;
 							vp_plan_time(m, s->gpu, s->profile,
 							    s->world, &c);

@@ -51,6 +51,10 @@ struct vp_search_result {
 /* Worst device peak over the plan's pipeline stages (fast replay). */
 uint64_t vp_plan_worst_peak(const struct vp_model *m, const struct vp_plan *p,
     const struct vp_mem_opts *o, unsigned *worst_stage, bool fast);
+/* Host RAM per node the plan's offload or paged states need (worst
+ * stage), for the --host-mem check. */
+uint64_t vp_plan_host_per_node(const struct vp_model *m,
+    const struct vp_plan *p, const struct vp_mem_opts *o, unsigned world);
 /* Simple time model (compute at the profile's MFU plus exposed
  * communication); fills step_seconds, tokens_per_second. */
 void vp_plan_time(const struct vp_model *m, const struct vp_gpu *gpu,

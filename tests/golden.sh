@@ -293,5 +293,27 @@ run plan-bad-pp-deep gpt2 --gpus 16xH100 --pp 16
 run plan-bad-tp-across-nodes llama-3-8b --gpus 16xH100 --tp 16
 run plan-bad-nodes llama-3-8b --gpus 12xH100 --nodes 5
 
+# Fine-tuning.
+run ft-qlora-4090 models/llama-2-7b.yaml --gpus 1xRTX4090 --lora 64 \
+	--quant nf4 --seq 2048 --micro-batch 4
+run ft-qlora-paged-json models/llama-2-7b.yaml --gpus 1xRTX4090 --lora 64 \
+	--quant nf4 --seq 2048 --micro-batch 4 --optimizer paged-adamw-8bit --json
+run ft-lora-all-linear llama-3-8b --gpus 1xA100 --lora 16 \
+	--lora-targets all-linear --lora-dropout 0.05 --seq 4096 --explain
+run ft-offload llama-3.1-70b --gpus 8xA100 --zero 3 --offload optimizer+params \
+	--host-mem 512 --recompute full --seq 4096
+run ft-offload-nvme llama-3.1-70b --gpus 8xA100 --zero 3 --offload optimizer \
+	--offload-nvme --recompute full --seq 4096
+run ft-fp8 llama-3-8b --gpus 8xH100 --precision fp8 --zero 1 --no-search
+run ft-chunked-loss llama-3-8b --gpus 1xH100 --loss chunked --zero 0 \
+	--recompute full --optimizer adamw-8bit --no-search
+run ft-adafactor gpt2-xl --gpus 1xA10 --optimizer adafactor --no-search
+run ft-bad-target gpt2 --lora 8 --lora-targets gate
+run ft-bad-target-name gpt2 --lora 8 --lora-targets q,vv
+run ft-bad-rank gpt2 --lora 5000
+run ft-bad-quant-no-lora llama-2-7b --quant nf4
+run ft-bad-quant-cpu llama-2-7b --quant nf4 --lora 8 --device cpu
+run ft-bad-nvme llama-2-7b --offload-nvme
+
 echo "$passed passed, $failed failed"
 [ "$failed" = 0 ]
