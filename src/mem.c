@@ -57,6 +57,9 @@ struct sim {
 	uint64_t unit_grad;	/* a unit's full gradient before reduction */
 	bool grads_prealloc;	/* gradients go into a preallocated buffer */
 	bool grads_offload;	/* gradients leave for host RAM when made */
+	uint8_t *away;		/* tensor offloaded to host (not counted) */
+	uint64_t *away_bytes;	/* per block */
+	uint64_t host_act, host_act_peak;
 	/* Explain: stop when the event counter reaches stop_at. */
 	uint64_t events, peak_event, stop_at;
 	bool stopped;
@@ -134,6 +137,14 @@ t_unref(struct sim *s, int32_t t)
 	if (s->refs[t] > 0 && --s->refs[t] == 0 && s->alive[t] &&
 	    !s->stopped) {
 		s->alive[t] = 0;
+		if (s->away[t]) {
+			/* Freed while on the host: nothing on the GPU. */
+			s->away[t] = 0;
+			s->host_act -= tb(s, t);
+			if (s->away_bytes[s->g->t[t].layer] >= tb(s, t))
+				s->away_bytes[s->g->t[t].layer] -= tb(s, t);
+			return;
+		}
 		sub(s, (enum vp_cat)s->g->t[t].cat, tb(s, t));
 	}
 }
@@ -163,6 +174,49 @@ in_list(const int32_t *v, int32_t t)
 		if (v[i] == t)
 			return true;
 	return false;
+}
+
+/*
+ * Activation offload (e.g. torch.autograd.graph.save_on_cpu or
+ * Megatron's CPU offloading): when a block's forward ends, the tensors it
+ * saved move to host RAM; they come back just before its backward.  The
+ * block's output stays, as the next block reads it.
+ */
+static void
+offload_block(struct sim *s, uint32_t layer, int32_t keep)
+{
+	const struct vp_graph *g = s->g;
+	uint64_t moved = 0;
+	size_t t;
+
+	for (t = 0; t < g->nt; t++)
+		if (g->t[t].layer == layer && s->alive[t] && s->refs[t] > 0 &&
+		    (int32_t)t != keep && g->t[t].cat == VP_CAT_ACT &&
+		    !s->away[t]) {
+			s->away[t] = 1;
+			moved += tb(s, (int32_t)t);
+		}
+	sub(s, VP_CAT_ACT, moved);
+	s->away_bytes[layer] = moved;
+	s->host_act += moved;
+	if (s->host_act > s->host_act_peak)
+		s->host_act_peak = s->host_act;
+}
+
+static void
+restore_block(struct sim *s, uint32_t layer)
+{
+	const struct vp_graph *g = s->g;
+	size_t t;
+
+	if (s->away_bytes[layer] == 0)
+		return;
+	for (t = 0; t < g->nt; t++)
+		if (g->t[t].layer == layer)
+			s->away[t] = 0;
+	add(s, VP_CAT_ACT, s->away_bytes[layer]);
+	s->host_act -= s->away_bytes[layer];
+	s->away_bytes[layer] = 0;
 }
 
 /* Forward of ops [a, b); saving = whether saved tensors are kept. */
@@ -203,6 +257,9 @@ forward(struct sim *s, size_t a, size_t b, bool segment_rerun)
 				sub(s, (enum vp_cat)g->t[o->out[k]].cat,
 				    tb(s, o->out[k]));
 			}
+		if (s->p->activation_offload && !segment_rerun &&
+		    o->layer > 0 && i + 1 == g->layer_first_op[o->layer + 1])
+			offload_block(s, o->layer, o->out[0]);
 	}
 }
 
@@ -331,6 +388,9 @@ backward(struct sim *s)
 	s->phase = VP_PHASE_BACKWARD;
 	for (i = g->nop; i > 0 && !s->stopped; i--) {
 		int32_t si = s->seg_of[i - 1];
+
+		if (g->op[i - 1].layer > 0)
+			restore_block(s, g->op[i - 1].layer);
 
 		if (si >= 0 && s->segs[si].end == i) {
 			size_t j;
@@ -585,6 +645,7 @@ simulate(struct sim *s, const struct vp_model *m)
 	}
 	s->out->saved_per_microbatch = end_fwd_live;
 	s->out->grads_bytes = grads_total;
+	s->out->host_bytes += s->host_act_peak;
 	s->out->shard_gather_bytes = sh.gather;
 	s->out->grad_buffer_bytes = sh.grad_buffer;
 	if (!s->stopped) {
@@ -609,6 +670,8 @@ sim_init(struct sim *s, const struct vp_graph *g, const struct vp_plan *p)
 	s->hold = xcalloc(g->nt ? g->nt : 1, sizeof *s->hold);
 	s->alive = xcalloc(g->nt ? g->nt : 1, 1);
 	s->galive = xcalloc(g->nt ? g->nt : 1, 1);
+	s->away = xcalloc(g->nt ? g->nt : 1, 1);
+	s->away_bytes = xcalloc(g->layers + 2, sizeof *s->away_bytes);
 	s->seg_of = xcalloc(g->nop ? g->nop : 1, sizeof *s->seg_of);
 	s->segs = xcalloc(g->nop ? g->nop : 1, sizeof *s->segs);
 	/* Segments: maximal runs of recompute ops within one block. */
@@ -639,6 +702,8 @@ sim_free(struct sim *s)
 	free(s->hold);
 	free(s->alive);
 	free(s->galive);
+	free(s->away);
+	free(s->away_bytes);
 	free(s->seg_of);
 	free(s->segs);
 }

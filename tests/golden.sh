@@ -304,6 +304,8 @@ run ft-offload llama-3.1-70b --gpus 8xA100 --zero 3 --offload optimizer+params \
 	--host-mem 512 --recompute full --seq 4096
 run ft-offload-nvme llama-3.1-70b --gpus 8xA100 --zero 3 --offload optimizer \
 	--offload-nvme --recompute full --seq 4096
+run ft-activation-offload llama-3-8b --gpus 8xH100 --zero 3 --activation-offload \
+	--no-search
 run ft-fp8 llama-3-8b --gpus 8xH100 --precision fp8 --zero 1 --no-search
 run ft-chunked-loss llama-3-8b --gpus 1xH100 --loss chunked --zero 0 \
 	--recompute full --optimizer adamw-8bit --no-search
