@@ -25,6 +25,8 @@
 #include "plan.h"
 #include "plan_search.h"
 #include "report.h"
+#include "report_compare.h"
+#include "cost.h"
 #include "finetune.h"
 
 #ifndef PKGDATADIR
@@ -52,8 +54,10 @@ help(void)
 "\n"
 "  --gpus NxCARD        the whole job, e.g. 2xA100, 8xH100-SXM, 1xRTX4090\n"
 "  --nodes N  --gpus-per-node N    node layout (default: 8 GPUs per node)\n"
-"  --precision P        fp32 fp16-mixed bf16-mixed fp16 bf16 fp16-master bf16-master\n"
+"  --precision P        fp32 fp16-mixed bf16-mixed fp16 bf16 fp16-master\n"
+"                       bf16-master fp8 (Transformer Engine)\n"
 "  --optimizer O        sgd sgd-momentum adam adamw adamw-8bit adafactor lion\n"
+"                       paged-adamw paged-adamw-8bit\n"
 "  --micro-batch N      --seq N      --grad-accum N\n"
 "  --recompute R        none selective full\n"
 "  --attention A        eager sdpa flash\n"
@@ -65,6 +69,15 @@ help(void)
 "  --capacity-factor X  MoE token padding (default dropless)\n"
 "  --device D           cuda (default) or cpu\n"
 "  --fused-optimizer    fused optimizer kernels (no foreach temporaries)\n"
+"  --lora RANK          LoRA adapters on a frozen base (PEFT)\n"
+"  --lora-targets LIST  q,k,v,o,gate,up,down or all-linear (default q,v)\n"
+"  --lora-dropout P  --lora-dtype fp32|bf16    (defaults: 0, fp32)\n"
+"  --quant Q            none nf4 fp4 int8: bitsandbytes base (needs --lora)\n"
+"  --loss L             full (default) or chunked (fused linear cross-entropy)\n"
+"  --offload W          none optimizer params optimizer+params (to host RAM)\n"
+"  --offload-nvme       offload to NVMe (ZeRO-Infinity)\n"
+"  --host-mem GiB       host RAM per node; more offloaded state does not fit\n"
+"  --activation-offload accepted; no effect on the estimate yet\n"
 "  --no-search          no planner: open options take their defaults\n"
 "  --plans N            alternatives to show, 1-8 (default 4)\n"
 "  --max-micro-batch  --max-seq  --min-gpus   largest, longest, fewest that fit\n"
@@ -202,6 +215,41 @@ resolve_model(const char *arg)
 	return NULL;
 }
 
+/*
+ * The user's own catalog ($XDG_CONFIG_HOME/vramplan/gpus.yaml, or
+ * ~/.config/vramplan/gpus.yaml) adds cards or replaces same-id ones.  A
+ * malformed one is reported with its position and ignored, so the shipped
+ * catalog still works.
+ */
+static void
+merge_user_catalog(struct vp_catalog *c)
+{
+	const char *xdg = getenv("XDG_CONFIG_HOME"), *home = getenv("HOME");
+	struct vp_diags d = { 0 };
+	struct vp_catalog user;
+	struct vp_buf b;
+
+	vp_buf_init(&b);
+	if (xdg != NULL && *xdg)
+		vp_buf_printf(&b, "%s/vramplan/gpus.yaml", xdg);
+	else if (home != NULL && *home)
+		vp_buf_printf(&b, "%s/.config/vramplan/gpus.yaml", home);
+	if (b.len == 0 || access(b.s, F_OK) != 0) {
+		vp_buf_free(&b);
+		return;
+	}
+	if (vp_catalog_load(b.s, &user, &d) != 0) {
+		print_diags(&d);
+		fprintf(stderr, "vramplan: note: ignoring the user catalog '%s'; "
+		    "using the shipped one\n", b.s);
+	} else {
+		vp_catalog_merge(c, &user);
+		vp_catalog_free(&user);
+	}
+	vp_diags_clear(&d);
+	vp_buf_free(&b);
+}
+
 static int
 load_catalog(const char *path, struct vp_catalog *c)
 {
@@ -217,6 +265,8 @@ load_catalog(const char *path, struct vp_catalog *c)
 	rc = vp_catalog_load(b.s, c, &d);
 	print_diags(&d);
 	vp_buf_free(&b);
+	if (rc == 0 && path == NULL)
+		merge_user_catalog(c);
 	return rc;
 }
 
@@ -943,15 +993,59 @@ vp_cmd_models(int argc, char **argv)
 	return bad ? VP_EXIT_INPUT : VP_EXIT_OK;
 }
 
+/* Card filters shared by compare and gpus. */
+struct card_filter {
+	const char *vendor, *segment;
+	double min_mem_gib;
+};
+
+static bool
+card_selected(const struct vp_gpu *g, const struct card_filter *f)
+{
+	if (f->vendor && (g->vendor == NULL ||
+	    strstr(g->vendor, f->vendor) == NULL))
+		return false;
+	if (f->segment && (g->segment == NULL ||
+	    strstr(g->segment, f->segment) == NULL))
+		return false;
+	return (double)g->usable_bytes >= f->min_mem_gib * VP_GIB;
+}
+
 int
 vp_cmd_gpus(int argc, char **argv)
 {
+	static const struct option opts[] = {
+		{ "vendor", required_argument, NULL, 'v' },
+		{ "segment", required_argument, NULL, 's' },
+		{ "min-mem", required_argument, NULL, 'm' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct card_filter filt = { NULL, NULL, 0 };
 	struct vp_catalog cat;
+	const char *err;
 	size_t i, j;
+	int c;
 
-	if (argc > 1) {
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		if (c == 'v')
+			filt.vendor = optarg;
+		else if (c == 's')
+			filt.segment = optarg;
+		else if (c == 'm' && vp_parse_double(optarg, 0, 1e6,
+		    &filt.min_mem_gib, &err) == 0)
+			;
+		else {
+			fprintf(stderr, "vramplan: gpus: bad option '%s' (gpus "
+			    "[--vendor V] [--segment S] [--min-mem GIB])\n",
+			    argv[optind - 1]);
+			return VP_EXIT_USAGE;
+		}
+	}
+	if (optind < argc) {
 		fprintf(stderr, "vramplan: gpus takes no arguments, not '%s'\n",
-		    argv[1]);
+		    argv[optind]);
 		return VP_EXIT_USAGE;
 	}
 	if (load_catalog(NULL, &cat) != 0)
@@ -963,6 +1057,8 @@ vp_cmd_gpus(int argc, char **argv)
 		double best = NAN;
 		char b[32], tf[16], pr[16];
 
+		if (!card_selected(g, &filt))
+			continue;
 		for (j = 0; j < g->nprices; j++)
 			if (!isnan(g->prices[j].usd_per_gpu_hour) &&
 			    (isnan(best) || g->prices[j].usd_per_gpu_hour < best))
@@ -991,4 +1087,323 @@ vp_cmd_missing(int argc, char **argv)
 	fprintf(stderr, "vramplan: '%s' is not available in this version "
 	    "yet\n", argv[0]);
 	return VP_EXIT_USAGE;
+}
+
+/* Write text to path atomically: a temporary file beside it, renamed. */
+static int
+write_atomic(const char *path, const char *text)
+{
+	struct vp_buf tmp;
+	FILE *f;
+	int fd, rc = 0;
+
+	vp_buf_init(&tmp);
+	vp_buf_printf(&tmp, "%s.tmpXXXXXX", path);
+	fd = mkstemp(tmp.s);
+	if (fd < 0) {
+		fprintf(stderr, "vramplan: cannot create '%s': %s\n", tmp.s,
+		    strerror(errno));
+		vp_buf_free(&tmp);
+		return -1;
+	}
+	f = fdopen(fd, "w");
+	if (f == NULL || fputs(text, f) == EOF || fflush(f) != 0 ||
+	    fsync(fd) != 0 || fclose(f) != 0) {
+		fprintf(stderr, "vramplan: cannot write '%s': %s\n", path,
+		    strerror(errno));
+		unlink(tmp.s);
+		rc = -1;
+	} else if (rename(tmp.s, path) != 0) {
+		fprintf(stderr, "vramplan: cannot write '%s': %s\n", path,
+		    strerror(errno));
+		unlink(tmp.s);
+		rc = -1;
+	}
+	vp_buf_free(&tmp);
+	return rc;
+}
+
+enum {
+	C_TOKENS = 256, C_STEPS, C_GBATCH, C_SORT, C_MAXGPUS, C_JSON, C_CSV,
+	C_SVG, C_PRICE, C_CATALOG, C_PREC, C_OPT, C_MB, C_SEQ, C_RECOMP,
+	C_LORA, C_LORA_TARGETS, C_QUANT, C_VENDOR, C_SEGMENT, C_MINMEM, C_HELP,
+	C_EXPLAIN
+};
+
+static const struct option compare_opts[] = {
+	{ "tokens", required_argument, NULL, C_TOKENS },
+	{ "steps", required_argument, NULL, C_STEPS },
+	{ "global-batch", required_argument, NULL, C_GBATCH },
+	{ "sort", required_argument, NULL, C_SORT },
+	{ "max-gpus", required_argument, NULL, C_MAXGPUS },
+	{ "json", no_argument, NULL, C_JSON },
+	{ "csv", no_argument, NULL, C_CSV },
+	{ "svg", required_argument, NULL, C_SVG },
+	{ "price", required_argument, NULL, C_PRICE },
+	{ "catalog", required_argument, NULL, C_CATALOG },
+	{ "precision", required_argument, NULL, C_PREC },
+	{ "optimizer", required_argument, NULL, C_OPT },
+	{ "micro-batch", required_argument, NULL, C_MB },
+	{ "seq", required_argument, NULL, C_SEQ },
+	{ "recompute", required_argument, NULL, C_RECOMP },
+	{ "lora", required_argument, NULL, C_LORA },
+	{ "lora-targets", required_argument, NULL, C_LORA_TARGETS },
+	{ "quant", required_argument, NULL, C_QUANT },
+	{ "vendor", required_argument, NULL, C_VENDOR },
+	{ "segment", required_argument, NULL, C_SEGMENT },
+	{ "min-mem", required_argument, NULL, C_MINMEM },
+	{ "help", no_argument, NULL, C_HELP },
+	{ "explain", no_argument, NULL, C_EXPLAIN },
+	{ NULL, 0, NULL, 0 },
+};
+
+
+int
+vp_cmd_compare(int argc, char **argv)
+{
+	static const char *const sorts[] = { "cost", "time", "gpus" };
+	struct card_filter filt = { NULL, NULL, 0 };
+	struct vp_diags d = { 0 };
+	struct vp_catalog cat = { 0 };
+	struct vp_model model;
+	struct vp_compare job;
+	struct vp_compare_report rep;
+	struct vp_card_result *cards;
+	struct vp_buf out;
+	const char *catalog = NULL, *svg = NULL, *err;
+	const char *prices[64];
+	char *path;
+	size_t nprices = 0, i, n = 0;
+	int c, sort = 0, prec = -1, opt = -1, rc_knob = -1, quant = -1;
+	int e, anyfit = 0;
+	uint64_t u, mb = 0, seq = 0, steps = 0, gbatch = 0, lora = 0;
+	unsigned targets = 0;
+	double tokens = 0;
+	bool json = false, csv = false, explain = false;
+
+	memset(&job, 0, sizeof job);
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "h", compare_opts, NULL)) != -1) {
+		switch (c) {
+		case C_TOKENS:
+			if (vp_parse_double(optarg, 1, 1e18, &tokens, &err)) {
+				fprintf(stderr, "vramplan: --tokens '%s' is %s "
+				    "(a count such as 2e9)\n", optarg, err);
+				return VP_EXIT_USAGE;
+			}
+			break;
+		case C_STEPS: case C_GBATCH: case C_MAXGPUS: case C_MB:
+		case C_SEQ: case C_LORA:
+			if (parse_num(argv[optind - 1], optarg, 1,
+			    c == C_STEPS ? 1000000000ULL : 1u << 27, &u))
+				return VP_EXIT_USAGE;
+			if (c == C_STEPS) steps = u;
+			else if (c == C_GBATCH) gbatch = u;
+			else if (c == C_MAXGPUS) job.max_gpus = (unsigned)u;
+			else if (c == C_MB) mb = u;
+			else if (c == C_SEQ) seq = u;
+			else lora = u;
+			break;
+		case C_SORT:
+			if (parse_enum("--sort", optarg, sorts, 3, &sort))
+				return VP_EXIT_USAGE;
+			break;
+		case C_JSON: json = true; break;
+		case C_CSV: csv = true; break;
+		case C_SVG: svg = optarg; break;
+		case C_CATALOG: catalog = optarg; break;
+		case C_PRICE:
+			if (nprices == VP_NELEM(prices)) {
+				fputs("vramplan: too many --price options\n",
+				    stderr);
+				return VP_EXIT_USAGE;
+			}
+			prices[nprices++] = optarg;
+			break;
+		case C_PREC:
+			if (parse_enum("--precision", optarg, vp_prec_names,
+			    VP_PREC_COUNT, &prec))
+				return VP_EXIT_USAGE;
+			break;
+		case C_OPT:
+			if (parse_enum("--optimizer", optarg, vp_opt_names,
+			    VP_OPT_COUNT, &opt))
+				return VP_EXIT_USAGE;
+			break;
+		case C_RECOMP:
+			if (parse_enum("--recompute", optarg, vp_recomp_names,
+			    VP_RECOMP_COUNT, &rc_knob))
+				return VP_EXIT_USAGE;
+			break;
+		case C_QUANT:
+			if (parse_enum("--quant", optarg, vp_quant_names,
+			    VP_QUANT_COUNT, &quant))
+				return VP_EXIT_USAGE;
+			break;
+		case C_LORA_TARGETS: {
+			const char *bad = NULL;
+
+			if (vp_lora_parse_targets(optarg, &targets, &bad)) {
+				fprintf(stderr, "vramplan: unknown --lora-targets "
+				    "'%s'\n", bad);
+				return VP_EXIT_USAGE;
+			}
+			break;
+		}
+		case C_VENDOR: filt.vendor = optarg; break;
+		case C_EXPLAIN: explain = true; break;
+		case C_SEGMENT: filt.segment = optarg; break;
+		case C_MINMEM:
+			if (vp_parse_double(optarg, 0, 1e6, &filt.min_mem_gib,
+			    &err)) {
+				fprintf(stderr, "vramplan: --min-mem '%s' is %s "
+				    "(GiB)\n", optarg, err);
+				return VP_EXIT_USAGE;
+			}
+			break;
+		case C_HELP: case 'h':
+			puts("usage: vramplan compare MODEL --tokens N [--sort "
+			    "cost|time|gpus] [--max-gpus N]\n"
+			    "       [--json|--csv] [--svg FILE] [--price "
+			    "CARD=USD_PER_HOUR]... [plan options]\n"
+			    "See vramplan(1).");
+			return flush_out();
+		default:
+			fprintf(stderr, "vramplan: compare: %s '%s'\n", optopt ?
+			    "option needs a value:" : "unknown option",
+			    argv[optind - 1]);
+			return VP_EXIT_USAGE;
+		}
+	}
+	if (optind >= argc) {
+		fputs("vramplan: compare: no model given\nusage: vramplan "
+		    "compare MODEL --tokens N  (see vramplan(1))\n", stderr);
+		return VP_EXIT_USAGE;
+	}
+	if (tokens == 0 && steps == 0) {
+		fputs("vramplan: compare needs the size of the job: --tokens N "
+		    "(or --steps N with --global-batch SEQUENCES)\n", stderr);
+		return VP_EXIT_USAGE;
+	}
+	if (steps && !gbatch) {
+		fputs("vramplan: --steps needs --global-batch (sequences per "
+		    "step)\n", stderr);
+		return VP_EXIT_USAGE;
+	}
+	if (json + csv > 1) {
+		fputs("vramplan: --json and --csv exclude each other\n", stderr);
+		return VP_EXIT_USAGE;
+	}
+	if ((path = resolve_model(argv[optind])) == NULL)
+		return VP_EXIT_INPUT;
+	e = vp_model_load(path, &model, &d);
+	free(path);
+	print_diags(&d);
+	if (e != 0) {
+		vp_model_free(&model);
+		return VP_EXIT_INPUT;
+	}
+	if (load_catalog(catalog, &cat) != 0) {
+		vp_model_free(&model);
+		return VP_EXIT_INPUT;
+	}
+	for (i = 0; i < nprices; i++) {
+		const char *eq = strchr(prices[i], '=');
+		char name[64];
+		const struct vp_gpu *g;
+		double usd;
+
+		if (eq == NULL || eq == prices[i] ||
+		    (size_t)(eq - prices[i]) >= sizeof name ||
+		    vp_parse_double(eq + 1, 0, 1e4, &usd, &err) != 0) {
+			fprintf(stderr, "vramplan: --price '%s' must be "
+			    "CARD=USD_PER_GPU_HOUR, e.g. H100=2.49\n", prices[i]);
+			vp_catalog_free(&cat);
+			vp_model_free(&model);
+			return VP_EXIT_USAGE;
+		}
+		memcpy(name, prices[i], (size_t)(eq - prices[i]));
+		name[eq - prices[i]] = '\0';
+		if ((g = vp_catalog_find(&cat, name)) == NULL) {
+			fprintf(stderr, "vramplan: --price: unknown GPU '%s' "
+			    "(see 'vramplan gpus')\n", name);
+			vp_catalog_free(&cat);
+			vp_model_free(&model);
+			return VP_EXIT_USAGE;
+		}
+		vp_catalog_set_price(&cat.v[g - cat.v], usd);
+	}
+
+	if (job.max_gpus == 0)
+		job.max_gpus = 1024;
+	job.model = &model;
+	vp_plan_defaults(&job.base, &model);
+	if (prec >= 0) job.base.precision = (enum vp_precision)prec;
+	if (opt >= 0) job.base.optimizer = (enum vp_optimizer)opt;
+	if (mb) job.base.micro_batch = mb;
+	if (seq) job.base.seq = seq;
+	if (rc_knob >= 0) job.base.recompute = (enum vp_recompute)rc_knob;
+	if (lora) job.base.lora_rank = (unsigned)lora;
+	if (targets) job.base.lora_targets = targets;
+	if (job.base.lora_targets == (1u << VP_LORA_TARGET_COUNT) - 1)
+		job.base.lora_targets &= vp_lora_available(&model);
+	if (quant >= 0) job.base.quant = (enum vp_quant)quant;
+	memset(&job.open, 0, sizeof job.open);
+	job.open.tp = job.open.pp = job.open.sp = job.open.shard = true;
+	job.open.grad_accum = true;
+	job.open.recompute = rc_knob < 0;
+	job.tokens = tokens ? tokens : (double)steps * (double)gbatch *
+	    (double)job.base.seq;
+	if (vp_plan_check(&job.base, &model, 0, &d) != 0) {
+		print_diags(&d);
+		vp_catalog_free(&cat);
+		vp_model_free(&model);
+		return VP_EXIT_INPUT;
+	}
+	cards = xcalloc(cat.n ? cat.n : 1, sizeof *cards);
+	for (i = 0; i < cat.n; i++) {
+		if (!card_selected(&cat.v[i], &filt))
+			continue;
+		vp_compare_card(&job, &cat.v[i], &cards[n]);
+		anyfit |= cards[n].fits;
+		n++;
+	}
+	vp_compare_sort(cards, n, (enum vp_sort)sort);
+	rep.model = &model;
+	rep.job = &job;
+	rep.cards = cards;
+	rep.n = n;
+	rep.sort = sorts[sort];
+	rep.color = false;
+	vp_buf_init(&out);
+	if (svg != NULL) {
+		vp_compare_svg(&rep, &out);
+		if (write_atomic(svg, out.s) != 0) {
+			vp_buf_free(&out);
+			free(cards);
+			vp_catalog_free(&cat);
+			vp_model_free(&model);
+			return VP_EXIT_SYSTEM;
+		}
+		out.len = 0;
+		out.s[0] = '\0';
+	}
+	if (json)
+		vp_compare_json(&rep, &out);
+	else if (csv)
+		vp_compare_csv(&rep, &out);
+	else
+		vp_compare_text(&rep, &out);
+	if (explain && !json && !csv)
+		vp_buf_printf(&out, "\n%s", vp_time_assumptions);
+	fputs(out.s, stdout);
+	vp_buf_free(&out);
+	free(cards);
+	vp_catalog_free(&cat);
+	vp_model_free(&model);
+	e = flush_out();
+	if (e != VP_EXIT_OK)
+		return e;
+	return anyfit ? VP_EXIT_OK : VP_EXIT_NOFIT;
 }

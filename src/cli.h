@@ -25,6 +25,7 @@ int vp_cmd_estimate(int argc, char **argv);
 int vp_cmd_models(int argc, char **argv);
 int vp_cmd_gpus(int argc, char **argv);
 int vp_cmd_missing(int argc, char **argv);
+int vp_cmd_compare(int argc, char **argv);
 
 /* Where the model library and GPU catalog live. */
 const char *vp_data_dir(void);

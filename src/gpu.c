@@ -6,37 +6,87 @@
 #include <stdlib.h>
 #include <string.h>
 
+static void
+prices_free(struct vp_gpu *g)
+{
+	size_t j;
+
+	for (j = 0; j < g->nprices; j++) {
+		free(g->prices[j].provider);
+		free(g->prices[j].offering);
+		free(g->prices[j].date);
+		free(g->prices[j].source);
+	}
+}
+
+static void
+card_free(struct vp_gpu *g)
+{
+	size_t j;
+
+	free(g->id);
+	for (j = 0; j < g->naliases; j++)
+		free(g->aliases[j]);
+	free(g->aliases);
+	free(g->vendor);
+	free(g->name);
+	free(g->segment);
+	free(g->family);
+	free(g->memory_type);
+	free(g->usable_basis);
+	prices_free(g);
+	free(g->prices);
+	memset(g, 0, sizeof *g);
+}
+
 void
 vp_catalog_free(struct vp_catalog *c)
 {
-	size_t i, j;
+	size_t i;
 
 	if (c == NULL)
 		return;
-	for (i = 0; i < c->n; i++) {
-		struct vp_gpu *g = &c->v[i];
-
-		free(g->id);
-		for (j = 0; j < g->naliases; j++)
-			free(g->aliases[j]);
-		free(g->aliases);
-		free(g->vendor);
-		free(g->name);
-		free(g->segment);
-		free(g->family);
-		free(g->memory_type);
-		free(g->usable_basis);
-		for (j = 0; j < g->nprices; j++) {
-			free(g->prices[j].provider);
-			free(g->prices[j].offering);
-			free(g->prices[j].date);
-			free(g->prices[j].source);
-		}
-		free(g->prices);
-	}
+	for (i = 0; i < c->n; i++)
+		card_free(&c->v[i]);
 	free(c->v);
 	c->v = NULL;
 	c->n = 0;
+}
+
+void
+vp_catalog_merge(struct vp_catalog *base, struct vp_catalog *user)
+{
+	size_t i, j;
+
+	for (i = 0; i < user->n; i++) {
+		for (j = 0; j < base->n; j++)
+			if (vp_strcaseeq(base->v[j].id, user->v[i].id))
+				break;
+		if (j == base->n) {
+			base->v = xreallocarray(base->v, base->n + 1,
+			    sizeof *base->v);
+			base->n++;
+		} else {
+			card_free(&base->v[j]);
+		}
+		base->v[j] = user->v[i];
+	}
+	free(user->v);
+	user->v = NULL;
+	user->n = 0;
+}
+
+void
+vp_catalog_set_price(struct vp_gpu *g, double usd_per_gpu_hour)
+{
+	prices_free(g);
+	g->prices = xreallocarray(g->prices, 1, sizeof *g->prices);
+	g->nprices = 1;
+	g->prices[0].provider = xstrdup("--price");
+	g->prices[0].offering = xstrdup("given on the command line");
+	g->prices[0].date = xstrdup("given");
+	g->prices[0].source = xstrdup("command line");
+	g->prices[0].usd_per_gpu_hour = usd_per_gpu_hour;
 }
 
 const struct vp_gpu *

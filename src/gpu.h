@@ -50,6 +50,11 @@ struct vp_catalog {
 };
 
 void vp_catalog_free(struct vp_catalog *c);
+/* Cards of user replace same-id cards of base or are added; user is left
+ * empty. */
+void vp_catalog_merge(struct vp_catalog *base, struct vp_catalog *user);
+/* --price: one price replaces the card's dated prices. */
+void vp_catalog_set_price(struct vp_gpu *g, double usd_per_gpu_hour);
 /* By id or alias, case-insensitive; NULL when unknown. */
 const struct vp_gpu *vp_catalog_find(const struct vp_catalog *c,
     const char *name);

@@ -141,6 +141,7 @@ peak_tflops(const struct vp_gpu *g, enum vp_precision prec)
 
 /*
  * Assumptions of the time model (printed by --explain):
+ * (vp_time_assumptions below prints this list for --explain.)
  * - training FLOPs per token = 6 P (forward 2P, backward 4P) + 6 L s h for
  *   causal attention scores and values; full recompute adds a forward
  *   (2P + 2 L s h), selective the attention core (2 L s h);
@@ -154,6 +155,22 @@ peak_tflops(const struct vp_gpu *g, enum vp_precision prec)
  *   expert all-to-alls (4 per block) and pipeline sends are exposed;
  *   context-parallel ring exchanges are half hidden.
  */
+const char *const vp_time_assumptions =
+    "Time model assumptions:\n"
+    "  - FLOPs per token: 6 P (4 P with LoRA) + 6 L s h for causal attention; "
+    "full recompute adds 2 P + 2 L s h, selective 2 L s h\n"
+    "  - compute at the profile's MFU of the card's dense peak for the compute "
+    "dtype; the 1F1B bubble adds (pp-1)/(m vpp)\n"
+    "  - collectives at 70 % of the link (intra-node: the card's GPU-to-GPU "
+    "figure; inter-node 25 GB/s per GPU); TP all-reduces exposed; DP "
+    "reduction 80 % overlapped (70 % with ZeRO-3/FSDP, 1.5x volume); expert "
+    "all-to-alls and pipeline sends exposed; CP ring half hidden\n"
+    "  - memory-bound work at 80 % of bandwidth: 28 B per local parameter for "
+    "the optimizer step, saved activations written and read once\n"
+    "  - a plan is bandwidth-bound when communication plus memory-bound time "
+    "exceeds compute\n"
+    "  - cost = hours x GPUs x the cheapest dated price of the card\n";
+
 #define LINK_EFF 0.7
 #define INTER_NODE_GBS 25.0
 
@@ -170,7 +187,7 @@ vp_plan_time(const struct vp_model *m, const struct vp_gpu *gpu,
 	double L = (double)m->layers, h = (double)m->hidden;
 	double s = (double)p->seq, mb = (double)p->micro_batch;
 	double ga = (double)p->grad_accum, peak, flops, tokens, compute;
-	double link, dp_bw, bytes, comm = 0, t, rank_params;
+	double link, dp_bw, bytes, comm = 0, t, rank_params, memory = 0;
 
 	vp_model_params(m, &pc);
 	peak = peak_tflops(gpu, p->precision);
@@ -225,9 +242,26 @@ vp_plan_time(const struct vp_model *m, const struct vp_gpu *gpu,
 	if (pp > 1)
 		comm += 2 * ga * mb * s / cp * h * 2 / (fmin(link,
 		    world > node ? INTER_NODE_GBS : link) * 1e9 * LINK_EFF);
-	c->step_seconds = compute + comm;
+	/*
+	 * Memory-bound work at 80 % of the card's bandwidth: the optimizer
+	 * step reads and writes about 28 bytes per local parameter (fp32
+	 * weight, gradient and two moments read, three written), and each
+	 * micro-batch moves its saved activations about twice (written in
+	 * forward, read in backward; Korthikanti's 34 s b h bytes per layer
+	 * as the size).  Norms, activations and the like overlap nothing.
+	 */
+	if (!isnan(gpu->bandwidth_gbs) && gpu->bandwidth_gbs > 0) {
+		double local = (double)pc.total / tp / pp /
+		    (p->zero >= 1 || p->fsdp != VP_FSDP_NONE ? dp : 1);
+		double act = 34.0 * s / cp * mb * h * (L / pp) / tp * 2 * ga;
+
+		if (p->lora_rank)
+			local = 0;
+		memory = (28.0 * local + act) / (gpu->bandwidth_gbs * 1e9 * 0.8);
+	}
+	c->step_seconds = compute + comm + memory;
 	c->tokens_per_second = tokens / c->step_seconds;
-	c->bandwidth_bound = comm > compute;
+	c->bandwidth_bound = comm + memory > compute;
 }
 
 /* Better first: fits, then throughput, then headroom (lower peak). */

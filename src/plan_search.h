@@ -60,6 +60,9 @@ uint64_t vp_plan_host_per_node(const struct vp_model *m,
 void vp_plan_time(const struct vp_model *m, const struct vp_gpu *gpu,
     const struct vp_profile *prof, unsigned world, struct vp_cand *c);
 
+/* The time model's assumptions, as printed by --explain. */
+extern const char *const vp_time_assumptions;
+
 /* Search from base (the fixed knobs), ranking by throughput, then
  * headroom. */
 void vp_search_run(const struct vp_search *s, const struct vp_plan *base,

@@ -254,7 +254,11 @@ run cli-model-missing-file tests/no-such-file.yaml
 run cli-models models
 run cli-models-extra-argument models gpt2
 run cli-gpus gpus
+run cli-gpus-filtered gpus --vendor NVIDIA --segment datacenter --min-mem 80
 run cli-compare compare x
+run cli-compare-no-tokens compare gpt2
+run cli-compare-bad-price compare gpt2 --tokens 1e9 --price H100
+run cli-compare-unknown-price-card compare gpt2 --tokens 1e9 --price H1000=2
 run cli-tp-not-dividing models/llama-3-8b.yaml --tp 3
 
 # ---- estimates -----------------------------------------------------------
@@ -292,6 +296,15 @@ run plan-bad-ep-dense llama-3-8b --gpus 8xH100 --ep 2
 run plan-bad-pp-deep gpt2 --gpus 16xH100 --pp 16
 run plan-bad-tp-across-nodes llama-3-8b --gpus 16xH100 --tp 16
 run plan-bad-nodes llama-3-8b --gpus 12xH100 --nodes 5
+
+# Which card: compare.
+run compare-llama-3.1-70b compare models/llama-3.1-70b.yaml --tokens 1e9
+run compare-gpt2-json compare gpt2 --tokens 1e9 --json
+run compare-gpt2-csv compare gpt2 --tokens 1e9 --csv --sort time
+run compare-filtered compare llama-3-8b --tokens 2e9 --vendor NVIDIA \
+	--segment datacenter --min-mem 70 --explain
+run compare-lora compare llama-2-7b --tokens 1e8 --lora 16 --quant nf4 \
+	--sort gpus
 
 # Fine-tuning.
 run ft-qlora-4090 models/llama-2-7b.yaml --gpus 1xRTX4090 --lora 64 \

@@ -1,0 +1,166 @@
+/* cost.c — card comparison (see cost.h). */
+#include "cost.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/*
+ * The least bytes per GPU any plan can reach: weights, gradients and
+ * optimizer states fully sharded over n GPUs.  Below this n the search is
+ * skipped — it cannot fit.
+ */
+static uint64_t
+floor_bytes(const struct vp_model *m, const struct vp_plan *p, unsigned n)
+{
+	struct vp_param_count pc;
+	const struct vp_prec_info *pi = &vp_prec_info[p->precision];
+	double per = vp_dtype_bytes[pi->weight];
+
+	vp_model_params(m, &pc);
+	if (p->lora_rank > 0)
+		per = p->quant != VP_QUANT_NONE ? 0.5 : 2.0;
+	else
+		per += vp_dtype_bytes[pi->grad] + (pi->master ? 4 : 0) +
+		    vp_opt_info[p->optimizer].nstates *
+		    vp_dtype_bytes[pi->state];
+	return (uint64_t)(per * (double)pc.total / (double)n);
+}
+
+static void
+point(const struct vp_compare *c, const struct vp_gpu *gpu,
+    const struct vp_profile *prof, unsigned n, struct vp_card_point *pt,
+    bool *found)
+{
+	struct vp_search s;
+	struct vp_search_result r;
+	struct vp_plan b = c->base;
+
+	memset(&s, 0, sizeof s);
+	s.model = c->model;
+	s.gpu = gpu;
+	s.profile = prof;
+	s.world = n;
+	s.gpus_per_node = n < 8 ? n : 8;
+	s.capacity = gpu->usable_bytes;
+	s.open = c->open;
+	b.dp = 0;
+	b.gpus_per_node = s.gpus_per_node;
+	vp_search_run(&s, &b, &r);
+	*found = r.nbest > 0;
+	if (!*found)
+		return;
+	pt->gpus = n;
+	pt->cand = r.best[0];
+	pt->hours = isnan(pt->cand.tokens_per_second) ||
+	    pt->cand.tokens_per_second <= 0 ? NAN :
+	    c->tokens / pt->cand.tokens_per_second / 3600.0;
+}
+
+void
+vp_compare_card(const struct vp_compare *c, const struct vp_gpu *gpu,
+    struct vp_card_result *out)
+{
+	struct vp_profile prof;
+	unsigned n, k;
+	size_t i;
+	bool found = false;
+
+	memset(out, 0, sizeof *out);
+	out->gpu = gpu;
+	out->usd_per_hour = NAN;
+	out->usd_per_billion_tokens = NAN;
+	out->purchase_usd = NAN;
+	vp_profile_default(gpu, &prof);
+	for (i = 0; i < gpu->nprices; i++)
+		if (!isnan(gpu->prices[i].usd_per_gpu_hour) &&
+		    (out->price == NULL || gpu->prices[i].usd_per_gpu_hour <
+		    out->usd_per_hour)) {
+			out->price = &gpu->prices[i];
+			out->usd_per_hour = gpu->prices[i].usd_per_gpu_hour;
+		}
+	/* Fewest GPUs: one by one to a node, then whole nodes, then
+	 * doubling; counts whose sharded floor cannot fit are skipped. */
+	for (n = 1; n <= c->max_gpus; n = n < 8 ? n + 1 : n < 64 ? n + 8 :
+	    n * 2) {
+		if (floor_bytes(c->model, &c->base, n) > gpu->usable_bytes)
+			continue;
+		point(c, gpu, &prof, n, &out->at[0], &found);
+		if (found)
+			break;
+	}
+	if (!found) {
+		out->why = "no plan fits up to --max-gpus of this card";
+		return;
+	}
+	out->fits = true;
+	out->gpus_needed = out->at[0].gpus;
+	out->nat = 1;
+	/* A few larger counts: more GPUs finish sooner, at some cost. */
+	for (k = 2; k <= 4 && out->nat < VP_COST_SCALES; k *= 2) {
+		bool ok;
+
+		if (out->gpus_needed * k > c->max_gpus)
+			break;
+		point(c, gpu, &prof, out->gpus_needed * k, &out->at[out->nat],
+		    &ok);
+		if (ok)
+			out->nat++;
+	}
+	for (k = 0; k < out->nat; k++)
+		out->at[k].cost_usd = isnan(out->usd_per_hour) ? NAN :
+		    out->at[k].hours * out->at[k].gpus * out->usd_per_hour;
+	if (isnan(out->at[0].hours))
+		out->why = "the catalog has no dense throughput for its "
+		    "compute dtype (no bf16 on this card?)";
+	out->usd_per_billion_tokens = out->at[0].cost_usd / (c->tokens / 1e9);
+	if (!isnan(gpu->launch_price_usd))
+		out->purchase_usd = gpu->launch_price_usd * out->gpus_needed;
+	{
+		struct vp_mem_opts o = { &prof, out->gpus_needed, 0 };
+		struct vp_plan p = out->at[0].cand.plan;
+
+		p.stage = out->at[0].cand.worst_stage;
+		vp_mem_estimate(c->model, &p, &o, &out->mem);
+	}
+}
+
+static double
+key_of(const struct vp_card_result *r, enum vp_sort key)
+{
+	if (!r->fits)
+		return INFINITY;
+	switch (key) {
+	case VP_SORT_TIME:
+		return isnan(r->at[0].hours) ? INFINITY : r->at[0].hours;
+	case VP_SORT_GPUS:
+		return r->gpus_needed;
+	default:
+		/* Cards without a price go last, by time among themselves. */
+		return isnan(r->at[0].cost_usd) ? 1e300 +
+		    (isnan(r->at[0].hours) ? 0 : r->at[0].hours) :
+		    r->at[0].cost_usd;
+	}
+}
+
+static enum vp_sort sort_key;
+
+static int
+cmp(const void *a, const void *b)
+{
+	double x = key_of(a, sort_key), y = key_of(b, sort_key);
+
+	if (x < y)
+		return -1;
+	if (x > y)
+		return 1;
+	return strcmp(((const struct vp_card_result *)a)->gpu->id,
+	    ((const struct vp_card_result *)b)->gpu->id);
+}
+
+void
+vp_compare_sort(struct vp_card_result *r, size_t n, enum vp_sort key)
+{
+	sort_key = key;
+	qsort(r, n, sizeof *r, cmp);
+}

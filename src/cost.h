@@ -1,0 +1,55 @@
+/*
+ * cost.h — which card to rent or buy: for one training job, the fewest
+ * GPUs of each card that fit (through the planner), the best plan there
+ * and at larger counts, tokens per second from the time model, the time
+ * to train N tokens, its cloud cost at each dated price, dollars per
+ * billion tokens and the purchase price of the cards.
+ *
+ * Pure.  Results borrow the catalog's cards and prices.
+ */
+#ifndef VP_COST_H
+#define VP_COST_H
+
+#include <stdbool.h>
+
+#include "gpu.h"
+#include "plan_search.h"
+
+#define VP_COST_SCALES 3	/* needed, 2x, 4x */
+
+struct vp_card_point {
+	unsigned gpus;
+	struct vp_cand cand;
+	double hours;
+	double cost_usd;	/* at the cheapest price; NAN without one */
+};
+
+struct vp_card_result {
+	const struct vp_gpu *gpu;
+	bool fits;			/* some count up to max_gpus fits */
+	const char *why;		/* when it does not, or has no time */
+	unsigned gpus_needed;
+	struct vp_card_point at[VP_COST_SCALES];
+	unsigned nat;
+	const struct vp_price *price;	/* cheapest dated price, or NULL */
+	double usd_per_hour;		/* per GPU, cheapest (NAN: none) */
+	double usd_per_billion_tokens;	/* at the needed count */
+	double purchase_usd;		/* launch price x GPUs; NAN: unknown */
+	struct vp_mem mem;		/* exact replay of the needed plan */
+};
+
+struct vp_compare {
+	const struct vp_model *model;
+	struct vp_plan base;		/* the fixed knobs */
+	struct vp_open open;
+	double tokens;			/* to train */
+	unsigned max_gpus;
+};
+
+void vp_compare_card(const struct vp_compare *c, const struct vp_gpu *gpu,
+    struct vp_card_result *out);
+
+enum vp_sort { VP_SORT_COST, VP_SORT_TIME, VP_SORT_GPUS };
+void vp_compare_sort(struct vp_card_result *r, size_t n, enum vp_sort key);
+
+#endif

@@ -1,0 +1,377 @@
+/* report_compare.c — card comparison output (see report_compare.h). */
+#include "report_compare.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "report.h"
+
+static const char *
+hours_str(char *b, size_t n, double h)
+{
+	if (isnan(h))
+		snprintf(b, n, "-");
+	else if (h < 48)
+		snprintf(b, n, "%.1f h", h);
+	else
+		snprintf(b, n, "%.1f d", h / 24);
+	return b;
+}
+
+static const char *
+usd_str(char *b, size_t n, double v)
+{
+	if (isnan(v))
+		snprintf(b, n, "no price");
+	else if (v >= 1e6)
+		snprintf(b, n, "$%.2fM", v / 1e6);
+	else if (v >= 1e4)
+		snprintf(b, n, "$%.0fk", v / 1e3);
+	else
+		snprintf(b, n, "$%.0f", v);
+	return b;
+}
+
+/* The cheapest and the fastest fitting cards (indexes, -1: none); the
+ * picture can only place cards with a price. */
+static void
+extremes(const struct vp_compare_report *r, long *cheap, long *fast,
+    bool priced_only)
+{
+	size_t i;
+
+	*cheap = *fast = -1;
+	for (i = 0; i < r->n; i++) {
+		const struct vp_card_result *c = &r->cards[i];
+
+		if (!c->fits || isnan(c->at[0].hours) ||
+		    (priced_only && isnan(c->at[0].cost_usd)))
+			continue;
+		if (!isnan(c->at[0].cost_usd) && (*cheap < 0 ||
+		    c->at[0].cost_usd < r->cards[*cheap].at[0].cost_usd))
+			*cheap = (long)i;
+		if (*fast < 0 || c->at[0].hours < r->cards[*fast].at[0].hours)
+			*fast = (long)i;
+	}
+}
+
+void
+vp_compare_text(const struct vp_compare_report *r, struct vp_buf *o)
+{
+	char b1[32], b2[32], b3[32], b4[32];
+	long cheap, fast;
+	size_t i;
+
+	vp_buf_printf(o, "Training %s on %.3g tokens: every card of the catalog, "
+	    "sorted by %s\n", r->model->name, r->job->tokens, r->sort);
+	vp_buf_printf(o, "%-17s %5s %-30s %10s %10s %10s %10s %10s\n", "CARD",
+	    "GPUS", "PLAN", "TOKENS/S", "TIME", "COST", "$/B TOK", "BUY");
+	for (i = 0; i < r->n; i++) {
+		const struct vp_card_result *c = &r->cards[i];
+		struct vp_buf lay;
+
+		if (!c->fits) {
+			vp_buf_printf(o, "%-17s %5s %s\n", c->gpu->id, "-",
+			    c->why ? c->why : "does not fit");
+			continue;
+		}
+		if (isnan(c->at[0].cand.tokens_per_second)) {
+			vp_buf_printf(o, "%-17s %5u fits, but %s (try --precision "
+			    "fp16-mixed)\n", c->gpu->id, c->gpus_needed, c->why);
+			continue;
+		}
+		vp_buf_init(&lay);
+		vp_report_layout(&lay, &c->at[0].cand.plan);
+		if (c->at[0].cand.plan.recompute != VP_RECOMP_NONE)
+			vp_buf_printf(&lay, ", rc %s",
+			    vp_recomp_names[c->at[0].cand.plan.recompute]);
+		vp_buf_printf(o, "%-17s %5u %-30.30s %10.0f %10s %10s %10s %10s%s\n",
+		    c->gpu->id, c->gpus_needed, lay.s,
+		    c->at[0].cand.tokens_per_second,
+		    hours_str(b1, sizeof b1, c->at[0].hours),
+		    usd_str(b2, sizeof b2, c->at[0].cost_usd),
+		    usd_str(b3, sizeof b3, c->usd_per_billion_tokens),
+		    usd_str(b4, sizeof b4, c->purchase_usd),
+		    c->at[0].cand.bandwidth_bound ? "  bandwidth-bound" : "");
+		vp_buf_free(&lay);
+	}
+	extremes(r, &cheap, &fast, false);
+	if (cheap >= 0) {
+		const struct vp_card_result *c = &r->cards[cheap];
+
+		vp_buf_printf(o, "\nCheapest: %u x %s for %s in %s, at $%.2f per "
+		    "GPU-hour (%s, %s, %s).  Cost = hours x GPUs x price; "
+		    "hours = tokens / (tokens per second of the best plan that "
+		    "fits on the fewest cards).\n", c->gpus_needed, c->gpu->id,
+		    usd_str(b1, sizeof b1, c->at[0].cost_usd),
+		    hours_str(b2, sizeof b2, c->at[0].hours), c->usd_per_hour,
+		    c->price->provider ? c->price->provider : "?",
+		    c->price->offering ? c->price->offering : "",
+		    c->price->date ? c->price->date : "undated");
+		if (c->nat > 1)
+			vp_buf_printf(o, "With %u of them: %s, %s.\n",
+			    c->at[1].gpus, hours_str(b1, sizeof b1,
+			    c->at[1].hours), usd_str(b2, sizeof b2,
+			    c->at[1].cost_usd));
+	}
+	if (fast >= 0)
+		vp_buf_printf(o, "Fastest on the fewest cards: %u x %s in %s.\n",
+		    r->cards[fast].gpus_needed, r->cards[fast].gpu->id,
+		    hours_str(b1, sizeof b1, r->cards[fast].at[0].hours));
+	vp_buf_add(o, "Prices are dated cloud list prices from the catalog; "
+	    "cards without one are ranked last by cost.\n");
+}
+
+static void
+json_num(struct vp_buf *o, const char *k, double v, bool comma)
+{
+	if (isnan(v) || isinf(v))
+		vp_buf_printf(o, "\"%s\": null%s", k, comma ? ", " : "");
+	else
+		vp_buf_printf(o, "\"%s\": %.6g%s", k, v, comma ? ", " : "");
+}
+
+void
+vp_compare_json(const struct vp_compare_report *r, struct vp_buf *o)
+{
+	size_t i;
+
+	vp_buf_add(o, "{\"model\": ");
+	vp_buf_json_str(o, r->model->name);
+	vp_buf_printf(o, ", \"tokens\": %.0f, \"sort\": \"%s\", \"cards\": [\n",
+	    r->job->tokens, r->sort);
+	for (i = 0; i < r->n; i++) {
+		const struct vp_card_result *c = &r->cards[i];
+		const struct vp_plan *p = &c->at[0].cand.plan;
+
+		vp_buf_add(o, i ? ",\n  {\"gpu\": " : "  {\"gpu\": ");
+		vp_buf_json_str(o, c->gpu->id);
+		vp_buf_printf(o, ", \"fits\": %s", c->fits ? "true" : "false");
+		if (!c->fits) {
+			vp_buf_add(o, ", \"why\": ");
+			vp_buf_json_str(o, c->why ? c->why : "");
+			vp_buf_add(o, "}");
+			continue;
+		}
+		vp_buf_printf(o, ", \"gpus_needed\": %u, \"plan\": {\"tp\": %u, "
+		    "\"pp\": %u, \"cp\": %u, \"ep\": %u, \"dp\": %u, \"zero\": %u, "
+		    "\"fsdp\": \"%s\", \"sp\": %s, \"recompute\": \"%s\", "
+		    "\"micro_batch\": %llu, \"grad_accum\": %llu}, ",
+		    c->gpus_needed, p->tp, p->pp, p->cp, p->ep, p->dp, p->zero,
+		    vp_fsdp_names[p->fsdp], p->sp ? "true" : "false",
+		    vp_recomp_names[p->recompute],
+		    (unsigned long long)p->micro_batch,
+		    (unsigned long long)p->grad_accum);
+		vp_buf_printf(o, "\"device_peak_bytes\": %llu, ",
+		    (unsigned long long)c->at[0].cand.device_peak);
+		json_num(o, "tokens_per_second", c->at[0].cand.tokens_per_second,
+		    true);
+		json_num(o, "hours", c->at[0].hours, true);
+		json_num(o, "cost_usd", c->at[0].cost_usd, true);
+		json_num(o, "usd_per_billion_tokens", c->usd_per_billion_tokens,
+		    true);
+		json_num(o, "usd_per_gpu_hour", c->usd_per_hour, true);
+		json_num(o, "purchase_usd", c->purchase_usd, true);
+		vp_buf_printf(o, "\"bandwidth_bound\": %s, \"price_source\": ",
+		    c->at[0].cand.bandwidth_bound ? "true" : "false");
+		if (c->price && c->price->source)
+			vp_buf_json_str(o, c->price->source);
+		else
+			vp_buf_add(o, "null");
+		vp_buf_add(o, ", \"price_date\": ");
+		if (c->price && c->price->date)
+			vp_buf_json_str(o, c->price->date);
+		else
+			vp_buf_add(o, "null");
+		vp_buf_add(o, "}");
+	}
+	vp_buf_add(o, "\n]}\n");
+}
+
+void
+vp_compare_csv(const struct vp_compare_report *r, struct vp_buf *o)
+{
+	size_t i;
+
+	vp_buf_add(o, "gpu,fits,gpus_needed,tp,pp,dp,recompute,"
+	    "tokens_per_second,hours,cost_usd,usd_per_billion_tokens,"
+	    "usd_per_gpu_hour,purchase_usd,price_date\n");
+	for (i = 0; i < r->n; i++) {
+		const struct vp_card_result *c = &r->cards[i];
+		const struct vp_plan *p = &c->at[0].cand.plan;
+
+		if (!c->fits) {
+			vp_buf_printf(o, "%s,false,,,,,,,,,,,,\n", c->gpu->id);
+			continue;
+		}
+		vp_buf_printf(o, "%s,true,%u,%u,%u,%u,%s,%.1f,%.3f,%.2f,%.2f,"
+		    "%.4g,%.0f,%s\n", c->gpu->id, c->gpus_needed, p->tp, p->pp,
+		    p->dp, vp_recomp_names[p->recompute],
+		    c->at[0].cand.tokens_per_second, c->at[0].hours,
+		    c->at[0].cost_usd, c->usd_per_billion_tokens,
+		    c->usd_per_hour, c->purchase_usd,
+		    c->price && c->price->date ? c->price->date : "");
+	}
+}
+
+/* Escape text for SVG. */
+static void
+svg_text(struct vp_buf *o, const char *s)
+{
+	for (; *s; s++) {
+		if (*s == '<') vp_buf_add(o, "&lt;");
+		else if (*s == '>') vp_buf_add(o, "&gt;");
+		else if (*s == '&') vp_buf_add(o, "&amp;");
+		else vp_buf_addn(o, s, 1);
+	}
+}
+
+void
+vp_compare_svg(const struct vp_compare_report *r, struct vp_buf *o)
+{
+	const double W = 960, PH = 460, L = 90, R = 30, T = 50, B = 60;
+	double xmin = INFINITY, xmax = 0, ymin = INFINITY, ymax = 0;
+	size_t i, nfit = 0, k;
+	long cheap, fast;
+	double bars_h, H;
+
+	for (i = 0; i < r->n; i++) {
+		const struct vp_card_result *c = &r->cards[i];
+
+		if (!c->fits)
+			continue;
+		nfit++;
+		if (isnan(c->at[0].hours) || isnan(c->at[0].cost_usd))
+			continue;
+		xmin = fmin(xmin, c->at[0].hours);
+		xmax = fmax(xmax, c->at[0].hours);
+		ymin = fmin(ymin, c->at[0].cost_usd);
+		ymax = fmax(ymax, c->at[0].cost_usd);
+	}
+	if (!(xmin < INFINITY)) {
+		xmin = ymin = 1;
+		xmax = ymax = 10;
+	}
+	/* Log axes with a margin. */
+	xmin = log10(xmin) - 0.1;
+	xmax = log10(xmax) + 0.1;
+	ymin = log10(ymin) - 0.1;
+	ymax = log10(ymax) + 0.1;
+	bars_h = 22.0 * (double)nfit + 80;
+	H = PH + bars_h;
+	extremes(r, &cheap, &fast, true);
+	vp_buf_printf(o, "<svg xmlns=\"http://www.w3.org/2000/svg\" "
+	    "width=\"%.0f\" height=\"%.0f\" font-family=\"sans-serif\" "
+	    "font-size=\"11\">\n<rect width=\"100%%\" height=\"100%%\" "
+	    "fill=\"white\"/>\n", W, H);
+	vp_buf_add(o, "<text x=\"20\" y=\"28\" font-size=\"16\">Cost against "
+	    "time: ");
+	svg_text(o, r->model->name);
+	vp_buf_printf(o, ", %.3g tokens</text>\n", r->job->tokens);
+	vp_buf_printf(o, "<line x1=\"%.0f\" y1=\"%.0f\" x2=\"%.0f\" y2=\"%.0f\" "
+	    "stroke=\"black\"/>\n<line x1=\"%.0f\" y1=\"%.0f\" x2=\"%.0f\" "
+	    "y2=\"%.0f\" stroke=\"black\"/>\n", L, PH - B, W - R, PH - B, L, T,
+	    L, PH - B);
+	vp_buf_printf(o, "<text x=\"%.0f\" y=\"%.0f\" text-anchor=\"middle\">"
+	    "time to train (hours, log scale)</text>\n", (L + W - R) / 2,
+	    PH - 20);
+	vp_buf_printf(o, "<text x=\"20\" y=\"%.0f\" transform=\"rotate(-90 20 "
+	    "%.0f)\" text-anchor=\"middle\">cloud cost (USD, log scale)"
+	    "</text>\n", (T + PH - B) / 2, (T + PH - B) / 2);
+	/* Decade ticks. */
+	for (k = 0; k < 2; k++) {
+		double lo = k ? ymin : xmin, hi = k ? ymax : xmax, d;
+
+		for (d = ceil(lo); d <= hi; d++) {
+			double v = k ? PH - B - (d - ymin) / (ymax - ymin) *
+			    (PH - B - T) : L + (d - xmin) / (xmax - xmin) *
+			    (W - R - L);
+
+			if (k)
+				vp_buf_printf(o, "<text x=\"%.0f\" y=\"%.0f\" "
+				    "text-anchor=\"end\">%g</text>\n", L - 6,
+				    v + 4, pow(10, d));
+			else
+				vp_buf_printf(o, "<text x=\"%.0f\" y=\"%.0f\" "
+				    "text-anchor=\"middle\">%g</text>\n", v,
+				    PH - B + 16, pow(10, d));
+		}
+	}
+	for (i = 0; i < r->n; i++) {
+		const struct vp_card_result *c = &r->cards[i];
+		double x, y;
+		const char *fill = "#4a7bd0";
+
+		if (!c->fits || isnan(c->at[0].hours) ||
+		    isnan(c->at[0].cost_usd))
+			continue;
+		x = L + (log10(c->at[0].hours) - xmin) / (xmax - xmin) *
+		    (W - R - L);
+		y = PH - B - (log10(c->at[0].cost_usd) - ymin) / (ymax - ymin) *
+		    (PH - B - T);
+		if ((long)i == cheap)
+			fill = "#2a9d3a";
+		else if ((long)i == fast)
+			fill = "#d0462a";
+		vp_buf_printf(o, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"5\" "
+		    "fill=\"%s\"/>\n<text x=\"%.1f\" y=\"%.1f\">", x, y, fill,
+		    x + 7, y - 5);
+		svg_text(o, c->gpu->id);
+		vp_buf_printf(o, " x%u%s</text>\n", c->gpus_needed,
+		    (long)i == cheap ? " (cheapest)" : (long)i == fast ?
+		    " (fastest)" : "");
+	}
+	/* Stacked memory bars: the needed plan's peak per GPU by term,
+	 * against the card's usable memory. */
+	vp_buf_printf(o, "<text x=\"20\" y=\"%.0f\" font-size=\"14\">Memory per "
+	    "GPU at the plan shown (share of usable memory)</text>\n", PH + 20);
+	{
+		static const struct { int cat; const char *color; } seg[] = {
+			{ VP_CAT_WEIGHTS, "#4a7bd0" }, { VP_CAT_GRADS, "#8fb3e8" },
+			{ VP_CAT_OPTIM, "#e0a030" }, { VP_CAT_MASTER, "#c07820" },
+			{ VP_CAT_ACT, "#2a9d3a" }, { VP_CAT_LOGITS, "#90c870" },
+			{ VP_CAT_TRANSIENT, "#b0b0b0" }, { VP_CAT_CAST, "#d0d0a0" },
+		};
+		double y = PH + 36, bw = W - 260, lx = 20;
+
+		/* Legend: one swatch per term. */
+		for (i = 0; i < VP_NELEM(seg); i++) {
+			vp_buf_printf(o, "<rect x=\"%.0f\" y=\"%.0f\" width=\"10\" "
+			    "height=\"10\" fill=\"%s\"/><text x=\"%.0f\" "
+			    "y=\"%.0f\">%s</text>\n", lx, PH + 28, seg[i].color,
+			    lx + 13, PH + 37, vp_cat_names[seg[i].cat]);
+			lx += 14 + 6.2 * (double)strlen(vp_cat_names[seg[i].cat]) +
+			    12;
+		}
+		y += 16;
+
+		for (i = 0; i < r->n; i++) {
+			const struct vp_card_result *c = &r->cards[i];
+			double x = 200, cap = (double)c->gpu->usable_bytes;
+			size_t s;
+
+			if (!c->fits)
+				continue;
+			vp_buf_printf(o, "<text x=\"20\" y=\"%.0f\">", y + 12);
+			svg_text(o, c->gpu->id);
+			vp_buf_printf(o, " x%u</text>\n", c->gpus_needed);
+			for (s = 0; s < VP_NELEM(seg); s++) {
+				double wdt = (double)c->mem.term[seg[s].cat] /
+				    cap * bw;
+
+				if (wdt <= 0)
+					continue;
+				vp_buf_printf(o, "<rect x=\"%.1f\" y=\"%.0f\" "
+				    "width=\"%.1f\" height=\"14\" fill=\"%s\"/>\n",
+				    x, y, wdt, seg[s].color);
+				x += wdt;
+			}
+			vp_buf_printf(o, "<line x1=\"%.0f\" y1=\"%.0f\" x2=\"%.0f\" "
+			    "y2=\"%.0f\" stroke=\"red\"/>\n", 200 + bw, y - 2,
+			    200 + bw, y + 16);
+			y += 22;
+		}
+	}
+	vp_buf_add(o, "</svg>\n");
+}

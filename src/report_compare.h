@@ -1,0 +1,28 @@
+/*
+ * report_compare.h — render a card comparison as a text table, JSON, CSV
+ * or an SVG picture (cost against time, and a stacked memory bar per
+ * card).  Pure: formats into a caller-owned buffer.
+ */
+#ifndef VP_REPORT_COMPARE_H
+#define VP_REPORT_COMPARE_H
+
+#include <stdbool.h>
+
+#include "cost.h"
+#include "util.h"
+
+struct vp_compare_report {
+	const struct vp_model *model;
+	const struct vp_compare *job;
+	const struct vp_card_result *cards;	/* sorted */
+	size_t n;
+	const char *sort;
+	bool color;
+};
+
+void vp_compare_text(const struct vp_compare_report *r, struct vp_buf *o);
+void vp_compare_json(const struct vp_compare_report *r, struct vp_buf *o);
+void vp_compare_csv(const struct vp_compare_report *r, struct vp_buf *o);
+void vp_compare_svg(const struct vp_compare_report *r, struct vp_buf *o);
+
+#endif

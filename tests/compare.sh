@@ -1,0 +1,63 @@
+#!/bin/sh
+# vramplan compare: the SVG renders (converted to PNG with rsvg-convert),
+# a user catalog adds cards, a malformed one is reported and ignored,
+# --price overrides the catalog.  Env: VRAMPLAN, VRAMPLAN_DATA, TOP_SRCDIR.
+top=${TOP_SRCDIR:-.}
+exe=${VRAMPLAN:-./src/vramplan}
+tmp=$(mktemp -d) || exit 1
+trap 'rm -rf "$tmp"' EXIT INT TERM
+passed=0 failed=0
+ok() { echo "ok $1"; passed=$((passed + 1)); }
+bad() { echo "FAIL $1: $2"; failed=$((failed + 1)); }
+
+# 1. The picture: written atomically, labelled, and it renders.
+if "$exe" compare gpt2 --tokens 1e9 --svg "$tmp/c.svg" >"$tmp/out" 2>&1; then
+	if [ -s "$tmp/c.svg" ] && grep -q '<svg' "$tmp/c.svg" &&
+	    grep -q 'H100-80G-SXM' "$tmp/c.svg" &&
+	    grep -q '(cheapest)' "$tmp/c.svg" && grep -q '(fastest)' "$tmp/c.svg"
+	then ok svg-labels; else bad svg-labels "labels missing"; fi
+	ls "$tmp"/c.svg.tmp* >/dev/null 2>&1 && bad svg-atomic "temporary left" ||
+	    ok svg-atomic
+	if command -v rsvg-convert >/dev/null 2>&1; then
+		rsvg-convert -o "$tmp/c.png" "$tmp/c.svg" 2>"$tmp/err"
+		sig=$(head -c 8 "$tmp/c.png" 2>/dev/null | od -An -tx1 | tr -d ' \n')
+		size=$(wc -c <"$tmp/c.png" 2>/dev/null || echo 0)
+		if [ "$sig" = 89504e470d0a1a0a ] && [ "$size" -gt 5000 ]; then
+			ok "svg-renders ($size byte PNG)"
+		else
+			bad svg-renders "rsvg-convert gave '$sig', $size bytes: $(cat "$tmp/err")"
+		fi
+	else
+		bad svg-renders "rsvg-convert is not installed (librsvg2-bin)"
+	fi
+else
+	bad svg "compare failed: $(cat "$tmp/out")"
+fi
+
+# 2. A user catalog adds a card; the shipped ones stay.
+XDG_CONFIG_HOME="$top/tests/data/xdg-good" "$exe" compare gpt2 --tokens 1e9 \
+    --json >"$tmp/j" 2>"$tmp/e"
+if grep -q '"MY-CARD-48G"' "$tmp/j" && grep -q '"H100-80G-SXM"' "$tmp/j"
+then ok user-catalog; else bad user-catalog "$(cat "$tmp/e")"; fi
+
+# 3. A malformed user catalog: file:line:col error, shipped catalog used.
+XDG_CONFIG_HOME="$top/tests/data/xdg-bad" "$exe" compare gpt2 --tokens 1e9 \
+    --json >"$tmp/j" 2>"$tmp/e"
+if grep -q 'gpus.yaml:4:3: error: unknown key .memroy_type.' "$tmp/e" &&
+    grep -q 'ignoring the user catalog' "$tmp/e" &&
+    grep -q '"H100-80G-SXM"' "$tmp/j"
+then ok bad-user-catalog; else bad bad-user-catalog "$(cat "$tmp/e")"; fi
+
+# 4. --price replaces the dated prices of one card.
+"$exe" compare gpt2 --tokens 1e9 --json --price H100=1.00 >"$tmp/j" 2>&1
+if /usr/bin/python3 - "$tmp/j" <<'PY'
+import json, sys
+cards = {c["gpu"]: c for c in json.load(open(sys.argv[1]))["cards"]}
+h = cards["H100-80G-SXM"]
+assert h["usd_per_gpu_hour"] == 1.0 and h["price_date"] == "given", h
+assert abs(h["cost_usd"] - h["hours"] * h["gpus_needed"]) < 1e-3, h
+PY
+then ok price-override; else bad price-override "$(cat "$tmp/j" | head -3)"; fi
+
+echo "$passed passed, $failed failed"
+[ "$failed" = 0 ]
