@@ -15,17 +15,6 @@
 #include <math.h>
 #include <string.h>
 
-static int
-fits_mb(const struct vp_model *m, const struct vp_plan *base, uint64_t mb,
-    const struct vp_mem_opts *o, uint64_t cap)
-{
-	struct vp_plan p = *base;
-	unsigned st;
-
-	p.micro_batch = mb;
-	return vp_plan_worst_peak(m, &p, o, &st, true) <= cap;
-}
-
 uint64_t
 vp_plan_worst_peak(const struct vp_model *m, const struct vp_plan *p,
     const struct vp_mem_opts *o, unsigned *worst_stage, bool fast)
@@ -70,48 +59,36 @@ vp_plan_host_per_node(const struct vp_model *m, const struct vp_plan *p,
 	return vp_mul_sat(r.host_bytes, per_node);
 }
 
-uint64_t
-vp_max_micro_batch(const struct vp_model *m, const struct vp_plan *p,
-    const struct vp_mem_opts *o, uint64_t cap, uint64_t limit)
-{
-	uint64_t lo = 0, hi = 1;
+/* Which knob an inverse query grows, in what unit. */
+enum grow { GROW_MICRO_BATCH, GROW_SEQ };
 
-	/* Memory grows monotonically with the micro-batch: double, then
-	 * bisect between the last size that fits and the first that not. */
-	while (hi <= limit && fits_mb(m, p, hi, o, cap)) {
-		lo = hi;
-		hi *= 2;
-	}
-	if (hi > limit)
-		hi = limit + 1;
-	while (hi - lo > 1) {
-		uint64_t mid = lo + (hi - lo) / 2;
-		if (fits_mb(m, p, mid, o, cap))
-			lo = mid;
-		else
-			hi = mid;
-	}
-	return lo;
-}
-
-uint64_t
-vp_max_seq(const struct vp_model *m, const struct vp_plan *base,
-    const struct vp_mem_opts *o, uint64_t cap, uint64_t limit)
+static bool
+fits_at(const struct vp_model *m, const struct vp_plan *base, enum grow k,
+    uint64_t v, const struct vp_mem_opts *o, uint64_t cap)
 {
-	/* In units of 128 tokens, times cp so every rank gets whole ones. */
-	uint64_t unit = 128 * (base->cp ? base->cp : 1), lo = 0, hi = 1;
 	struct vp_plan p = *base;
 	unsigned st;
 
-	if (m->pos == VP_POS_LEARNED && m->max_seq && m->max_seq < limit)
-		limit = m->max_seq;
+	if (k == GROW_MICRO_BATCH)
+		p.micro_batch = v;
+	else
+		p.seq = v;
+	return vp_plan_worst_peak(m, &p, o, &st, true) <= cap;
+}
+
+/*
+ * The largest multiple of unit up to limit that fits.  Memory grows
+ * monotonically with micro-batch and sequence: double, then bisect
+ * between the last value that fits and the first that does not.
+ */
+static uint64_t
+largest_fit(const struct vp_model *m, const struct vp_plan *p, enum grow k,
+    uint64_t unit, uint64_t limit, const struct vp_mem_opts *o, uint64_t cap)
+{
+	uint64_t lo = 0, hi = 1;
+
 	limit /= unit;
-	for (;;) {
-		if (hi > limit)
-			break;
-		p.seq = hi * unit;
-		if (vp_plan_worst_peak(m, &p, o, &st, true) > cap)
-			break;
+	while (hi <= limit && fits_at(m, p, k, hi * unit, o, cap)) {
 		lo = hi;
 		hi *= 2;
 	}
@@ -120,13 +97,30 @@ vp_max_seq(const struct vp_model *m, const struct vp_plan *base,
 	while (hi - lo > 1) {
 		uint64_t mid = lo + (hi - lo) / 2;
 
-		p.seq = mid * unit;
-		if (vp_plan_worst_peak(m, &p, o, &st, true) <= cap)
+		if (fits_at(m, p, k, mid * unit, o, cap))
 			lo = mid;
 		else
 			hi = mid;
 	}
 	return lo * unit;
+}
+
+uint64_t
+vp_max_micro_batch(const struct vp_model *m, const struct vp_plan *p,
+    const struct vp_mem_opts *o, uint64_t cap, uint64_t limit)
+{
+	return largest_fit(m, p, GROW_MICRO_BATCH, 1, limit, o, cap);
+}
+
+uint64_t
+vp_max_seq(const struct vp_model *m, const struct vp_plan *p,
+    const struct vp_mem_opts *o, uint64_t cap, uint64_t limit)
+{
+	if (m->pos == VP_POS_LEARNED && m->max_seq && m->max_seq < limit)
+		limit = m->max_seq;
+	/* In units of 128 tokens, times cp so every rank gets whole ones. */
+	return largest_fit(m, p, GROW_SEQ, 128 * (p->cp ? p->cp : 1), limit,
+	    o, cap);
 }
 
 static double
