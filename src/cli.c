@@ -77,7 +77,7 @@ help(void)
 "  --offload W          none optimizer params optimizer+params (to host RAM)\n"
 "  --offload-nvme       offload to NVMe (ZeRO-Infinity)\n"
 "  --host-mem GiB       host RAM per node; more offloaded state does not fit\n"
-"  --activation-offload accepted; no effect on the estimate yet\n"
+"  --activation-offload each block's saved activations wait in host RAM\n"
 "  --no-search          no planner: open options take their defaults\n"
 "  --plans N            alternatives to show, 1-8 (default 4)\n"
 "  --max-micro-batch  --max-seq  --min-gpus   largest, longest, fewest that fit\n"

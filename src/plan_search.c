@@ -126,6 +126,9 @@ vp_max_seq(const struct vp_model *m, const struct vp_plan *p,
 static double
 peak_tflops(const struct vp_gpu *g, enum vp_precision prec)
 {
+	/* Transformer Engine runs the linears at the fp8 rate. */
+	if (prec == VP_PREC_FP8)
+		return g->fp8_tflops;
 	switch (vp_prec_info[prec].compute) {
 	case VP_BF16: return g->bf16_tflops;
 	case VP_FP16: return g->fp16_tflops;
