@@ -880,7 +880,14 @@ vp_cmd_estimate(int argc, char **argv)
 	rep.model = &model;
 	rep.plan = &plan;
 	rep.mem = &mem;
-	rep.trainable = mem.trainable;
+	/* Trainable parameters of the whole model (the breakdown is per
+	 * rank). */
+	if (plan.lora_rank > 0) {
+		struct vp_plan whole = plan;
+
+		whole.tp = whole.pp = whole.ep = 1;
+		rep.trainable = vp_lora_params(&model, &whole, model.layers);
+	}
 	{
 		static char tg[64];
 		unsigned i;

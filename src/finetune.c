@@ -195,6 +195,10 @@ vp_optimizer_state_bytes(const struct vp_model *m, const struct vp_plan *p,
 	uint64_t total = 0, covered = 0, tp = p->tp ? p->tp : 1, r;
 	size_t n, i;
 
+	/* torch.optim keeps states in each parameter's dtype: the adapters'
+	 * under LoRA. */
+	if (p->lora_rank > 0)
+		sb = vp_dtype_bytes[p->lora_dtype];
 	if (p->optimizer != VP_OPT_ADAMW_8BIT &&
 	    p->optimizer != VP_OPT_PAGED_ADAMW_8BIT &&
 	    p->optimizer != VP_OPT_ADAFACTOR)
@@ -207,8 +211,8 @@ vp_optimizer_state_bytes(const struct vp_model *m, const struct vp_plan *p,
 		for (i = 0; i < n; i++)
 			if (mx[i].lora_bits & p->lora_targets) {
 				total = vp_add_sat(total, vp_mul_sat(mx[i].count,
-				    tensor_states(p, r, mx[i].cols, 4) +
-				    tensor_states(p, mx[i].rows, r, 4)));
+				    tensor_states(p, r, mx[i].cols, sb) +
+				    tensor_states(p, mx[i].rows, r, sb)));
 				covered = vp_add_sat(covered,
 				    vp_mul_sat(mx[i].count, r * (mx[i].rows +
 				    mx[i].cols)));

@@ -295,6 +295,10 @@ linear_w(struct lctx *x, const char *name, int32_t in, uint64_t din,
 	y = tnew(x, vp_mul_sat(nout, dout), cdt, outcat, name,
 	    trainable || rg_of(x, xin));
 	OUT(o, y);
+	/* bitsandbytes' MatMul4Bit keeps its input (ctx.tensors = (A, B))
+	 * whenever a gradient flows, though backward only needs B. */
+	if (quant && !trainable && rg_of(x, xin))
+		SAVE(o, xin);
 	if (trainable) {
 		if (x->fp8) {
 			/* Transformer Engine keeps the fp8 cast of the input

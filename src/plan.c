@@ -341,6 +341,11 @@ vp_plan_check(const struct vp_plan *p, const struct vp_model *m,
 			    "model: its packed in_proj is not an nn.Linear that "
 			    "bitsandbytes replaces");
 	}
+	if (p->precision == VP_PREC_FP8 && p->quant != VP_QUANT_NONE)
+		vp_diag_add(d, NULL, (struct vp_srcpos){ 0, 0 }, VP_ERROR,
+		    "--precision fp8 and --quant %s do not combine: Transformer "
+		    "Engine does not run bitsandbytes layers",
+		    vp_quant_names[p->quant]);
 	if (p->precision == VP_PREC_FP8 && p->device != VP_DEVICE_CUDA)
 		vp_diag_add(d, NULL, (struct vp_srcpos){ 0, 0 }, VP_ERROR,
 		    "--precision fp8 needs CUDA (Transformer Engine)");

@@ -123,6 +123,18 @@ plan_line(const struct vp_report *r, struct vp_buf *o)
 	vp_buf_printf(o, ", %s semantics, device %s\n",
 	    vp_framework_names[vp_plan_framework(p)],
 	    vp_device_names[p->device]);
+	if (p->lora_rank || p->quant || p->offload || p->loss ||
+	    p->activation_offload) {
+		vp_buf_printf(o, "%-11s", "");
+		if (p->lora_rank)
+			vp_buf_printf(o, "LoRA rank %u (%s adapters, dropout "
+			    "%.2g), ", p->lora_rank, vp_dtype_names[p->lora_dtype],
+			    p->lora_dropout);
+		vp_buf_printf(o, "base %s, offload %s%s%s, loss %s\n",
+		    vp_quant_names[p->quant], vp_offload_names[p->offload],
+		    p->offload_nvme ? " to NVMe" : "", p->activation_offload ?
+		    " + activations" : "", vp_loss_names[p->loss]);
+	}
 	if (r->search != NULL)
 		vp_buf_printf(o, "%-11schosen by the planner: %llu plan%s "
 		    "evaluated, %llu fit\n", "",
@@ -441,6 +453,12 @@ vp_report_json(const struct vp_report *r, struct vp_buf *o)
 	    "\"%s\", ", p->sp ? "true" : "false", vp_fsdp_names[p->fsdp],
 	    vp_framework_names[vp_plan_framework(p)]);
 	json_u64(o, "gpus_per_node", p->gpus_per_node, true);
+	json_u64(o, "lora_rank", p->lora_rank, true);
+	vp_buf_printf(o, "\"quant\": \"%s\", \"offload\": \"%s\", "
+	    "\"offload_nvme\": %s, \"activation_offload\": %s, \"loss\": "
+	    "\"%s\", ", vp_quant_names[p->quant], vp_offload_names[p->offload],
+	    p->offload_nvme ? "true" : "false", p->activation_offload ? "true" :
+	    "false", vp_loss_names[p->loss]);
 	vp_buf_printf(o, "\"device\": \"%s\"},\n", vp_device_names[p->device]);
 	if (r->gpus) {
 		vp_buf_add(o, " \"gpus\": {\"id\": ");
