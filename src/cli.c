@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/stat.h>
 
 #include "gpu_read.h"
 #include "mem.h"
@@ -45,12 +46,14 @@ help(void)
 {
 	fputs(
 "usage: vramplan MODEL [--gpus NxCARD] [options]\n"
+"       vramplan compare MODEL --tokens N [--sort cost|time|gpus] [--svg FILE]\n"
 "       vramplan models | gpus\n"
 "\n"
 "Estimate the GPU memory of one training step and whether it fits; with\n"
 "--gpus, a planner chooses the parallel, sharding and recompute options\n"
 "left out (those given stay fixed).  MODEL is a vramplan YAML file, a\n"
 "Hugging Face config.json, or a library name ('vramplan models').\n"
+"compare: for every card, the fewest GPUs that fit, time and cost of N tokens.\n"
 "\n"
 "  --gpus NxCARD        the whole job, e.g. 2xA100, 8xH100-SXM, 1xRTX4090\n"
 "  --nodes N  --gpus-per-node N    node layout (default: 8 GPUs per node)\n"
@@ -1112,6 +1115,13 @@ write_atomic(const char *path, const char *text)
 		    strerror(errno));
 		vp_buf_free(&tmp);
 		return -1;
+	}
+	{
+		/* mkstemp makes 0600; give the file the usual mode. */
+		mode_t mask = umask(0);
+
+		umask(mask);
+		fchmod(fd, 0666 & ~mask);
 	}
 	f = fdopen(fd, "w");
 	if (f == NULL || fputs(text, f) == EOF || fflush(f) != 0 ||

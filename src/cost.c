@@ -125,37 +125,44 @@ vp_compare_card(const struct vp_compare *c, const struct vp_gpu *gpu,
 	}
 }
 
-static double
-key_of(const struct vp_card_result *r, enum vp_sort key)
-{
-	if (!r->fits)
-		return INFINITY;
-	switch (key) {
-	case VP_SORT_TIME:
-		return isnan(r->at[0].hours) ? INFINITY : r->at[0].hours;
-	case VP_SORT_GPUS:
-		return r->gpus_needed;
-	default:
-		/* Cards without a price go last, by time among themselves. */
-		return isnan(r->at[0].cost_usd) ? 1e300 +
-		    (isnan(r->at[0].hours) ? 0 : r->at[0].hours) :
-		    r->at[0].cost_usd;
-	}
-}
+/*
+ * Order: fitting cards first; by cost, cards with a price before those
+ * without, which follow by time; by time or GPUs directly.  Ties by id.
+ */
+static enum vp_sort sort_key;	/* qsort has no context argument */
 
-static enum vp_sort sort_key;
+static int
+cmp_double(double x, double y)
+{
+	return x < y ? -1 : x > y ? 1 : 0;
+}
 
 static int
 cmp(const void *a, const void *b)
 {
-	double x = key_of(a, sort_key), y = key_of(b, sort_key);
+	const struct vp_card_result *x = a, *y = b;
+	double hx = isnan(x->at[0].hours) ? INFINITY : x->at[0].hours;
+	double hy = isnan(y->at[0].hours) ? INFINITY : y->at[0].hours;
+	int c;
 
-	if (x < y)
-		return -1;
-	if (x > y)
-		return 1;
-	return strcmp(((const struct vp_card_result *)a)->gpu->id,
-	    ((const struct vp_card_result *)b)->gpu->id);
+	if (x->fits != y->fits)
+		return x->fits ? -1 : 1;
+	if (!x->fits)
+		return strcmp(x->gpu->id, y->gpu->id);
+	switch (sort_key) {
+	case VP_SORT_TIME:
+		c = cmp_double(hx, hy);
+		break;
+	case VP_SORT_GPUS:
+		c = cmp_double(x->gpus_needed, y->gpus_needed);
+		break;
+	default:
+		if (isnan(x->at[0].cost_usd) != isnan(y->at[0].cost_usd))
+			return isnan(x->at[0].cost_usd) ? 1 : -1;
+		c = isnan(x->at[0].cost_usd) ? cmp_double(hx, hy) :
+		    cmp_double(x->at[0].cost_usd, y->at[0].cost_usd);
+	}
+	return c ? c : strcmp(x->gpu->id, y->gpu->id);
 }
 
 void

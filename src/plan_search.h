@@ -37,7 +37,8 @@ struct vp_cand {
 	bool fits;
 	double step_seconds;
 	double tokens_per_second;
-	bool bandwidth_bound;		/* exposed communication > compute */
+	bool bandwidth_bound;		/* communication + memory-bound time
+				 * exceed compute */
 };
 
 struct vp_search_result {

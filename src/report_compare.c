@@ -184,6 +184,21 @@ vp_compare_json(const struct vp_compare_report *r, struct vp_buf *o)
 			vp_buf_json_str(o, c->price->date);
 		else
 			vp_buf_add(o, "null");
+		{
+			unsigned k;
+
+			vp_buf_add(o, ", \"scaling\": [");
+			for (k = 0; k < c->nat; k++) {
+				vp_buf_printf(o, "%s{\"gpus\": %u, ", k ? ", " : "",
+				    c->at[k].gpus);
+				json_num(o, "tokens_per_second",
+				    c->at[k].cand.tokens_per_second, true);
+				json_num(o, "hours", c->at[k].hours, true);
+				json_num(o, "cost_usd", c->at[k].cost_usd, false);
+				vp_buf_add(o, "}");
+			}
+			vp_buf_add(o, "]");
+		}
 		vp_buf_add(o, "}");
 	}
 	vp_buf_add(o, "\n]}\n");
