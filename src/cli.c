@@ -847,6 +847,15 @@ vp_cmd_estimate(int argc, char **argv)
 			rep.min_gpus_plan = &mres.best[0];
 	}
 
+	if (plan.offload != VP_OFFLOAD_NONE && plan.zero == 0 &&
+	    plan.fsdp == VP_FSDP_NONE) {
+		fputs("vramplan: error: --offload needs sharding: --zero 1, 2 or "
+		    "3 (ZeRO-Offload) or --fsdp (FSDP CPU offload)\n", stderr);
+		vp_gpuset_free(&gs);
+		vp_catalog_free(&cat);
+		vp_model_free(&model);
+		return VP_EXIT_INPUT;
+	}
 	/* Exact replay of every pipeline stage; report the worst. */
 	npp = plan.pp ? plan.pp : 1;
 	stages = xcalloc(npp, sizeof *stages);

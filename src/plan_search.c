@@ -343,8 +343,13 @@ vp_search_run(const struct vp_search *s, const struct vp_plan *base,
 					for (sh = 0; sh < 4; sh++) {
 						if (!s->open.shard && sh > 0)
 							break;
-						if (s->open.shard && dp == 1 && sh > 0)
+						if (s->open.shard && dp == 1 && sh > 0 &&
+						    base->offload == VP_OFFLOAD_NONE)
 							break;
+						/* Offload rides on ZeRO or FSDP. */
+						if (s->open.shard && sh == 0 &&
+						    base->offload != VP_OFFLOAD_NONE)
+							continue;
 						for (rc = 0; rc < 3; rc++) {
 							struct vp_cand c;
 

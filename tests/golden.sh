@@ -329,6 +329,10 @@ run ft-bad-rank gpt2 --lora 5000
 run ft-bad-quant-no-lora llama-2-7b --quant nf4
 run ft-bad-quant-cpu llama-2-7b --quant nf4 --lora 8 --device cpu
 run ft-bad-nvme llama-2-7b --offload-nvme
+run ft-bad-offload-unsharded llama-2-7b --gpus 1xA100 --offload optimizer \
+	--zero 0
+run ft-offload-planned llama-3-8b --gpus 1xRTX4090 --offload optimizer \
+	--seq 2048
 
 echo "$passed passed, $failed failed"
 [ "$failed" = 0 ]
