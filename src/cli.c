@@ -395,7 +395,6 @@ static int
 knob_savings(const struct vp_model *m, const struct vp_plan *p,
     const struct vp_mem_opts *o, uint64_t peak, struct vp_saving *out)
 {
-	static char names[VP_REPORT_MAXSAVINGS][48];
 	struct vp_plan q;
 	unsigned st;
 	int n = 0;
@@ -407,8 +406,7 @@ knob_savings(const struct vp_model *m, const struct vp_plan *p,
 			fix;						\
 			q.stage = 0;					\
 			w = vp_plan_worst_peak(m, &q, o, &st, true);	\
-			snprintf(names[n], sizeof names[n], "%s", label); \
-			out[n].knob = names[n];				\
+			out[n].knob = label;				\
 			out[n].saved_bytes = w > peak ? w - peak : 0;	\
 			n++;						\
 		}							\

@@ -129,29 +129,31 @@ vp_compare_card(const struct vp_compare *c, const struct vp_gpu *gpu,
  * Order: fitting cards first; by cost, cards with a price before those
  * without, which follow by time; by time or GPUs directly.  Ties by id.
  */
-static enum vp_sort sort_key;	/* qsort has no context argument */
-
 static int
 cmp_double(double x, double y)
 {
 	return x < y ? -1 : x > y ? 1 : 0;
 }
 
-static int
-cmp(const void *a, const void *b)
+static double
+hours_of(const struct vp_card_result *c)
 {
-	const struct vp_card_result *x = a, *y = b;
-	double hx = isnan(x->at[0].hours) ? INFINITY : x->at[0].hours;
-	double hy = isnan(y->at[0].hours) ? INFINITY : y->at[0].hours;
+	return isnan(c->at[0].hours) ? INFINITY : c->at[0].hours;
+}
+
+static int
+cmp_cards(const struct vp_card_result *x, const struct vp_card_result *y,
+    enum vp_sort key)
+{
 	int c;
 
 	if (x->fits != y->fits)
 		return x->fits ? -1 : 1;
 	if (!x->fits)
 		return strcmp(x->gpu->id, y->gpu->id);
-	switch (sort_key) {
+	switch (key) {
 	case VP_SORT_TIME:
-		c = cmp_double(hx, hy);
+		c = cmp_double(hours_of(x), hours_of(y));
 		break;
 	case VP_SORT_GPUS:
 		c = cmp_double(x->gpus_needed, y->gpus_needed);
@@ -159,15 +161,35 @@ cmp(const void *a, const void *b)
 	default:
 		if (isnan(x->at[0].cost_usd) != isnan(y->at[0].cost_usd))
 			return isnan(x->at[0].cost_usd) ? 1 : -1;
-		c = isnan(x->at[0].cost_usd) ? cmp_double(hx, hy) :
+		c = isnan(x->at[0].cost_usd) ?
+		    cmp_double(hours_of(x), hours_of(y)) :
 		    cmp_double(x->at[0].cost_usd, y->at[0].cost_usd);
 	}
 	return c ? c : strcmp(x->gpu->id, y->gpu->id);
 }
 
+/* qsort has no context argument: one comparator per key. */
+static int
+by_cost(const void *a, const void *b)
+{
+	return cmp_cards(a, b, VP_SORT_COST);
+}
+
+static int
+by_time(const void *a, const void *b)
+{
+	return cmp_cards(a, b, VP_SORT_TIME);
+}
+
+static int
+by_gpus(const void *a, const void *b)
+{
+	return cmp_cards(a, b, VP_SORT_GPUS);
+}
+
 void
 vp_compare_sort(struct vp_card_result *r, size_t n, enum vp_sort key)
 {
-	sort_key = key;
-	qsort(r, n, sizeof *r, cmp);
+	qsort(r, n, sizeof *r, key == VP_SORT_TIME ? by_time :
+	    key == VP_SORT_GPUS ? by_gpus : by_cost);
 }

@@ -850,7 +850,6 @@ head_and_loss(struct lctx *x, int32_t hsd)
 	const struct vp_model *m = x->m;
 	uint64_t n = x->b * x->s, nshift = x->b * (x->s - 1);
 	int32_t lg, ls, loss, held = -1;
-	enum vp_dtype ldt;
 	struct vp_op *o;
 
 	if (x->p->loss == VP_LOSS_CHUNKED)
@@ -867,7 +866,6 @@ head_and_loss(struct lctx *x, int32_t hsd)
 			nshift = n;
 		if (x->autocast && !x->cpu)
 			lg = cast(x, lg, VP_FP32, VP_CAT_LOGITS);
-		ldt = dt_of(x, lg);
 	} else if (m->arch == VP_ARCH_ENCODER) {
 		int32_t t = linear(x, "mlm transform", hsd, x->h, x->h, true,
 		    true, VP_CAT_ACT);
@@ -876,7 +874,6 @@ head_and_loss(struct lctx *x, int32_t hsd)
 		lg = linear(x, "mlm decoder", t, x->h, x->V, true, true,
 		    VP_CAT_LOGITS);
 		nshift = n;
-		ldt = dt_of(x, lg);
 		if (x->autocast && !x->cpu)
 			lg = cast(x, lg, VP_FP32, VP_CAT_LOGITS);
 	} else {
@@ -891,9 +888,7 @@ head_and_loss(struct lctx *x, int32_t hsd)
 		held = lg;
 		lg = ew(x, "shift logits", nshift * x->V, dt_of(x, lg), lg, -1,
 		    -1, -1, VP_CAT_LOGITS);
-		ldt = dt_of(x, lg);
 	}
-	(void)ldt;
 	/*
 	 * Cross-entropy's log_softmax runs in fp32 under autocast (both
 	 * devices list it); on CPU it reads 16-bit logits directly and its

@@ -43,31 +43,12 @@ vp_act_gated(enum vp_act a)
 	return a == VP_ACT_SWIGLU || a == VP_ACT_GEGLU;
 }
 
-/* Divisors of n nearest to v, below and above (0 when none). */
-static void
-nearest_divisors(uint64_t n, uint64_t v, uint64_t *lo, uint64_t *hi)
-{
-	uint64_t i;
-
-	*lo = *hi = 0;
-	for (i = v; i >= 1; i--)
-		if (n % i == 0) {
-			*lo = i;
-			break;
-		}
-	for (i = v ? v : 1; i <= n; i++)
-		if (n % i == 0) {
-			*hi = i;
-			break;
-		}
-}
-
 static void
 say_divisors(struct vp_buf *b, uint64_t n, uint64_t v)
 {
 	uint64_t lo, hi;
 
-	nearest_divisors(n, v, &lo, &hi);
+	vp_nearest_divisors(n, v, &lo, &hi);
 	if (lo && hi && lo != hi)
 		vp_buf_printf(b, "; nearest valid: %llu or %llu",
 		    (unsigned long long)lo, (unsigned long long)hi);

@@ -106,11 +106,17 @@ union val {
  * Walk a strict mapping: unknown and duplicate keys are errors; each known
  * key is type-checked and handed to set().  Returns the number of errors.
  */
-typedef void (*setter)(struct vp_model *m, const char *key, union val v);
+struct reading {
+	struct vp_model *m;
+	/* Nested maps, read after the top level with their own tables. */
+	const struct ynode *moe, *training;
+	int bad_arch;		/* an architecture named but not supported */
+};
+typedef void (*setter)(struct reading *r, const char *key, union val v);
 
 static size_t
 read_map(const struct ynode *map, const char *file, const char *what,
-    const struct key *keys, size_t nkeys, struct vp_model *m, setter set,
+    const struct key *keys, size_t nkeys, struct reading *rd, setter set,
     struct vp_diags *d)
 {
 	const char *names[32];
@@ -160,7 +166,7 @@ read_map(const struct ynode *map, const char *file, const char *what,
 			continue;
 		}
 		if (ky->field >= 0)
-			m->where[ky->field] = vn->pos;
+			rd->m->where[ky->field] = vn->pos;
 		switch (ky->type) {
 		case K_STR:
 			rc = ynode_string(vn, file, ky->name, &v.s, d);
@@ -186,7 +192,7 @@ read_map(const struct ynode *map, const char *file, const char *what,
 			break;
 		}
 		if (rc == 0)
-			set(m, ky->name, v);
+			set(rd, ky->name, v);
 	}
 	for (k = 0; k < nkeys; k++)
 		if (keys[k].required && !seen[k] && !hinted[k])
@@ -197,8 +203,10 @@ read_map(const struct ynode *map, const char *file, const char *what,
 }
 
 static void
-set_moe(struct vp_model *m, const char *k, union val v)
+set_moe(struct reading *r, const char *k, union val v)
 {
+	struct vp_model *m = r->m;
+
 	if (!strcmp(k, "experts")) m->moe.experts = (uint32_t)v.u;
 	else if (!strcmp(k, "top_k")) m->moe.top_k = (uint32_t)v.u;
 	else if (!strcmp(k, "ffn")) m->moe.ffn = v.u;
@@ -209,25 +217,25 @@ set_moe(struct vp_model *m, const char *k, union val v)
 }
 
 static void
-set_train(struct vp_model *m, const char *k, union val v)
+set_train(struct reading *r, const char *k, union val v)
 {
+	struct vp_model *m = r->m;
+
 	if (!strcmp(k, "micro_batch")) m->train.micro_batch = v.u;
 	else if (!strcmp(k, "seq")) m->train.seq = v.u;
 	else if (!strcmp(k, "precision")) m->train.precision = v.e;
 	else if (!strcmp(k, "optimizer")) m->train.optimizer = v.e;
 }
 
-/* Nested maps are read after the top level, with their own key tables. */
-static const struct ynode *pending_moe, *pending_train;
-static int bad_arch;
-
 static void
-set_top(struct vp_model *m, const char *k, union val v)
+set_top(struct reading *r, const char *k, union val v)
 {
+	struct vp_model *m = r->m;
+
 	if (!strcmp(k, "name")) { free(m->name); m->name = xstrdup(v.s); }
 	else if (!strcmp(k, "architecture")) {
 		if (v.e >= VP_ARCH_COUNT)
-			bad_arch = v.e;
+			r->bad_arch = v.e;
 		else
 			m->arch = (enum vp_arch)v.e;
 	}
@@ -249,33 +257,32 @@ set_top(struct vp_model *m, const char *k, union val v)
 	else if (!strcmp(k, "type_vocab")) m->type_vocab = v.u;
 	else if (!strcmp(k, "dropout")) m->dropout = v.d;
 	else if (!strcmp(k, "implementation")) m->impl = (enum vp_impl)v.e;
-	else if (!strcmp(k, "moe")) pending_moe = v.map;
-	else if (!strcmp(k, "training")) pending_train = v.map;
+	else if (!strcmp(k, "moe")) r->moe = v.map;
+	else if (!strcmp(k, "training")) r->training = v.map;
 }
 
 static int
 read_own(const struct ynode *root, const char *file, struct vp_model *m,
     struct vp_diags *d)
 {
+	struct reading rd = { m, NULL, NULL, 0 };
 	size_t nerr;
 
-	pending_moe = pending_train = NULL;
-	bad_arch = 0;
 	nerr = read_map(root, file, "the model", top_keys,
-	    VP_NELEM(top_keys), m, set_top, d);
-	if (bad_arch)
+	    VP_NELEM(top_keys), &rd, set_top, d);
+	if (rd.bad_arch)
 		vp_diag_add(d, file, ynode_get(root, "architecture")->pos,
 		    VP_ERROR, "architecture '%s' is not supported yet; use "
-		    "decoder or encoder", arch_all[bad_arch]);
-	if (pending_moe != NULL) {
+		    "decoder or encoder", arch_all[rd.bad_arch]);
+	if (rd.moe != NULL) {
 		m->has_moe = true;
-		nerr += read_map(pending_moe, file, "'moe'", moe_keys,
-		    VP_NELEM(moe_keys), m, set_moe, d);
+		nerr += read_map(rd.moe, file, "'moe'", moe_keys,
+		    VP_NELEM(moe_keys), &rd, set_moe, d);
 	}
-	if (pending_train != NULL)
-		nerr += read_map(pending_train, file, "'training'", train_keys,
-		    VP_NELEM(train_keys), m, set_train, d);
-	return nerr || bad_arch ? -1 : 0;
+	if (rd.training != NULL)
+		nerr += read_map(rd.training, file, "'training'", train_keys,
+		    VP_NELEM(train_keys), &rd, set_train, d);
+	return nerr || rd.bad_arch ? -1 : 0;
 }
 
 /* ---- Hugging Face config.json ---------------------------------------- */

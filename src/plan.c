@@ -191,35 +191,23 @@ vp_plan_groups(const struct vp_plan *p, unsigned world)
 }
 
 static void
-nearest(uint64_t n, uint64_t v, uint64_t *lo, uint64_t *hi)
-{
-	uint64_t i;
-
-	*lo = *hi = 0;
-	for (i = v; i >= 1; i--)
-		if (n % i == 0) {
-			*lo = i;
-			break;
-		}
-	for (i = v; i <= n; i++)
-		if (n % i == 0) {
-			*hi = i;
-			break;
-		}
-}
-
-static void
 bad_divisor(struct vp_diags *d, const char *flag, uint64_t v,
     const char *what, uint64_t n)
 {
 	uint64_t lo, hi;
 
-	nearest(n, v, &lo, &hi);
-	vp_diag_add(d, NULL, (struct vp_srcpos){ 0, 0 }, VP_ERROR,
-	    "%s %llu does not divide %s (%llu); nearest valid: %llu%s%.0llu",
-	    flag, (unsigned long long)v, what, (unsigned long long)n,
-	    (unsigned long long)lo, hi && hi != lo ? " or " : "",
-	    (unsigned long long)(hi && hi != lo ? hi : 0));
+	vp_nearest_divisors(n, v, &lo, &hi);
+	if (hi && hi != lo)
+		vp_diag_add(d, NULL, (struct vp_srcpos){ 0, 0 }, VP_ERROR,
+		    "%s %llu does not divide %s (%llu); nearest valid: %llu or "
+		    "%llu", flag, (unsigned long long)v, what,
+		    (unsigned long long)n, (unsigned long long)lo,
+		    (unsigned long long)hi);
+	else
+		vp_diag_add(d, NULL, (struct vp_srcpos){ 0, 0 }, VP_ERROR,
+		    "%s %llu does not divide %s (%llu); nearest valid: %llu",
+		    flag, (unsigned long long)v, what, (unsigned long long)n,
+		    (unsigned long long)lo);
 }
 
 int

@@ -266,6 +266,24 @@ vp_parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out,
 	return 0;
 }
 
+void
+vp_nearest_divisors(uint64_t n, uint64_t v, uint64_t *lo, uint64_t *hi)
+{
+	uint64_t i;
+
+	*lo = *hi = 0;
+	for (i = v; i >= 1; i--)
+		if (n % i == 0) {
+			*lo = i;
+			break;
+		}
+	for (i = v ? v : 1; i <= n; i++)
+		if (n % i == 0) {
+			*hi = i;
+			break;
+		}
+}
+
 int
 vp_strcaseeq(const char *a, const char *b)
 {

@@ -65,6 +65,10 @@ const char *vp_closest(const char *word, const char *const *cands, size_t n);
 
 int vp_strcaseeq(const char *a, const char *b);
 
+/* The divisors of n nearest to v, below and above (0 when none), for
+ * "nearest valid" hints. */
+void vp_nearest_divisors(uint64_t n, uint64_t v, uint64_t *lo, uint64_t *hi);
+
 /* Bytes as "12.34 GiB" (binary units, 2 decimals) into buf of size n. */
 const char *vp_fmt_bytes(char *buf, size_t n, uint64_t bytes);
 /* A count as "8.03B", "124.4M", "7.5K". */
