@@ -27,6 +27,7 @@
 #include "plan_search.h"
 #include "report.h"
 #include "report_compare.h"
+#include "session.h"
 #include "cost.h"
 #include "finetune.h"
 
@@ -386,47 +387,6 @@ static const struct option longopts[] = {
 	{ NULL, 0, NULL, 0 },
 };
 
-/*
- * What each knob of the plan saves: the device peak with that knob at its
- * default, minus the plan's.  Knobs at their defaults save nothing and are
- * not listed.
- */
-static int
-knob_savings(const struct vp_model *m, const struct vp_plan *p,
-    const struct vp_mem_opts *o, uint64_t peak, struct vp_saving *out)
-{
-	struct vp_plan q;
-	unsigned st;
-	int n = 0;
-
-#define TRY(cond, label, fix) do {					\
-		if ((cond) && n < VP_REPORT_MAXSAVINGS) {			\
-			uint64_t w;					\
-			q = *p;						\
-			fix;						\
-			q.stage = 0;					\
-			w = vp_plan_worst_peak(m, &q, o, &st, true);	\
-			out[n].knob = label;				\
-			out[n].saved_bytes = w > peak ? w - peak : 0;	\
-			n++;						\
-		}							\
-	} while (0)
-	TRY(p->recompute != VP_RECOMP_NONE, p->recompute == VP_RECOMP_FULL ?
-	    "recompute full" : "recompute selective",
-	    q.recompute = VP_RECOMP_NONE);
-	TRY(p->zero > 0, p->zero == 1 ? "ZeRO 1" : p->zero == 2 ? "ZeRO 2" :
-	    "ZeRO 3", q.zero = 0);
-	TRY(p->fsdp != VP_FSDP_NONE, "FSDP sharding", q.fsdp = VP_FSDP_NONE);
-	TRY(p->tp > 1, "tensor parallel", (q.dp *= q.tp, q.tp = 1,
-	    q.sp = false));
-	TRY(p->sp, "sequence parallel", q.sp = false);
-	TRY(p->pp > 1, "pipeline parallel", (q.dp *= q.pp, q.pp = 1));
-	TRY(p->cp > 1, "context parallel", (q.dp *= q.cp, q.cp = 1));
-	TRY(p->ep > 1, "expert parallel", q.ep = 1);
-#undef TRY
-	return n;
-}
-
 int
 vp_cmd_estimate(int argc, char **argv)
 {
@@ -438,17 +398,9 @@ vp_cmd_estimate(int argc, char **argv)
 	struct vp_catalog cat = { 0 };
 	struct vp_gpuset gs = { 0 };
 	struct vp_plan plan;
-	struct vp_profile prof;
-	struct vp_mem_opts mo;
-	struct vp_mem mem;
-	struct vp_report rep;
+	struct vp_session ses;
 	struct vp_buf out;
-	struct vp_search_result sres, mres;
-	struct vp_cand chosen;
-	struct vp_mem *stages = NULL;
-	struct vp_saving savings[VP_REPORT_MAXSAVINGS];
-	unsigned npp, st, worst = 0;
-	bool host_short = false;
+	bool nofit;
 	const char *gpus_arg = NULL, *catalog = NULL, *err;
 	char *path;
 	bool json = false, csv = false, explain = false;
@@ -763,198 +715,61 @@ vp_cmd_estimate(int argc, char **argv)
 		world = plan.dp * (plan.tp ? plan.tp : 1) *
 		    (plan.pp ? plan.pp : 1);
 	}
-	if (vp_plan_check(&plan, &model, world, &d) != 0) {
-		print_diags(&d);
-		vp_gpuset_free(&gs);
-		vp_catalog_free(&cat);
-		vp_model_free(&model);
-		return VP_EXIT_INPUT;
-	}
-	print_diags(&d);
-
-	vp_profile_default(gs.gpu, &prof);
-	mo.profile = &prof;
-	mo.world = world;
-	mo.explain = explain;
-
-	memset(&rep, 0, sizeof rep);
+	memset(&ses, 0, sizeof ses);
+	ses.model = &model;
+	ses.gpus = &gs;
+	ses.world = world;
+	ses.plan = plan;
 	/*
 	 * The planner runs when there is a GPU set and the user left knobs
 	 * open; the knobs given on the command line stay fixed.
 	 */
-	if (gs.gpu != NULL && plan.device == VP_DEVICE_CUDA && !ov.no_search &&
-	    ov.dp <= 0) {
-		struct vp_search srch;
-
-		memset(&srch, 0, sizeof srch);
-		srch.model = &model;
-		srch.gpu = gs.gpu;
-		srch.profile = &prof;
-		srch.world = world;
-		srch.gpus_per_node = plan.gpus_per_node;
-		srch.capacity = gs.gpu->usable_bytes;
-		srch.open.tp = ov.tp < 0;
-		srch.open.pp = ov.pp < 0;
-		srch.open.cp = ov.cp < 0;
-		srch.open.ep = ov.ep < 0 && model.has_moe;
-		srch.open.sp = ov.sp < 0;
-		srch.open.shard = ov.zero < 0 && ov.fsdp < 0;
-		srch.open.recompute = ov.recompute < 0;
-		srch.open.grad_accum = ov.grad_accum == 0;
-		if (srch.open.tp || srch.open.pp || srch.open.cp ||
-		    srch.open.ep || srch.open.shard || srch.open.recompute) {
-			plan.dp = 0;
-			vp_search_run(&srch, &plan, &sres);
-			if (sres.nbest > 0) {
-				plan = sres.best[0].plan;
-				chosen = sres.best[0];
-			} else if (sres.evaluated > 0) {
-				plan = sres.nearest.plan;
-				chosen = sres.nearest;
-			}
-			rep.search = &sres;
-			rep.chosen = &chosen;
-			if (ov.min_gpus || sres.nbest == 0) {
-				rep.ask_min_gpus = true;
-				rep.min_gpus = vp_min_gpus(&srch, &plan, 4096,
-				    &mres);
-				if (rep.min_gpus)
-					rep.min_gpus_plan = &mres.best[0];
-			}
-		} else {
-			plan.dp = vp_plan_dp(&plan, world);
-		}
-	}
-	if (rep.chosen == NULL && gs.gpu != NULL) {
-		chosen.plan = plan;
-		vp_plan_time(&model, gs.gpu, &prof, world, &chosen);
-		rep.chosen = &chosen;
-	}
-	if (ov.min_gpus && gs.gpu != NULL && !rep.ask_min_gpus) {
-		struct vp_search srch;
-
-		memset(&srch, 0, sizeof srch);
-		srch.model = &model;
-		srch.gpu = gs.gpu;
-		srch.profile = &prof;
-		srch.gpus_per_node = plan.gpus_per_node;
-		srch.capacity = gs.gpu->usable_bytes;
-		rep.ask_min_gpus = true;
-		rep.min_gpus = vp_min_gpus(&srch, &plan, 4096, &mres);
-		if (rep.min_gpus)
-			rep.min_gpus_plan = &mres.best[0];
-	}
-
-	if (plan.offload != VP_OFFLOAD_NONE && plan.zero == 0 &&
-	    plan.fsdp == VP_FSDP_NONE) {
-		fputs("vramplan: error: --offload needs sharding: --zero 1, 2 or "
-		    "3 (ZeRO-Offload) or --fsdp (FSDP CPU offload)\n", stderr);
+	ses.search = !ov.no_search && ov.dp <= 0;
+	ses.open.tp = ov.tp < 0;
+	ses.open.pp = ov.pp < 0;
+	ses.open.cp = ov.cp < 0;
+	ses.open.ep = ov.ep < 0 && model.has_moe;
+	ses.open.sp = ov.sp < 0;
+	ses.open.shard = ov.zero < 0 && ov.fsdp < 0;
+	ses.open.recompute = ov.recompute < 0;
+	ses.open.grad_accum = ov.grad_accum == 0;
+	ses.min_gpus = ov.min_gpus;
+	ses.max_seq = ov.max_seq;
+	ses.explain = explain;
+	ses.nplans = ov.nplans;
+	ses.version = PACKAGE_VERSION;
+	vp_profile_default(gs.gpu, &ses.profile);
+	ses.profile_label = plan.device == VP_DEVICE_CPU ?
+	    "cpu (no caching allocator, no CUDA context)" :
+	    "built-in defaults (not calibrated)";
+	rc = vp_session_run(&ses, &d);
+	print_diags(&d);
+	if (rc != 0) {
+		vp_session_free(&ses);
 		vp_gpuset_free(&gs);
 		vp_catalog_free(&cat);
 		vp_model_free(&model);
 		return VP_EXIT_INPUT;
 	}
-	/* Exact replay of every pipeline stage; report the worst. */
-	npp = plan.pp ? plan.pp : 1;
-	stages = xcalloc(npp, sizeof *stages);
-	for (st = 0; st < npp; st++) {
-		struct vp_plan q = plan;
-
-		q.stage = st;
-		vp_mem_estimate(&model, &q, &mo, &stages[st]);
-		if (stages[st].device_peak > stages[worst].device_peak)
-			worst = st;
-	}
-	mem = stages[worst];
-	if (explain && worst != 0) {
-		struct vp_plan q = plan;
-
-		q.stage = worst;
-		vp_mem_estimate(&model, &q, &mo, &mem);
-	}
-	plan.stage = worst;
-	rep.stages = stages;
-	rep.nstages = npp;
-	rep.worst_stage = worst;
-	rep.nplans = ov.nplans;
-	if (gs.gpu != NULL)
-		rep.nsavings = knob_savings(&model, &plan, &mo, mem.device_peak,
-		    savings);
-	rep.savings = savings;
-	if (ov.max_seq && gs.gpu != NULL) {
-		rep.ask_max_seq = true;
-		rep.max_seq = vp_max_seq(&model, &plan, &mo,
-		    gs.gpu->usable_bytes, 1u << 20);
-	}
-
-	rep.model = &model;
-	rep.plan = &plan;
-	rep.mem = &mem;
-	/* Trainable parameters of the whole model (the breakdown is per
-	 * rank). */
-	if (plan.lora_rank > 0) {
-		struct vp_plan whole = plan;
-
-		whole.tp = whole.pp = whole.ep = 1;
-		rep.trainable = vp_lora_params(&model, &whole, model.layers);
-	}
-	{
-		static char tg[64];
-		unsigned i;
-
-		tg[0] = '\0';
-		for (i = 0; i < VP_LORA_TARGET_COUNT; i++)
-			if (plan.lora_targets & (1u << i))
-				snprintf(tg + strlen(tg), sizeof tg - strlen(tg),
-				    "%s%s", tg[0] ? "," : "",
-				    vp_lora_target_names[i]);
-		rep.lora_targets = tg;
-	}
-	/* Host RAM per node: every GPU of the node offloads its share. */
-	rep.host_per_node = vp_mul_sat(mem.host_bytes, plan.gpus_per_node &&
-	    plan.gpus_per_node < world ? plan.gpus_per_node : world);
-	if (plan.host_mem_bytes && rep.host_per_node > plan.host_mem_bytes) {
-		rep.host_note = "DOES NOT FIT in host RAM: the offloaded state "
-		    "exceeds --host-mem";
-		host_short = true;
-	} else if (!plan.host_mem_bytes && rep.host_per_node > (2048ULL << 30)) {
-		rep.host_note = "warning: more host RAM per node than a typical "
-		    "server has (2 TiB); give --host-mem to check";
-	}
-	rep.profile = plan.device == VP_DEVICE_CPU ?
-	    "cpu (no caching allocator, no CUDA context)" :
-	    "built-in defaults (not calibrated)";
-	rep.world = world;
-	rep.fits = -1;
-	rep.explain = explain;
-	rep.version = PACKAGE_VERSION;
-	rep.color = isatty(STDOUT_FILENO) && getenv("NO_COLOR") == NULL;
-	rep.unicode = true;
-	if (gs.gpu != NULL) {
-		uint64_t cap = gs.gpu->usable_bytes;
-
-		rep.gpus = &gs;
-		rep.fits = mem.device_peak <= cap;
-		rep.max_micro_batch = vp_max_micro_batch(&model, &plan, &mo,
-		    cap, 1u << 16);
-	}
+	ses.rep.color = isatty(STDOUT_FILENO) && getenv("NO_COLOR") == NULL;
 	vp_buf_init(&out);
 	if (json)
-		vp_report_json(&rep, &out);
+		vp_report_json(&ses.rep, &out);
 	else if (csv)
-		vp_report_csv(&rep, &out);
+		vp_report_csv(&ses.rep, &out);
 	else
-		vp_report_text(&rep, &out);
+		vp_report_text(&ses.rep, &out);
 	fputs(out.s, stdout);
 	vp_buf_free(&out);
-	free(stages);
 	e = flush_out();
+	nofit = ses.rep.fits == 0 || ses.host_short;
+	vp_session_free(&ses);
 	vp_gpuset_free(&gs);
 	vp_catalog_free(&cat);
 	vp_model_free(&model);
 	if (e != VP_EXIT_OK)
 		return e;
-	return rep.fits == 0 || host_short ? VP_EXIT_NOFIT : VP_EXIT_OK;
+	return nofit ? VP_EXIT_NOFIT : VP_EXIT_OK;
 }
 
 int
