@@ -289,6 +289,7 @@ struct overrides {
 	unsigned lora_targets;
 	double lora_dropout, host_mem_gib;
 	bool offload_nvme, act_offload;
+	const char *profile;	/* --profile FILE */
 };
 
 static int
@@ -335,7 +336,8 @@ enum {
 	O_CATALOG, O_FUSED, O_HELP, O_VERSION, O_FSDP, O_FRAMEWORK, O_VPP, O_CP,
 	O_EP, O_SP, O_NODES, O_GPN, O_CAPACITY, O_MAXMB, O_MAXSEQ, O_MINGPUS,
 	O_NOSEARCH, O_PLANS, O_LORA, O_LORA_TARGETS, O_LORA_DROPOUT, O_LORA_DTYPE,
-	O_QUANT, O_OFFLOAD, O_OFFLOAD_NVME, O_ACT_OFFLOAD, O_HOST_MEM, O_LOSS
+	O_QUANT, O_OFFLOAD, O_OFFLOAD_NVME, O_ACT_OFFLOAD, O_HOST_MEM, O_LOSS,
+	O_PROFILE
 };
 
 static const struct option longopts[] = {
@@ -382,6 +384,7 @@ static const struct option longopts[] = {
 	{ "activation-offload", no_argument, NULL, O_ACT_OFFLOAD },
 	{ "host-mem", required_argument, NULL, O_HOST_MEM },
 	{ "loss", required_argument, NULL, O_LOSS },
+	{ "profile", required_argument, NULL, O_PROFILE },
 	{ "help", no_argument, NULL, O_HELP },
 	{ "version", no_argument, NULL, O_VERSION },
 	{ NULL, 0, NULL, 0 },
@@ -390,16 +393,22 @@ static const struct option longopts[] = {
 int
 vp_cmd_estimate(int argc, char **argv)
 {
-	struct overrides ov = { -1, -1, -1, -1, -1, 0, 0, 0, -1, -1, -1, -1,
-	    -1, false, -1, -1, -1, -1, -1, -1, -1, -1, -1, false, false, false,
-	    false, 4, -1, -1, -1, -1, -1, 0, -1, -1, false, false };
+	struct overrides ov = {
+		.precision = -1, .optimizer = -1, .recompute = -1,
+		.attention = -1, .device = -1, .dropout = -1, .zero = -1,
+		.tp = -1, .pp = -1, .dp = -1, .fsdp = -1, .framework = -1,
+		.vpp = -1, .cp = -1, .ep = -1, .sp = -1, .nodes = -1, .gpn = -1,
+		.capacity = -1, .nplans = 4, .lora = -1, .quant = -1,
+		.offload = -1, .loss = -1, .lora_dtype = -1,
+		.lora_dropout = -1, .host_mem_gib = -1,
+	};
 	struct vp_diags d = { 0 };
 	struct vp_model model;
 	struct vp_catalog cat = { 0 };
 	struct vp_gpuset gs = { 0 };
 	struct vp_plan plan;
 	struct vp_session ses;
-	struct vp_buf out;
+	struct vp_buf out, prof_label;
 	bool nofit;
 	const char *gpus_arg = NULL, *catalog = NULL, *err;
 	char *path;
@@ -581,6 +590,7 @@ vp_cmd_estimate(int argc, char **argv)
 			    VP_LOSS_COUNT, &ov.loss))
 				return VP_EXIT_USAGE;
 			break;
+		case O_PROFILE: ov.profile = optarg; break;
 		case O_HELP: case 'h':
 			help();
 			return flush_out();
@@ -738,13 +748,19 @@ vp_cmd_estimate(int argc, char **argv)
 	ses.explain = explain;
 	ses.nplans = ov.nplans;
 	ses.version = PACKAGE_VERSION;
-	vp_profile_default(gs.gpu, &ses.profile);
-	ses.profile_label = plan.device == VP_DEVICE_CPU ?
-	    "cpu (no caching allocator, no CUDA context)" :
-	    "built-in defaults (not calibrated)";
+	if (vp_cli_profile(ov.profile, gs.gpu, plan.device, &ses.profile,
+	    &prof_label) != 0) {
+		vp_buf_free(&prof_label);
+		vp_gpuset_free(&gs);
+		vp_catalog_free(&cat);
+		vp_model_free(&model);
+		return VP_EXIT_INPUT;
+	}
+	ses.profile_label = prof_label.s;
 	rc = vp_session_run(&ses, &d);
 	print_diags(&d);
 	if (rc != 0) {
+		vp_buf_free(&prof_label);
 		vp_session_free(&ses);
 		vp_gpuset_free(&gs);
 		vp_catalog_free(&cat);
@@ -763,6 +779,7 @@ vp_cmd_estimate(int argc, char **argv)
 	vp_buf_free(&out);
 	e = flush_out();
 	nofit = ses.rep.fits == 0 || ses.host_short;
+	vp_buf_free(&prof_label);
 	vp_session_free(&ses);
 	vp_gpuset_free(&gs);
 	vp_catalog_free(&cat);

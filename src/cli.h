@@ -27,6 +27,19 @@ int vp_cmd_gpus(int argc, char **argv);
 int vp_cmd_missing(int argc, char **argv);
 int vp_cmd_compare(int argc, char **argv);
 
+/*
+ * The profile an estimate uses: --profile FILE, else the calibrated
+ * profile stored for this card (or for cpu), else the built-in defaults.
+ * Initialises label (the report's "profile:" line; the caller frees it).
+ * -1 after printing why a profile file is rejected.
+ */
+struct vp_buf;
+struct vp_gpu;
+struct vp_profile;
+int vp_cli_profile(const char *path, const struct vp_gpu *gpu, int device,
+    struct vp_profile *out, struct vp_buf *label);
+int vp_cmd_calibrate(int argc, char **argv);
+
 /* Where the model library and GPU catalog live. */
 const char *vp_data_dir(void);
 void vp_usage(void);
