@@ -1670,6 +1670,7 @@ def measure(model_cfg, device="cpu", precision=None, optimizer=None, micro_batch
     _SDPA_SEED[0] = seed * 1000003
     cuda_before = None
     if device == "cuda":
+        record_device_used_before_context()   # before torch.cuda.init (first call only)
         torch.cuda.init()
         _t = torch.empty(1, device="cuda")   # create the context before the "before" figure
         del _t
@@ -1801,14 +1802,20 @@ def measure_callable(fn, live=()):
 
 
 def _measure_cpu(res, model, ids, labels, opt, o, scaler, info, params, buffers, steps, trace):
+    step_seconds = []
+
     def run():
         for step in range(1, int(steps) + 1):
             _STEP[0] = step
+            t0 = time.perf_counter()
             _train_step(model, ids, labels, opt, o, scaler, info)
+            # wall time of the step under the memory profiler (inflated by it)
+            step_seconds.append(time.perf_counter() - t0)
     try:
         prof = _profile_cpu(run)
     finally:
         _STEP[0] = 0
+    res["step_seconds"] = [round(t, 6) for t in step_seconds]
     rep = AllocReplay(prof, res["baseline_bytes"])
     peak, peak_i, ph, st, per = rep.summarize()
     res["allocated_peak_bytes"] = peak
@@ -1844,6 +1851,54 @@ def _measure_cpu(res, model, ids, labels, opt, o, scaler, info, params, buffers,
     return rep
 
 
+_PRE_CONTEXT_USED = {}
+
+
+def record_device_used_before_context(index=0):
+    """NVML's used bytes of GPU `index` before this process creates its CUDA
+    context (other processes + driver reservations).  Recorded once per
+    process, and only while CUDA is not initialized yet; needs pynvml.
+    Returns the figure or None."""
+    if "nvml_used_bytes" in _PRE_CONTEXT_USED or "tried" in _PRE_CONTEXT_USED:
+        return _PRE_CONTEXT_USED.get("nvml_used_bytes")
+    _PRE_CONTEXT_USED["tried"] = True
+    try:
+        if torch.cuda.is_initialized():
+            return None
+    except Exception:  # pragma: no cover
+        return None
+    try:
+        import pynvml
+        pynvml.nvmlInit()
+        h = _nvml_handle(pynvml, index, use_torch=False)
+        _PRE_CONTEXT_USED["nvml_used_bytes"] = int(pynvml.nvmlDeviceGetMemoryInfo(h).used)
+    except Exception:
+        pass
+    return _PRE_CONTEXT_USED.get("nvml_used_bytes")
+
+
+def _nvml_handle(pynvml, index, use_torch=True):
+    """The NVML handle of torch's CUDA device `index`.  NVML ignores
+    CUDA_VISIBLE_DEVICES, so match by UUID when torch reports one (torch >=
+    2.1), else map through CUDA_VISIBLE_DEVICES, else the same index."""
+    if use_torch:
+        try:
+            uuid = str(torch.cuda.get_device_properties(index).uuid)
+            if uuid:
+                if not uuid.startswith(("GPU-", "MIG-")):
+                    uuid = "GPU-" + uuid
+                return pynvml.nvmlDeviceGetHandleByUUID(uuid)
+        except Exception:
+            pass
+    vis = [v.strip() for v in os.environ.get("CUDA_VISIBLE_DEVICES", "").split(",") if v.strip()]
+    if index < len(vis):
+        v = vis[index]
+        if v.isdigit():
+            return pynvml.nvmlDeviceGetHandleByIndex(int(v))
+        return pynvml.nvmlDeviceGetHandleByUUID(v)
+    return pynvml.nvmlDeviceGetHandleByIndex(index)
+
+
 def _cuda_device_used():
     out = {}
     try:
@@ -1856,7 +1911,7 @@ def _cuda_device_used():
         import pynvml
         pynvml.nvmlInit()
         idx = torch.cuda.current_device()
-        h = pynvml.nvmlDeviceGetHandleByIndex(idx)
+        h = _nvml_handle(pynvml, idx)
         out["nvml_used_bytes"] = int(pynvml.nvmlDeviceGetMemoryInfo(h).used)
     except Exception:
         pass
@@ -1887,16 +1942,23 @@ def _measure_cuda(res, model, ids, labels, opt, o, scaler, info, steps, cuda_bef
     torch.cuda.reset_peak_memory_stats()
     base_alloc = torch.cuda.memory_allocated()
     _PHASE_HOOKS.append(hook)
+    step_seconds = []
     try:
         for step in range(1, int(steps) + 1):
             _STEP[0] = step
             state["step"] = step
+            torch.cuda.synchronize()
+            t0 = time.perf_counter()
             _train_step(model, ids, labels, opt, o, scaler, info)
+            torch.cuda.synchronize()
+            # includes the phase hooks' synchronize/counter reads (small)
+            step_seconds.append(time.perf_counter() - t0)
         torch.cuda.synchronize()
         rest_peak = int(torch.cuda.max_memory_allocated())   # between phases
     finally:
         _PHASE_HOOKS.remove(hook)
         _STEP[0] = 0
+    res["step_seconds"] = [round(t, 6) for t in step_seconds]
     best = (base_alloc, None, None)
     for (s, p), v in sorted(rec.items()):
         if v["peak_bytes"] > best[0]:
@@ -1912,7 +1974,14 @@ def _measure_cuda(res, model, ids, labels, opt, o, scaler, info, steps, cuda_bef
     res["phases"] = {p: phases[p] for p in PHASES if p in phases}
     res["steps_detail"] = [{p: rec[(s, p)] for p in PHASES if (s, p) in rec} for s in range(1, int(steps) + 1)]
     res["device_used_before"] = cuda_before
-    res["device_used_after"] = _cuda_device_used()   # reserved blocks still cached
+    after = _cuda_device_used()   # reserved blocks still cached (no empty_cache yet)
+    res["device_used_after"] = after
+    # what nvidia-smi shows at the peak: context + reserved peak (the caching
+    # allocator keeps its segments until empty_cache) + cuBLAS/NCCL/etc.
+    res["device_peak_bytes"] = after.get("nvml_used_bytes", after.get("mem_get_info_used_bytes"))
+    res["device_peak_source"] = ("nvml" if "nvml_used_bytes" in after else
+                                 ("mem_get_info" if "mem_get_info_used_bytes" in after else None))
+    res["device_used_before_context_bytes"] = _PRE_CONTEXT_USED.get("nvml_used_bytes")
     res["cuda_device_name"] = torch.cuda.get_device_name()
 
 

@@ -24,6 +24,7 @@
 #include "mem.h"
 #include "model_read.h"
 #include "plan.h"
+#include "plan_read.h"
 #include "plan_search.h"
 #include "report.h"
 #include "report_compare.h"
@@ -48,6 +49,8 @@ help(void)
 	fputs(
 "usage: vramplan MODEL [--gpus NxCARD] [options]\n"
 "       vramplan compare MODEL --tokens N [--sort cost|time|gpus] [--svg FILE]\n"
+"       vramplan tui MODEL [options]      (interactive what-if explorer)\n"
+"       vramplan calibrate [--device cuda|cpu] [--model M]... | --show\n"
 "       vramplan models | gpus\n"
 "\n"
 "Estimate the GPU memory of one training step and whether it fits; with\n"
@@ -88,10 +91,14 @@ help(void)
 "  --explain            largest live tensors at the peak\n"
 "  --json | --csv       machine-readable output\n"
 "  --catalog FILE       GPU catalog instead of the bundled one\n"
+"  --plan FILE          a plan saved by the TUI (options given here win)\n"
+"  --profile FILE|none  calibrated profile (default: the stored one for the\n"
+"                       card, or for cpu; none: the built-in defaults)\n"
 "  --help  --version\n"
 "\n"
 "Exit status: 0 fits (or no --gpus), 1 does not fit, 2 usage error,\n"
-"3 bad input, 4 system error.  Manuals: vramplan(1), vramplan-model(5).\n",
+"3 bad input, 4 system error, 5 calibrate found no GPU.\n"
+"Manuals: vramplan(1), vramplan-model(5).\n",
 	    stdout);
 }
 
@@ -290,6 +297,8 @@ struct overrides {
 	double lora_dropout, host_mem_gib;
 	bool offload_nvme, act_offload;
 	const char *profile;	/* --profile FILE */
+	const char *gpus;	/* --gpus NxCARD */
+	const char *plan;	/* --plan FILE */
 };
 
 static int
@@ -337,7 +346,7 @@ enum {
 	O_EP, O_SP, O_NODES, O_GPN, O_CAPACITY, O_MAXMB, O_MAXSEQ, O_MINGPUS,
 	O_NOSEARCH, O_PLANS, O_LORA, O_LORA_TARGETS, O_LORA_DROPOUT, O_LORA_DTYPE,
 	O_QUANT, O_OFFLOAD, O_OFFLOAD_NVME, O_ACT_OFFLOAD, O_HOST_MEM, O_LOSS,
-	O_PROFILE
+	O_PROFILE, O_PLAN
 };
 
 static const struct option longopts[] = {
@@ -385,84 +394,67 @@ static const struct option longopts[] = {
 	{ "host-mem", required_argument, NULL, O_HOST_MEM },
 	{ "loss", required_argument, NULL, O_LOSS },
 	{ "profile", required_argument, NULL, O_PROFILE },
+	{ "plan", required_argument, NULL, O_PLAN },
 	{ "help", no_argument, NULL, O_HELP },
 	{ "version", no_argument, NULL, O_VERSION },
 	{ NULL, 0, NULL, 0 },
 };
 
-int
-vp_cmd_estimate(int argc, char **argv)
+/* Options into the override set and the job's output flags. */
+static int
+parse_options(int argc, char **argv, struct overrides *ov,
+    struct vp_cli_job *job)
 {
-	struct overrides ov = {
-		.precision = -1, .optimizer = -1, .recompute = -1,
-		.attention = -1, .device = -1, .dropout = -1, .zero = -1,
-		.tp = -1, .pp = -1, .dp = -1, .fsdp = -1, .framework = -1,
-		.vpp = -1, .cp = -1, .ep = -1, .sp = -1, .nodes = -1, .gpn = -1,
-		.capacity = -1, .nplans = 4, .lora = -1, .quant = -1,
-		.offload = -1, .loss = -1, .lora_dtype = -1,
-		.lora_dropout = -1, .host_mem_gib = -1,
-	};
-	struct vp_diags d = { 0 };
-	struct vp_model model;
-	struct vp_catalog cat = { 0 };
-	struct vp_gpuset gs = { 0 };
-	struct vp_plan plan;
-	struct vp_session ses;
-	struct vp_buf out, prof_label;
-	bool nofit;
-	const char *gpus_arg = NULL, *catalog = NULL, *err;
-	char *path;
-	bool json = false, csv = false, explain = false;
-	unsigned world = 1;
+	const char *err;
 	uint64_t u;
-	int c, rc, e;
+	int c;
 
 	opterr = 0;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
 		switch (c) {
-		case O_GPUS: gpus_arg = optarg; break;
+		case O_GPUS: ov->gpus = optarg; break;
 		case O_PREC:
 			if (parse_enum("--precision", optarg, vp_prec_names,
-			    VP_PREC_COUNT, &ov.precision))
+			    VP_PREC_COUNT, &ov->precision))
 				return VP_EXIT_USAGE;
 			break;
 		case O_OPT:
 			if (parse_enum("--optimizer", optarg, vp_opt_names,
-			    VP_OPT_COUNT, &ov.optimizer))
+			    VP_OPT_COUNT, &ov->optimizer))
 				return VP_EXIT_USAGE;
 			break;
 		case O_RECOMP:
 			if (parse_enum("--recompute", optarg, vp_recomp_names,
-			    VP_RECOMP_COUNT, &ov.recompute))
+			    VP_RECOMP_COUNT, &ov->recompute))
 				return VP_EXIT_USAGE;
 			break;
 		case O_ATTN:
 			if (parse_enum("--attention", optarg, vp_attn_names,
-			    VP_ATTN_COUNT, &ov.attention))
+			    VP_ATTN_COUNT, &ov->attention))
 				return VP_EXIT_USAGE;
 			break;
 		case O_DEVICE:
 			if (parse_enum("--device", optarg, vp_device_names,
-			    VP_DEVICE_COUNT, &ov.device))
+			    VP_DEVICE_COUNT, &ov->device))
 				return VP_EXIT_USAGE;
 			break;
 		case O_MB:
 			if (parse_num("--micro-batch", optarg, 1, 1u << 20,
-			    &ov.micro_batch))
+			    &ov->micro_batch))
 				return VP_EXIT_USAGE;
 			break;
 		case O_SEQ:
-			if (parse_num("--seq", optarg, 1, 1u << 27, &ov.seq))
+			if (parse_num("--seq", optarg, 1, 1u << 27, &ov->seq))
 				return VP_EXIT_USAGE;
 			break;
 		case O_GA:
 			if (parse_num("--grad-accum", optarg, 1, 1u << 20,
-			    &ov.grad_accum))
+			    &ov->grad_accum))
 				return VP_EXIT_USAGE;
 			break;
 		case O_DROP:
-			if (vp_parse_double(optarg, 0, 0.99, &ov.dropout,
+			if (vp_parse_double(optarg, 0, 0.99, &ov->dropout,
 			    &err) != 0) {
 				fprintf(stderr, "vramplan: --dropout '%s' is %s "
 				    "(expected a probability from 0 to 0.99)\n",
@@ -473,36 +465,36 @@ vp_cmd_estimate(int argc, char **argv)
 		case O_ZERO:
 			if (parse_num("--zero", optarg, 0, 3, &u))
 				return VP_EXIT_USAGE;
-			ov.zero = (int)u;
+			ov->zero = (int)u;
 			break;
 		case O_TP:
 			if (parse_num("--tp", optarg, 1, 1024, &u))
 				return VP_EXIT_USAGE;
-			ov.tp = (int)u;
+			ov->tp = (int)u;
 			break;
 		case O_PP:
 			if (parse_num("--pp", optarg, 1, 1024, &u))
 				return VP_EXIT_USAGE;
-			ov.pp = (int)u;
+			ov->pp = (int)u;
 			break;
 		case O_DP:
 			if (parse_num("--dp", optarg, 1, 65536, &u))
 				return VP_EXIT_USAGE;
-			ov.dp = (int)u;
+			ov->dp = (int)u;
 			break;
-		case O_EXPLAIN: explain = true; break;
-		case O_JSON: json = true; break;
-		case O_CSV: csv = true; break;
-		case O_CATALOG: catalog = optarg; break;
-		case O_FUSED: ov.fused = true; break;
+		case O_EXPLAIN: job->explain = true; break;
+		case O_JSON: job->json = true; break;
+		case O_CSV: job->csv = true; break;
+		case O_CATALOG: job->catalog = optarg; break;
+		case O_FUSED: ov->fused = true; break;
 		case O_FSDP:
 			if (parse_enum("--fsdp", optarg, vp_fsdp_names,
-			    VP_FSDP_COUNT, &ov.fsdp))
+			    VP_FSDP_COUNT, &ov->fsdp))
 				return VP_EXIT_USAGE;
 			break;
 		case O_FRAMEWORK:
 			if (parse_enum("--framework", optarg,
-			    vp_framework_names, VP_FW_COUNT, &ov.framework))
+			    vp_framework_names, VP_FW_COUNT, &ov->framework))
 				return VP_EXIT_USAGE;
 			break;
 		case O_VPP: case O_CP: case O_EP: case O_NODES: case O_GPN:
@@ -510,16 +502,16 @@ vp_cmd_estimate(int argc, char **argv)
 			if (parse_num(argv[optind - 1], optarg, 1,
 			    c == O_NODES ? 65536 : c == O_PLANS ? 8 : 1024, &u))
 				return VP_EXIT_USAGE;
-			if (c == O_VPP) ov.vpp = (int)u;
-			else if (c == O_CP) ov.cp = (int)u;
-			else if (c == O_EP) ov.ep = (int)u;
-			else if (c == O_NODES) ov.nodes = (int)u;
-			else if (c == O_GPN) ov.gpn = (int)u;
-			else ov.nplans = (int)u;
+			if (c == O_VPP) ov->vpp = (int)u;
+			else if (c == O_CP) ov->cp = (int)u;
+			else if (c == O_EP) ov->ep = (int)u;
+			else if (c == O_NODES) ov->nodes = (int)u;
+			else if (c == O_GPN) ov->gpn = (int)u;
+			else ov->nplans = (int)u;
 			break;
-		case O_SP: ov.sp = 1; break;
+		case O_SP: ov->sp = 1; break;
 		case O_CAPACITY:
-			if (vp_parse_double(optarg, 1.0, 16.0, &ov.capacity,
+			if (vp_parse_double(optarg, 1.0, 16.0, &ov->capacity,
 			    &err) != 0) {
 				fprintf(stderr, "vramplan: --capacity-factor "
 				    "'%s' is %s (expected a number from 1 to "
@@ -527,19 +519,19 @@ vp_cmd_estimate(int argc, char **argv)
 				return VP_EXIT_USAGE;
 			}
 			break;
-		case O_MAXMB: ov.max_mb = true; break;
-		case O_MAXSEQ: ov.max_seq = true; break;
-		case O_MINGPUS: ov.min_gpus = true; break;
-		case O_NOSEARCH: ov.no_search = true; break;
+		case O_MAXMB: ov->max_mb = true; break;
+		case O_MAXSEQ: ov->max_seq = true; break;
+		case O_MINGPUS: ov->min_gpus = true; break;
+		case O_NOSEARCH: ov->no_search = true; break;
 		case O_LORA:
 			if (parse_num("--lora", optarg, 1, 65536, &u))
 				return VP_EXIT_USAGE;
-			ov.lora = (int)u;
+			ov->lora = (int)u;
 			break;
 		case O_LORA_TARGETS: {
 			const char *bad = NULL;
 
-			if (vp_lora_parse_targets(optarg, &ov.lora_targets,
+			if (vp_lora_parse_targets(optarg, &ov->lora_targets,
 			    &bad) != 0) {
 				fprintf(stderr, "vramplan: unknown --lora-targets "
 				    "'%s' (a comma list of q, k, v, o, gate, up, "
@@ -549,7 +541,7 @@ vp_cmd_estimate(int argc, char **argv)
 			break;
 		}
 		case O_LORA_DROPOUT:
-			if (vp_parse_double(optarg, 0, 0.99, &ov.lora_dropout,
+			if (vp_parse_double(optarg, 0, 0.99, &ov->lora_dropout,
 			    &err) != 0) {
 				fprintf(stderr, "vramplan: --lora-dropout '%s' is "
 				    "%s (expected 0 to 0.99)\n", optarg, err);
@@ -560,24 +552,24 @@ vp_cmd_estimate(int argc, char **argv)
 			static const char *const ld[] = { "fp32", "bf16" };
 
 			if (parse_enum("--lora-dtype", optarg, ld, 2,
-			    &ov.lora_dtype))
+			    &ov->lora_dtype))
 				return VP_EXIT_USAGE;
 			break;
 		}
 		case O_QUANT:
 			if (parse_enum("--quant", optarg, vp_quant_names,
-			    VP_QUANT_COUNT, &ov.quant))
+			    VP_QUANT_COUNT, &ov->quant))
 				return VP_EXIT_USAGE;
 			break;
 		case O_OFFLOAD:
 			if (parse_enum("--offload", optarg, vp_offload_names,
-			    VP_OFFLOAD_COUNT, &ov.offload))
+			    VP_OFFLOAD_COUNT, &ov->offload))
 				return VP_EXIT_USAGE;
 			break;
-		case O_OFFLOAD_NVME: ov.offload_nvme = true; break;
-		case O_ACT_OFFLOAD: ov.act_offload = true; break;
+		case O_OFFLOAD_NVME: ov->offload_nvme = true; break;
+		case O_ACT_OFFLOAD: ov->act_offload = true; break;
 		case O_HOST_MEM:
-			if (vp_parse_double(optarg, 1, 1e6, &ov.host_mem_gib,
+			if (vp_parse_double(optarg, 1, 1e6, &ov->host_mem_gib,
 			    &err) != 0) {
 				fprintf(stderr, "vramplan: --host-mem '%s' is %s "
 				    "(GiB per node, from 1 to 1000000)\n", optarg,
@@ -587,15 +579,18 @@ vp_cmd_estimate(int argc, char **argv)
 			break;
 		case O_LOSS:
 			if (parse_enum("--loss", optarg, vp_loss_names,
-			    VP_LOSS_COUNT, &ov.loss))
+			    VP_LOSS_COUNT, &ov->loss))
 				return VP_EXIT_USAGE;
 			break;
-		case O_PROFILE: ov.profile = optarg; break;
+		case O_PROFILE: ov->profile = optarg; break;
+		case O_PLAN: ov->plan = optarg; break;
 		case O_HELP: case 'h':
 			help();
+			job->done = true;
 			return flush_out();
 		case O_VERSION:
 			printf("vramplan %s\n", PACKAGE_VERSION);
+			job->done = true;
 			return flush_out();
 		default:
 			if (optopt)
@@ -619,171 +614,308 @@ vp_cmd_estimate(int argc, char **argv)
 		vp_usage();
 		return VP_EXIT_USAGE;
 	}
-	if (json && csv) {
+	if (job->json && job->csv) {
 		fputs("vramplan: --json and --csv exclude each other\n", stderr);
 		return VP_EXIT_USAGE;
 	}
+	job->model_arg = argv[optind];
+	return VP_EXIT_OK;
+}
 
-	if ((path = resolve_model(argv[optind])) == NULL)
+/*
+ * --plan FILE: every key of the file counts as its option, unless the
+ * command line gives that option too (the command line wins).  The file's
+ * gpus-per-node goes with its gpus, and only when the command line says
+ * nothing about the nodes.
+ */
+static void
+merge_plan_file(struct overrides *o, const struct vp_plan_knobs *k)
+{
+	const struct vp_plan *p = &k->plan;
+
+#define HAS(key) k->has[VP_PK_##key]
+	if (HAS(PRECISION) && o->precision < 0) o->precision = p->precision;
+	if (HAS(OPTIMIZER) && o->optimizer < 0) o->optimizer = p->optimizer;
+	if (HAS(RECOMPUTE) && o->recompute < 0) o->recompute = p->recompute;
+	if (HAS(ATTENTION) && o->attention < 0) o->attention = p->attention;
+	if (HAS(DEVICE) && o->device < 0) o->device = p->device;
+	if (HAS(MICRO_BATCH) && !o->micro_batch) o->micro_batch = p->micro_batch;
+	if (HAS(SEQ) && !o->seq) o->seq = p->seq;
+	if (HAS(GRAD_ACCUM) && !o->grad_accum) o->grad_accum = p->grad_accum;
+	if (HAS(DROPOUT) && o->dropout < 0) o->dropout = p->dropout;
+	if (HAS(ZERO) && o->zero < 0) o->zero = (int)p->zero;
+	if (HAS(TP) && o->tp < 0) o->tp = (int)p->tp;
+	if (HAS(PP) && o->pp < 0) o->pp = (int)p->pp;
+	if (HAS(FUSED)) o->fused |= p->fused_optimizer;
+	if (HAS(FSDP) && o->fsdp < 0) o->fsdp = p->fsdp;
+	if (HAS(FRAMEWORK) && o->framework < 0) o->framework = p->framework;
+	if (HAS(VPP) && o->vpp < 0) o->vpp = (int)p->vpp;
+	if (HAS(CP) && o->cp < 0) o->cp = (int)p->cp;
+	if (HAS(EP) && o->ep < 0) o->ep = (int)p->ep;
+	/* sp: -1 open, 0 or 1 fixed; the flag can only say 1. */
+	if (HAS(SP) && o->sp < 0) o->sp = p->sp;
+	if (HAS(CAPACITY) && o->capacity < 0) o->capacity = p->capacity_factor;
+	if (HAS(LORA) && o->lora < 0) o->lora = (int)p->lora_rank;
+	if (HAS(LORA_TARGETS) && !o->lora_targets)
+		o->lora_targets = p->lora_targets;
+	if (HAS(LORA_DROPOUT) && o->lora_dropout < 0)
+		o->lora_dropout = p->lora_dropout;
+	if (HAS(LORA_DTYPE) && o->lora_dtype < 0)
+		o->lora_dtype = p->lora_dtype == VP_BF16;
+	if (HAS(QUANT) && o->quant < 0) o->quant = p->quant;
+	if (HAS(OFFLOAD) && o->offload < 0) o->offload = p->offload;
+	if (HAS(OFFLOAD_NVME)) o->offload_nvme |= p->offload_nvme;
+	if (HAS(ACT_OFFLOAD)) o->act_offload |= p->activation_offload;
+	if (HAS(HOST_MEM) && o->host_mem_gib < 0)
+		o->host_mem_gib = (double)p->host_mem_bytes / VP_GIB;
+	if (HAS(LOSS) && o->loss < 0) o->loss = p->loss;
+	if (HAS(GPUS) && o->gpus == NULL) {
+		o->gpus = k->gpus;
+		if (HAS(GPUS_PER_NODE) && o->gpn < 0 && o->nodes < 0)
+			o->gpn = (int)p->gpus_per_node;
+	}
+#undef HAS
+}
+
+/* The plan: built-in defaults, the model's training block, overrides. */
+static void
+apply_overrides(const struct overrides *o, const struct vp_model *m,
+    struct vp_plan *p)
+{
+	vp_plan_defaults(p, m);
+	if (o->precision >= 0) p->precision = (enum vp_precision)o->precision;
+	if (o->optimizer >= 0) p->optimizer = (enum vp_optimizer)o->optimizer;
+	if (o->recompute >= 0) p->recompute = (enum vp_recompute)o->recompute;
+	if (o->attention >= 0) p->attention = (enum vp_attention)o->attention;
+	if (o->device >= 0) p->device = (enum vp_device)o->device;
+	if (o->micro_batch) p->micro_batch = o->micro_batch;
+	if (o->seq) p->seq = o->seq;
+	if (o->grad_accum) p->grad_accum = o->grad_accum;
+	if (o->dropout >= 0) p->dropout = o->dropout;
+	if (o->zero >= 0) p->zero = (unsigned)o->zero;
+	if (o->tp > 0) p->tp = (unsigned)o->tp;
+	if (o->pp > 0) p->pp = (unsigned)o->pp;
+	if (o->dp > 0) p->dp = (unsigned)o->dp;
+	p->fused_optimizer = o->fused;
+	if (o->fsdp >= 0) p->fsdp = (enum vp_fsdp)o->fsdp;
+	if (o->framework >= 0) p->framework = (enum vp_framework)o->framework;
+	if (o->vpp > 0) p->vpp = (unsigned)o->vpp;
+	if (o->cp > 0) p->cp = (unsigned)o->cp;
+	if (o->ep > 0) p->ep = (unsigned)o->ep;
+	if (o->sp >= 0) p->sp = o->sp;
+	if (o->capacity >= 0) p->capacity_factor = o->capacity;
+	if (o->lora >= 0) p->lora_rank = (unsigned)o->lora;
+	if (o->lora_targets) p->lora_targets = o->lora_targets;
+	/* all-linear means the linears this model has. */
+	if (p->lora_targets == (1u << VP_LORA_TARGET_COUNT) - 1)
+		p->lora_targets &= vp_lora_available(m);
+	if (o->lora_dropout >= 0) p->lora_dropout = o->lora_dropout;
+	if (o->lora_dtype >= 0)
+		p->lora_dtype = o->lora_dtype ? VP_BF16 : VP_FP32;
+	if (o->quant >= 0) p->quant = (enum vp_quant)o->quant;
+	if (o->offload >= 0) p->offload = (enum vp_offload)o->offload;
+	p->offload_nvme = o->offload_nvme;
+	p->activation_offload = o->act_offload;
+	if (o->host_mem_gib > 0)
+		p->host_mem_bytes = (uint64_t)(o->host_mem_gib * VP_GIB);
+	if (o->loss >= 0) p->loss = (enum vp_loss)o->loss;
+
+}
+
+/*
+ * The GPU set (--gpus, or the plan file's gpus), the job's size and the
+ * node size; or, without one, the world the degrees make.
+ */
+static int
+setup_gpus(struct vp_cli_job *job, const struct overrides *o,
+    const struct vp_plan_knobs *pk, unsigned *world)
+{
+	struct vp_plan *p = &job->ses.plan;
+	struct vp_buf msg;
+
+	if (o->gpus == NULL) {
+		if (p->dp == 0) {
+			p->dp = 1;
+			*world = (p->tp ? p->tp : 1) * (p->pp ? p->pp : 1);
+		} else {
+			*world = p->dp * (p->tp ? p->tp : 1) *
+			    (p->pp ? p->pp : 1);
+		}
+		return VP_EXIT_OK;
+	}
+	if (load_catalog(job->catalog, &job->cat) != 0)
 		return VP_EXIT_INPUT;
-	rc = vp_model_load(path, &model, &d);
+	vp_buf_init(&msg);
+	if (vp_gpuset_parse(&job->cat, o->gpus, &job->gs, &msg) != 0) {
+		if (pk->gpus != NULL && o->gpus == pk->gpus) {
+			struct vp_diags d = { 0 };
+
+			vp_diag_add(&d, pk->file, pk->pos[VP_PK_GPUS], VP_ERROR,
+			    "gpus: %s", msg.s);
+			print_diags(&d);
+			vp_buf_free(&msg);
+			return VP_EXIT_INPUT;
+		}
+		fprintf(stderr, "vramplan: --gpus: %s\n", msg.s);
+		vp_buf_free(&msg);
+		return VP_EXIT_USAGE;
+	}
+	vp_buf_free(&msg);
+	/*
+	 * --gpus NxCARD is the whole job; --nodes M splits it into M
+	 * nodes (or, with --gpus-per-node K, makes M x K GPUs).
+	 */
+	*world = job->gs.count;
+	if (o->nodes > 0 && o->gpn > 0 && !job->gs.counted)
+		*world = job->gs.count = (unsigned)(o->nodes * o->gpn);
+	if (o->gpn > 0)
+		p->gpus_per_node = (unsigned)o->gpn;
+	else if (o->nodes > 0)
+		p->gpus_per_node = *world / (unsigned)o->nodes;
+	else
+		p->gpus_per_node = *world < 8 ? *world : 8;
+	if (o->nodes > 0 && (*world % (unsigned)o->nodes != 0 ||
+	    p->gpus_per_node * (unsigned)o->nodes != *world)) {
+		unsigned lo = (unsigned)o->nodes, hi = lo;
+
+		while (lo > 1 && *world % lo)
+			lo--;
+		while (hi < *world && *world % hi)
+			hi++;
+		fprintf(stderr, "vramplan: --nodes %d does not split %u "
+		    "GPUs into equal nodes; nearest valid: %u or %u\n",
+		    o->nodes, *world, lo, hi);
+		return VP_EXIT_USAGE;
+	}
+	if (p->dp == 0)
+		p->dp = vp_plan_dp(p, *world);
+	return VP_EXIT_OK;
+}
+
+int
+vp_cli_setup(int argc, char **argv, struct vp_cli_job *job)
+{
+	struct overrides ov = {
+		.precision = -1, .optimizer = -1, .recompute = -1,
+		.attention = -1, .device = -1, .dropout = -1, .zero = -1,
+		.tp = -1, .pp = -1, .dp = -1, .fsdp = -1, .framework = -1,
+		.vpp = -1, .cp = -1, .ep = -1, .sp = -1, .nodes = -1, .gpn = -1,
+		.capacity = -1, .nplans = 4, .lora = -1, .quant = -1,
+		.offload = -1, .loss = -1, .lora_dtype = -1,
+		.lora_dropout = -1, .host_mem_gib = -1,
+	};
+	struct vp_diags d = { 0 };
+	struct vp_plan_knobs pk;
+	struct vp_session *ses = &job->ses;
+	char *path;
+	unsigned world = 1;
+	int rc;
+
+	memset(job, 0, sizeof *job);
+	vp_plan_knobs_init(&pk);
+	if ((rc = parse_options(argc, argv, &ov, job)) != VP_EXIT_OK ||
+	    job->done)
+		return rc;
+	if (ov.plan != NULL) {
+		rc = vp_plan_load(ov.plan, &pk, &d);
+		print_diags(&d);
+		if (rc != 0) {
+			vp_plan_knobs_free(&pk);
+			return VP_EXIT_INPUT;
+		}
+		merge_plan_file(&ov, &pk);
+	}
+	if ((path = resolve_model(job->model_arg)) == NULL) {
+		vp_plan_knobs_free(&pk);
+		return VP_EXIT_INPUT;
+	}
+	rc = vp_model_load(path, &job->model, &d);
 	free(path);
 	print_diags(&d);
 	if (rc != 0) {
-		vp_model_free(&model);
+		vp_plan_knobs_free(&pk);
 		return VP_EXIT_INPUT;
 	}
-	vp_plan_defaults(&plan, &model);
-	if (ov.precision >= 0) plan.precision = (enum vp_precision)ov.precision;
-	if (ov.optimizer >= 0) plan.optimizer = (enum vp_optimizer)ov.optimizer;
-	if (ov.recompute >= 0) plan.recompute = (enum vp_recompute)ov.recompute;
-	if (ov.attention >= 0) plan.attention = (enum vp_attention)ov.attention;
-	if (ov.device >= 0) plan.device = (enum vp_device)ov.device;
-	if (ov.micro_batch) plan.micro_batch = ov.micro_batch;
-	if (ov.seq) plan.seq = ov.seq;
-	if (ov.grad_accum) plan.grad_accum = ov.grad_accum;
-	if (ov.dropout >= 0) plan.dropout = ov.dropout;
-	if (ov.zero >= 0) plan.zero = (unsigned)ov.zero;
-	if (ov.tp > 0) plan.tp = (unsigned)ov.tp;
-	if (ov.pp > 0) plan.pp = (unsigned)ov.pp;
-	if (ov.dp > 0) plan.dp = (unsigned)ov.dp;
-	plan.fused_optimizer = ov.fused;
-	if (ov.fsdp >= 0) plan.fsdp = (enum vp_fsdp)ov.fsdp;
-	if (ov.framework >= 0) plan.framework = (enum vp_framework)ov.framework;
-	if (ov.vpp > 0) plan.vpp = (unsigned)ov.vpp;
-	if (ov.cp > 0) plan.cp = (unsigned)ov.cp;
-	if (ov.ep > 0) plan.ep = (unsigned)ov.ep;
-	if (ov.sp > 0) plan.sp = true;
-	if (ov.capacity > 0) plan.capacity_factor = ov.capacity;
-	if (ov.lora > 0) plan.lora_rank = (unsigned)ov.lora;
-	if (ov.lora_targets) plan.lora_targets = ov.lora_targets;
-	/* all-linear means the linears this model has. */
-	if (plan.lora_targets == (1u << VP_LORA_TARGET_COUNT) - 1)
-		plan.lora_targets &= vp_lora_available(&model);
-	if (ov.lora_dropout >= 0) plan.lora_dropout = ov.lora_dropout;
-	if (ov.lora_dtype >= 0)
-		plan.lora_dtype = ov.lora_dtype ? VP_BF16 : VP_FP32;
-	if (ov.quant >= 0) plan.quant = (enum vp_quant)ov.quant;
-	if (ov.offload >= 0) plan.offload = (enum vp_offload)ov.offload;
-	plan.offload_nvme = ov.offload_nvme;
-	plan.activation_offload = ov.act_offload;
-	if (ov.host_mem_gib > 0)
-		plan.host_mem_bytes = (uint64_t)(ov.host_mem_gib * VP_GIB);
-	if (ov.loss >= 0) plan.loss = (enum vp_loss)ov.loss;
-
-	if (gpus_arg != NULL) {
-		struct vp_buf msg;
-
-		if (load_catalog(catalog, &cat) != 0) {
-			vp_model_free(&model);
-			return VP_EXIT_INPUT;
-		}
-		vp_buf_init(&msg);
-		if (vp_gpuset_parse(&cat, gpus_arg, &gs, &msg) != 0) {
-			fprintf(stderr, "vramplan: --gpus: %s\n", msg.s);
-			vp_buf_free(&msg);
-			vp_catalog_free(&cat);
-			vp_model_free(&model);
-			return VP_EXIT_USAGE;
-		}
-		vp_buf_free(&msg);
-		/*
-		 * --gpus NxCARD is the whole job; --nodes M splits it into M
-		 * nodes (or, with --gpus-per-node K, makes M x K GPUs).
-		 */
-		world = gs.count;
-		if (ov.nodes > 0 && ov.gpn > 0 && !gs.counted)
-			world = gs.count = (unsigned)(ov.nodes * ov.gpn);
-		if (ov.gpn > 0)
-			plan.gpus_per_node = (unsigned)ov.gpn;
-		else if (ov.nodes > 0)
-			plan.gpus_per_node = world / (unsigned)ov.nodes;
-		else
-			plan.gpus_per_node = world < 8 ? world : 8;
-		if (ov.nodes > 0 && (world % (unsigned)ov.nodes != 0 ||
-		    plan.gpus_per_node * (unsigned)ov.nodes != world)) {
-			unsigned lo = (unsigned)ov.nodes, hi = lo;
-
-			while (lo > 1 && world % lo)
-				lo--;
-			while (hi < world && world % hi)
-				hi++;
-			fprintf(stderr, "vramplan: --nodes %d does not split %u "
-			    "GPUs into equal nodes; nearest valid: %u or %u\n",
-			    ov.nodes, world, lo, hi);
-			vp_gpuset_free(&gs);
-			vp_catalog_free(&cat);
-			vp_model_free(&model);
-			return VP_EXIT_USAGE;
-		}
-		if (plan.dp == 0)
-			plan.dp = vp_plan_dp(&plan, world);
-	} else if (plan.dp == 0) {
-		plan.dp = 1;
-		world = (plan.tp ? plan.tp : 1) * (plan.pp ? plan.pp : 1);
-	} else {
-		world = plan.dp * (plan.tp ? plan.tp : 1) *
-		    (plan.pp ? plan.pp : 1);
-	}
-	memset(&ses, 0, sizeof ses);
-	ses.model = &model;
-	ses.gpus = &gs;
-	ses.world = world;
-	ses.plan = plan;
+	apply_overrides(&ov, &job->model, &ses->plan);
+	rc = setup_gpus(job, &ov, &pk, &world);
+	vp_plan_knobs_free(&pk);
+	if (rc != VP_EXIT_OK)
+		return rc;
+	job->node_layout = ov.nodes > 0 || ov.gpn > 0;
+	job->profile = ov.profile;
+	ses->model = &job->model;
+	ses->gpus = &job->gs;
+	ses->world = world;
 	/*
 	 * The planner runs when there is a GPU set and the user left knobs
 	 * open; the knobs given on the command line stay fixed.
 	 */
-	ses.search = !ov.no_search && ov.dp <= 0;
-	ses.open.tp = ov.tp < 0;
-	ses.open.pp = ov.pp < 0;
-	ses.open.cp = ov.cp < 0;
-	ses.open.ep = ov.ep < 0 && model.has_moe;
-	ses.open.sp = ov.sp < 0;
-	ses.open.shard = ov.zero < 0 && ov.fsdp < 0;
-	ses.open.recompute = ov.recompute < 0;
-	ses.open.grad_accum = ov.grad_accum == 0;
-	ses.min_gpus = ov.min_gpus;
-	ses.max_seq = ov.max_seq;
-	ses.explain = explain;
-	ses.nplans = ov.nplans;
-	ses.version = PACKAGE_VERSION;
-	if (vp_cli_profile(ov.profile, gs.gpu, plan.device, &ses.profile,
-	    &prof_label) != 0) {
-		vp_buf_free(&prof_label);
-		vp_gpuset_free(&gs);
-		vp_catalog_free(&cat);
-		vp_model_free(&model);
+	ses->search = !ov.no_search && ov.dp <= 0;
+	ses->open.tp = ov.tp < 0;
+	ses->open.pp = ov.pp < 0;
+	ses->open.cp = ov.cp < 0;
+	ses->open.ep = ov.ep < 0 && job->model.has_moe;
+	ses->open.sp = ov.sp < 0;
+	ses->open.shard = ov.zero < 0 && ov.fsdp < 0;
+	ses->open.recompute = ov.recompute < 0;
+	ses->open.grad_accum = ov.grad_accum == 0;
+	ses->min_gpus = ov.min_gpus;
+	ses->max_seq = ov.max_seq;
+	ses->explain = job->explain;
+	ses->nplans = ov.nplans;
+	ses->version = PACKAGE_VERSION;
+	if (vp_cli_profile(ov.profile, job->gs.gpu, ses->plan.device,
+	    &ses->profile, &job->prof_label) != 0)
 		return VP_EXIT_INPUT;
+	ses->profile_label = job->prof_label.s;
+	return VP_EXIT_OK;
+}
+
+void
+vp_cli_job_free(struct vp_cli_job *job)
+{
+	if (job == NULL)
+		return;
+	vp_buf_free(&job->prof_label);
+	vp_session_free(&job->ses);
+	vp_gpuset_free(&job->gs);
+	vp_catalog_free(&job->cat);
+	vp_model_free(&job->model);
+}
+
+int
+vp_cmd_estimate(int argc, char **argv)
+{
+	struct vp_cli_job job;
+	struct vp_diags d = { 0 };
+	struct vp_buf out;
+	bool nofit;
+	int rc, e;
+
+	rc = vp_cli_setup(argc, argv, &job);
+	if (rc != VP_EXIT_OK || job.done) {
+		vp_cli_job_free(&job);
+		return rc;
 	}
-	ses.profile_label = prof_label.s;
-	rc = vp_session_run(&ses, &d);
+	rc = vp_session_run(&job.ses, &d);
 	print_diags(&d);
 	if (rc != 0) {
-		vp_buf_free(&prof_label);
-		vp_session_free(&ses);
-		vp_gpuset_free(&gs);
-		vp_catalog_free(&cat);
-		vp_model_free(&model);
+		vp_cli_job_free(&job);
 		return VP_EXIT_INPUT;
 	}
-	ses.rep.color = isatty(STDOUT_FILENO) && getenv("NO_COLOR") == NULL;
+	job.ses.rep.color = isatty(STDOUT_FILENO) && getenv("NO_COLOR") == NULL;
 	vp_buf_init(&out);
-	if (json)
-		vp_report_json(&ses.rep, &out);
-	else if (csv)
-		vp_report_csv(&ses.rep, &out);
+	if (job.json)
+		vp_report_json(&job.ses.rep, &out);
+	else if (job.csv)
+		vp_report_csv(&job.ses.rep, &out);
 	else
-		vp_report_text(&ses.rep, &out);
+		vp_report_text(&job.ses.rep, &out);
 	fputs(out.s, stdout);
 	vp_buf_free(&out);
 	e = flush_out();
-	nofit = ses.rep.fits == 0 || ses.host_short;
-	vp_buf_free(&prof_label);
-	vp_session_free(&ses);
-	vp_gpuset_free(&gs);
-	vp_catalog_free(&cat);
-	vp_model_free(&model);
+	nofit = job.ses.rep.fits == 0 || job.ses.host_short;
+	vp_cli_job_free(&job);
 	if (e != VP_EXIT_OK)
 		return e;
 	return nofit ? VP_EXIT_NOFIT : VP_EXIT_OK;
@@ -1262,4 +1394,54 @@ vp_cmd_compare(int argc, char **argv)
 	if (e != VP_EXIT_OK)
 		return e;
 	return anyfit ? VP_EXIT_OK : VP_EXIT_NOFIT;
+}
+
+#ifndef HAVE_TUI
+/* Built without ncursesw: the command says so (tui.c is not compiled). */
+int
+vp_cmd_tui(int argc, char **argv)
+{
+	(void)argc;
+	(void)argv;
+	fputs("vramplan: tui: this vramplan was built without the TUI "
+	    "(ncursesw); rebuild with libncurses-dev installed\n", stderr);
+	return VP_EXIT_USAGE;
+}
+#endif
+
+size_t
+vp_cli_library(char ***names)
+{
+	return library(names);
+}
+
+void
+vp_cli_library_free(char **names, size_t n)
+{
+	library_free(names, n);
+}
+
+/* For the other commands of the shell (cli_calib.c, tui.c). */
+char *
+vp_cli_resolve_model(const char *arg)
+{
+	return resolve_model(arg);
+}
+
+int
+vp_cli_load_catalog(const char *path, struct vp_catalog *c)
+{
+	return load_catalog(path, c);
+}
+
+int
+vp_cli_write_atomic(const char *path, const char *text)
+{
+	return write_atomic(path, text);
+}
+
+void
+vp_cli_print_diags(struct vp_diags *d)
+{
+	print_diags(d);
 }

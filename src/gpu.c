@@ -223,6 +223,7 @@ void
 vp_profile_default(const struct vp_gpu *gpu, struct vp_profile *p)
 {
 	const char *fam = gpu ? gpu->family : "";
+	unsigned i;
 
 	memset(p, 0, sizeof *p);
 	p->name = "built-in";
@@ -233,6 +234,9 @@ vp_profile_default(const struct vp_gpu *gpu, struct vp_profile *p)
 	p->alloc_round_bytes = 512;
 	p->large_segment_bytes = 2ULL << 20;
 	p->mfu = 0.40;
+	for (i = 0; i < VP_LOWERINGS; i++)
+		p->act_scale[i] = 1.0;
+	p->temp_scale = 1.0;
 	if (fam && (strcmp(fam, "hopper") == 0 ||
 	    strcmp(fam, "blackwell") == 0)) {
 		p->context_bytes = 500ULL << 20;
@@ -240,4 +244,16 @@ vp_profile_default(const struct vp_gpu *gpu, struct vp_profile *p)
 	}
 	if (fam && strstr(fam, "consumer") != NULL)
 		p->mfu = 0.35;
+}
+
+/* Index impl * VP_ARCH_COUNT + arch, spelt impl-arch. */
+const char *const vp_lowering_names[VP_LOWERINGS] = {
+	"hf-decoder", "hf-encoder", "torch-nn-decoder", "torch-nn-encoder",
+	"megatron-decoder", "megatron-encoder",
+};
+
+unsigned
+vp_lowering(const struct vp_model *m)
+{
+	return (unsigned)m->impl * VP_ARCH_COUNT + (unsigned)m->arch;
 }

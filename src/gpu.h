@@ -15,6 +15,7 @@
 #include <stdint.h>
 
 #include "diag.h"
+#include "model.h"
 
 struct vp_price {
 	char *provider;
@@ -83,6 +84,8 @@ void vp_gpuset_free(struct vp_gpuset *s);
  * bytes.  Built-in defaults per GPU family (gpu.c says where each number
  * comes from); a calibrated profile replaces them.
  */
+#define VP_LOWERINGS (VP_IMPL_COUNT * VP_ARCH_COUNT)
+
 struct vp_profile {
 	const char *name;
 	uint64_t context_bytes;		/* CUDA context + loaded kernels */
@@ -92,7 +95,23 @@ struct vp_profile {
 	uint64_t alloc_round_bytes;	/* allocator rounding of small blocks */
 	uint64_t large_segment_bytes;	/* size class of large segments */
 	double mfu;			/* model FLOPs utilisation default */
+	/*
+	 * Calibration (vramplan calibrate; calib.h).  The built-in profiles
+	 * have calibrated false, scales 1 and no error bars.  The corrected
+	 * allocated peak is the replay's with its activation and logits
+	 * terms scaled by act_scale of the model's lowering, its transient
+	 * buffers by temp_scale, plus alloc_fixed_bytes.
+	 */
+	bool calibrated;
+	double act_scale[VP_LOWERINGS];
+	double temp_scale;
+	uint64_t alloc_fixed_bytes;
+	/* Worst relative residual of the fit per level (0 = not measured). */
+	double err_allocated, err_reserved, err_device;
 };
+/* The lowering a model gets: implementation x architecture. */
+unsigned vp_lowering(const struct vp_model *m);
+extern const char *const vp_lowering_names[VP_LOWERINGS];
 /* The default profile for a card (NULL gpu: a generic CUDA profile). */
 void vp_profile_default(const struct vp_gpu *gpu, struct vp_profile *out);
 

@@ -30,40 +30,6 @@ static const char *const link_keys[] = { "gpu_to_gpu", "host",
 static const char *const price_keys[] = { "provider", "offering",
 	"usd_per_gpu_hour", "region", "date", "source", "note" };
 
-static int
-check_keys(const struct ynode *map, const char *file, const char *what,
-    const char *const *keys, size_t nkeys, struct vp_diags *d)
-{
-	size_t i, k;
-	int bad = 0;
-
-	for (i = 0; i + 1 < map->nkids; i += 2) {
-		const struct ynode *kn = map->kids[i];
-		const char *near;
-
-		for (k = 0; k < nkeys; k++)
-			if (kn->kind == YN_SCALAR && !strcmp(kn->str, keys[k]))
-				break;
-		if (k < nkeys)
-			continue;
-		bad = -1;
-		if (kn->kind != YN_SCALAR) {
-			vp_diag_add(d, file, kn->pos, VP_ERROR,
-			    "key must be a plain name in %s", what);
-			continue;
-		}
-		near = vp_closest(kn->str, keys, nkeys);
-		if (near)
-			vp_diag_add(d, file, kn->pos, VP_ERROR,
-			    "unknown key '%.64s' in %s; did you mean '%s'?",
-			    kn->str, what, near);
-		else
-			vp_diag_add(d, file, kn->pos, VP_ERROR,
-			    "unknown key '%.64s' in %s", kn->str, what);
-	}
-	return bad;
-}
-
 /* Optional string: NULL when absent or null. */
 static int
 opt_str(const struct ynode *map, const char *file, const char *key,
@@ -115,7 +81,7 @@ read_card(const struct ynode *c, const char *file, struct vp_gpu *g,
 		return -1;
 	}
 	snprintf(what, sizeof what, "card '%.60s'", g->id);
-	rc |= check_keys(c, file, what, card_keys, VP_NELEM(card_keys), d);
+	rc |= ynode_check_keys(c, file, what, card_keys, VP_NELEM(card_keys), d);
 	if ((n = ynode_get(c, "aliases")) != NULL && !ynode_is_null(n)) {
 		if (ynode_want(n, YN_SEQ, file, "aliases", d) != 0)
 			return -1;
@@ -163,7 +129,7 @@ read_card(const struct ynode *c, const char *file, struct vp_gpu *g,
 		if (ynode_want(link, YN_MAP, file, "interconnect", d) != 0)
 			return -1;
 		snprintf(what, sizeof what, "'interconnect' of '%.60s'", g->id);
-		rc |= check_keys(link, file, what, link_keys,
+		rc |= ynode_check_keys(link, file, what, link_keys,
 		    VP_NELEM(link_keys), d);
 		rc |= opt_num(link, file, "gpu_to_gpu_gbs", 1e6, &g->link_gbs, d);
 		rc |= opt_num(link, file, "host_gbs", 1e6, &g->host_gbs, d);
@@ -180,7 +146,7 @@ read_card(const struct ynode *c, const char *file, struct vp_gpu *g,
 			if (ynode_want(p, YN_MAP, file, "price", d) != 0)
 				return -1;
 			snprintf(what, sizeof what, "a price of '%.60s'", g->id);
-			rc |= check_keys(p, file, what, price_keys,
+			rc |= ynode_check_keys(p, file, what, price_keys,
 			    VP_NELEM(price_keys), d);
 			rc |= opt_str(p, file, "provider", &pr->provider, d);
 			rc |= opt_str(p, file, "offering", &pr->offering, d);

@@ -14,8 +14,9 @@ static const struct vp_cmd cmds[] = {
 	{ "models", "vramplan models", vp_cmd_models },
 	{ "gpus", "vramplan gpus", vp_cmd_gpus },
 	{ "compare", "vramplan compare MODEL --tokens N", vp_cmd_compare },
-	{ "tui", "vramplan tui MODEL [options]", vp_cmd_missing },
-	{ "calibrate", "vramplan calibrate [--device cuda|cpu]", vp_cmd_missing },
+	{ "tui", "vramplan tui MODEL [options]", vp_cmd_tui },
+	{ "calibrate", "vramplan calibrate [--device cuda|cpu]",
+	    vp_cmd_calibrate },
 };
 
 int

@@ -18,6 +18,7 @@
  */
 #include "mem.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -40,6 +41,8 @@ struct sim {
 	struct seg *segs;
 	size_t nsegs;
 	int32_t *seg_of;	/* op → segment index or -1 */
+	int32_t *made_seg;	/* tensor → segment of the op that makes it,
+				 * or -1 */
 	uint64_t live;
 	uint64_t cat[VP_CAT_COUNT];
 	uint64_t peak;
@@ -65,6 +68,7 @@ struct sim {
 	bool stopped;
 	uint64_t stop_extra;
 	struct vp_mem *out;
+	struct vp_timeline *tl;	/* NULL: no timeline */
 };
 
 static uint64_t
@@ -92,6 +96,42 @@ sub(struct sim *s, enum vp_cat c, uint64_t b)
 	s->cat[c] -= b;
 }
 
+/*
+ * One event into the timeline.  When the points run out, neighbours are
+ * merged (the larger value and its phase stay) and every point covers
+ * twice as many events from then on, so the whole step always fits.
+ */
+static void
+tl_record(struct vp_timeline *tl, uint64_t v, enum vp_phase ph)
+{
+	size_t i;
+
+	tl->events++;
+	if (tl->n > 0 && tl->fill < tl->per_point) {
+		tl->fill++;
+		if (v > tl->live[tl->n - 1]) {
+			tl->live[tl->n - 1] = v;
+			tl->phase[tl->n - 1] = (uint8_t)ph;
+		}
+		return;
+	}
+	if (tl->n == VP_TIMELINE_MAX) {
+		for (i = 0; i < VP_TIMELINE_MAX / 2; i++) {
+			size_t k = 2 * i + (tl->live[2 * i + 1] >
+			    tl->live[2 * i]);
+
+			tl->live[i] = tl->live[k];
+			tl->phase[i] = tl->phase[k];
+		}
+		tl->n = VP_TIMELINE_MAX / 2;
+		tl->per_point *= 2;
+	}
+	tl->live[tl->n] = v;
+	tl->phase[tl->n] = (uint8_t)ph;
+	tl->n++;
+	tl->fill = 1;
+}
+
 /* Record a possible peak: current live bytes plus transient extra. */
 static void
 check(struct sim *s, uint64_t extra, enum vp_cat extra_cat)
@@ -105,6 +145,8 @@ check(struct sim *s, uint64_t extra, enum vp_cat extra_cat)
 		extra += s->unit_grad;
 	v = s->live + extra;
 	s->events++;
+	if (s->tl != NULL)
+		tl_record(s->tl, v, s->phase);
 	if (s->stop_at && s->events == s->stop_at && !s->stopped) {
 		s->stopped = true;
 		s->stop_extra = extra;
@@ -163,17 +205,6 @@ g_free(struct sim *s, int32_t t)
 		s->galive[t] = 0;
 		sub(s, VP_CAT_TRANSIENT, tb(s, t));
 	}
-}
-
-static bool
-in_list(const int32_t *v, int32_t t)
-{
-	int i;
-
-	for (i = 0; i < VP_OP_MAXIO; i++)
-		if (v[i] == t)
-			return true;
-	return false;
 }
 
 /*
@@ -298,12 +329,7 @@ count_refs(struct sim *s)
 		for (i = sg->first; i < sg->end; i++)
 			for (k = 0; k < VP_OP_MAXIO && g->op[i].in[k] >= 0; k++) {
 				int32_t t = g->op[i].in[k];
-				size_t pi;
-				bool outside = true;
-
-				for (pi = sg->first; pi < sg->end; pi++)
-					if (in_list(g->op[pi].out, t))
-						outside = false;
+				bool outside = s->made_seg[t] != (int32_t)j;
 				if (outside && s->hold[t] == 0) {
 					s->hold[t] = 1;
 					s->refs[t]++;
@@ -693,6 +719,21 @@ sim_init(struct sim *s, const struct vp_graph *g, const struct vp_plan *p)
 		if (i < g->nop)
 			s->seg_of[i] = rc ? (int32_t)s->nsegs : -1;
 	}
+	/*
+	 * Every tensor is made by one op (graph.c creates each output
+	 * fresh), so "made inside segment j" is one lookup; count_refs asks
+	 * it for every input of every segment op, which was quadratic in
+	 * the segment's length when done by scanning the segment.
+	 */
+	s->made_seg = xcalloc(g->nt ? g->nt : 1, sizeof *s->made_seg);
+	for (i = 0; i < g->nt; i++)
+		s->made_seg[i] = -1;
+	for (i = 0; i < g->nop; i++) {
+		int k;
+
+		for (k = 0; k < VP_OP_MAXIO && g->op[i].out[k] >= 0; k++)
+			s->made_seg[g->op[i].out[k]] = s->seg_of[i];
+	}
 }
 
 static void
@@ -705,6 +746,7 @@ sim_free(struct sim *s)
 	free(s->away);
 	free(s->away_bytes);
 	free(s->seg_of);
+	free(s->made_seg);
 	free(s->segs);
 }
 
@@ -813,9 +855,43 @@ inflight_extra(const struct vp_plan *p)
 	return k > 1 ? k - 1 : 0;
 }
 
+/*
+ * A calibrated profile corrects the terms the fit measured: activations
+ * and logits by the lowering's scale, transient buffers and optimizer
+ * temporaries by another, plus allocations the model does not see (a
+ * cuBLAS workspace held by the caching allocator).  The peak moves by the
+ * change of the terms it is made of.
+ */
+static void
+calibrate(struct vp_mem *out, const struct vp_model *m,
+    const struct vp_profile *pr)
+{
+	double k, before, after, delta;
+	int c;
+
+	if (pr == NULL || !pr->calibrated)
+		return;
+	k = pr->act_scale[vp_lowering(m)];
+	before = (double)out->term[VP_CAT_ACT] + (double)out->term[VP_CAT_LOGITS] +
+	    (double)out->term[VP_CAT_TRANSIENT];
+	out->term[VP_CAT_ACT] = vp_scale(out->term[VP_CAT_ACT], k);
+	out->term[VP_CAT_LOGITS] = vp_scale(out->term[VP_CAT_LOGITS], k);
+	out->term[VP_CAT_TRANSIENT] = vp_add_sat(vp_scale(
+	    out->term[VP_CAT_TRANSIENT], pr->temp_scale), pr->alloc_fixed_bytes);
+	after = (double)out->term[VP_CAT_ACT] + (double)out->term[VP_CAT_LOGITS] +
+	    (double)out->term[VP_CAT_TRANSIENT];
+	delta = after - before;
+	out->allocated_peak = (uint64_t)fmax(0.0,
+	    (double)out->allocated_peak + delta);
+	for (c = 0; c < VP_PHASE_COUNT; c++)
+		out->phase_peak[c] = (uint64_t)fmax(0.0,
+		    (double)out->phase_peak[c] + (c == (int)out->peak_phase ?
+		    delta : (double)pr->alloc_fixed_bytes));
+}
+
 /* Reserved and device levels from the allocated peak. */
 static void
-levels(struct vp_mem *out, const struct vp_plan *p,
+levels(struct vp_mem *out, const struct vp_model *m, const struct vp_plan *p,
     const struct vp_mem_opts *o)
 {
 	const struct vp_profile *pr = o->profile;
@@ -825,6 +901,7 @@ levels(struct vp_mem *out, const struct vp_plan *p,
 		out->reserved_peak = out->device_peak = UINT64_MAX;
 		return;
 	}
+	calibrate(out, m, pr);
 	if (p->device == VP_DEVICE_CPU) {
 		/* No caching allocator and no context to account for. */
 		out->reserved_peak = out->device_peak = out->allocated_peak;
@@ -846,10 +923,25 @@ levels(struct vp_mem *out, const struct vp_plan *p,
 	out->overhead_bytes = out->device_peak - out->allocated_peak;
 }
 
+/* The in-flight share on every point, and where the top is. */
+static void
+tl_finish(struct vp_timeline *tl, uint64_t inflight)
+{
+	size_t i;
+
+	tl->peak = 0;
+	for (i = 0; i < tl->n; i++) {
+		tl->live[i] = vp_add_sat(tl->live[i], inflight);
+		if (tl->live[i] > tl->live[tl->peak])
+			tl->peak = i;
+	}
+}
+
 /* The replay alone: allocated peak, its breakdown, phase peaks. */
 static void
 replay(const struct vp_graph *g, const struct vp_model *m,
-    const struct vp_plan *p, const struct vp_mem_opts *o, struct vp_mem *out)
+    const struct vp_plan *p, const struct vp_mem_opts *o, struct vp_mem *out,
+    struct vp_timeline *tl)
 {
 	struct sim s;
 	uint64_t inflight;
@@ -868,9 +960,16 @@ replay(const struct vp_graph *g, const struct vp_model *m,
 	}
 	sim_init(&s, g, p);
 	s.out = out;
+	if (tl != NULL) {
+		memset(tl, 0, sizeof *tl);
+		tl->per_point = 1;
+		s.tl = tl;
+	}
 	simulate(&s, m);
 	inflight = vp_scale(out->saved_per_microbatch, inflight_extra(p));
 	out->allocated_peak = s.peak + inflight;
+	if (tl != NULL)
+		tl_finish(tl, inflight);
 	for (c = 0; c < VP_CAT_COUNT; c++)
 		out->term[c] = s.peak_cat[c];
 	out->term[VP_CAT_ACT] += inflight;
@@ -897,8 +996,8 @@ void
 vp_mem_run(const struct vp_graph *g, const struct vp_model *m,
     const struct vp_plan *p, const struct vp_mem_opts *o, struct vp_mem *out)
 {
-	replay(g, m, p, o, out);
-	levels(out, p, o);
+	replay(g, m, p, o, out, NULL);
+	levels(out, m, p, o);
 }
 
 /* a + k (b - a) in double, clamped at 0 and saturated. */
@@ -941,14 +1040,14 @@ vp_mem_estimate_fast(const struct vp_model *m, const struct vp_plan *p,
 	/* Replay without the pipeline's in-flight share; add it after. */
 	one.stage = p->stage;
 	vp_graph_build_blocks(m, &one, 2, &g);
-	replay(&g, m, &one, &q, &a);
+	replay(&g, m, &one, &q, &a, NULL);
 	vp_graph_free(&g);
 	vp_graph_build_blocks(m, &one, 3, &g);
-	replay(&g, m, &one, &q, &b);
+	replay(&g, m, &one, &q, &b, NULL);
 	vp_graph_free(&g);
 	if (a.allocated_peak == UINT64_MAX || b.allocated_peak == UINT64_MAX) {
 		*out = b;
-		levels(out, p, o);
+		levels(out, m, p, o);
 		return 0;
 	}
 	*out = b;
@@ -968,7 +1067,7 @@ vp_mem_estimate_fast(const struct vp_model *m, const struct vp_plan *p,
 	if (a.peak_phase == b.peak_phase && (int)b.peak_phase == best)
 		for (c = 0; c < VP_CAT_COUNT; c++)
 			out->term[c] = extrapolate(a.term[c], b.term[c], k);
-	levels(out, p, o);
+	levels(out, m, p, o);
 	return 0;
 }
 
@@ -981,6 +1080,21 @@ vp_mem_estimate(const struct vp_model *m, const struct vp_plan *p,
 	if (vp_graph_build(m, p, &g) != 0)
 		return -1;
 	vp_mem_run(&g, m, p, o, out);
+	vp_graph_free(&g);
+	return 0;
+}
+
+int
+vp_mem_estimate_timeline(const struct vp_model *m, const struct vp_plan *p,
+    const struct vp_mem_opts *o, struct vp_mem *out, struct vp_timeline *tl)
+{
+	struct vp_graph g;
+
+	memset(tl, 0, sizeof *tl);
+	if (vp_graph_build(m, p, &g) != 0)
+		return -1;
+	replay(&g, m, p, o, out, tl);
+	levels(out, m, p, o);
 	vp_graph_free(&g);
 	return 0;
 }

@@ -87,6 +87,31 @@ struct vp_mem_opts {
 
 int vp_mem_estimate(const struct vp_model *m, const struct vp_plan *p,
     const struct vp_mem_opts *o, struct vp_mem *out);
+
+/*
+ * The allocated bytes through the step, for the TUI's timeline: one value
+ * per replay event (every place a peak is looked for), downsampled to at
+ * most VP_TIMELINE_MAX points by keeping the largest value of each bucket
+ * of per_point events.  The pipeline's in-flight share (held through the
+ * steady state) is added to every point, so the highest point is the
+ * replay's allocated peak (a calibrated profile's corrections, applied to
+ * the terms afterwards, are not in the timeline).  Capturing changes no
+ * number of the estimate.
+ */
+#define VP_TIMELINE_MAX 512
+struct vp_timeline {
+	uint64_t live[VP_TIMELINE_MAX];	/* bytes at the point */
+	uint8_t phase[VP_TIMELINE_MAX];	/* enum vp_phase of that value */
+	size_t n;			/* points */
+	size_t peak;			/* index of the highest point */
+	uint64_t events;		/* replay events seen */
+	uint64_t per_point;		/* events per point (a power of two) */
+	uint64_t fill;			/* events in the last point so far */
+};
+/* vp_mem_estimate that also fills tl (the exact replay only). */
+int vp_mem_estimate_timeline(const struct vp_model *m,
+    const struct vp_plan *p, const struct vp_mem_opts *o, struct vp_mem *out,
+    struct vp_timeline *tl);
 /* Two short replays extended to the stage's depth: for the planner. */
 int vp_mem_estimate_fast(const struct vp_model *m, const struct vp_plan *p,
     const struct vp_mem_opts *o, struct vp_mem *out);

@@ -2,6 +2,7 @@
 #include "report.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 #define C_RESET "\033[0m"
@@ -17,42 +18,61 @@ col(const struct vp_report *r, const char *c)
 	return r->color ? c : "";
 }
 
+static int
+add_row(struct vp_row *rows, int n, const char *label, uint64_t bytes,
+    bool total, uint64_t err_bytes)
+{
+	rows[n].label = label;
+	rows[n].bytes = bytes;
+	rows[n].total = total;
+	rows[n].err_bytes = err_bytes;
+	return n + 1;
+}
+
 int
 vp_report_rows(const struct vp_report *r, struct vp_row *rows)
 {
 	const struct vp_mem *m = r->mem;
 	int n = 0;
 
-	rows[n++] = (struct vp_row){ r->plan->lora_rank ? (r->plan->quant ?
+	n = add_row(rows, n, r->plan->lora_rank ? (r->plan->quant ?
 	    "frozen base (quantized)" : "frozen base weights") : "weights",
-	    m->term[VP_CAT_WEIGHTS], false };
+	    m->term[VP_CAT_WEIGHTS], false, 0);
 	if (r->plan->lora_rank)
-		rows[n++] = (struct vp_row){ "LoRA adapters",
-		    m->term[VP_CAT_ADAPTER], false };
+		n = add_row(rows, n, "LoRA adapters",
+		    m->term[VP_CAT_ADAPTER], false, 0);
 	if (r->plan->precision == VP_PREC_FP8)
-		rows[n++] = (struct vp_row){ "fp8 weight copies (TE)",
-		    m->term[VP_CAT_FP8], false };
-	rows[n++] = (struct vp_row){ "master weights", m->term[VP_CAT_MASTER], false };
-	rows[n++] = (struct vp_row){ "gradients", m->term[VP_CAT_GRADS], false };
-	rows[n++] = (struct vp_row){ "optimizer states", m->term[VP_CAT_OPTIM], false };
-	rows[n++] = (struct vp_row){ "autocast weight cache", m->term[VP_CAT_CAST], false };
-	rows[n++] = (struct vp_row){ "activations", m->term[VP_CAT_ACT] +
-	    m->term[VP_CAT_INPUT], false };
-	rows[n++] = (struct vp_row){ "logits and loss", m->term[VP_CAT_LOGITS], false };
-	rows[n++] = (struct vp_row){ "transient buffers", m->term[VP_CAT_TRANSIENT], false };
-	rows[n++] = (struct vp_row){ "allocated peak", m->allocated_peak, true };
+		n = add_row(rows, n, "fp8 weight copies (TE)",
+		    m->term[VP_CAT_FP8], false, 0);
+	n = add_row(rows, n, "master weights", m->term[VP_CAT_MASTER], false,
+	    0);
+	n = add_row(rows, n, "gradients", m->term[VP_CAT_GRADS], false, 0);
+	n = add_row(rows, n, "optimizer states", m->term[VP_CAT_OPTIM], false,
+	    0);
+	n = add_row(rows, n, "autocast weight cache", m->term[VP_CAT_CAST],
+	    false, 0);
+	n = add_row(rows, n, "activations", m->term[VP_CAT_ACT] +
+	    m->term[VP_CAT_INPUT], false, 0);
+	n = add_row(rows, n, "logits and loss", m->term[VP_CAT_LOGITS], false,
+	    0);
+	n = add_row(rows, n, "transient buffers", m->term[VP_CAT_TRANSIENT],
+	    false, 0);
+	n = add_row(rows, n, "allocated peak", m->allocated_peak, true,
+	    vp_scale(m->allocated_peak, r->err_allocated));
 	if (r->plan->device == VP_DEVICE_CUDA) {
-		rows[n++] = (struct vp_row){ "allocator rounding + fragmentation",
-		    m->frag_bytes, false };
-		rows[n++] = (struct vp_row){ "reserved peak", m->reserved_peak, true };
-		rows[n++] = (struct vp_row){ "CUDA context + kernels",
-		    m->context_bytes, false };
-		rows[n++] = (struct vp_row){ "cuBLAS workspaces",
-		    m->workspace_bytes, false };
+		n = add_row(rows, n, "allocator rounding + fragmentation",
+		    m->frag_bytes, false, 0);
+		n = add_row(rows, n, "reserved peak", m->reserved_peak,
+		    true, vp_scale(m->reserved_peak, r->err_reserved));
+		n = add_row(rows, n, "CUDA context + kernels",
+		    m->context_bytes, false, 0);
+		n = add_row(rows, n, "cuBLAS workspaces",
+		    m->workspace_bytes, false, 0);
 		if (m->nccl_bytes)
-			rows[n++] = (struct vp_row){ "NCCL buffers",
-			    m->nccl_bytes, false };
-		rows[n++] = (struct vp_row){ "device peak", m->device_peak, true };
+			n = add_row(rows, n, "NCCL buffers",
+			    m->nccl_bytes, false, 0);
+		n = add_row(rows, n, "device peak", m->device_peak, true,
+		    vp_scale(m->device_peak, r->err_device));
 	}
 	return n;
 }
@@ -105,6 +125,96 @@ vp_report_layout(struct vp_buf *o, const struct vp_plan *p)
 		vp_buf_printf(o, ", FSDP %s", vp_fsdp_names[p->fsdp]);
 	else if (p->zero)
 		vp_buf_printf(o, ", ZeRO %u", p->zero);
+}
+
+void
+vp_report_time(struct vp_buf *o, const struct vp_cand *c)
+{
+	vp_buf_printf(o, "%.0f tokens/s for the job, %.2f s per step",
+	    c->tokens_per_second, c->step_seconds);
+}
+
+void
+vp_report_peak(struct vp_buf *o, const struct vp_mem *mem)
+{
+	vp_buf_printf(o, "peak during the %s phase",
+	    vp_phase_names[mem->peak_phase]);
+	if (mem->peak_layer)
+		vp_buf_printf(o, ", block %u", mem->peak_layer);
+	if (mem->peak_op)
+		vp_buf_printf(o, ", at '%s'", mem->peak_op);
+}
+
+int
+vp_report_verdict(const struct vp_report *r, struct vp_buf *o)
+{
+	const struct vp_mem *mem = r->mem;
+	uint64_t cap = r->gpus->gpu->usable_bytes;
+	char b1[32], b2[32], b3[32];
+
+	if (r->fits) {
+		uint64_t head = cap - mem->device_peak;
+		double share = (double)head / (double)cap;
+
+		vp_buf_printf(o, "%s%sFITS%s with %s headroom (%.1f%% of the "
+		    "card)", col(r, C_BOLD), col(r, share < 0.05 ? C_YELLOW :
+		    C_GREEN), col(r, C_RESET), vp_fmt_bytes(b1, sizeof b1,
+		    head), 100.0 * share);
+		return share < 0.05 ? 1 : 0;
+	}
+	vp_buf_printf(o, "%s%sDOES NOT FIT%s: needs %s per GPU, %s more than "
+	    "the card's %s", col(r, C_BOLD), col(r, C_RED), col(r, C_RESET),
+	    vp_fmt_bytes(b1, sizeof b1, mem->device_peak),
+	    vp_fmt_bytes(b2, sizeof b2, mem->device_peak - cap),
+	    vp_fmt_bytes(b3, sizeof b3, cap));
+	return 2;
+}
+
+void
+vp_report_max_mb(const struct vp_report *r, struct vp_buf *o)
+{
+	if (r->max_micro_batch == 0)
+		vp_buf_printf(o, "Largest micro-batch that fits: none (not even "
+		    "1 at seq %llu)", (unsigned long long)r->plan->seq);
+	else
+		vp_buf_printf(o, "Largest micro-batch that fits: %llu (at seq "
+		    "%llu)", (unsigned long long)r->max_micro_batch,
+		    (unsigned long long)r->plan->seq);
+}
+
+uint64_t
+vp_report_scale(const struct vp_report *r)
+{
+	uint64_t scale = r->gpus ? r->gpus->gpu->usable_bytes :
+	    r->mem->device_peak;
+
+	return r->mem->device_peak > scale ? r->mem->device_peak : scale;
+}
+
+const char *
+vp_report_hours(char *b, size_t n, double h)
+{
+	if (isnan(h))
+		snprintf(b, n, "-");
+	else if (h < 48)
+		snprintf(b, n, "%.1f h", h);
+	else
+		snprintf(b, n, "%.1f d", h / 24);
+	return b;
+}
+
+const char *
+vp_report_usd(char *b, size_t n, double v)
+{
+	if (isnan(v))
+		snprintf(b, n, "no price");
+	else if (v >= 1e6)
+		snprintf(b, n, "$%.2fM", v / 1e6);
+	else if (v >= 1e4)
+		snprintf(b, n, "$%.0fk", v / 1e3);
+	else
+		snprintf(b, n, "$%.0f", v);
+	return b;
 }
 
 static void
@@ -173,13 +283,14 @@ planner_text(const struct vp_report *r, struct vp_buf *o)
 	unsigned i;
 	int k;
 
-	if (r->chosen != NULL && !isnan(r->chosen->tokens_per_second))
-		vp_buf_printf(o, "\n%sTime%s       %.0f tokens/s for the job, "
-		    "%.2f s per step (compute at the profile's MFU plus "
-		    "exposed communication%s)\n", col(r, C_BOLD),
-		    col(r, C_RESET), r->chosen->tokens_per_second,
-		    r->chosen->step_seconds, r->chosen->bandwidth_bound ?
+	if (r->chosen != NULL && !isnan(r->chosen->tokens_per_second)) {
+		vp_buf_printf(o, "\n%sTime%s       ", col(r, C_BOLD),
+		    col(r, C_RESET));
+		vp_report_time(o, r->chosen);
+		vp_buf_printf(o, " (compute at the profile's MFU plus exposed "
+		    "communication%s)\n", r->chosen->bandwidth_bound ?
 		    "; bandwidth-bound" : "");
+	}
 	if (r->nstages > 1) {
 		vp_buf_printf(o, "\n%sPipeline stages%s (per GPU; the worst is "
 		    "stage %u)\n", col(r, C_BOLD), col(r, C_RESET),
@@ -304,18 +415,21 @@ vp_report_text(const struct vp_report *r, struct vp_buf *o)
 	    col(r, C_RESET), r->profile);
 
 	n = vp_report_rows(r, rows);
-	scale = r->gpus ? r->gpus->gpu->usable_bytes : mem->device_peak;
-	if (mem->device_peak > scale)
-		scale = mem->device_peak;
+	scale = vp_report_scale(r);
 	vp_buf_printf(o, "%sPer GPU%s%s\n", col(r, C_BOLD), col(r, C_RESET),
 	    r->gpus && scale == r->gpus->gpu->usable_bytes ?
 	    "  (bars: share of the card's usable memory)" :
 	    "  (bars: share of the device peak)");
 	for (i = 0; i < n; i++) {
 		if (rows[i].total) {
-			vp_buf_printf(o, "  %s%-36s %12s%s\n", col(r, C_BOLD),
+			vp_buf_printf(o, "  %s%-36s %12s%s", col(r, C_BOLD),
 			    rows[i].label, vp_fmt_bytes(b1, sizeof b1,
 			    rows[i].bytes), col(r, C_RESET));
+			if (rows[i].err_bytes)
+				vp_buf_printf(o, "  %s %s", r->unicode ?
+				    "±" : "+/-", vp_fmt_bytes(b1,
+				    sizeof b1, rows[i].err_bytes));
+			vp_buf_add(o, "\n");
 			continue;
 		}
 		vp_buf_printf(o, "    %-34s %12s  ", rows[i].label,
@@ -324,12 +438,8 @@ vp_report_text(const struct vp_report *r, struct vp_buf *o)
 		    0, 24, r->unicode);
 		vp_buf_add(o, "\n");
 	}
-	vp_buf_printf(o, "  peak during the %s phase",
-	    vp_phase_names[mem->peak_phase]);
-	if (mem->peak_layer)
-		vp_buf_printf(o, ", block %u", mem->peak_layer);
-	if (mem->peak_op)
-		vp_buf_printf(o, ", at '%s'", mem->peak_op);
+	vp_buf_add(o, "  ");
+	vp_report_peak(o, mem);
 	vp_buf_add(o, "\n");
 
 	if (mem->host_bytes || mem->nvme_bytes) {
@@ -376,33 +486,11 @@ vp_report_text(const struct vp_report *r, struct vp_buf *o)
 		    r->unicode);
 		vp_buf_printf(o, " %.0f%%\n",
 		    100.0 * (double)mem->device_peak / (double)cap);
-		if (r->fits) {
-			uint64_t head = cap - mem->device_peak;
-			double share = (double)head / (double)cap;
-
-			vp_buf_printf(o, "\n%s%sFITS%s with %s headroom "
-			    "(%.1f%% of the card)\n", col(r, C_BOLD),
-			    col(r, share < 0.05 ? C_YELLOW : C_GREEN),
-			    col(r, C_RESET), vp_fmt_bytes(b1, sizeof b1, head),
-			    100.0 * share);
-		} else {
-			vp_buf_printf(o, "\n%s%sDOES NOT FIT%s: needs %s per GPU, "
-			    "%s more than the card's %s\n", col(r, C_BOLD),
-			    col(r, C_RED), col(r, C_RESET),
-			    vp_fmt_bytes(b1, sizeof b1, mem->device_peak),
-			    vp_fmt_bytes(b2, sizeof b2,
-			    mem->device_peak - cap),
-			    vp_fmt_bytes(b3, sizeof b3, cap));
-		}
-		if (r->max_micro_batch == 0)
-			vp_buf_printf(o, "Largest micro-batch that fits: none "
-			    "(not even 1 at seq %llu)\n",
-			    (unsigned long long)r->plan->seq);
-		else
-			vp_buf_printf(o, "Largest micro-batch that fits: %llu "
-			    "(at seq %llu)\n",
-			    (unsigned long long)r->max_micro_batch,
-			    (unsigned long long)r->plan->seq);
+		vp_buf_add(o, "\n");
+		vp_report_verdict(r, o);
+		vp_buf_add(o, "\n");
+		vp_report_max_mb(r, o);
+		vp_buf_add(o, "\n");
 	}
 	planner_text(r, o);
 }
@@ -494,6 +582,14 @@ vp_report_json(const struct vp_report *r, struct vp_buf *o)
 	json_u64(o, "allocated_peak_bytes", mem->allocated_peak, true);
 	json_u64(o, "reserved_peak_bytes", mem->reserved_peak, true);
 	json_u64(o, "device_peak_bytes", mem->device_peak, true);
+	if (r->err_allocated > 0) {
+		json_u64(o, "allocated_err_bytes",
+		    vp_scale(mem->allocated_peak, r->err_allocated), true);
+		json_u64(o, "reserved_err_bytes",
+		    vp_scale(mem->reserved_peak, r->err_reserved), true);
+		json_u64(o, "device_err_bytes",
+		    vp_scale(mem->device_peak, r->err_device), true);
+	}
 	vp_buf_printf(o, "\"peak_phase\": \"%s\", ",
 	    vp_phase_names[mem->peak_phase]);
 	vp_buf_add(o, "\"peak_op\": ");

@@ -55,6 +55,9 @@ struct vp_report {
 	bool color;			/* ANSI colour (tty and no NO_COLOR) */
 	bool unicode;			/* block characters for bars */
 	const char *version;
+	/* A calibrated profile's worst relative residual per level: the
+	 * report prints each level with its +/- (0: no error bar). */
+	double err_allocated, err_reserved, err_device;
 };
 
 /* One row of the per-GPU breakdown. */
@@ -62,6 +65,7 @@ struct vp_row {
 	const char *label;
 	uint64_t bytes;
 	bool total;		/* a level line, not a term */
+	uint64_t err_bytes;	/* +/- of a level from calibration, or 0 */
 };
 #define VP_REPORT_MAXROWS 20
 int vp_report_rows(const struct vp_report *r, struct vp_row *rows);
@@ -73,5 +77,28 @@ void vp_report_csv(const struct vp_report *r, struct vp_buf *out);
 void vp_report_bar(struct vp_buf *out, double frac, int width, bool unicode);
 /* "TP 8, PP 2, DP 4, ZeRO 1, recompute full" — the parallel layout. */
 void vp_report_layout(struct vp_buf *out, const struct vp_plan *p);
+
+/*
+ * Pieces of the text report, for the TUI to place the same words and
+ * numbers (no newline at the end of any):
+ *   vp_report_time     "1650 tokens/s for the job, 4.96 s per step"
+ *   vp_report_peak     "peak during the backward phase, block 1, at 'x'"
+ *   vp_report_verdict  "FITS with 3.42 GiB headroom (4.3% of the card)"
+ *                      or "DOES NOT FIT: needs ..."; needs r->gpus;
+ *                      returns 0 fits, 1 fits with under 5 % headroom,
+ *                      2 does not fit
+ *   vp_report_max_mb   "Largest micro-batch that fits: 4 (at seq 8192)"
+ *   vp_report_scale    what the bars are a share of: the card's usable
+ *                      bytes, or the device peak when larger or no card
+ *   vp_report_hours    "7.0 h", "12.3 d" (as compare prints them)
+ *   vp_report_usd      "$217", "$12k", "$1.20M", "no price" (the same)
+ */
+void vp_report_time(struct vp_buf *o, const struct vp_cand *c);
+void vp_report_peak(struct vp_buf *o, const struct vp_mem *mem);
+int vp_report_verdict(const struct vp_report *r, struct vp_buf *o);
+void vp_report_max_mb(const struct vp_report *r, struct vp_buf *o);
+uint64_t vp_report_scale(const struct vp_report *r);
+const char *vp_report_hours(char *b, size_t n, double h);
+const char *vp_report_usd(char *b, size_t n, double v);
 
 #endif

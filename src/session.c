@@ -102,7 +102,7 @@ plan(struct vp_session *s)
 	}
 	s->rep.search = &s->sres;
 	s->rep.chosen = &s->chosen;
-	if (s->min_gpus || s->sres.nbest == 0) {
+	if (s->min_gpus || (s->sres.nbest == 0 && !s->no_auto_min_gpus)) {
 		s->rep.ask_min_gpus = true;
 		s->rep.min_gpus = vp_min_gpus(&srch, &s->plan, 4096, &s->mres);
 		if (s->rep.min_gpus)
@@ -125,7 +125,19 @@ replay_stages(struct vp_session *s)
 		struct vp_plan q = s->plan;
 
 		q.stage = st;
-		vp_mem_estimate(s->model, &q, &s->mo, &s->stages[st]);
+		if (s->timeline == NULL) {
+			vp_mem_estimate(s->model, &q, &s->mo, &s->stages[st]);
+		} else {
+			/* Keep the timeline of the worst stage so far. */
+			struct vp_timeline *tl = xmalloc(sizeof *tl);
+
+			vp_mem_estimate_timeline(s->model, &q, &s->mo,
+			    &s->stages[st], tl);
+			if (st == 0 || s->stages[st].device_peak >
+			    s->stages[worst].device_peak)
+				*s->timeline = *tl;
+			free(tl);
+		}
 		if (s->stages[st].device_peak > s->stages[worst].device_peak)
 			worst = st;
 	}
@@ -249,6 +261,11 @@ vp_session_run(struct vp_session *s, struct vp_diags *d)
 	r->explain = s->explain;
 	r->version = s->version;
 	r->unicode = true;
+	if (s->profile.calibrated) {
+		r->err_allocated = s->profile.err_allocated;
+		r->err_reserved = s->profile.err_reserved;
+		r->err_device = s->profile.err_device;
+	}
 	if (gpu != NULL) {
 		uint64_t cap = gpu->usable_bytes;
 

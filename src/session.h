@@ -39,6 +39,11 @@ struct vp_session {
 	struct vp_profile profile;
 	const char *profile_label;	/* the report's "profile:" line */
 	const char *version;
+	struct vp_timeline *timeline;	/* NULL, or filled with the worst
+					 * stage's exact replay (the TUI) */
+	bool no_auto_min_gpus;		/* not the fewest-GPUs search when no
+					 * plan fits (it can take a second;
+					 * the TUI answers every key at once) */
 
 	/* Results (valid after vp_session_run returns 0). */
 	struct vp_report rep;

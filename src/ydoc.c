@@ -625,3 +625,37 @@ ynode_enum(const struct ynode *n, const char *file, const char *key,
 	vp_buf_free(&list);
 	return -1;
 }
+
+int
+ynode_check_keys(const struct ynode *map, const char *file, const char *what,
+    const char *const *keys, size_t nkeys, struct vp_diags *d)
+{
+	size_t i, k;
+	int bad = 0;
+
+	for (i = 0; i + 1 < map->nkids; i += 2) {
+		const struct ynode *kn = map->kids[i];
+		const char *near;
+
+		for (k = 0; k < nkeys; k++)
+			if (kn->kind == YN_SCALAR && !strcmp(kn->str, keys[k]))
+				break;
+		if (k < nkeys)
+			continue;
+		bad = -1;
+		if (kn->kind != YN_SCALAR) {
+			vp_diag_add(d, file, kn->pos, VP_ERROR,
+			    "key must be a plain name in %s", what);
+			continue;
+		}
+		near = vp_closest(kn->str, keys, nkeys);
+		if (near)
+			vp_diag_add(d, file, kn->pos, VP_ERROR,
+			    "unknown key '%.64s' in %s; did you mean '%s'?",
+			    kn->str, what, near);
+		else
+			vp_diag_add(d, file, kn->pos, VP_ERROR,
+			    "unknown key '%.64s' in %s", kn->str, what);
+	}
+	return bad;
+}

@@ -1,0 +1,174 @@
+#!/bin/sh
+# vramplan calibrate end to end on the CPU: measure a grid with the PyTorch
+# harness, fit, store the profile under XDG_DATA_HOME, and check that later
+# estimates pick it up and print error bars; then every way a profile is
+# rejected (corrupt, foreign, another format version, not a profile), and
+# the failures a user can meet (no GPU, no Python, nowhere to write).
+#
+# Needs the Python with torch (TORCH_PYTHON, default /usr/bin/python3): a
+# missing torch is a failure, as in validate_cpu.sh.
+vp=${VRAMPLAN:-./src/vramplan}
+top=${TOP_SRCDIR:-.}
+py=${TORCH_PYTHON:-/usr/bin/python3}
+pass=0
+fail=0
+tmp=$(mktemp -d) || exit 1
+trap 'chmod -R u+w "$tmp"; rm -rf "$tmp"' EXIT
+XDG_DATA_HOME=$tmp/xdg
+VRAMPLAN_PYTHON=$py
+export XDG_DATA_HOME VRAMPLAN_PYTHON
+unset NO_COLOR
+dir=$XDG_DATA_HOME/vramplan/profiles
+model=$top/tests/data/val/gpt2-tiny.yaml
+
+ok() { pass=$((pass + 1)); echo "ok $1"; }
+bad() { fail=$((fail + 1)); echo "FAIL $1"; [ -f "$tmp/err" ] && sed 's/^/  | /' "$tmp/err"; }
+# check NAME WANT_STATUS GREP_PATTERN FILE -- CMD...: status and a line.
+check() {
+	name=$1 want=$2 pat=$3 file=$4
+	shift 5
+	"$@" >"$tmp/out" 2>"$tmp/err"
+	st=$?
+	if [ "$st" -ne "$want" ]; then
+		echo "  exit status $st, wanted $want"
+		bad "$name"
+	elif [ -n "$pat" ] && ! grep -q -- "$pat" "$tmp/$file"; then
+		echo "  no line matching '$pat' in std$file:"
+		sed 's/^/  | /' "$tmp/$file" | head -20
+		bad "$name"
+	else
+		ok "$name"
+	fi
+}
+
+if ! "$py" -c 'import torch, yaml' >/dev/null 2>&1; then
+	echo "calibrate: $py cannot import torch and yaml; install" \
+	    "python3-torch python3-yaml (apt-get)" >&2
+	echo "0 passed, 1 failed"
+	exit 1
+fi
+
+# 1. The whole loop: measure -> fit -> store.
+check "calibrate --device cpu" 0 '^profile ' out -- \
+    "$vp" calibrate --device cpu --model "$model"
+cat "$tmp/out"
+prof=$(ls "$dir"/cpu--*.yaml 2>/dev/null | head -1)
+if [ -n "$prof" ] && grep -q '^vramplan-profile: 1$' "$prof"; then
+	ok "profile stored under XDG_DATA_HOME"
+else
+	bad "profile stored under XDG_DATA_HOME"
+fi
+ls "$dir" | grep -q 'tmp' && bad "no temporary file left" ||
+    ok "no temporary file left"
+# The fit must leave the allocated level within 3% on its own grid.
+worst=$(sed -n 's/^allocated  worst \([0-9.]*\)%.*/\1/p' "$tmp/out")
+if [ -n "$worst" ] && awk "BEGIN { exit !($worst <= 3.0) }"; then
+	ok "fit residual $worst% <= 3%"
+else
+	bad "fit residual '$worst' <= 3%"
+fi
+
+# 2. Later estimates use it and print the error bar.
+check "estimate shows the error bar" 0 'allocated peak.*± ' out -- \
+    "$vp" "$model" --device cpu
+check "estimate names the profile" 0 'Profile    calibrated on cpu' out -- \
+    "$vp" "$model" --device cpu
+check "JSON has the error" 0 '"allocated_err_bytes"' out -- \
+    "$vp" "$model" --device cpu --json
+check "--profile none: built-in" 0 'Profile    cpu (no caching' out -- \
+    "$vp" "$model" --device cpu --profile none
+if grep -q '±' "$tmp/out"; then bad "--profile none has no error bar"; else
+	ok "--profile none has no error bar"; fi
+check "--profile FILE" 0 'allocated peak.*± ' out -- \
+    "$vp" "$model" --device cpu --profile "$prof"
+check "calibrate --show" 0 'error bars  allocated' out -- \
+    "$vp" calibrate --show
+check "calibrate --show --profile" 0 'device      cpu' out -- \
+    "$vp" calibrate --show --profile "$prof"
+
+# 2b. Held apart: configurations (and lowerings) the fit never saw,
+# measured by the harness and estimated with the stored profile.
+if "$py" "$top/calib/heldout.py" --device cpu --no-hf --profile "$prof" \
+    --vramplan "$vp" --out "$tmp/held" >"$tmp/out" 2>"$tmp/err"; then
+	ok "held-apart grid after calibration: $(grep '^allocated' "$tmp/out")"
+else
+	cat "$tmp/out"
+	bad "held-apart grid after calibration"
+fi
+
+# 3. Refit from the stored measurements of a file, with a copy (--out).
+check "--measurements with --out" 0 '^copy ' out -- \
+    "$vp" calibrate --measurements "$top/tests/data/calib/cpu-measurements.yaml" \
+    --out "$tmp/copy.yaml"
+cmp -s "$tmp/copy.yaml" "$(ls -t "$dir"/cpu--*.yaml | head -1)" &&
+    ok "copy equals the stored profile" || bad "copy equals the stored profile"
+
+# 4. Rejected profiles.
+mkdir -p "$tmp/p"
+head -c 300 "$prof" >"$tmp/p/cut.yaml"
+echo '  context_bytes: [oops' >>"$tmp/p/cut.yaml"
+check "corrupt profile: error" 3 'cut.yaml:[0-9]*:[0-9]*: error' err -- \
+    "$vp" "$model" --device cpu --profile "$tmp/p/cut.yaml"
+sed 's/^vramplan-profile: 1$/vramplan-profile: 2/' "$prof" >"$tmp/p/v2.yaml"
+check "newer format: rejected" 3 'format version 2 is not one' err -- \
+    "$vp" "$model" --device cpu --profile "$tmp/p/v2.yaml"
+check "not a profile: rejected" 3 'not a vramplan profile' err -- \
+    "$vp" "$model" --device cpu --profile "$model"
+sed 's/^  frag_share: .*/  frag_share: 7/' "$prof" >"$tmp/p/range.yaml"
+check "value out of range: rejected" 3 "range.yaml:[0-9]*:[0-9]*: error: 'frag_share'" err -- \
+    "$vp" "$model" --device cpu --profile "$tmp/p/range.yaml"
+sed 's/^  unknown_key: .*//; s/^  temp_scale:/  temp_scal:/' "$prof" >"$tmp/p/key.yaml"
+check "unknown key: did you mean" 3 "did you mean 'temp_scale'" err -- \
+    "$vp" "$model" --device cpu --profile "$tmp/p/key.yaml"
+check "cpu profile for a cuda estimate" 3 'was measured on cpu' err -- \
+    "$vp" "$model" --gpus 1xA100 --no-search --profile "$prof"
+# A profile of another card (a cuda profile made from the cpu one).
+sed 's/^  device: "cpu"$/  device: "cuda"/; s/^  catalog_id: null$/  catalog_id: "H100-80G-SXM"/; s/^  gpu: null$/  gpu: "NVIDIA H100 80GB HBM3"/' \
+    "$prof" >"$tmp/p/h100.yaml"
+check "H100 profile for an A100 estimate" 3 'not on A100-80G-SXM' err -- \
+    "$vp" "$model" --gpus 1xA100 --no-search --profile "$tmp/p/h100.yaml"
+# Copied to another machine's profile directory, it applies to that card.
+cp "$tmp/p/h100.yaml" "$dir/H100-80G-SXM--copied.yaml"
+check "copied profile applies to its card" 0 'device peak.*± ' out -- \
+    "$vp" "$model" --gpus 1xH100 --no-search
+check "and not to another card" 0 'built-in defaults' out -- \
+    "$vp" "$model" --gpus 1xA100 --no-search
+# A stored profile that went bad is ignored with a note, not fatal.
+cp "$tmp/p/cut.yaml" "$dir/H100-80G-SXM--zz-broken.yaml"
+touch -d '2099-01-01' "$dir/H100-80G-SXM--zz-broken.yaml" 2>/dev/null
+check "bad stored profile: ignored with a note" 0 'note: ignoring the profile' err -- \
+    "$vp" "$model" --gpus 1xH100 --no-search
+check "calibrate --show flags it" 3 'rejected' out -- "$vp" calibrate --show
+rm -f "$dir/H100-80G-SXM--zz-broken.yaml"
+
+# 5. Failures a user can meet.
+printf 'vramplan-measurements: 1\ndevice: cpu\npoints:\n  - id: x\n    kind: step\n    modle: a.yaml\n' >"$tmp/m.yaml"
+check "bad measurements: file:line:col" 3 "m.yaml:6:5: error: unknown key 'modle'" err -- \
+    "$vp" calibrate --measurements "$tmp/m.yaml"
+check "no Python with torch" 4 'VRAMPLAN_PYTHON' err -- \
+    env VRAMPLAN_PYTHON=/nonexistent/python3 "$vp" calibrate --device cpu --model "$model"
+if command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L 2>/dev/null | grep -q GPU; then
+	echo "skip no-GPU check: this machine has a GPU"
+else
+	check "--device cuda without a GPU" 5 'GPU\|probe' err -- \
+	    "$vp" calibrate --device cuda --model "$model"
+fi
+mkdir -p "$tmp/ro" && chmod a-w "$tmp/ro"
+if [ "$(id -u)" = 0 ]; then
+	echo "skip read-only directory check: root can write anywhere"
+else
+	check "unwritable profile directory" 4 'cannot' err -- \
+	    env XDG_DATA_HOME="$tmp/ro" "$vp" calibrate --measurements \
+	    "$top/tests/data/calib/cpu-measurements.yaml"
+fi
+check "--out into a missing directory" 4 'cannot create' err -- \
+    "$vp" calibrate --measurements "$top/tests/data/calib/cpu-measurements.yaml" \
+    --out "$tmp/nodir/p.yaml"
+[ -e "$tmp/nodir" ] && bad "nothing half-written" || ok "nothing half-written"
+check "usage: stray argument" 2 'takes no arguments' err -- \
+    "$vp" calibrate "$model"
+check "usage: bad device" 2 "unknown --device 'tpu'" err -- \
+    "$vp" calibrate --device tpu
+
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]
