@@ -334,5 +334,23 @@ run ft-bad-offload-unsharded llama-2-7b --gpus 1xA100 --offload optimizer \
 run ft-offload-planned llama-3-8b --gpus 1xRTX4090 --offload optimizer \
 	--seq 2048
 
+# Saved plans (--plan FILE, what the TUI's s writes): the keys count as
+# options, options given on the command line win; malformed files exit 3
+# with file:line:col.
+run plan-file-good models/llama-3-8b.yaml \
+	--plan tests/data/plans/llama-3-8b-2xa100.yaml
+run plan-file-cli-wins models/llama-3-8b.yaml \
+	--plan tests/data/plans/llama-3-8b-2xa100.yaml --micro-batch 2 \
+	--gpus 4xA100
+run plan-file-partial llama-3-8b --plan tests/data/plans/partial.yaml
+run plan-file-bad-key llama-3-8b --plan tests/data/plans/bad-key.yaml
+run plan-file-bad-value llama-3-8b --plan tests/data/plans/bad-value.yaml
+run plan-file-bad-version llama-3-8b \
+	--plan tests/data/plans/bad-version.yaml
+run plan-file-no-version llama-3-8b --plan tests/data/plans/no-version.yaml
+run plan-file-bad-gpus llama-3-8b --plan tests/data/plans/bad-gpus.yaml
+run plan-file-not-a-map llama-3-8b --plan tests/data/plans/not-a-map.yaml
+run plan-file-missing llama-3-8b --plan tests/data/plans/no-such-plan.yaml
+
 echo "$passed passed, $failed failed"
 [ "$failed" = 0 ]
