@@ -13,7 +13,10 @@
 #include "plan_search.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
+
+#include "util.h"
 
 uint64_t
 vp_plan_worst_peak(const struct vp_model *m, const struct vp_plan *p,
@@ -303,6 +306,107 @@ tp_valid(const struct vp_model *m, unsigned tp)
 	    (m->kv_heads % tp == 0 || tp % m->kv_heads == 0);
 }
 
+/* The plan of one point of the search space. */
+static void
+make_cand(const struct vp_search *s, const struct vp_plan *base,
+    const unsigned deg[5], unsigned sh, enum vp_recompute rc,
+    struct vp_cand *c)
+{
+	unsigned pp = deg[1];
+
+	memset(c, 0, sizeof *c);
+	c->plan = *base;
+	c->plan.tp = deg[0];
+	c->plan.pp = pp;
+	c->plan.cp = deg[2];
+	c->plan.ep = deg[3];
+	c->plan.dp = deg[4];
+	c->plan.gpus_per_node = s->gpus_per_node;
+	if (s->open.sp)
+		c->plan.sp = deg[0] > 1;
+	if (s->open.shard) {
+		if (base->fsdp != VP_FSDP_NONE ||
+		    base->framework == VP_FW_FSDP1 ||
+		    base->framework == VP_FW_FSDP2) {
+			static const enum vp_fsdp fs[] = { VP_FSDP_NONE,
+			    VP_FSDP_GRAD_OP, VP_FSDP_HYBRID, VP_FSDP_FULL };
+
+			c->plan.fsdp = fs[sh];
+			c->plan.zero = 0;
+		} else {
+			c->plan.zero = sh;
+		}
+	}
+	if (s->open.recompute)
+		c->plan.recompute = rc;
+	if (s->open.grad_accum && pp > 1 && c->plan.grad_accum < 4 * pp)
+		c->plan.grad_accum = 4 * pp;
+}
+
+/* Memory of a candidate (its time is already known): fits or not. */
+static void
+evaluate(const struct vp_search *s, const struct vp_plan *base,
+    const struct vp_mem_opts *o, struct vp_cand *c,
+    struct vp_search_result *out)
+{
+	c->device_peak = vp_plan_worst_peak(s->model, &c->plan, o,
+	    &c->worst_stage, true);
+	c->fits = c->device_peak <= s->capacity;
+	/* Offloaded state must fit the host too. */
+	if (c->fits && base->host_mem_bytes &&
+	    (base->offload != VP_OFFLOAD_NONE ||
+	    base->optimizer == VP_OPT_PAGED_ADAMW ||
+	    base->optimizer == VP_OPT_PAGED_ADAMW_8BIT))
+		c->fits = vp_plan_host_per_node(s->model, &c->plan, o,
+		    s->world) <= base->host_mem_bytes;
+	out->evaluated++;
+	keep(out, c);
+}
+
+/* Faster first; equal throughput keeps the enumeration order. */
+static int
+by_speed(const void *pa, const void *pb)
+{
+	const struct vp_cand *a = pa, *b = pb;
+	double ta = isnan(a->tokens_per_second) ? -1 : a->tokens_per_second;
+	double tb = isnan(b->tokens_per_second) ? -1 : b->tokens_per_second;
+
+	if (ta != tb)
+		return ta > tb ? -1 : 1;
+	return a->worst_stage < b->worst_stage ? -1 :
+	    a->worst_stage > b->worst_stage;
+}
+
+/*
+ * first_only: the time model needs no replay, so time every candidate,
+ * then replay them fastest first and stop once one fits and the next is
+ * slower: the best plan is the full search's (ties in throughput are
+ * all replayed, as the ranking breaks them by headroom).  Only when
+ * nothing fits is every candidate replayed, for the nearest miss.
+ */
+static void
+evaluate_fastest(const struct vp_search *s, const struct vp_plan *base,
+    const struct vp_mem_opts *o, struct vp_cand *v, size_t n,
+    struct vp_search_result *out)
+{
+	size_t i;
+
+	/* worst_stage holds the enumeration index until replayed. */
+	for (i = 0; i < n; i++)
+		v[i].worst_stage = (unsigned)i;
+	qsort(v, n, sizeof *v, by_speed);
+	for (i = 0; i < n; i++) {
+		double t = v[i].tokens_per_second;
+
+		if (out->nbest > 0 && !isnan(t) && fabs(t -
+		    out->best[0].tokens_per_second) > 1e-9 *
+		    out->best[0].tokens_per_second)
+			break;
+		v[i].worst_stage = 0;
+		evaluate(s, base, o, &v[i], out);
+	}
+}
+
 void
 vp_search_run(const struct vp_search *s, const struct vp_plan *base,
     struct vp_search_result *out)
@@ -312,6 +416,8 @@ vp_search_run(const struct vp_search *s, const struct vp_plan *base,
 	unsigned tp, pp, cp, ep, sh, rc, node = s->gpus_per_node;
 	static const enum vp_recompute rcs[] = { VP_RECOMP_NONE,
 	    VP_RECOMP_SELECTIVE, VP_RECOMP_FULL };
+	struct vp_cand *list = NULL;
+	size_t nlist = 0, cap = 0;
 
 	memset(out, 0, sizeof *out);
 	for (tp = 1; tp <= s->world; tp++) {
@@ -351,6 +457,8 @@ vp_search_run(const struct vp_search *s, const struct vp_plan *base,
 						    base->offload != VP_OFFLOAD_NONE)
 							continue;
 						for (rc = 0; rc < 3; rc++) {
+							const unsigned deg[5] = { tp, pp,
+							    cp, ep, dp };
 							struct vp_cand c;
 
 							if (!s->open.recompute && rc > 0)
@@ -359,56 +467,32 @@ vp_search_run(const struct vp_search *s, const struct vp_plan *base,
 							    base->attention != VP_ATTN_EAGER &&
 							    s->open.recompute)
 								continue;
-							memset(&c, 0, sizeof c);
-							c.plan = *base;
-							c.plan.tp = tp;
-							c.plan.pp = pp;
-							c.plan.cp = cp;
-							c.plan.ep = ep;
-							c.plan.dp = dp;
-							c.plan.gpus_per_node = node;
-							if (s->open.sp)
-								c.plan.sp = tp > 1;
-							if (s->open.shard) {
-								if (base->fsdp != VP_FSDP_NONE ||
-								    base->framework == VP_FW_FSDP1 ||
-								    base->framework == VP_FW_FSDP2) {
-									static const enum vp_fsdp fs[] = {
-									    VP_FSDP_NONE, VP_FSDP_GRAD_OP,
-									    VP_FSDP_HYBRID, VP_FSDP_FULL };
-									c.plan.fsdp = fs[sh];
-									c.plan.zero = 0;
-								} else {
-									c.plan.zero = sh;
-								}
+							make_cand(s, base, deg, sh,
+							    rcs[rc], &c);
+							vp_plan_time(m, s->gpu,
+							    s->profile, s->world, &c);
+							out->candidates++;
+							if (!s->first_only) {
+								evaluate(s, base, &o,
+								    &c, out);
+								continue;
 							}
-							if (s->open.recompute)
-								c.plan.recompute = rcs[rc];
-							if (s->open.grad_accum && pp > 1 &&
-							    c.plan.grad_accum < 4 * pp)
-								c.plan.grad_accum = 4 * pp;
-							c.device_peak = vp_plan_worst_peak(m,
-							    &c.plan, &o, &c.worst_stage, true);
-							c.fits = c.device_peak <= s->capacity;
-							/* Offloaded state must fit the
-							 * host too. */
-							if (c.fits && base->host_mem_bytes &&
-							    (base->offload != VP_OFFLOAD_NONE ||
-							    base->optimizer == VP_OPT_PAGED_ADAMW ||
-							    base->optimizer == VP_OPT_PAGED_ADAMW_8BIT))
-								c.fits = vp_plan_host_per_node(m,
-								    &c.plan, &o, s->world) <=
-								    base->host_mem_bytes;
-							out->evaluated++;
-							vp_plan_time(m, s->gpu, s->profile,
-							    s->world, &c);
-							keep(out, &c);
+							if (nlist == cap) {
+								cap = cap ? 2 * cap : 64;
+								list = xreallocarray(
+								    list, cap,
+								    sizeof *list);
+							}
+							list[nlist++] = c;
 						}
 					}
 				}
 			}
 		}
 	}
+	if (s->first_only)
+		evaluate_fastest(s, base, &o, list, nlist, out);
+	free(list);
 }
 
 unsigned

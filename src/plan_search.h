@@ -27,6 +27,9 @@ struct vp_search {
 	unsigned gpus_per_node;
 	struct vp_open open;
 	uint64_t capacity;		/* usable bytes per GPU */
+	bool first_only;		/* stop at the best plan (the TUI): the
+					 * same best[0], fewer replays, no
+					 * alternatives */
 };
 
 /* One evaluated plan. */
@@ -45,6 +48,7 @@ struct vp_search_result {
 	struct vp_cand best[8];		/* ranked, fitting first */
 	size_t nbest;
 	struct vp_cand nearest;		/* smallest overshoot when none fits */
+	uint64_t candidates;		/* plans in the search space */
 	uint64_t evaluated;		/* plans whose memory was estimated */
 	uint64_t fitting;
 };

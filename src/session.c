@@ -76,6 +76,7 @@ search_setup(const struct vp_session *s, struct vp_search *srch)
 	srch->gpus_per_node = s->plan.gpus_per_node;
 	srch->capacity = g->usable_bytes;
 	srch->open = s->open;
+	srch->first_only = s->best_only;
 }
 
 /* The planner: the best plan (or the nearest miss) replaces the plan. */

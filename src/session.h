@@ -44,6 +44,8 @@ struct vp_session {
 	bool no_auto_min_gpus;		/* not the fewest-GPUs search when no
 					 * plan fits (it can take a second;
 					 * the TUI answers every key at once) */
+	bool best_only;			/* the planner stops at the best plan
+					 * (no alternatives): the TUI */
 
 	/* Results (valid after vp_session_run returns 0). */
 	struct vp_report rep;

@@ -522,6 +522,7 @@ vp_tui_run(struct vp_tui *t, bool plan)
 	/* The inverse queries of the command line are not shown here. */
 	s->min_gpus = s->max_seq = s->explain = false;
 	s->no_auto_min_gpus = true;
+	s->best_only = true;
 	rc = vp_session_run(s, &d);
 	s->search = false;
 	t->valid = rc == 0;
@@ -554,10 +555,10 @@ planned(struct vp_tui *t)
 	vp_buf_init(&lay);
 	vp_report_layout(&lay, &t->ses->plan);
 	if (r->nbest > 0)
-		vp_tui_message(t, VP_LEVEL_GOOD, "planner: %llu plans "
-		    "evaluated, %llu fit; applied the best: %s, recompute %s",
-		    (unsigned long long)r->evaluated,
-		    (unsigned long long)r->fitting, lay.s,
+		vp_tui_message(t, VP_LEVEL_GOOD, "planner: best of %llu "
+		    "plans (%llu replayed, fastest first): %s, recompute %s",
+		    (unsigned long long)r->candidates,
+		    (unsigned long long)r->evaluated, lay.s,
 		    vp_recomp_names[t->ses->plan.recompute]);
 	else
 		vp_tui_message(t, VP_LEVEL_BAD, "planner: none of %llu plans "

@@ -279,6 +279,36 @@ search_contract(void **state)
 			assert_true(r.best[i - 1].tokens_per_second >=
 			    r.best[i].tokens_per_second);
 	}
+	/* first_only (the TUI) finds the same best plan with fewer replays,
+	 * at every capacity from roomy to tight. */
+	for (i = 0; i < 4; i++) {
+		struct vp_search_result f;
+		static const uint64_t cap[] = { 80, 40, 24, 16 };
+
+		s.capacity = cap[i] << 30;
+		s.first_only = false;
+		vp_search_run(&s, &base, &r);
+		s.first_only = true;
+		vp_search_run(&s, &base, &f);
+		assert_int_equal(f.candidates, r.candidates);
+		assert_true(f.evaluated <= r.evaluated);
+		assert_int_equal(f.nbest > 0, r.nbest > 0);
+		if (r.nbest > 0) {
+			const struct vp_plan *a = &f.best[0].plan,
+			    *b = &r.best[0].plan;
+
+			assert_int_equal(a->tp, b->tp);
+			assert_int_equal(a->pp, b->pp);
+			assert_int_equal(a->dp, b->dp);
+			assert_int_equal(a->zero, b->zero);
+			assert_int_equal(a->recompute, b->recompute);
+			assert_int_equal(a->grad_accum, b->grad_accum);
+			assert_int_equal(a->sp, b->sp);
+			assert_int_equal(f.best[0].device_peak,
+			    r.best[0].device_peak);
+		}
+	}
+	s.first_only = false;
 	/* A capacity nothing meets: no plan, and a nearest miss. */
 	s.capacity = 1ULL << 30;
 	vp_search_run(&s, &base, &r);
