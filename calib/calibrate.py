@@ -324,16 +324,24 @@ def _result(pt, allocated, reserved=None, device_peak=None, seconds=None):
     return out
 
 
-def measure_weights(pt, device, threads):
-    """The model built and moved to the device, nothing else."""
+def _prepare(pt, device, threads):
+    """The point's model config and options, seeded; on CUDA the device
+    reading before the context and the allocated bytes before the model."""
     c, o = _resolve(pt, device)
     torch.set_num_threads(int(threads))
     torch.manual_seed(0)
+    before = 0
     if device == "cuda":
         harness.record_device_used_before_context()
         cuda_reset()
         torch.cuda.init()
         before = torch.cuda.memory_allocated()
+    return c, o, before
+
+
+def measure_weights(pt, device, threads):
+    """The model built and moved to the device, nothing else."""
+    c, o, before = _prepare(pt, device, threads)
     model = harness.build_model(c, o["attention"], False, "full")
     model.train()
     if device == "cpu":
@@ -356,14 +364,7 @@ def measure_states(pt, device, threads):
     (no zero_grad after it) and the optimizer state present; the input batch
     and every activation freed: weights + buffers + gradients + optimizer
     states."""
-    c, o = _resolve(pt, device)
-    torch.set_num_threads(int(threads))
-    torch.manual_seed(0)
-    if device == "cuda":
-        harness.record_device_used_before_context()
-        cuda_reset()
-        torch.cuda.init()
-        before = torch.cuda.memory_allocated()
+    c, o, before = _prepare(pt, device, threads)
     model = harness.build_model(c, o["attention"], o["recompute"] == "full", "full")
     model.train()
     model.to(device)

@@ -30,23 +30,6 @@ static const char *const link_keys[] = { "gpu_to_gpu", "host",
 static const char *const price_keys[] = { "provider", "offering",
 	"usd_per_gpu_hour", "region", "date", "source", "note" };
 
-/* Optional string: NULL when absent or null. */
-static int
-opt_str(const struct ynode *map, const char *file, const char *key,
-    char **out, struct vp_diags *d)
-{
-	const struct ynode *n = ynode_get(map, key);
-	const char *s;
-
-	*out = NULL;
-	if (n == NULL || ynode_is_null(n))
-		return 0;
-	if (ynode_string(n, file, key, &s, d) != 0)
-		return -1;
-	*out = xstrdup(s);
-	return 0;
-}
-
 /* Optional number: NAN when absent or null. */
 static int
 opt_num(const struct ynode *map, const char *file, const char *key,
@@ -74,7 +57,7 @@ read_card(const struct ynode *c, const char *file, struct vp_gpu *g,
 	memset(g, 0, sizeof *g);
 	if (ynode_want(c, YN_MAP, file, "card", d) != 0)
 		return -1;
-	rc |= opt_str(c, file, "id", &g->id, d);
+	rc |= ynode_opt_string(c, file, "id", &g->id, d);
 	if (g->id == NULL) {
 		vp_diag_add(d, file, c->pos, VP_ERROR,
 		    "card has no 'id' (e.g. id: H100-80G-SXM)");
@@ -93,12 +76,12 @@ read_card(const struct ynode *c, const char *file, struct vp_gpu *g,
 			g->aliases[g->naliases++] = xstrdup(s);
 		}
 	}
-	rc |= opt_str(c, file, "vendor", &g->vendor, d);
-	rc |= opt_str(c, file, "name", &g->name, d);
-	rc |= opt_str(c, file, "segment", &g->segment, d);
-	rc |= opt_str(c, file, "family", &g->family, d);
-	rc |= opt_str(c, file, "memory_type", &g->memory_type, d);
-	rc |= opt_str(c, file, "usable_memory_basis", &g->usable_basis, d);
+	rc |= ynode_opt_string(c, file, "vendor", &g->vendor, d);
+	rc |= ynode_opt_string(c, file, "name", &g->name, d);
+	rc |= ynode_opt_string(c, file, "segment", &g->segment, d);
+	rc |= ynode_opt_string(c, file, "family", &g->family, d);
+	rc |= ynode_opt_string(c, file, "memory_type", &g->memory_type, d);
+	rc |= ynode_opt_string(c, file, "usable_memory_basis", &g->usable_basis, d);
 	rc |= opt_num(c, file, "memory_gb", 1e6, &g->memory_gb, d);
 	if ((n = ynode_get(c, "usable_memory_mib")) == NULL) {
 		vp_diag_add(d, file, c->pos, VP_ERROR,
@@ -148,10 +131,10 @@ read_card(const struct ynode *c, const char *file, struct vp_gpu *g,
 			snprintf(what, sizeof what, "a price of '%.60s'", g->id);
 			rc |= ynode_check_keys(p, file, what, price_keys,
 			    VP_NELEM(price_keys), d);
-			rc |= opt_str(p, file, "provider", &pr->provider, d);
-			rc |= opt_str(p, file, "offering", &pr->offering, d);
-			rc |= opt_str(p, file, "date", &pr->date, d);
-			rc |= opt_str(p, file, "source", &pr->source, d);
+			rc |= ynode_opt_string(p, file, "provider", &pr->provider, d);
+			rc |= ynode_opt_string(p, file, "offering", &pr->offering, d);
+			rc |= ynode_opt_string(p, file, "date", &pr->date, d);
+			rc |= ynode_opt_string(p, file, "source", &pr->source, d);
 			rc |= opt_num(p, file, "usd_per_gpu_hour", 1e6, &x, d);
 			pr->usd_per_gpu_hour = x;
 		}

@@ -26,23 +26,6 @@ static const char *const const_keys[] = { "context_bytes",
 static const char *const err_keys[] = { "allocated", "reserved", "device" };
 static const char *const devices[] = { "cuda", "cpu" };
 
-/* Optional string copied out; NULL when absent or null. */
-static int
-str_at(const struct ynode *map, const char *file, const char *key,
-    char **out, struct vp_diags *d)
-{
-	const struct ynode *n = ynode_get(map, key);
-	const char *s;
-
-	*out = NULL;
-	if (n == NULL || ynode_is_null(n))
-		return 0;
-	if (ynode_string(n, file, key, &s, d) != 0)
-		return -1;
-	*out = xstrdup(s);
-	return 0;
-}
-
 /* A required mapping under key. */
 static const struct ynode *
 map_at(const struct ynode *map, const char *file, const char *key,
@@ -166,11 +149,11 @@ read_key(const struct ynode *k, const char *file, struct vp_profile_key *key,
 	if (ynode_enum(dev, file, "device", devices, 2, &i, d) != 0)
 		return -1;
 	key->device = xstrdup(devices[i]);
-	rc |= str_at(k, file, "gpu", &key->gpu, d);
-	rc |= str_at(k, file, "catalog_id", &key->catalog_id, d);
-	rc |= str_at(k, file, "driver", &key->driver, d);
-	rc |= str_at(k, file, "cuda", &key->cuda, d);
-	rc |= str_at(k, file, "framework", &key->framework, d);
+	rc |= ynode_opt_string(k, file, "gpu", &key->gpu, d);
+	rc |= ynode_opt_string(k, file, "catalog_id", &key->catalog_id, d);
+	rc |= ynode_opt_string(k, file, "driver", &key->driver, d);
+	rc |= ynode_opt_string(k, file, "cuda", &key->cuda, d);
+	rc |= ynode_opt_string(k, file, "framework", &key->framework, d);
 	return rc ? -1 : 0;
 }
 
@@ -206,8 +189,8 @@ profile_from_doc(const struct ydoc *doc, struct vp_profile *p,
 	if ((n = map_at(root, file, "key", d)) == NULL ||
 	    read_key(n, file, key, d) != 0)
 		return -1;
-	if (str_at(root, file, "created", &key->created, d) != 0 ||
-	    str_at(root, file, "vramplan", &key->vramplan, d) != 0)
+	if (ynode_opt_string(root, file, "created", &key->created, d) != 0 ||
+	    ynode_opt_string(root, file, "vramplan", &key->vramplan, d) != 0)
 		return -1;
 	if ((n = map_at(root, file, "constants", d)) == NULL ||
 	    read_constants(n, file, p, d) != 0)
@@ -429,10 +412,10 @@ vp_measurements_load(const char *path, const char *base_dir,
 	    ynode_enum(v, file, "device", devices, 2, &dev, d) != 0)
 		goto out;
 	out->device = xstrdup(devices[dev]);
-	if (str_at(root, file, "torch", &out->torch, d) ||
-	    str_at(root, file, "cuda", &out->cuda, d) ||
-	    str_at(root, file, "gpu", &out->gpu, d) ||
-	    str_at(root, file, "driver", &out->driver, d))
+	if (ynode_opt_string(root, file, "torch", &out->torch, d) ||
+	    ynode_opt_string(root, file, "cuda", &out->cuda, d) ||
+	    ynode_opt_string(root, file, "gpu", &out->gpu, d) ||
+	    ynode_opt_string(root, file, "driver", &out->driver, d))
 		goto out;
 	if ((pts = ynode_get(root, "points")) == NULL ||
 	    ynode_want(pts, YN_SEQ, file, "points", d) != 0)

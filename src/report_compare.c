@@ -7,32 +7,6 @@
 
 #include "report.h"
 
-static const char *
-hours_str(char *b, size_t n, double h)
-{
-	if (isnan(h))
-		snprintf(b, n, "-");
-	else if (h < 48)
-		snprintf(b, n, "%.1f h", h);
-	else
-		snprintf(b, n, "%.1f d", h / 24);
-	return b;
-}
-
-static const char *
-usd_str(char *b, size_t n, double v)
-{
-	if (isnan(v))
-		snprintf(b, n, "no price");
-	else if (v >= 1e6)
-		snprintf(b, n, "$%.2fM", v / 1e6);
-	else if (v >= 1e4)
-		snprintf(b, n, "$%.0fk", v / 1e3);
-	else
-		snprintf(b, n, "$%.0f", v);
-	return b;
-}
-
 /* The cheapest and the fastest fitting cards (indexes, -1: none); the
  * picture can only place cards with a price. */
 static void
@@ -89,10 +63,10 @@ vp_compare_text(const struct vp_compare_report *r, struct vp_buf *o)
 		vp_buf_printf(o, "%-17s %5u %-30.30s %10.0f %10s %10s %10s %10s%s\n",
 		    c->gpu->id, c->gpus_needed, lay.s,
 		    c->at[0].cand.tokens_per_second,
-		    hours_str(b1, sizeof b1, c->at[0].hours),
-		    usd_str(b2, sizeof b2, c->at[0].cost_usd),
-		    usd_str(b3, sizeof b3, c->usd_per_billion_tokens),
-		    usd_str(b4, sizeof b4, c->purchase_usd),
+		    vp_report_hours(b1, sizeof b1, c->at[0].hours),
+		    vp_report_usd(b2, sizeof b2, c->at[0].cost_usd),
+		    vp_report_usd(b3, sizeof b3, c->usd_per_billion_tokens),
+		    vp_report_usd(b4, sizeof b4, c->purchase_usd),
 		    c->at[0].cand.bandwidth_bound ? "  bandwidth-bound" : "");
 		vp_buf_free(&lay);
 	}
@@ -104,21 +78,21 @@ vp_compare_text(const struct vp_compare_report *r, struct vp_buf *o)
 		    "GPU-hour (%s, %s, %s).  Cost = hours x GPUs x price; "
 		    "hours = tokens / (tokens per second of the best plan that "
 		    "fits on the fewest cards).\n", c->gpus_needed, c->gpu->id,
-		    usd_str(b1, sizeof b1, c->at[0].cost_usd),
-		    hours_str(b2, sizeof b2, c->at[0].hours), c->usd_per_hour,
+		    vp_report_usd(b1, sizeof b1, c->at[0].cost_usd),
+		    vp_report_hours(b2, sizeof b2, c->at[0].hours), c->usd_per_hour,
 		    c->price->provider ? c->price->provider : "?",
 		    c->price->offering ? c->price->offering : "",
 		    c->price->date ? c->price->date : "undated");
 		if (c->nat > 1)
 			vp_buf_printf(o, "With %u of them: %s, %s.\n",
-			    c->at[1].gpus, hours_str(b1, sizeof b1,
-			    c->at[1].hours), usd_str(b2, sizeof b2,
+			    c->at[1].gpus, vp_report_hours(b1, sizeof b1,
+			    c->at[1].hours), vp_report_usd(b2, sizeof b2,
 			    c->at[1].cost_usd));
 	}
 	if (fast >= 0)
 		vp_buf_printf(o, "Fastest on the fewest cards: %u x %s in %s.\n",
 		    r->cards[fast].gpus_needed, r->cards[fast].gpu->id,
-		    hours_str(b1, sizeof b1, r->cards[fast].at[0].hours));
+		    vp_report_hours(b1, sizeof b1, r->cards[fast].at[0].hours));
 	vp_buf_add(o, "Prices are dated cloud list prices from the catalog; "
 	    "cards without one are ranked last by cost.\n");
 }

@@ -659,3 +659,19 @@ ynode_check_keys(const struct ynode *map, const char *file, const char *what,
 	}
 	return bad;
 }
+
+int
+ynode_opt_string(const struct ynode *map, const char *file, const char *key,
+    char **out, struct vp_diags *d)
+{
+	const struct ynode *n = ynode_get(map, key);
+	const char *s;
+
+	*out = NULL;
+	if (n == NULL || ynode_is_null(n))
+		return 0;
+	if (ynode_string(n, file, key, &s, d) != 0)
+		return -1;
+	*out = xstrdup(s);
+	return 0;
+}

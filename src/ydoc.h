@@ -74,6 +74,10 @@ int ynode_enum(const struct ynode *n, const char *file, const char *key,
 int ynode_want(const struct ynode *n, enum ynode_kind kind, const char *file,
     const char *key, struct vp_diags *d);
 
+/* An optional string under key, copied (the caller frees): NULL when
+ * absent or null.  0, or -1 after an error. */
+int ynode_opt_string(const struct ynode *map, const char *file,
+    const char *key, char **out, struct vp_diags *d);
 /* Every key of map must be one of keys; unknown ones are errors with a
  * "did you mean" ("unknown key 'x' in WHAT").  0 or -1. */
 int ynode_check_keys(const struct ynode *map, const char *file,
