@@ -618,6 +618,15 @@ draw_row(const struct vp_tui *t, struct vp_screen *s, const struct vp_rect *r,
 	if (rows[i].total) {
 		put(s, r, 1, line, VP_A_BOLD, rows[i].label);
 		put_right(s, r, 4 + lw, line, 12, VP_A_BOLD, b);
+		/* A calibrated profile's error bar, as the text report. */
+		if (rows[i].err_bytes && r->w >= 4 + lw + 12 + 14) {
+			char e[40];
+
+			vp_fmt_bytes(b, sizeof b, rows[i].err_bytes);
+			snprintf(e, sizeof e, "%s %s", t->unicode ? "±" :
+			    "+/-", b);
+			put(s, r, 4 + lw + 13, line, VP_A_DIM, e);
+		}
 		return;
 	}
 	g = row_seg(t, rows, i);

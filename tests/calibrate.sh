@@ -133,6 +133,30 @@ check "copied profile applies to its card" 0 'device peak.*± ' out -- \
     "$vp" "$model" --gpus 1xH100 --no-search
 check "and not to another card" 0 'built-in defaults' out -- \
     "$vp" "$model" --gpus 1xA100 --no-search
+# The TUI draws the same error bars (when it is built and tmux is here).
+if command -v tmux >/dev/null 2>&1 &&
+    "$vp" tui --help >/dev/null 2>&1; then
+	sock=vp-calib-$$
+	tmux -L "$sock" new-session -d -x 100 -y 30 \
+	    "LANG=C.UTF-8 TERM=xterm-256color '$vp' tui '$model' --gpus 1xH100; sleep 5"
+	i=0
+	while [ $i -lt 50 ]; do
+		tmux -L "$sock" capture-pane -p >"$tmp/screen" 2>/dev/null
+		grep -q 'device peak.*± ' "$tmp/screen" && break
+		sleep 0.2
+		i=$((i + 1))
+	done
+	tmux -L "$sock" send-keys q 2>/dev/null
+	tmux -L "$sock" kill-server 2>/dev/null
+	if grep -q 'device peak.*± ' "$tmp/screen"; then
+		ok "the TUI shows the error bars"
+	else
+		sed 's/^/  | /' "$tmp/screen"
+		bad "the TUI shows the error bars"
+	fi
+else
+	echo "skip the TUI check: no tmux or no TUI in this build"
+fi
 # A stored profile that went bad is ignored with a note, not fatal.
 cp "$tmp/p/cut.yaml" "$dir/H100-80G-SXM--zz-broken.yaml"
 touch -d '2099-01-01' "$dir/H100-80G-SXM--zz-broken.yaml" 2>/dev/null
