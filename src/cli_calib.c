@@ -380,57 +380,6 @@ probe_free(struct probe_info *pi)
 	memset(pi, 0, sizeof *pi);
 }
 
-/*
- * The catalog card a device name means: "NVIDIA H200" or "NVIDIA
- * A100-SXM4-80GB" → the cards whose id starts with the model token, the
- * one whose memory is nearest the device's.
- */
-static const struct vp_gpu *
-match_card(const struct vp_catalog *cat, const char *devname,
-    uint64_t memory)
-{
-	const struct vp_gpu *best = NULL;
-	char tok[32];
-	const char *s = devname;
-	size_t i, n = 0;
-	double bestd = INFINITY;
-
-	if (s == NULL)
-		return NULL;
-	if (strncmp(s, "NVIDIA ", 7) == 0)
-		s += 7;
-	if (strncmp(s, "GeForce ", 8) == 0)
-		s += 8;
-	while (*s && *s != ' ' && *s != '-' && n + 1 < sizeof tok) {
-		if (*s != ' ')
-			tok[n++] = *s;
-		s++;
-	}
-	/* "RTX 4090": the model number is the second word. */
-	if (n > 0 && (strncmp(tok, "RTX", n) == 0) && *s == ' ') {
-		s++;
-		while (*s && *s != ' ' && n + 1 < sizeof tok)
-			tok[n++] = *s++;
-	}
-	tok[n] = '\0';
-	if (n == 0)
-		return NULL;
-	for (i = 0; i < cat->n; i++) {
-		const struct vp_gpu *g = &cat->v[i];
-		double dist;
-
-		if (strncasecmp(g->id, tok, n) != 0 || isalnum(
-		    (unsigned char)g->id[n]))
-			continue;
-		dist = memory ? fabs(g->memory_gb * 1e9 - (double)memory) : 0;
-		if (dist < bestd) {
-			bestd = dist;
-			best = g;
-		}
-	}
-	return best;
-}
-
 /* ---- calibrate ------------------------------------------------------- */
 
 struct calib_opts {
@@ -903,7 +852,7 @@ fit_and_store(const struct calib_opts *o, const char *mpath,
 		return VP_EXIT_INPUT;
 	}
 	if (cuda && vp_cli_load_catalog(NULL, &cat) == 0)
-		card = match_card(&cat, m.gpu ? m.gpu : pi.name,
+		card = vp_catalog_match_device(&cat, m.gpu ? m.gpu : pi.name,
 		    pi.memory_total);
 	vp_profile_default(card, &base_prof);
 	if (pi.cublas_workspace)

@@ -257,3 +257,114 @@ vp_lowering(const struct vp_model *m)
 {
 	return (unsigned)m->impl * VP_ARCH_COUNT + (unsigned)m->arch;
 }
+
+/* The name in upper case, words split at spaces and dashes, without the
+ * vendor and brand words; returns the number of words. */
+static size_t
+device_words(const char *name, char words[][24], size_t max)
+{
+	static const char *const noise[] = { "NVIDIA", "GEFORCE", "TESLA",
+	    "QUADRO" };
+	size_t n = 0, len, i;
+	bool skip;
+
+	while (*name && n < max) {
+		while (*name == ' ' || *name == '-')
+			name++;
+		for (len = 0; name[len] && name[len] != ' ' &&
+		    name[len] != '-'; len++)
+			;
+		if (len == 0)
+			break;
+		if (len < 24) {
+			for (i = 0; i < len; i++)
+				words[n][i] = (char)toupper(
+				    (unsigned char)name[i]);
+			words[n][len] = '\0';
+			skip = false;
+			for (i = 0; i < VP_NELEM(noise); i++)
+				skip |= strcmp(words[n], noise[i]) == 0;
+			if (!skip)
+				n++;
+		}
+		name += len;
+	}
+	return n;
+}
+
+/* How well a card fits the name's words: -1 not at all, 2 its model is
+ * spelt exactly by the first words, 1 the words begin it. */
+static int
+model_match(const struct vp_gpu *g, char words[][24], size_t n)
+{
+	char model[64], spelt[96];
+	size_t len = strcspn(g->id, "-"), k, i;
+	int best = -1;
+
+	if (len == 0 || len >= sizeof model)
+		return -1;
+	for (i = 0; i < len; i++)
+		model[i] = (char)toupper((unsigned char)g->id[i]);
+	model[len] = '\0';
+	spelt[0] = '\0';
+	for (k = 0; k < n && k < 4; k++) {
+		if (strlen(spelt) + strlen(words[k]) >= sizeof spelt)
+			break;
+		strcat(spelt, words[k]);
+		if (strcmp(spelt, model) == 0)
+			return 2;
+		/* "RTX PRO 6000" begins RTXPRO6000BW; "A10" does not begin
+		 * A100 (a digit may not follow). */
+		if (strncmp(model, spelt, strlen(spelt)) == 0 &&
+		    !isdigit((unsigned char)model[strlen(spelt)]) &&
+		    strlen(spelt) >= 3)
+			best = 1;
+	}
+	return best;
+}
+
+const struct vp_gpu *
+vp_catalog_match_device(const struct vp_catalog *c, const char *devname,
+    uint64_t total_bytes)
+{
+	static const char *const forms[] = { "PCIE", "SXM", "NVL" };
+	char words[8][24];
+	const struct vp_gpu *best = NULL;
+	double best_score = INFINITY;
+	size_t n, i, f;
+	int level = 0;
+
+	if (devname == NULL || (n = device_words(devname, words, 8)) == 0)
+		return NULL;
+	for (i = 0; i < c->n; i++) {
+		const struct vp_gpu *g = &c->v[i];
+		int mm = model_match(g, words, n);
+		double score = 0;
+
+		if (mm < 0 || mm < level)
+			continue;
+		if (mm > level) {
+			level = mm;
+			best = NULL;
+			best_score = INFINITY;
+		}
+		if (total_bytes && !isnan(g->memory_gb))
+			score = fabs(g->memory_gb - (double)total_bytes /
+			    VP_GIB);
+		/* SXM parts name HBM3 rather than SXM. */
+		for (f = 0; f < VP_NELEM(forms); f++) {
+			bool says = strstr(devname, forms[f]) != NULL ||
+			    (f == 0 && strstr(devname, "PCIe") != NULL) ||
+			    (f == 1 && strstr(devname, "HBM3") != NULL);
+			bool is = strstr(g->id, forms[f]) != NULL;
+
+			if (says != is && (says || is))
+				score += 0.5;
+		}
+		if (score < best_score) {
+			best_score = score;
+			best = g;
+		}
+	}
+	return best;
+}

@@ -59,6 +59,15 @@ void vp_catalog_set_price(struct vp_gpu *g, double usd_per_gpu_hour);
 /* By id or alias, case-insensitive; NULL when unknown. */
 const struct vp_gpu *vp_catalog_find(const struct vp_catalog *c,
     const char *name);
+/*
+ * The card a driver's device name means ("NVIDIA H100 80GB HBM3",
+ * "NVIDIA A100-SXM4-80GB", "NVIDIA GeForce RTX 4090"): the cards whose
+ * model (the id before its first '-') the name's first words spell, then
+ * the one whose memory is nearest total_bytes (0: unknown), then the one
+ * whose form factor (PCIe, SXM, NVL) the name states.  NULL if none.
+ */
+const struct vp_gpu *vp_catalog_match_device(const struct vp_catalog *c,
+    const char *devname, uint64_t total_bytes);
 /* Up to max ids closest to name, for "did you mean" (returns count). */
 size_t vp_catalog_suggest(const struct vp_catalog *c, const char *name,
     const char **out, size_t max);

@@ -575,6 +575,39 @@ shipped_catalog(void **state)
 	g = vp_catalog_find(&c, "h100");
 	assert_non_null(g);
 	assert_string_equal(g->id, "H100-80G-SXM");
+	/* Device names as the driver and PyTorch spell them. */
+	{
+		static const struct { const char *name; uint64_t mib;
+		    const char *id; } dev[] = {
+			{ "NVIDIA H100 80GB HBM3", 81559, "H100-80G-SXM" },
+			{ "NVIDIA H100 PCIe", 81559, "H100-80G-PCIE" },
+			{ "NVIDIA H100 NVL", 95830, "H100-94G-NVL" },
+			{ "NVIDIA H200", 143771, "H200-141G-SXM" },
+			{ "NVIDIA A100-SXM4-80GB", 81920, "A100-80G-SXM" },
+			{ "NVIDIA A100-SXM4-40GB", 40960, "A100-40G-SXM" },
+			{ "NVIDIA A100 80GB PCIe", 81920, "A100-80G-PCIE" },
+			{ "NVIDIA A10G", 23028, "A10G-24G" },
+			{ "NVIDIA A10", 23028, "A10-24G" },
+			{ "NVIDIA GeForce RTX 4090", 24564, "RTX4090-24G" },
+			{ "NVIDIA RTX 6000 Ada Generation", 49140,
+			    "RTX6000ADA-48G" },
+			{ "NVIDIA L4", 23034, "L4-24G" },
+			{ "NVIDIA L40S", 46068, "L40S-48G" },
+			{ "Tesla T4", 15360, "T4-16G" },
+			{ "Tesla V100-SXM2-32GB", 32768, "V100-32G-SXM2" },
+		};
+
+		for (i = 0; i < VP_NELEM(dev); i++) {
+			g = vp_catalog_match_device(&c, dev[i].name,
+			    dev[i].mib << 20);
+			if (g == NULL || strcmp(g->id, dev[i].id) != 0)
+				fail_msg("'%s' matched %s, not %s", dev[i].name,
+				    g ? g->id : "nothing", dev[i].id);
+		}
+		assert_null(vp_catalog_match_device(&c, "NVIDIA Foo 9000",
+		    0));
+		assert_null(vp_catalog_match_device(&c, "", 0));
+	}
 	/* MI250X: 128 GB card = 2 devices; 65208 MiB each <= 64 GiB. */
 	g = vp_catalog_find(&c, "MI250X");
 	assert_non_null(g);
