@@ -17,15 +17,12 @@
 
 #include "cli.h"
 
-#include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <getopt.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <time.h>
 #include <unistd.h>
 #include <sys/stat.h>
