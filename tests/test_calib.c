@@ -108,21 +108,31 @@ grid(const struct vp_model *m, const struct vp_profile *t,
 	return n;
 }
 
+/* Fit the grid measured under the truth, from the built-in profile. */
+static void
+fit_truth(struct vp_model *m, bool cuda, struct vp_profile *base,
+    struct vp_calib_fit *fit)
+{
+	struct vp_profile t;
+	struct vp_calib_point pts[32];
+	size_t n;
+
+	make_model(m, VP_IMPL_HF);
+	truth(&t);
+	n = grid(m, &t, pts, cuda);
+	vp_profile_default(NULL, base);
+	assert_int_equal(vp_calib_fit(pts, n, base, NULL, fit), 0);
+}
+
 static void
 test_recovers_constants(void **state)
 {
 	struct vp_model m;
-	struct vp_profile t, base;
-	struct vp_calib_point pts[32];
+	struct vp_profile base;
 	struct vp_calib_fit fit;
-	size_t n;
 
 	(void)state;
-	make_model(&m, VP_IMPL_HF);
-	truth(&t);
-	n = grid(&m, &t, pts, true);
-	vp_profile_default(NULL, &base);
-	assert_int_equal(vp_calib_fit(pts, n, &base, NULL, &fit), 0);
+	fit_truth(&m, true, &base, &fit);
 	assert_true(fit.fitted_act[0]);
 	assert_true(fabs(fit.prof.act_scale[0] - 1.08) < 0.01);
 	assert_true(fabs(fit.prof.temp_scale - 0.9) < 0.1);
@@ -153,17 +163,11 @@ static void
 test_cpu_has_no_levels(void **state)
 {
 	struct vp_model m;
-	struct vp_profile t, base;
-	struct vp_calib_point pts[32];
+	struct vp_profile base;
 	struct vp_calib_fit fit;
-	size_t n;
 
 	(void)state;
-	make_model(&m, VP_IMPL_HF);
-	truth(&t);
-	n = grid(&m, &t, pts, false);
-	vp_profile_default(NULL, &base);
-	assert_int_equal(vp_calib_fit(pts, n, &base, NULL, &fit), 0);
+	fit_truth(&m, false, &base, &fit);
 	assert_false(fit.fitted_reserved);
 	assert_false(fit.fitted_device);
 	assert_true(fit.prof.frag_share == base.frag_share);
