@@ -240,13 +240,54 @@ fit_allocated(const struct vp_calib_point *pts, size_t n,
 		    x[VP_LOWERINGS + 1] * scale);
 }
 
+/*
+ * The reserved level the model gives for an allocated peak: the share,
+ * then whole segments (as mem.c's levels()).
+ */
+static double
+reserved_of(double allocated, double share, const struct vp_profile *p)
+{
+	double seg = (double)p->large_segment_bytes;
+
+	return ceil(allocated * (1.0 + share) / seg) * seg;
+}
+
+/* The share whose rounded reserved level is nearest the measured ones
+ * (relative squared error), scanned in steps of 0.05% up to 50%: the
+ * rounding must not be counted twice, as a plain ratio would. */
+static double
+fit_frag(const struct vp_calib_point *pts, size_t n,
+    const struct vp_profile *prof)
+{
+	double best = 0, best_e = INFINITY, f, e, r;
+	size_t p;
+
+	for (f = 0; f <= 0.5; f += 0.0005) {
+		e = 0;
+		for (p = 0; p < n; p++) {
+			const struct vp_calib_point *q = &pts[p];
+
+			if (!is_step(q) || !(q->m_reserved > 0))
+				continue;
+			r = reserved_of(q->m_allocated, f, prof);
+			e += (r - q->m_reserved) * (r - q->m_reserved) /
+			    (q->m_reserved * q->m_reserved);
+		}
+		if (e < best_e) {
+			best_e = e;
+			best = f;
+		}
+	}
+	return best;
+}
+
 /* Reserved over allocated, and the device overhead, from the measured
  * levels alone (the allocated fit does not enter them). */
 static void
 fit_levels(const struct vp_calib_point *pts, size_t n,
     struct vp_calib_fit *out)
 {
-	double frag = 0, over = 0, nccl = 0;
+	double over = 0, nccl = 0;
 	unsigned nf = 0, no = 0, nn = 0;
 	size_t p;
 
@@ -255,7 +296,6 @@ fit_levels(const struct vp_calib_point *pts, size_t n,
 
 		if (!is_step(q) || !(q->m_reserved > 0))
 			continue;
-		frag += q->m_reserved / q->m_allocated - 1.0;
 		nf++;
 		if (q->m_device > q->m_reserved && q->world <= 1) {
 			over += q->m_device - q->m_reserved;
@@ -263,7 +303,7 @@ fit_levels(const struct vp_calib_point *pts, size_t n,
 		}
 	}
 	if (nf > 0) {
-		out->prof.frag_share = fmin(1.0, fmax(0.0, frag / nf));
+		out->prof.frag_share = fit_frag(pts, n, &out->prof);
 		out->fitted_reserved = true;
 	}
 	if (no > 0) {
@@ -570,6 +610,9 @@ vp_profile_format(const struct vp_profile_key *k,
 	    (unsigned long long)p->nccl_bytes_per_group,
 	    (unsigned long long)p->alloc_fixed_bytes);
 	num(o, p->frag_share);
+	if (p->usable_bytes)
+		vp_buf_printf(o, "\n  usable_bytes: %llu",
+		    (unsigned long long)p->usable_bytes);
 	vp_buf_add(o, "\n  temp_scale: ");
 	num(o, p->temp_scale);
 	vp_buf_add(o, "\n  mfu: ");

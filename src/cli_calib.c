@@ -320,9 +320,14 @@ slurp(const char *path)
 }
 
 /* What the probe measured that the fit and the key use. */
+struct probe_info;
+static void probe_capacity(const struct ynode *root, const char *path,
+    struct probe_info *pi, struct vp_diags *d);
+
 struct probe_info {
 	char *name, *driver, *cuda;
 	uint64_t memory_total, cublas_workspace;
+	uint64_t capacity;	/* free on the idle device, before a context */
 	char *text;		/* the whole record */
 };
 
@@ -361,10 +366,38 @@ read_probe(const char *path, struct probe_info *pi)
 		if ((n = ynode_get(root, "cublas_workspace_bytes")) != NULL)
 			ynode_u64(n, path, "cublas_workspace_bytes", 0,
 			    1ULL << 40, &pi->cublas_workspace, &d);
+		probe_capacity(root, path, pi, &d);
 	}
 	vp_diags_clear(&d);
 	ydoc_free(doc);
 	return 0;
+}
+
+/*
+ * The card's capacity for one process: what NVML saw free before any
+ * context, or (without NVML) the free memory after the context plus the
+ * context itself.
+ */
+static void
+probe_capacity(const struct ynode *root, const char *path,
+    struct probe_info *pi, struct vp_diags *d)
+{
+	const struct ynode *nv = ynode_get(root, "nvml_before"), *n;
+	uint64_t after = 0, ctx = 0;
+
+	if (nv != NULL && nv->kind == YN_MAP &&
+	    (n = ynode_get(nv, "free_bytes")) != NULL && !ynode_is_null(n) &&
+	    ynode_u64(n, path, "free_bytes", 0, UINT64_MAX, &pi->capacity,
+	    d) == 0 && pi->capacity > 0)
+		return;
+	if ((n = ynode_get(root, "free_after_context_bytes")) != NULL &&
+	    !ynode_is_null(n))
+		ynode_u64(n, path, "free_after_context_bytes", 0, UINT64_MAX,
+		    &after, d);
+	if ((n = ynode_get(root, "context_bytes")) != NULL &&
+	    !ynode_is_null(n))
+		ynode_u64(n, path, "context_bytes", 0, UINT64_MAX, &ctx, d);
+	pi->capacity = after ? after + ctx : 0;
 }
 
 static void
@@ -384,6 +417,7 @@ struct calib_opts {
 	const char *models[8];
 	size_t nmodels;
 	const char *measurements;	/* fit this file, run nothing */
+	const char *probe;		/* with it: the probe's record */
 	const char *out;		/* another copy of the profile */
 	const char *profile;		/* --show this one */
 	const char *python;
@@ -395,7 +429,8 @@ calib_usage(FILE *f)
 {
 	fputs("usage: vramplan calibrate [--device cuda|cpu] [--model M]... "
 	    "[--quick] [--out FILE]\n"
-	    "       vramplan calibrate --measurements FILE [--out FILE]\n"
+	    "       vramplan calibrate --measurements FILE [--probe FILE] "
+	    "[--out FILE]\n"
 	    "       vramplan calibrate --show [--profile FILE]\n"
 	    "Measures training steps on this machine's GPU (or CPU), fits the "
 	    "profile\nand stores it where later estimates find it.  See "
@@ -409,6 +444,7 @@ calib_args(int argc, char **argv, struct calib_opts *o)
 		{ "device", required_argument, NULL, 'd' },
 		{ "model", required_argument, NULL, 'm' },
 		{ "measurements", required_argument, NULL, 'M' },
+		{ "probe", required_argument, NULL, 'R' },
 		{ "out", required_argument, NULL, 'o' },
 		{ "profile", required_argument, NULL, 'p' },
 		{ "python", required_argument, NULL, 'P' },
@@ -446,6 +482,7 @@ calib_args(int argc, char **argv, struct calib_opts *o)
 			o->models[o->nmodels++] = optarg;
 			break;
 		case 'M': o->measurements = optarg; break;
+		case 'R': o->probe = optarg; break;
 		case 'o': o->out = optarg; break;
 		case 'p': o->profile = optarg; break;
 		case 'P': o->python = optarg; break;
@@ -470,6 +507,11 @@ calib_args(int argc, char **argv, struct calib_opts *o)
 	if (o->profile && !o->show) {
 		fputs("vramplan: calibrate: --profile goes with --show (to "
 		    "use a profile, give it to the estimate)\n", stderr);
+		return VP_EXIT_USAGE;
+	}
+	if (o->probe && !o->measurements) {
+		fputs("vramplan: calibrate: --probe FILE goes with "
+		    "--measurements (a run measures its own)\n", stderr);
 		return VP_EXIT_USAGE;
 	}
 	if (o->measurements && o->nmodels) {
@@ -519,6 +561,9 @@ show_one(const char *path)
 			    p.act_scale[i]);
 	printf("\n  reserved    fragmentation %.1f%%\n", 100 * p.frag_share);
 	printf("  time        MFU %.3f\n", p.mfu);
+	if (p.usable_bytes)
+		printf("  capacity    %s (measured)\n", vp_fmt_bytes(b,
+		    sizeof b, p.usable_bytes));
 	printf("  error bars  allocated %.2f%%, reserved %.2f%%, device "
 	    "%.2f%%\n\n", 100 * p.err_allocated, 100 * p.err_reserved,
 	    100 * p.err_device);
@@ -861,6 +906,29 @@ fit_and_store(const struct calib_opts *o, const char *mpath,
 		goto out;
 	}
 	print_fit(&m, &fit, cuda);
+	/*
+	 * The measured capacity replaces the catalog's, unless another
+	 * process held memory while the probe ran (then it would understate
+	 * the card for good).
+	 */
+	if (card != NULL && pi.capacity) {
+		char b1[32], b2[32];
+
+		if ((double)pi.capacity >= 0.9 * (double)card->usable_bytes) {
+			fit.prof.usable_bytes = pi.capacity;
+			printf("capacity   %s measured free before a context "
+			    "(catalog: %s)\n", vp_fmt_bytes(b1, sizeof b1,
+			    pi.capacity), vp_fmt_bytes(b2, sizeof b2,
+			    card->usable_bytes));
+		} else {
+			fprintf(stderr, "vramplan: note: only %s was free on "
+			    "the card (the catalog says %s usable): another "
+			    "process held memory, so the profile keeps the "
+			    "catalog's figure\n", vp_fmt_bytes(b1, sizeof b1,
+			    pi.capacity), vp_fmt_bytes(b2, sizeof b2,
+			    card->usable_bytes));
+		}
+	}
 
 	key.device = xstrdup(m.device);
 	key.gpu = m.gpu ? xstrdup(m.gpu) : pi.name ? xstrdup(pi.name) : NULL;
@@ -941,7 +1009,7 @@ vp_cmd_calibrate(int argc, char **argv)
 		vp_buf_addn(&base, dir.s, slash ? (size_t)(slash - dir.s) : 0);
 	}
 	if (o.measurements != NULL) {
-		rc = fit_and_store(&o, o.measurements, NULL, base.len ?
+		rc = fit_and_store(&o, o.measurements, o.probe, base.len ?
 		    base.s : NULL);
 		goto out;
 	}

@@ -115,6 +115,9 @@ struct vp_profile {
 	double act_scale[VP_LOWERINGS];
 	double temp_scale;
 	uint64_t alloc_fixed_bytes;
+	/* What one process can use on the card, measured by the probe
+	 * (0: the catalog's usable_memory_mib). */
+	uint64_t usable_bytes;
 	/* Worst relative residual of the fit per level (0 = not measured). */
 	double err_allocated, err_reserved, err_device;
 };

@@ -22,7 +22,7 @@ static const char *const key_keys[] = { "device", "gpu", "catalog_id",
 	"driver", "cuda", "framework" };
 static const char *const const_keys[] = { "context_bytes",
 	"cublas_workspace_bytes", "nccl_bytes_per_group", "alloc_fixed_bytes",
-	"frag_share", "temp_scale", "mfu", "activation_scale" };
+	"frag_share", "temp_scale", "mfu", "activation_scale", "usable_bytes" };
 static const char *const err_keys[] = { "allocated", "reserved", "device" };
 static const char *const devices[] = { "cuda", "cpu" };
 
@@ -90,6 +90,10 @@ read_constants(const struct ynode *c, const char *file, struct vp_profile *p,
 	    &p->nccl_bytes_per_group, d);
 	rc |= u64_at(c, file, "alloc_fixed_bytes", 1ULL << 40,
 	    &p->alloc_fixed_bytes, d);
+	/* Optional: older profiles and cpu ones have no measured capacity. */
+	if ((act = ynode_get(c, "usable_bytes")) != NULL && !ynode_is_null(act))
+		rc |= ynode_u64(act, file, "usable_bytes", 1ULL << 20,
+		    1ULL << 50, &p->usable_bytes, d);
 	rc |= dbl_at(c, file, "constants", "frag_share", 0, 1, &p->frag_share, d);
 	rc |= dbl_at(c, file, "constants", "temp_scale", 0, 100, &p->temp_scale, d);
 	rc |= dbl_at(c, file, "constants", "mfu", 0.001, 1, &p->mfu, d);

@@ -479,8 +479,9 @@ vp_report_text(const struct vp_report *r, struct vp_buf *o)
 
 		vp_buf_printf(o, "\n  %-36s %12s  (%s)\n", "capacity (usable)",
 		    vp_fmt_bytes(b1, sizeof b1, cap),
-		    r->gpus->gpu->usable_basis ? r->gpus->gpu->usable_basis :
-		    "catalog");
+		    r->measured_capacity ? "measured by vramplan-probe, "
+		    "calibrated profile" : r->gpus->gpu->usable_basis ?
+		    r->gpus->gpu->usable_basis : "catalog");
 		vp_buf_add(o, "  ");
 		vp_report_bar(o, (double)mem->device_peak / (double)cap, 50,
 		    r->unicode);

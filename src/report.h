@@ -58,6 +58,7 @@ struct vp_report {
 	/* A calibrated profile's worst relative residual per level: the
 	 * report prints each level with its +/- (0: no error bar). */
 	double err_allocated, err_reserved, err_device;
+	bool measured_capacity;		/* the card's capacity is the probe's */
 };
 
 /* One row of the per-GPU breakdown. */

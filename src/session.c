@@ -201,11 +201,34 @@ fill_host(struct vp_session *s)
 	}
 }
 
+/*
+ * A calibrated profile that measured the card's capacity replaces the
+ * catalog's figure for this session: the planner, the verdict and the
+ * report all see the measured one.
+ */
+static void
+measured_card(struct vp_session *s)
+{
+	if (s->gpus == NULL || s->gpus->gpu == NULL ||
+	    s->profile.usable_bytes == 0)
+		return;
+	if (s->gpus != &s->gset) {
+		s->gset = *s->gpus;
+		s->card = *s->gpus->gpu;
+	}
+	s->card.usable_bytes = s->profile.usable_bytes;
+	s->gset.gpu = &s->card;
+	s->gpus = &s->gset;
+}
+
 int
 vp_session_run(struct vp_session *s, struct vp_diags *d)
 {
-	const struct vp_gpu *gpu = s->gpus ? s->gpus->gpu : NULL;
+	const struct vp_gpu *gpu;
 	struct vp_report *r = &s->rep;
+
+	measured_card(s);
+	gpu = s->gpus ? s->gpus->gpu : NULL;
 
 	memset(r, 0, sizeof *r);
 	memset(&s->chosen, 0, sizeof s->chosen);
@@ -271,6 +294,7 @@ vp_session_run(struct vp_session *s, struct vp_diags *d)
 		uint64_t cap = gpu->usable_bytes;
 
 		r->gpus = s->gpus;
+		r->measured_capacity = s->profile.usable_bytes != 0;
 		r->fits = s->mem.device_peak <= cap;
 		r->max_micro_batch = vp_max_micro_batch(s->model, &s->plan,
 		    &s->mo, cap, 1u << 16);

@@ -58,6 +58,10 @@ struct vp_session {
 	bool host_short;		/* offloaded state exceeds --host-mem */
 	char lora_targets[64];
 	struct vp_mem_opts mo;
+	/* The card as this session sees it: the catalog's, with the
+	 * profile's measured capacity when it has one. */
+	struct vp_gpu card;
+	struct vp_gpuset gset;
 };
 
 /*

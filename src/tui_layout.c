@@ -32,6 +32,17 @@ struct want {
  * to its preferred height, then up to its maximum.  Panels are placed top
  * down in array order; what is left stays blank at the bottom.
  */
+/* What the card holds: the session's view (a calibrated profile may have
+ * measured it), else the catalog's. */
+static uint64_t
+capacity(const struct vp_tui *t)
+{
+	if (t->ses->gpus != NULL && t->ses->gpus->gpu != NULL &&
+	    t->ses->profile.usable_bytes)
+		return t->ses->profile.usable_bytes;
+	return t->gs->gpu->usable_bytes;
+}
+
 static void
 stack(const struct want *w, int n, struct vp_rect area, struct vp_layout *out)
 {
@@ -359,7 +370,7 @@ draw_header(struct vp_tui *t, struct vp_screen *s, const struct vp_rect *r)
 	if (t->gs->gpu != NULL)
 		vp_buf_printf(&b, "%s%u x %s (%s usable)", sep, t->gs->count,
 		    t->gs->gpu->id, vp_fmt_bytes(c2, sizeof c2,
-		    t->gs->gpu->usable_bytes));
+		    capacity(t)));
 	else
 		vp_buf_printf(&b, "%sno GPU set (g)", sep);
 	if (t->valid) {
@@ -589,13 +600,11 @@ draw_bar(const struct vp_tui *t, struct vp_screen *s, const struct vp_rect *r,
 	if (t->gs->gpu != NULL) {
 		/* The card's capacity: the right edge, or inside the bar
 		 * when the plan needs more. */
-		at = (int)lround((double)t->gs->gpu->usable_bytes /
-		    (double)scale * bw);
+		at = (int)lround((double)capacity(t) / (double)scale * bw);
 		fill(s, r, 1 + (at < bw ? at : bw), row, 1, VP_A_CAP,
 		    t->unicode ? "│" : "|");
 		snprintf(pct, sizeof pct, "%.0f%%", 100.0 *
-		    (double)rep->mem->device_peak /
-		    (double)t->gs->gpu->usable_bytes);
+		    (double)rep->mem->device_peak / (double)capacity(t));
 		put_right(s, r, bw + 2, row, 5, level == 2 ? VP_A_BAD :
 		    level == 1 ? VP_A_WARN : VP_A_GOOD, pct);
 	} else {

@@ -103,6 +103,31 @@ check "--measurements with --out" 0 '^copy ' out -- \
 cmp -s "$tmp/copy.yaml" "$(ls -t "$dir"/cpu--*.yaml | head -1)" &&
     ok "copy equals the stored profile" || bad "copy equals the stored profile"
 
+# 3b. The CUDA side of the fit, without a GPU: a synthetic CUDA grid and
+# an example probe record (tests/data/calib).  Known: 6% fragmentation,
+# 560 MiB beyond reserved, 8 MiB the model does not see; the probe's free
+# memory becomes the card's capacity.
+cdir=$tmp/cuda-xdg
+check "CUDA grid: fragmentation fitted" 0 'fragmentation 5.9[0-9]%\|fragmentation 6.0[0-9]%' out -- \
+    env XDG_DATA_HOME="$cdir" "$vp" calibrate --measurements \
+    "$top/tests/data/calib/h200-synthetic-measurements.yaml" \
+    --probe "$top/tests/data/calib/h200-probe-example.yaml"
+grep -q '^capacity   139.82 GiB measured' "$tmp/out" &&
+    ok "CUDA grid: the probe's capacity kept" ||
+    bad "CUDA grid: the probe's capacity kept"
+grep -q '^device     worst 0\.[0-4]' "$tmp/out" &&
+    ok "CUDA grid: device level within 0.5%" ||
+    bad "CUDA grid: device level within 0.5%"
+ls "$cdir/vramplan/profiles/" | grep -q '^H200-141G-SXM--drv580.65.06--cuda12.8--torch_2.7.0.yaml$' &&
+    ok "CUDA grid: keyed by card, driver, CUDA, torch" ||
+    bad "CUDA grid: keyed by card, driver, CUDA, torch"
+check "H200 estimate: measured capacity" 0 'measured by vramplan-probe' out -- \
+    env XDG_DATA_HOME="$cdir" "$vp" "$model" --gpus 1xH200 --no-search
+check "H200 estimate: capacity in JSON" 0 '"capacity_bytes": 150129868800' out -- \
+    env XDG_DATA_HOME="$cdir" "$vp" "$model" --gpus 1xH200 --no-search --json
+check "--probe needs --measurements" 2 'goes with' err -- \
+    "$vp" calibrate --probe "$top/tests/data/calib/h200-probe-example.yaml"
+
 # 4. Rejected profiles.
 mkdir -p "$tmp/p"
 head -c 300 "$prof" >"$tmp/p/cut.yaml"
