@@ -378,18 +378,50 @@ by_speed(const void *pa, const void *pb)
 }
 
 /*
+ * The worst stage's peak as vp_plan_worst_peak finds it, except that when
+ * the first stage alone is over capacity the plan cannot fit and the last
+ * stage is not replayed: *exact is then false and the peak a lower bound.
+ */
+static uint64_t
+worst_peak_bounded(const struct vp_search *s, const struct vp_plan *p,
+    const struct vp_mem_opts *o, unsigned *worst, bool *exact)
+{
+	unsigned pp = p->pp ? p->pp : 1;
+	struct vp_plan q = *p;
+	struct vp_mem r;
+	uint64_t first;
+
+	q.stage = 0;
+	vp_mem_estimate_fast(s->model, &q, o, &r);
+	first = r.device_peak;
+	*worst = 0;
+	*exact = pp == 1 || first <= s->capacity;
+	if (pp == 1 || !*exact)
+		return first;
+	q.stage = pp - 1;
+	vp_mem_estimate_fast(s->model, &q, o, &r);
+	if (r.device_peak > first) {
+		*worst = pp - 1;
+		return r.device_peak;
+	}
+	return first;
+}
+
+/*
  * first_only: the time model needs no replay, so time every candidate,
  * then replay them fastest first and stop once one fits and the next is
  * slower: the best plan is the full search's (ties in throughput are
- * all replayed, as the ranking breaks them by headroom).  Only when
- * nothing fits is every candidate replayed, for the nearest miss.
+ * all replayed, as the ranking breaks them by headroom).  A candidate
+ * whose first stage is already over capacity is set aside unfinished;
+ * only when nothing fits are those finished, for the nearest miss.
  */
 static void
 evaluate_fastest(const struct vp_search *s, const struct vp_plan *base,
     const struct vp_mem_opts *o, struct vp_cand *v, size_t n,
     struct vp_search_result *out)
 {
-	size_t i;
+	size_t i, nset = 0, *set = xcalloc(n ? n : 1, sizeof *set);
+	bool exact;
 
 	/* worst_stage holds the enumeration index until replayed. */
 	for (i = 0; i < n; i++)
@@ -402,9 +434,41 @@ evaluate_fastest(const struct vp_search *s, const struct vp_plan *base,
 		    out->best[0].tokens_per_second) > 1e-9 *
 		    out->best[0].tokens_per_second)
 			break;
-		v[i].worst_stage = 0;
-		evaluate(s, base, o, &v[i], out);
+		v[i].device_peak = worst_peak_bounded(s, &v[i].plan, o,
+		    &v[i].worst_stage, &exact);
+		if (!exact) {
+			out->evaluated++;
+			set[nset++] = i;
+			continue;
+		}
+		/* evaluate() again would replay: finish it here. */
+		v[i].fits = v[i].device_peak <= s->capacity;
+		if (v[i].fits && base->host_mem_bytes &&
+		    (base->offload != VP_OFFLOAD_NONE ||
+		    base->optimizer == VP_OPT_PAGED_ADAMW ||
+		    base->optimizer == VP_OPT_PAGED_ADAMW_8BIT))
+			v[i].fits = vp_plan_host_per_node(s->model,
+			    &v[i].plan, o, s->world) <= base->host_mem_bytes;
+		out->evaluated++;
+		keep(out, &v[i]);
 	}
+	/* Nothing fits: finish the set-aside ones (their last stage) for
+	 * the nearest miss, as vp_plan_worst_peak would have. */
+	for (i = 0; out->nbest == 0 && i < nset; i++) {
+		struct vp_cand *c = &v[set[i]];
+		struct vp_plan q = c->plan;
+		struct vp_mem r;
+
+		q.stage = (q.pp ? q.pp : 1) - 1;
+		vp_mem_estimate_fast(s->model, &q, o, &r);
+		if (r.device_peak > c->device_peak) {
+			c->device_peak = r.device_peak;
+			c->worst_stage = q.stage;
+		}
+		c->fits = false;
+		keep(out, c);
+	}
+	free(set);
 }
 
 void

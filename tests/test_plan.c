@@ -283,7 +283,7 @@ search_contract(void **state)
 	 * at every capacity from roomy to tight. */
 	for (i = 0; i < 4; i++) {
 		struct vp_search_result f;
-		static const uint64_t cap[] = { 80, 40, 24, 16 };
+		static const uint64_t cap[] = { 80, 40, 24, 4 };
 
 		s.capacity = cap[i] << 30;
 		s.first_only = false;
@@ -306,6 +306,14 @@ search_contract(void **state)
 			assert_int_equal(a->sp, b->sp);
 			assert_int_equal(f.best[0].device_peak,
 			    r.best[0].device_peak);
+		} else {
+			/* Nothing fits: the same nearest miss. */
+			assert_int_equal(f.nearest.device_peak,
+			    r.nearest.device_peak);
+			assert_int_equal(f.nearest.plan.tp, r.nearest.plan.tp);
+			assert_int_equal(f.nearest.plan.pp, r.nearest.plan.pp);
+			assert_int_equal(f.nearest.plan.zero,
+			    r.nearest.plan.zero);
 		}
 	}
 	s.first_only = false;
