@@ -173,7 +173,9 @@ main(int argc, char **argv)
 	const char *dir = argc > 1 ? argv[1] : "models";
 
 	if (bench(dir, "llama-3-8b", "1xA100") != 0 ||
-	    bench(dir, "llama-3.1-70b", "16xH100") != 0) {
+	    bench(dir, "llama-3.1-70b", "16xH100") != 0 ||
+	    bench(dir, "mixtral-8x7b", "16xH100") != 0 ||
+	    bench(dir, "llama-3.1-405b", "128xH100") != 0) {
 		fprintf(stderr, "bench_tui: cannot load the models or the "
 		    "catalog from '%s'\n", dir);
 		return 1;
