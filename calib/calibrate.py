@@ -464,17 +464,7 @@ def _ddp_worker(rank, world, port, pt, out_path, device="cuda"):
         for _ in range(STEPS[device]):
             sync()
             t0 = time.perf_counter()
-            with harness._autocast_ctx(o["precision"], device):
-                loss = ddp(ids, ids)
-            if scaler is not None:
-                scaler.scale(loss).backward()
-                scaler.step(opt)
-                scaler.update()
-            else:
-                loss.backward()
-                opt.step()
-            opt.zero_grad(set_to_none=True)
-            del loss
+            harness.plain_step(lambda: ddp(ids, ids), opt, scaler, o["precision"], device)
             sync()
             secs.append(time.perf_counter() - t0)
         if cuda:

@@ -1629,6 +1629,23 @@ def _resolve(model_cfg, device, precision, optimizer, micro_batch, seq, recomput
     return c, o
 
 
+def plain_step(forward, opt, scaler, precision, device):
+    """One training step without the phase marks, for callers that only
+    read the peaks afterwards (calibrate.py's DDP point, heldout.py's
+    Hugging Face rows): forward() returns the loss under autocast."""
+    with _autocast_ctx(precision, device):
+        loss = forward()
+    if scaler is not None:
+        scaler.scale(loss).backward()
+        scaler.step(opt)
+        scaler.update()
+    else:
+        loss.backward()
+        opt.step()
+    opt.zero_grad(set_to_none=True)
+    del loss
+
+
 def _train_step(model, ids, labels, opt, o, scaler, info):
     with _autocast_ctx(o["precision"], o["device"]):
         loss = model(ids, labels)

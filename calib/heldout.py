@@ -313,17 +313,7 @@ def measure_hf_row(row, cfg_dir, device, threads):
 
     def steps():
         for _ in range(HF_STEPS):
-            with h._autocast_ctx(row["precision"], device):
-                loss = model(input_ids=ids, labels=ids).loss
-            if scaler is not None:
-                scaler.scale(loss).backward()
-                scaler.step(opt)
-                scaler.update()
-            else:
-                loss.backward()
-                opt.step()
-            opt.zero_grad(set_to_none=True)
-            del loss
+            h.plain_step(lambda: model(input_ids=ids, labels=ids).loss, opt, scaler, row["precision"], device)
 
     # (model, opt, ids die with this frame; the caller then empties the cache)
     if device == "cpu":

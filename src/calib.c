@@ -240,18 +240,6 @@ fit_allocated(const struct vp_calib_point *pts, size_t n,
 		    x[VP_LOWERINGS + 1] * scale);
 }
 
-/*
- * The reserved level the model gives for an allocated peak: the share,
- * then whole segments (as mem.c's levels()).
- */
-static double
-reserved_of(double allocated, double share, const struct vp_profile *p)
-{
-	double seg = (double)p->large_segment_bytes;
-
-	return ceil(allocated * (1.0 + share) / seg) * seg;
-}
-
 /* The share whose rounded reserved level is nearest the measured ones
  * (relative squared error), scanned in steps of 0.05% up to 50%: the
  * rounding must not be counted twice, as a plain ratio would. */
@@ -269,7 +257,8 @@ fit_frag(const struct vp_calib_point *pts, size_t n,
 
 			if (!is_step(q) || !(q->m_reserved > 0))
 				continue;
-			r = reserved_of(q->m_allocated, f, prof);
+			r = (double)vp_mem_reserved((uint64_t)q->m_allocated,
+			    f, prof);
 			e += (r - q->m_reserved) * (r - q->m_reserved) /
 			    (q->m_reserved * q->m_reserved);
 		}

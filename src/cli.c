@@ -131,8 +131,8 @@ flush_out(void)
 	return VP_EXIT_OK;
 }
 
-static void
-print_diags(struct vp_diags *d)
+void
+vp_cli_print_diags(struct vp_diags *d)
 {
 	struct vp_buf b;
 
@@ -195,8 +195,8 @@ library_free(char **v, size_t n)
  * MODEL: a path, or a library name (with or without .yaml).  Returns a
  * malloc'd path, or NULL after printing why.
  */
-static char *
-resolve_model(const char *arg)
+char *
+vp_cli_resolve_model(const char *arg)
 {
 	struct vp_buf b;
 	char **names;
@@ -250,7 +250,7 @@ merge_user_catalog(struct vp_catalog *c)
 		return;
 	}
 	if (vp_catalog_load(b.s, &user, &d) != 0) {
-		print_diags(&d);
+		vp_cli_print_diags(&d);
 		fprintf(stderr, "vramplan: note: ignoring the user catalog '%s'; "
 		    "using the shipped one\n", b.s);
 	} else {
@@ -261,8 +261,8 @@ merge_user_catalog(struct vp_catalog *c)
 	vp_buf_free(&b);
 }
 
-static int
-load_catalog(const char *path, struct vp_catalog *c)
+int
+vp_cli_load_catalog(const char *path, struct vp_catalog *c)
 {
 	struct vp_diags d = { 0 };
 	struct vp_buf b;
@@ -274,7 +274,7 @@ load_catalog(const char *path, struct vp_catalog *c)
 	else
 		vp_buf_add(&b, path);
 	rc = vp_catalog_load(b.s, c, &d);
-	print_diags(&d);
+	vp_cli_print_diags(&d);
 	vp_buf_free(&b);
 	if (rc == 0 && path == NULL)
 		merge_user_catalog(c);
@@ -743,7 +743,7 @@ setup_gpus(struct vp_cli_job *job, const struct overrides *o,
 		}
 		return VP_EXIT_OK;
 	}
-	if (load_catalog(job->catalog, &job->cat) != 0)
+	if (vp_cli_load_catalog(job->catalog, &job->cat) != 0)
 		return VP_EXIT_INPUT;
 	vp_buf_init(&msg);
 	if (vp_gpuset_parse(&job->cat, o->gpus, &job->gs, &msg) != 0) {
@@ -752,7 +752,7 @@ setup_gpus(struct vp_cli_job *job, const struct overrides *o,
 
 			vp_diag_add(&d, pk->file, pk->pos[VP_PK_GPUS], VP_ERROR,
 			    "gpus: %s", msg.s);
-			print_diags(&d);
+			vp_cli_print_diags(&d);
 			vp_buf_free(&msg);
 			return VP_EXIT_INPUT;
 		}
@@ -818,20 +818,20 @@ vp_cli_setup(int argc, char **argv, struct vp_cli_job *job)
 		return rc;
 	if (ov.plan != NULL) {
 		rc = vp_plan_load(ov.plan, &pk, &d);
-		print_diags(&d);
+		vp_cli_print_diags(&d);
 		if (rc != 0) {
 			vp_plan_knobs_free(&pk);
 			return VP_EXIT_INPUT;
 		}
 		merge_plan_file(&ov, &pk);
 	}
-	if ((path = resolve_model(job->model_arg)) == NULL) {
+	if ((path = vp_cli_resolve_model(job->model_arg)) == NULL) {
 		vp_plan_knobs_free(&pk);
 		return VP_EXIT_INPUT;
 	}
 	rc = vp_model_load(path, &job->model, &d);
 	free(path);
-	print_diags(&d);
+	vp_cli_print_diags(&d);
 	if (rc != 0) {
 		vp_plan_knobs_free(&pk);
 		return VP_EXIT_INPUT;
@@ -898,7 +898,7 @@ vp_cmd_estimate(int argc, char **argv)
 		return rc;
 	}
 	rc = vp_session_run(&job.ses, &d);
-	print_diags(&d);
+	vp_cli_print_diags(&d);
 	if (rc != 0) {
 		vp_cli_job_free(&job);
 		return VP_EXIT_INPUT;
@@ -951,7 +951,7 @@ vp_cmd_models(int argc, char **argv)
 		vp_buf_init(&p);
 		vp_buf_printf(&p, "%s/%s.yaml", vp_data_dir(), names[i]);
 		if (vp_model_load(p.s, &m, &d) != 0) {
-			print_diags(&d);
+			vp_cli_print_diags(&d);
 			bad = 1;
 		} else {
 			vp_model_params(&m, &pc);
@@ -1029,7 +1029,7 @@ vp_cmd_gpus(int argc, char **argv)
 		    argv[optind]);
 		return VP_EXIT_USAGE;
 	}
-	if (load_catalog(NULL, &cat) != 0)
+	if (vp_cli_load_catalog(NULL, &cat) != 0)
 		return VP_EXIT_INPUT;
 	printf("%-17s %-34s %7s %10s %9s %9s %9s\n", "ID", "NAME", "MEMORY",
 	    "USABLE", "BF16 TF", "BW GB/s", "$/GPU-h");
@@ -1061,18 +1061,9 @@ vp_cmd_gpus(int argc, char **argv)
 	return flush_out();
 }
 
-int
-vp_cmd_missing(int argc, char **argv)
-{
-	(void)argc;
-	fprintf(stderr, "vramplan: '%s' is not available in this version "
-	    "yet\n", argv[0]);
-	return VP_EXIT_USAGE;
-}
-
 /* Write text to path atomically: a temporary file beside it, renamed. */
-static int
-write_atomic(const char *path, const char *text)
+int
+vp_cli_write_atomic(const char *path, const char *text)
 {
 	struct vp_buf tmp;
 	FILE *f;
@@ -1283,16 +1274,16 @@ vp_cmd_compare(int argc, char **argv)
 		fputs("vramplan: --json and --csv exclude each other\n", stderr);
 		return VP_EXIT_USAGE;
 	}
-	if ((path = resolve_model(argv[optind])) == NULL)
+	if ((path = vp_cli_resolve_model(argv[optind])) == NULL)
 		return VP_EXIT_INPUT;
 	e = vp_model_load(path, &model, &d);
 	free(path);
-	print_diags(&d);
+	vp_cli_print_diags(&d);
 	if (e != 0) {
 		vp_model_free(&model);
 		return VP_EXIT_INPUT;
 	}
-	if (load_catalog(catalog, &cat) != 0) {
+	if (vp_cli_load_catalog(catalog, &cat) != 0) {
 		vp_model_free(&model);
 		return VP_EXIT_INPUT;
 	}
@@ -1344,7 +1335,7 @@ vp_cmd_compare(int argc, char **argv)
 	job.tokens = tokens ? tokens : (double)steps * (double)gbatch *
 	    (double)job.base.seq;
 	if (vp_plan_check(&job.base, &model, 0, &d) != 0) {
-		print_diags(&d);
+		vp_cli_print_diags(&d);
 		vp_catalog_free(&cat);
 		vp_model_free(&model);
 		return VP_EXIT_INPUT;
@@ -1367,7 +1358,7 @@ vp_cmd_compare(int argc, char **argv)
 	vp_buf_init(&out);
 	if (svg != NULL) {
 		vp_compare_svg(&rep, &out);
-		if (write_atomic(svg, out.s) != 0) {
+		if (vp_cli_write_atomic(svg, out.s) != 0) {
 			vp_buf_free(&out);
 			free(cards);
 			vp_catalog_free(&cat);
@@ -1419,29 +1410,4 @@ void
 vp_cli_library_free(char **names, size_t n)
 {
 	library_free(names, n);
-}
-
-/* For the other commands of the shell (cli_calib.c, tui.c). */
-char *
-vp_cli_resolve_model(const char *arg)
-{
-	return resolve_model(arg);
-}
-
-int
-vp_cli_load_catalog(const char *path, struct vp_catalog *c)
-{
-	return load_catalog(path, c);
-}
-
-int
-vp_cli_write_atomic(const char *path, const char *text)
-{
-	return write_atomic(path, text);
-}
-
-void
-vp_cli_print_diags(struct vp_diags *d)
-{
-	print_diags(d);
 }

@@ -33,7 +33,6 @@ struct vp_cmd {
 int vp_cmd_estimate(int argc, char **argv);
 int vp_cmd_models(int argc, char **argv);
 int vp_cmd_gpus(int argc, char **argv);
-int vp_cmd_missing(int argc, char **argv);
 int vp_cmd_compare(int argc, char **argv);
 
 /*

@@ -889,6 +889,17 @@ calibrate(struct vp_mem *out, const struct vp_model *m,
 		    delta : (double)pr->alloc_fixed_bytes));
 }
 
+/* Reserved from allocated: the fragmentation share, then whole segments
+ * of the caching allocator's large size class (2 MiB). */
+uint64_t
+vp_mem_reserved(uint64_t allocated, double share, const struct vp_profile *p)
+{
+	uint64_t r = vp_scale(allocated, 1.0 + share);
+
+	return (r + p->large_segment_bytes - 1) / p->large_segment_bytes *
+	    p->large_segment_bytes;
+}
+
 /* Reserved and device levels from the allocated peak. */
 static void
 levels(struct vp_mem *out, const struct vp_model *m, const struct vp_plan *p,
@@ -907,10 +918,7 @@ levels(struct vp_mem *out, const struct vp_model *m, const struct vp_plan *p,
 		out->reserved_peak = out->device_peak = out->allocated_peak;
 		return;
 	}
-	/* Reserved: fragmentation share, whole 2 MiB segments. */
-	r = vp_scale(out->allocated_peak, 1.0 + pr->frag_share);
-	r = (r + pr->large_segment_bytes - 1) / pr->large_segment_bytes *
-	    pr->large_segment_bytes;
+	r = vp_mem_reserved(out->allocated_peak, pr->frag_share, pr);
 	out->reserved_peak = r;
 	out->frag_bytes = r - out->allocated_peak;
 	out->context_bytes = pr->context_bytes;

@@ -115,6 +115,10 @@ int vp_mem_estimate_timeline(const struct vp_model *m,
 /* Two short replays extended to the stage's depth: for the planner. */
 int vp_mem_estimate_fast(const struct vp_model *m, const struct vp_plan *p,
     const struct vp_mem_opts *o, struct vp_mem *out);
+/* The reserved level of an allocated peak under a fragmentation share
+ * (the levels use the profile's; calibration scans others). */
+uint64_t vp_mem_reserved(uint64_t allocated, double share,
+    const struct vp_profile *p);
 /* The same on an already lowered graph. */
 void vp_mem_run(const struct vp_graph *g, const struct vp_model *m,
     const struct vp_plan *p, const struct vp_mem_opts *o, struct vp_mem *out);

@@ -18,34 +18,56 @@
 
 #include "util.h"
 
+/* One pipeline stage's device peak. */
+static uint64_t
+stage_peak(const struct vp_model *m, const struct vp_plan *p,
+    const struct vp_mem_opts *o, unsigned stage, bool fast)
+{
+	struct vp_plan q = *p;
+	struct vp_mem r;
+
+	q.stage = stage;
+	if (fast)
+		vp_mem_estimate_fast(m, &q, o, &r);
+	else
+		vp_mem_estimate(m, &q, o, &r);
+	return r.device_peak;
+}
+
+/*
+ * The worst of the first and the last stage: middle stages hold less
+ * than the first (fewer micro-batches in flight, no embeddings) and no
+ * logits.  When the first stage alone is over bound the plan cannot fit
+ * and the last is not replayed: *exact is then false and the peak a
+ * lower bound.
+ */
+static uint64_t
+worst_peak(const struct vp_model *m, const struct vp_plan *p,
+    const struct vp_mem_opts *o, uint64_t bound, bool fast,
+    unsigned *worst_stage, bool *exact)
+{
+	unsigned pp = p->pp ? p->pp : 1;
+	uint64_t first = stage_peak(m, p, o, 0, fast), last;
+
+	*worst_stage = 0;
+	*exact = pp == 1 || first <= bound;
+	if (pp == 1 || !*exact)
+		return first;
+	last = stage_peak(m, p, o, pp - 1, fast);
+	if (last > first) {
+		*worst_stage = pp - 1;
+		return last;
+	}
+	return first;
+}
+
 uint64_t
 vp_plan_worst_peak(const struct vp_model *m, const struct vp_plan *p,
     const struct vp_mem_opts *o, unsigned *worst_stage, bool fast)
 {
-	unsigned pp = p->pp ? p->pp : 1, stages[2], i, n;
-	uint64_t worst = 0;
+	bool exact;
 
-	/* Middle stages hold less than the first (fewer micro-batches in
-	 * flight, no embeddings) and no logits: first and last suffice. */
-	stages[0] = 0;
-	stages[1] = pp - 1;
-	n = pp > 1 ? 2 : 1;
-	*worst_stage = 0;
-	for (i = 0; i < n; i++) {
-		struct vp_plan q = *p;
-		struct vp_mem r;
-
-		q.stage = stages[i];
-		if (fast)
-			vp_mem_estimate_fast(m, &q, o, &r);
-		else
-			vp_mem_estimate(m, &q, o, &r);
-		if (r.device_peak > worst) {
-			worst = r.device_peak;
-			*worst_stage = stages[i];
-		}
-	}
-	return worst;
+	return worst_peak(m, p, o, UINT64_MAX, fast, worst_stage, &exact);
 }
 
 uint64_t
@@ -343,16 +365,14 @@ make_cand(const struct vp_search *s, const struct vp_plan *base,
 		c->plan.grad_accum = 4 * pp;
 }
 
-/* Memory of a candidate (its time is already known): fits or not. */
+/* A candidate whose peak is known: whether it fits (the host too, for
+ * offloaded state), counted and ranked. */
 static void
-evaluate(const struct vp_search *s, const struct vp_plan *base,
+finish(const struct vp_search *s, const struct vp_plan *base,
     const struct vp_mem_opts *o, struct vp_cand *c,
     struct vp_search_result *out)
 {
-	c->device_peak = vp_plan_worst_peak(s->model, &c->plan, o,
-	    &c->worst_stage, true);
 	c->fits = c->device_peak <= s->capacity;
-	/* Offloaded state must fit the host too. */
 	if (c->fits && base->host_mem_bytes &&
 	    (base->offload != VP_OFFLOAD_NONE ||
 	    base->optimizer == VP_OPT_PAGED_ADAMW ||
@@ -361,6 +381,17 @@ evaluate(const struct vp_search *s, const struct vp_plan *base,
 		    s->world) <= base->host_mem_bytes;
 	out->evaluated++;
 	keep(out, c);
+}
+
+/* Memory of a candidate (its time is already known): fits or not. */
+static void
+evaluate(const struct vp_search *s, const struct vp_plan *base,
+    const struct vp_mem_opts *o, struct vp_cand *c,
+    struct vp_search_result *out)
+{
+	c->device_peak = vp_plan_worst_peak(s->model, &c->plan, o,
+	    &c->worst_stage, true);
+	finish(s, base, o, c, out);
 }
 
 /* Faster first; equal throughput keeps the enumeration order. */
@@ -375,36 +406,6 @@ by_speed(const void *pa, const void *pb)
 		return ta > tb ? -1 : 1;
 	return a->worst_stage < b->worst_stage ? -1 :
 	    a->worst_stage > b->worst_stage;
-}
-
-/*
- * The worst stage's peak as vp_plan_worst_peak finds it, except that when
- * the first stage alone is over capacity the plan cannot fit and the last
- * stage is not replayed: *exact is then false and the peak a lower bound.
- */
-static uint64_t
-worst_peak_bounded(const struct vp_search *s, const struct vp_plan *p,
-    const struct vp_mem_opts *o, unsigned *worst, bool *exact)
-{
-	unsigned pp = p->pp ? p->pp : 1;
-	struct vp_plan q = *p;
-	struct vp_mem r;
-	uint64_t first;
-
-	q.stage = 0;
-	vp_mem_estimate_fast(s->model, &q, o, &r);
-	first = r.device_peak;
-	*worst = 0;
-	*exact = pp == 1 || first <= s->capacity;
-	if (pp == 1 || !*exact)
-		return first;
-	q.stage = pp - 1;
-	vp_mem_estimate_fast(s->model, &q, o, &r);
-	if (r.device_peak > first) {
-		*worst = pp - 1;
-		return r.device_peak;
-	}
-	return first;
 }
 
 /*
@@ -434,36 +435,25 @@ evaluate_fastest(const struct vp_search *s, const struct vp_plan *base,
 		    out->best[0].tokens_per_second) > 1e-9 *
 		    out->best[0].tokens_per_second)
 			break;
-		v[i].device_peak = worst_peak_bounded(s, &v[i].plan, o,
-		    &v[i].worst_stage, &exact);
+		v[i].device_peak = worst_peak(s->model, &v[i].plan, o,
+		    s->capacity, true, &v[i].worst_stage, &exact);
 		if (!exact) {
 			out->evaluated++;
 			set[nset++] = i;
 			continue;
 		}
-		/* evaluate() again would replay: finish it here. */
-		v[i].fits = v[i].device_peak <= s->capacity;
-		if (v[i].fits && base->host_mem_bytes &&
-		    (base->offload != VP_OFFLOAD_NONE ||
-		    base->optimizer == VP_OPT_PAGED_ADAMW ||
-		    base->optimizer == VP_OPT_PAGED_ADAMW_8BIT))
-			v[i].fits = vp_plan_host_per_node(s->model,
-			    &v[i].plan, o, s->world) <= base->host_mem_bytes;
-		out->evaluated++;
-		keep(out, &v[i]);
+		finish(s, base, o, &v[i], out);
 	}
 	/* Nothing fits: finish the set-aside ones (their last stage) for
 	 * the nearest miss, as vp_plan_worst_peak would have. */
 	for (i = 0; out->nbest == 0 && i < nset; i++) {
 		struct vp_cand *c = &v[set[i]];
-		struct vp_plan q = c->plan;
-		struct vp_mem r;
+		unsigned last = (c->plan.pp ? c->plan.pp : 1) - 1;
+		uint64_t peak = stage_peak(s->model, &c->plan, o, last, true);
 
-		q.stage = (q.pp ? q.pp : 1) - 1;
-		vp_mem_estimate_fast(s->model, &q, o, &r);
-		if (r.device_peak > c->device_peak) {
-			c->device_peak = r.device_peak;
-			c->worst_stage = q.stage;
+		if (peak > c->device_peak) {
+			c->device_peak = peak;
+			c->worst_stage = last;
 		}
 		c->fits = false;
 		keep(out, c);

@@ -32,14 +32,13 @@ struct want {
  * to its preferred height, then up to its maximum.  Panels are placed top
  * down in array order; what is left stays blank at the bottom.
  */
-/* What the card holds: the session's view (a calibrated profile may have
- * measured it), else the catalog's. */
+/* What the card holds as the last estimate saw it (a calibrated profile
+ * may have measured it), else the catalog's. */
 static uint64_t
 capacity(const struct vp_tui *t)
 {
-	if (t->ses->gpus != NULL && t->ses->gpus->gpu != NULL &&
-	    t->ses->profile.usable_bytes)
-		return t->ses->profile.usable_bytes;
+	if (t->ses->gpus != NULL && t->ses->gpus->gpu != NULL)
+		return t->ses->gpus->gpu->usable_bytes;
 	return t->gs->gpu->usable_bytes;
 }
 
