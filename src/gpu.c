@@ -348,10 +348,14 @@ vp_catalog_match_device(const struct vp_catalog *c, const char *devname,
 			best = NULL;
 			best_score = INFINITY;
 		}
+		/* Distance in GB between the marketed memory and what the
+		 * device reports (in GiB: "80GB" parts report about 80 GiB).
+		 * A form factor the name contradicts adds 0.5, less than any
+		 * memory step between variants of one model, so it only
+		 * breaks ties.  SXM parts name HBM3 rather than SXM. */
 		if (total_bytes && !isnan(g->memory_gb))
 			score = fabs(g->memory_gb - (double)total_bytes /
 			    VP_GIB);
-		/* SXM parts name HBM3 rather than SXM. */
 		for (f = 0; f < VP_NELEM(forms); f++) {
 			bool says = strstr(devname, forms[f]) != NULL ||
 			    (f == 0 && strstr(devname, "PCIe") != NULL) ||
