@@ -43,65 +43,6 @@ vp_usage(void)
 	    "(see vramplan(1), or --help)\n", stderr);
 }
 
-static void
-help(void)
-{
-	fputs(
-"usage: vramplan MODEL [--gpus NxCARD] [options]\n"
-"       vramplan compare MODEL --tokens N [--sort cost|time|gpus] [--svg FILE]\n"
-"       vramplan tui MODEL [options]      (interactive what-if explorer)\n"
-"       vramplan calibrate [--device cuda|cpu] [--model M]... | --show\n"
-"       vramplan models | gpus\n"
-"\n"
-"Estimate the GPU memory of one training step and whether it fits; with\n"
-"--gpus, a planner chooses the parallel, sharding and recompute options\n"
-"left out (those given stay fixed).  MODEL is a vramplan YAML file, a\n"
-"Hugging Face config.json, or a library name ('vramplan models').\n"
-"compare: for every card, the fewest GPUs that fit, time and cost of N tokens.\n"
-"\n"
-"  --gpus NxCARD        the whole job, e.g. 2xA100, 8xH100-SXM, 1xRTX4090\n"
-"  --nodes N  --gpus-per-node N    node layout (default: 8 GPUs per node)\n"
-"  --precision P        fp32 fp16-mixed bf16-mixed fp16 bf16 fp16-master\n"
-"                       bf16-master fp8 (Transformer Engine)\n"
-"  --optimizer O        sgd sgd-momentum adam adamw adamw-8bit adafactor lion\n"
-"                       paged-adamw paged-adamw-8bit\n"
-"  --micro-batch N      --seq N      --grad-accum N\n"
-"  --recompute R        none selective full\n"
-"  --attention A        eager sdpa flash\n"
-"  --dropout P          override the model's dropout\n"
-"  --framework F        torch deepspeed fsdp1 fsdp2 megatron\n"
-"  --zero S             ZeRO stage 0-3 (Megatron: distributed optimizer)\n"
-"  --fsdp S             none full grad-op hybrid\n"
-"  --tp N  --sp  --pp N  --vpp N  --cp N  --ep N  --dp N\n"
-"  --capacity-factor X  MoE token padding (default dropless)\n"
-"  --device D           cuda (default) or cpu\n"
-"  --fused-optimizer    fused optimizer kernels (no foreach temporaries)\n"
-"  --lora RANK          LoRA adapters on a frozen base (PEFT)\n"
-"  --lora-targets LIST  q,k,v,o,gate,up,down or all-linear (default q,v)\n"
-"  --lora-dropout P  --lora-dtype fp32|bf16    (defaults: 0, fp32)\n"
-"  --quant Q            none nf4 fp4 int8: bitsandbytes base (needs --lora)\n"
-"  --loss L             full (default) or chunked (fused linear cross-entropy)\n"
-"  --offload W          none optimizer params optimizer+params (to host RAM)\n"
-"  --offload-nvme       offload to NVMe (ZeRO-Infinity)\n"
-"  --host-mem GiB       host RAM per node; more offloaded state does not fit\n"
-"  --activation-offload each block's saved activations wait in host RAM\n"
-"  --no-search          no planner: open options take their defaults\n"
-"  --plans N            alternatives to show, 1-8 (default 4)\n"
-"  --max-micro-batch  --max-seq  --min-gpus   largest, longest, fewest that fit\n"
-"  --explain            largest live tensors at the peak\n"
-"  --json | --csv       machine-readable output\n"
-"  --catalog FILE       GPU catalog instead of the bundled one\n"
-"  --plan FILE          a plan saved by the TUI (options given here win)\n"
-"  --profile FILE|none  calibrated profile (default: the stored one for the\n"
-"                       card, or for cpu; none: the built-in defaults)\n"
-"  --help  --version\n"
-"\n"
-"Exit status: 0 fits (or no --gpus), 1 does not fit, 2 usage error,\n"
-"3 bad input, 4 system error, 5 calibrate found no GPU.\n"
-"Manuals: vramplan(1), vramplan-model(5).\n",
-	    stdout);
-}
-
 const char *
 vp_data_dir(void)
 {
@@ -281,445 +222,186 @@ vp_cli_load_catalog(const char *path, struct vp_catalog *c)
 	return rc;
 }
 
-/* Option values, parsed before the model is known. */
-struct overrides {
-	int precision, optimizer, recompute, attention, device;
-	uint64_t micro_batch, seq, grad_accum;
-	double dropout;
-	int zero, tp, pp, dp;
-	bool fused;
-	int fsdp, framework, vpp, cp, ep, sp, nodes, gpn;
-	double capacity;
-	bool max_mb, max_seq, min_gpus, no_search;
-	int nplans;
-	int lora, quant, offload, loss, lora_dtype;
-	unsigned lora_targets;
-	double lora_dropout, host_mem_gib;
-	bool offload_nvme, act_offload;
-	const char *profile;	/* --profile FILE */
-	const char *gpus;	/* --gpus NxCARD */
-	const char *plan;	/* --plan FILE */
-};
+/* The most GPUs a job may have (vramplan(1)). */
+#define VP_MAX_GPUS 65536u
+/* GPUs in a node unless --nodes or --gpus-per-node says otherwise. */
+#define VP_NODE_GPUS 8u
 
-static int
-parse_enum(const char *flag, const char *arg, const char *const *names,
-    int n, int *out)
+/* The GPUs the parallel degrees make, in 64 bits. */
+static uint64_t
+vp_plan_world(const struct vp_plan *p)
 {
-	const char *near;
-	int i;
-
-	for (i = 0; i < n; i++)
-		if (strcmp(arg, names[i]) == 0) {
-			*out = i;
-			return 0;
-		}
-	near = vp_closest(arg, names, (size_t)n);
-	fprintf(stderr, "vramplan: unknown %s '%s'", flag, arg);
-	if (near)
-		fprintf(stderr, "; did you mean '%s'?", near);
-	fputs(" (one of:", stderr);
-	for (i = 0; i < n; i++)
-		fprintf(stderr, " %s", names[i]);
-	fputs(")\n", stderr);
-	return -1;
-}
-
-static int
-parse_num(const char *flag, const char *arg, uint64_t min, uint64_t max,
-    uint64_t *out)
-{
-	const char *err;
-
-	if (vp_parse_u64(arg, min, max, out, &err) != 0) {
-		fprintf(stderr, "vramplan: %s '%s' is %s (expected a whole "
-		    "number from %llu to %llu)\n", flag, arg, err,
-		    (unsigned long long)min, (unsigned long long)max);
-		return -1;
-	}
-	return 0;
-}
-
-enum {
-	O_GPUS = 256, O_PREC, O_OPT, O_MB, O_SEQ, O_GA, O_RECOMP, O_ATTN,
-	O_DROP, O_ZERO, O_TP, O_PP, O_DP, O_DEVICE, O_EXPLAIN, O_JSON, O_CSV,
-	O_CATALOG, O_FUSED, O_HELP, O_VERSION, O_FSDP, O_FRAMEWORK, O_VPP, O_CP,
-	O_EP, O_SP, O_NODES, O_GPN, O_CAPACITY, O_MAXMB, O_MAXSEQ, O_MINGPUS,
-	O_NOSEARCH, O_PLANS, O_LORA, O_LORA_TARGETS, O_LORA_DROPOUT, O_LORA_DTYPE,
-	O_QUANT, O_OFFLOAD, O_OFFLOAD_NVME, O_ACT_OFFLOAD, O_HOST_MEM, O_LOSS,
-	O_PROFILE, O_PLAN
-};
-
-static const struct option longopts[] = {
-	{ "gpus", required_argument, NULL, O_GPUS },
-	{ "precision", required_argument, NULL, O_PREC },
-	{ "optimizer", required_argument, NULL, O_OPT },
-	{ "micro-batch", required_argument, NULL, O_MB },
-	{ "seq", required_argument, NULL, O_SEQ },
-	{ "grad-accum", required_argument, NULL, O_GA },
-	{ "recompute", required_argument, NULL, O_RECOMP },
-	{ "attention", required_argument, NULL, O_ATTN },
-	{ "dropout", required_argument, NULL, O_DROP },
-	{ "zero", required_argument, NULL, O_ZERO },
-	{ "tp", required_argument, NULL, O_TP },
-	{ "pp", required_argument, NULL, O_PP },
-	{ "dp", required_argument, NULL, O_DP },
-	{ "device", required_argument, NULL, O_DEVICE },
-	{ "explain", no_argument, NULL, O_EXPLAIN },
-	{ "json", no_argument, NULL, O_JSON },
-	{ "csv", no_argument, NULL, O_CSV },
-	{ "catalog", required_argument, NULL, O_CATALOG },
-	{ "fused-optimizer", no_argument, NULL, O_FUSED },
-	{ "fsdp", required_argument, NULL, O_FSDP },
-	{ "framework", required_argument, NULL, O_FRAMEWORK },
-	{ "vpp", required_argument, NULL, O_VPP },
-	{ "cp", required_argument, NULL, O_CP },
-	{ "ep", required_argument, NULL, O_EP },
-	{ "sp", no_argument, NULL, O_SP },
-	{ "nodes", required_argument, NULL, O_NODES },
-	{ "gpus-per-node", required_argument, NULL, O_GPN },
-	{ "capacity-factor", required_argument, NULL, O_CAPACITY },
-	{ "max-micro-batch", no_argument, NULL, O_MAXMB },
-	{ "max-seq", no_argument, NULL, O_MAXSEQ },
-	{ "min-gpus", no_argument, NULL, O_MINGPUS },
-	{ "no-search", no_argument, NULL, O_NOSEARCH },
-	{ "plans", required_argument, NULL, O_PLANS },
-	{ "lora", required_argument, NULL, O_LORA },
-	{ "lora-targets", required_argument, NULL, O_LORA_TARGETS },
-	{ "lora-dropout", required_argument, NULL, O_LORA_DROPOUT },
-	{ "lora-dtype", required_argument, NULL, O_LORA_DTYPE },
-	{ "quant", required_argument, NULL, O_QUANT },
-	{ "offload", required_argument, NULL, O_OFFLOAD },
-	{ "offload-nvme", no_argument, NULL, O_OFFLOAD_NVME },
-	{ "activation-offload", no_argument, NULL, O_ACT_OFFLOAD },
-	{ "host-mem", required_argument, NULL, O_HOST_MEM },
-	{ "loss", required_argument, NULL, O_LOSS },
-	{ "profile", required_argument, NULL, O_PROFILE },
-	{ "plan", required_argument, NULL, O_PLAN },
-	{ "help", no_argument, NULL, O_HELP },
-	{ "version", no_argument, NULL, O_VERSION },
-	{ NULL, 0, NULL, 0 },
-};
-
-/* Options into the override set and the job's output flags. */
-static int
-parse_options(int argc, char **argv, struct overrides *ov,
-    struct vp_cli_job *job)
-{
-	const char *err;
-	uint64_t u;
-	int c;
-
-	opterr = 0;
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
-		switch (c) {
-		case O_GPUS: ov->gpus = optarg; break;
-		case O_PREC:
-			if (parse_enum("--precision", optarg, vp_prec_names,
-			    VP_PREC_COUNT, &ov->precision))
-				return VP_EXIT_USAGE;
-			break;
-		case O_OPT:
-			if (parse_enum("--optimizer", optarg, vp_opt_names,
-			    VP_OPT_COUNT, &ov->optimizer))
-				return VP_EXIT_USAGE;
-			break;
-		case O_RECOMP:
-			if (parse_enum("--recompute", optarg, vp_recomp_names,
-			    VP_RECOMP_COUNT, &ov->recompute))
-				return VP_EXIT_USAGE;
-			break;
-		case O_ATTN:
-			if (parse_enum("--attention", optarg, vp_attn_names,
-			    VP_ATTN_COUNT, &ov->attention))
-				return VP_EXIT_USAGE;
-			break;
-		case O_DEVICE:
-			if (parse_enum("--device", optarg, vp_device_names,
-			    VP_DEVICE_COUNT, &ov->device))
-				return VP_EXIT_USAGE;
-			break;
-		case O_MB:
-			if (parse_num("--micro-batch", optarg, 1, 1u << 20,
-			    &ov->micro_batch))
-				return VP_EXIT_USAGE;
-			break;
-		case O_SEQ:
-			if (parse_num("--seq", optarg, 1, 1u << 27, &ov->seq))
-				return VP_EXIT_USAGE;
-			break;
-		case O_GA:
-			if (parse_num("--grad-accum", optarg, 1, 1u << 20,
-			    &ov->grad_accum))
-				return VP_EXIT_USAGE;
-			break;
-		case O_DROP:
-			if (vp_parse_double(optarg, 0, 0.99, &ov->dropout,
-			    &err) != 0) {
-				fprintf(stderr, "vramplan: --dropout '%s' is %s "
-				    "(expected a probability from 0 to 0.99)\n",
-				    optarg, err);
-				return VP_EXIT_USAGE;
-			}
-			break;
-		case O_ZERO:
-			if (parse_num("--zero", optarg, 0, 3, &u))
-				return VP_EXIT_USAGE;
-			ov->zero = (int)u;
-			break;
-		case O_TP:
-			if (parse_num("--tp", optarg, 1, 1024, &u))
-				return VP_EXIT_USAGE;
-			ov->tp = (int)u;
-			break;
-		case O_PP:
-			if (parse_num("--pp", optarg, 1, 1024, &u))
-				return VP_EXIT_USAGE;
-			ov->pp = (int)u;
-			break;
-		case O_DP:
-			if (parse_num("--dp", optarg, 1, 65536, &u))
-				return VP_EXIT_USAGE;
-			ov->dp = (int)u;
-			break;
-		case O_EXPLAIN: job->explain = true; break;
-		case O_JSON: job->json = true; break;
-		case O_CSV: job->csv = true; break;
-		case O_CATALOG: job->catalog = optarg; break;
-		case O_FUSED: ov->fused = true; break;
-		case O_FSDP:
-			if (parse_enum("--fsdp", optarg, vp_fsdp_names,
-			    VP_FSDP_COUNT, &ov->fsdp))
-				return VP_EXIT_USAGE;
-			break;
-		case O_FRAMEWORK:
-			if (parse_enum("--framework", optarg,
-			    vp_framework_names, VP_FW_COUNT, &ov->framework))
-				return VP_EXIT_USAGE;
-			break;
-		case O_VPP: case O_CP: case O_EP: case O_NODES: case O_GPN:
-		case O_PLANS:
-			if (parse_num(argv[optind - 1], optarg, 1,
-			    c == O_NODES ? 65536 : c == O_PLANS ? 8 : 1024, &u))
-				return VP_EXIT_USAGE;
-			if (c == O_VPP) ov->vpp = (int)u;
-			else if (c == O_CP) ov->cp = (int)u;
-			else if (c == O_EP) ov->ep = (int)u;
-			else if (c == O_NODES) ov->nodes = (int)u;
-			else if (c == O_GPN) ov->gpn = (int)u;
-			else ov->nplans = (int)u;
-			break;
-		case O_SP: ov->sp = 1; break;
-		case O_CAPACITY:
-			if (vp_parse_double(optarg, 1.0, 16.0, &ov->capacity,
-			    &err) != 0) {
-				fprintf(stderr, "vramplan: --capacity-factor "
-				    "'%s' is %s (expected a number from 1 to "
-				    "16)\n", optarg, err);
-				return VP_EXIT_USAGE;
-			}
-			break;
-		case O_MAXMB: ov->max_mb = true; break;
-		case O_MAXSEQ: ov->max_seq = true; break;
-		case O_MINGPUS: ov->min_gpus = true; break;
-		case O_NOSEARCH: ov->no_search = true; break;
-		case O_LORA:
-			if (parse_num("--lora", optarg, 1, 65536, &u))
-				return VP_EXIT_USAGE;
-			ov->lora = (int)u;
-			break;
-		case O_LORA_TARGETS: {
-			const char *bad = NULL;
-
-			if (vp_lora_parse_targets(optarg, &ov->lora_targets,
-			    &bad) != 0) {
-				fprintf(stderr, "vramplan: unknown --lora-targets "
-				    "'%s' (a comma list of q, k, v, o, gate, up, "
-				    "down, or all-linear)\n", bad);
-				return VP_EXIT_USAGE;
-			}
-			break;
-		}
-		case O_LORA_DROPOUT:
-			if (vp_parse_double(optarg, 0, 0.99, &ov->lora_dropout,
-			    &err) != 0) {
-				fprintf(stderr, "vramplan: --lora-dropout '%s' is "
-				    "%s (expected 0 to 0.99)\n", optarg, err);
-				return VP_EXIT_USAGE;
-			}
-			break;
-		case O_LORA_DTYPE: {
-			static const char *const ld[] = { "fp32", "bf16" };
-
-			if (parse_enum("--lora-dtype", optarg, ld, 2,
-			    &ov->lora_dtype))
-				return VP_EXIT_USAGE;
-			break;
-		}
-		case O_QUANT:
-			if (parse_enum("--quant", optarg, vp_quant_names,
-			    VP_QUANT_COUNT, &ov->quant))
-				return VP_EXIT_USAGE;
-			break;
-		case O_OFFLOAD:
-			if (parse_enum("--offload", optarg, vp_offload_names,
-			    VP_OFFLOAD_COUNT, &ov->offload))
-				return VP_EXIT_USAGE;
-			break;
-		case O_OFFLOAD_NVME: ov->offload_nvme = true; break;
-		case O_ACT_OFFLOAD: ov->act_offload = true; break;
-		case O_HOST_MEM:
-			if (vp_parse_double(optarg, 1, 1e6, &ov->host_mem_gib,
-			    &err) != 0) {
-				fprintf(stderr, "vramplan: --host-mem '%s' is %s "
-				    "(GiB per node, from 1 to 1000000)\n", optarg,
-				    err);
-				return VP_EXIT_USAGE;
-			}
-			break;
-		case O_LOSS:
-			if (parse_enum("--loss", optarg, vp_loss_names,
-			    VP_LOSS_COUNT, &ov->loss))
-				return VP_EXIT_USAGE;
-			break;
-		case O_PROFILE: ov->profile = optarg; break;
-		case O_PLAN: ov->plan = optarg; break;
-		case O_HELP: case 'h':
-			help();
-			job->done = true;
-			return flush_out();
-		case O_VERSION:
-			printf("vramplan %s\n", PACKAGE_VERSION);
-			job->done = true;
-			return flush_out();
-		default:
-			if (optopt)
-				fprintf(stderr, "vramplan: option '%s' needs a "
-				    "value\n", argv[optind - 1]);
-			else
-				fprintf(stderr, "vramplan: unknown option "
-				    "'%s'\n", argv[optind - 1]);
-			vp_usage();
-			return VP_EXIT_USAGE;
-		}
-	}
-	if (optind >= argc) {
-		fputs("vramplan: no model given\n", stderr);
-		vp_usage();
-		return VP_EXIT_USAGE;
-	}
-	if (optind + 1 < argc) {
-		fprintf(stderr, "vramplan: unexpected argument '%s' after the "
-		    "model\n", argv[optind + 1]);
-		vp_usage();
-		return VP_EXIT_USAGE;
-	}
-	if (job->json && job->csv) {
-		fputs("vramplan: --json and --csv exclude each other\n", stderr);
-		return VP_EXIT_USAGE;
-	}
-	job->model_arg = argv[optind];
-	return VP_EXIT_OK;
+	return (uint64_t)p->dp * (p->tp ? p->tp : 1) * (p->pp ? p->pp : 1) *
+	    (p->cp ? p->cp : 1);
 }
 
 /*
- * --plan FILE: every key of the file counts as its option, unless the
- * command line gives that option too (the command line wins).  The file's
- * gpus-per-node goes with its gpus, and only when the command line says
- * nothing about the nodes.
+ * The getopt table of a command, made from the option table: every row
+ * the command takes, the value VP_O_* + 256.  opts has VP_O_COUNT + 1
+ * rows.
  */
 static void
-merge_plan_file(struct overrides *o, const struct vp_plan_knobs *k)
+getopt_table(unsigned cmd, struct option *opts)
 {
-	const struct vp_plan *p = &k->plan;
+	int i, n = 0;
 
-#define HAS(key) k->has[VP_PK_##key]
-	if (HAS(PRECISION) && o->precision < 0) o->precision = p->precision;
-	if (HAS(OPTIMIZER) && o->optimizer < 0) o->optimizer = p->optimizer;
-	if (HAS(RECOMPUTE) && o->recompute < 0) o->recompute = p->recompute;
-	if (HAS(ATTENTION) && o->attention < 0) o->attention = p->attention;
-	if (HAS(DEVICE) && o->device < 0) o->device = p->device;
-	if (HAS(MICRO_BATCH) && !o->micro_batch) o->micro_batch = p->micro_batch;
-	if (HAS(SEQ) && !o->seq) o->seq = p->seq;
-	if (HAS(GRAD_ACCUM) && !o->grad_accum) o->grad_accum = p->grad_accum;
-	if (HAS(DROPOUT) && o->dropout < 0) o->dropout = p->dropout;
-	if (HAS(ZERO) && o->zero < 0) o->zero = (int)p->zero;
-	if (HAS(TP) && o->tp < 0) o->tp = (int)p->tp;
-	if (HAS(PP) && o->pp < 0) o->pp = (int)p->pp;
-	if (HAS(FUSED)) o->fused |= p->fused_optimizer;
-	if (HAS(FSDP) && o->fsdp < 0) o->fsdp = p->fsdp;
-	if (HAS(FRAMEWORK) && o->framework < 0) o->framework = p->framework;
-	if (HAS(VPP) && o->vpp < 0) o->vpp = (int)p->vpp;
-	if (HAS(CP) && o->cp < 0) o->cp = (int)p->cp;
-	if (HAS(EP) && o->ep < 0) o->ep = (int)p->ep;
-	/* sp: -1 open, 0 or 1 fixed; the flag can only say 1. */
-	if (HAS(SP) && o->sp < 0) o->sp = p->sp;
-	if (HAS(CAPACITY) && o->capacity < 0) o->capacity = p->capacity_factor;
-	if (HAS(LORA) && o->lora < 0) o->lora = (int)p->lora_rank;
-	if (HAS(LORA_TARGETS) && !o->lora_targets)
-		o->lora_targets = p->lora_targets;
-	if (HAS(LORA_DROPOUT) && o->lora_dropout < 0)
-		o->lora_dropout = p->lora_dropout;
-	if (HAS(LORA_DTYPE) && o->lora_dtype < 0)
-		o->lora_dtype = p->lora_dtype == VP_BF16;
-	if (HAS(QUANT) && o->quant < 0) o->quant = p->quant;
-	if (HAS(OFFLOAD) && o->offload < 0) o->offload = p->offload;
-	if (HAS(OFFLOAD_NVME)) o->offload_nvme |= p->offload_nvme;
-	if (HAS(ACT_OFFLOAD)) o->act_offload |= p->activation_offload;
-	if (HAS(HOST_MEM) && o->host_mem_gib < 0)
-		o->host_mem_gib = (double)p->host_mem_bytes / VP_GIB;
-	if (HAS(LOSS) && o->loss < 0) o->loss = p->loss;
-	if (HAS(GPUS) && o->gpus == NULL) {
-		o->gpus = k->gpus;
-		if (HAS(GPUS_PER_NODE) && o->gpn < 0 && o->nodes < 0)
-			o->gpn = (int)p->gpus_per_node;
+	for (i = 0; i < VP_O_COUNT; i++) {
+		if (!(vp_options[i].cmds & cmd))
+			continue;
+		opts[n].name = vp_options[i].name;
+		opts[n].has_arg = vp_options[i].kind == VP_OK_FLAG ?
+		    no_argument : required_argument;
+		opts[n].flag = NULL;
+		opts[n].val = 256 + i;
+		n++;
 	}
-#undef HAS
+	memset(&opts[n], 0, sizeof opts[n]);
 }
 
-/* The plan: built-in defaults, the model's training block, overrides. */
-static void
-apply_overrides(const struct overrides *o, const struct vp_model *m,
-    struct vp_plan *p)
+/* The command's name in messages: "" for the estimate, "compare: ". */
+static const char *
+cmd_prefix(unsigned cmd)
 {
-	vp_plan_defaults(p, m);
-	if (o->precision >= 0) p->precision = (enum vp_precision)o->precision;
-	if (o->optimizer >= 0) p->optimizer = (enum vp_optimizer)o->optimizer;
-	if (o->recompute >= 0) p->recompute = (enum vp_recompute)o->recompute;
-	if (o->attention >= 0) p->attention = (enum vp_attention)o->attention;
-	if (o->device >= 0) p->device = (enum vp_device)o->device;
-	if (o->micro_batch) p->micro_batch = o->micro_batch;
-	if (o->seq) p->seq = o->seq;
-	if (o->grad_accum) p->grad_accum = o->grad_accum;
-	if (o->dropout >= 0) p->dropout = o->dropout;
-	if (o->zero >= 0) p->zero = (unsigned)o->zero;
-	if (o->tp > 0) p->tp = (unsigned)o->tp;
-	if (o->pp > 0) p->pp = (unsigned)o->pp;
-	if (o->dp > 0) p->dp = (unsigned)o->dp;
-	p->fused_optimizer = o->fused;
-	if (o->fsdp >= 0) p->fsdp = (enum vp_fsdp)o->fsdp;
-	if (o->framework >= 0) p->framework = (enum vp_framework)o->framework;
-	if (o->vpp > 0) p->vpp = (unsigned)o->vpp;
-	if (o->cp > 0) p->cp = (unsigned)o->cp;
-	if (o->ep > 0) p->ep = (unsigned)o->ep;
-	if (o->sp >= 0) p->sp = o->sp;
-	if (o->capacity >= 0) p->capacity_factor = o->capacity;
-	if (o->lora >= 0) p->lora_rank = (unsigned)o->lora;
-	if (o->lora_targets) p->lora_targets = o->lora_targets;
-	/* all-linear means the linears this model has. */
-	if (p->lora_targets == (1u << VP_LORA_TARGET_COUNT) - 1)
-		p->lora_targets &= vp_lora_available(m);
-	if (o->lora_dropout >= 0) p->lora_dropout = o->lora_dropout;
-	if (o->lora_dtype >= 0)
-		p->lora_dtype = o->lora_dtype ? VP_BF16 : VP_FP32;
-	if (o->quant >= 0) p->quant = (enum vp_quant)o->quant;
-	if (o->offload >= 0) p->offload = (enum vp_offload)o->offload;
-	p->offload_nvme = o->offload_nvme;
-	p->activation_offload = o->act_offload;
-	if (o->host_mem_gib > 0)
-		p->host_mem_bytes = (uint64_t)(o->host_mem_gib * VP_GIB);
-	if (o->loss >= 0) p->loss = (enum vp_loss)o->loss;
+	return cmd == VP_CMD_COMPARE ? "compare: " : cmd == VP_CMD_TUI ?
+	    "tui: " : cmd == VP_CMD_GPUS ? "gpus: " : "";
+}
 
+/*
+ * An option the getopt table of cmd does not hold.  When another command
+ * takes it, say which; else it is unknown, with the nearest name.
+ */
+static void
+say_not_taken(unsigned cmd, const char *arg)
+{
+	const char *names[VP_O_COUNT], *near, *eq;
+	char name[64];
+	size_t n = 0, len;
+	int i, id;
+
+	arg += strspn(arg, "-");
+	len = (eq = strchr(arg, '=')) ? (size_t)(eq - arg) : strlen(arg);
+	snprintf(name, sizeof name, "%.*s", (int)len, arg);
+	id = vp_option_find(name);
+	if (id >= 0 && cmd == VP_CMD_TUI &&
+	    (vp_options[id].cmds & VP_CMD_ESTIMATE)) {
+		fprintf(stderr, "vramplan: tui: --%s is for the estimate's "
+		    "report (vramplan MODEL --%s); the TUI shows its own\n",
+		    name, name);
+		return;
+	}
+	if (id >= 0) {
+		fprintf(stderr, "vramplan: %s--%s belongs to '%s', not to "
+		    "this command (see --help)\n", cmd_prefix(cmd), name,
+		    vp_options[id].cmds & VP_CMD_ESTIMATE ? "vramplan MODEL" :
+		    vp_options[id].cmds & VP_CMD_COMPARE ?
+		    "vramplan compare" : "vramplan gpus");
+		return;
+	}
+	for (i = 0; i < VP_O_COUNT; i++)
+		if ((vp_options[i].cmds & cmd) &&
+		    strncmp(vp_options[i].name, name, len) == 0)
+			names[n++] = vp_options[i].name;
+	if (n > 1 && len > 0) {
+		/* getopt_long takes a prefix of one option only. */
+		fprintf(stderr, "vramplan: %soption '--%s' is ambiguous; it "
+		    "begins", cmd_prefix(cmd), name);
+		for (i = 0; i < (int)n; i++)
+			fprintf(stderr, "%s --%s", i ? "," : "", names[i]);
+		fputc('\n', stderr);
+		return;
+	}
+	for (n = 0, i = 0; i < VP_O_COUNT; i++)
+		if (vp_options[i].cmds & cmd)
+			names[n++] = vp_options[i].name;
+	near = vp_closest(name, names, n);
+	fprintf(stderr, "vramplan: %sunknown option '--%s'", cmd_prefix(cmd),
+	    name);
+	if (near)
+		fprintf(stderr, "; did you mean '--%s'?", near);
+	fputc('\n', stderr);
+}
+
+/* The options of cmd in argv into o; the operands start at *first. */
+static int
+parse_options(int argc, char **argv, unsigned cmd, struct vp_optset *o,
+    const char **prices, size_t *nprices, int *first)
+{
+	struct option opts[VP_O_COUNT + 1];
+	struct vp_buf err;
+	int c;
+
+	getopt_table(cmd, opts);
+	vp_buf_init(&err);
+	opterr = 0;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		enum vp_optid id;
+
+		if (c == 'h')
+			c = 256 + VP_O_HELP;
+		if (c < 256 || c >= 256 + VP_O_COUNT) {
+			if (optopt >= 256)
+				fprintf(stderr, "vramplan: %soption '%s' needs a "
+				    "value\n", cmd_prefix(cmd), argv[optind - 1]);
+			else
+				say_not_taken(cmd, argv[optind - 1]);
+			if (cmd & (VP_CMD_ESTIMATE | VP_CMD_TUI))
+				vp_usage();
+			vp_buf_free(&err);
+			return VP_EXIT_USAGE;
+		}
+		id = (enum vp_optid)(c - 256);
+		if (vp_options[id].repeat) {
+			if (*nprices == VP_CLI_MAXREPEAT) {
+				fprintf(stderr, "vramplan: too many --%s "
+				    "options\n", vp_options[id].name);
+				vp_buf_free(&err);
+				return VP_EXIT_USAGE;
+			}
+			prices[(*nprices)++] = optarg;
+		} else if (vp_option_parse(id, optarg, &o->val[id],
+		    &err) != 0) {
+			fprintf(stderr, "vramplan: %s\n", err.s);
+			vp_buf_free(&err);
+			return VP_EXIT_USAGE;
+		}
+		o->has[id] = true;
+	}
+	vp_buf_free(&err);
+	*first = optind;
+	return VP_EXIT_OK;
+}
+
+/* --help of the estimate and the TUI, from the option table. */
+static void
+help(void)
+{
+	struct vp_buf b;
+
+	vp_buf_init(&b);
+	vp_buf_add(&b,
+"usage: vramplan MODEL [--gpus NxCARD] [options]\n"
+"       vramplan compare MODEL --tokens N [--sort cost|time|gpus] [--svg FILE]\n"
+"       vramplan tui MODEL [options]      (interactive what-if explorer)\n"
+"       vramplan calibrate [--device cuda|cpu] [--model M]... | --show\n"
+"       vramplan models | gpus\n"
+"\n"
+"Estimate the GPU memory of one training step and whether it fits; with\n"
+"--gpus, a planner chooses the parallel, sharding and recompute options\n"
+"left out (those given stay fixed).  MODEL is a vramplan YAML file, a\n"
+"Hugging Face config.json, or a library name ('vramplan models').\n"
+"compare: for every card, the fewest GPUs that fit, time and cost of N tokens.\n"
+"\n");
+	vp_options_help(VP_CMD_ESTIMATE, 0, &b);
+	vp_buf_add(&b, "\ncompare also takes:\n");
+	vp_options_help(VP_CMD_COMPARE, VP_CMD_ESTIMATE, &b);
+	vp_buf_add(&b,
+"\n"
+"Exit status: 0 fits (or no --gpus), 1 does not fit, 2 usage error,\n"
+"3 bad input, 4 system error, 5 calibrate found no GPU.\n"
+"Manuals: vramplan(1), vramplan-model(5).\n");
+	fputs(b.s, stdout);
+	vp_buf_free(&b);
 }
 
 /*
@@ -727,30 +409,42 @@ apply_overrides(const struct overrides *o, const struct vp_model *m,
  * node size; or, without one, the world the degrees make.
  */
 static int
-setup_gpus(struct vp_cli_job *job, const struct overrides *o,
-    const struct vp_plan_knobs *pk, unsigned *world)
+setup_gpus(struct vp_cli_job *job, const struct vp_optset *o,
+    unsigned *world)
 {
 	struct vp_plan *p = &job->ses.plan;
+	unsigned nodes = o->has[VP_O_NODES] ? (unsigned)o->val[VP_O_NODES].u : 0;
+	unsigned gpn = o->has[VP_O_GPUS_PER_NODE] ?
+	    (unsigned)o->val[VP_O_GPUS_PER_NODE].u : 0;
+	const char *gpus = o->has[VP_O_GPUS] ? o->val[VP_O_GPUS].s : NULL;
 	struct vp_buf msg;
 
-	if (o->gpus == NULL) {
-		if (p->dp == 0) {
+	if (gpus == NULL) {
+		uint64_t w;
+
+		if (p->dp == 0)
 			p->dp = 1;
-			*world = (p->tp ? p->tp : 1) * (p->pp ? p->pp : 1);
-		} else {
-			*world = p->dp * (p->tp ? p->tp : 1) *
-			    (p->pp ? p->pp : 1);
+		w = vp_plan_world(p);
+		if (w == 0 || w > VP_MAX_GPUS) {
+			fprintf(stderr, "vramplan: the parallel degrees make "
+			    "%llu GPUs (dp %u x tp %u x pp %u x cp %u); at "
+			    "most %u\n", (unsigned long long)w, p->dp, p->tp,
+			    p->pp, p->cp, VP_MAX_GPUS);
+			return VP_EXIT_USAGE;
 		}
+		*world = (unsigned)w;
 		return VP_EXIT_OK;
 	}
 	if (vp_cli_load_catalog(job->catalog, &job->cat) != 0)
 		return VP_EXIT_INPUT;
 	vp_buf_init(&msg);
-	if (vp_gpuset_parse(&job->cat, o->gpus, &job->gs, &msg) != 0) {
-		if (pk->gpus != NULL && o->gpus == pk->gpus) {
+	if (vp_gpuset_parse(&job->cat, gpus, &job->gs, &msg) != 0) {
+		if (job->file.has[VP_O_GPUS] && o->val[VP_O_GPUS].s ==
+		    job->file.val[VP_O_GPUS].s) {
 			struct vp_diags d = { 0 };
 
-			vp_diag_add(&d, pk->file, pk->pos[VP_PK_GPUS], VP_ERROR,
+			vp_diag_add(&d, job->file.file, o->pos[VP_O_GPUS],
+			    VP_ERROR,
 			    "gpus: %s", msg.s);
 			vp_cli_print_diags(&d);
 			vp_buf_free(&msg);
@@ -766,25 +460,33 @@ setup_gpus(struct vp_cli_job *job, const struct overrides *o,
 	 * nodes (or, with --gpus-per-node K, makes M x K GPUs).
 	 */
 	*world = job->gs.count;
-	if (o->nodes > 0 && o->gpn > 0 && !job->gs.counted)
-		*world = job->gs.count = (unsigned)(o->nodes * o->gpn);
-	if (o->gpn > 0)
-		p->gpus_per_node = (unsigned)o->gpn;
-	else if (o->nodes > 0)
-		p->gpus_per_node = *world / (unsigned)o->nodes;
+	if (nodes > 0 && gpn > 0 && !job->gs.counted) {
+		if ((uint64_t)nodes * gpn > VP_MAX_GPUS) {
+			fprintf(stderr, "vramplan: --nodes %u x --gpus-per-node "
+			    "%u is %llu GPUs; at most %u\n", nodes, gpn,
+			    (unsigned long long)nodes * gpn, VP_MAX_GPUS);
+			return VP_EXIT_USAGE;
+		}
+		*world = job->gs.count = nodes * gpn;
+	}
+	if (gpn > 0)
+		p->gpus_per_node = gpn;
+	else if (nodes > 0)
+		p->gpus_per_node = *world / nodes;
 	else
-		p->gpus_per_node = *world < 8 ? *world : 8;
-	if (o->nodes > 0 && (*world % (unsigned)o->nodes != 0 ||
-	    p->gpus_per_node * (unsigned)o->nodes != *world)) {
-		unsigned lo = (unsigned)o->nodes, hi = lo;
+		p->gpus_per_node = *world < VP_NODE_GPUS ? *world :
+		    VP_NODE_GPUS;
+	if (nodes > 0 && (*world % nodes != 0 ||
+	    p->gpus_per_node * nodes != *world)) {
+		unsigned lo = nodes, hi = lo;
 
 		while (lo > 1 && *world % lo)
 			lo--;
 		while (hi < *world && *world % hi)
 			hi++;
-		fprintf(stderr, "vramplan: --nodes %d does not split %u "
+		fprintf(stderr, "vramplan: --nodes %u does not split %u "
 		    "GPUs into equal nodes; nearest valid: %u or %u\n",
-		    o->nodes, *world, lo, hi);
+		    nodes, *world, lo, hi);
 		return VP_EXIT_USAGE;
 	}
 	if (p->dp == 0)
@@ -792,79 +494,140 @@ setup_gpus(struct vp_cli_job *job, const struct overrides *o,
 	return VP_EXIT_OK;
 }
 
-int
-vp_cli_setup(int argc, char **argv, struct vp_cli_job *job)
+/*
+ * Options that only mean something with a GPU set, and pairs that
+ * exclude each other: usage errors that say why.
+ */
+static int
+check_combinations(const struct vp_optset *o)
 {
-	struct overrides ov = {
-		.precision = -1, .optimizer = -1, .recompute = -1,
-		.attention = -1, .device = -1, .dropout = -1, .zero = -1,
-		.tp = -1, .pp = -1, .dp = -1, .fsdp = -1, .framework = -1,
-		.vpp = -1, .cp = -1, .ep = -1, .sp = -1, .nodes = -1, .gpn = -1,
-		.capacity = -1, .nplans = 4, .lora = -1, .quant = -1,
-		.offload = -1, .loss = -1, .lora_dtype = -1,
-		.lora_dropout = -1, .host_mem_gib = -1,
+	static const enum vp_optid need_gpus[] = {
+		VP_O_MAX_SEQ, VP_O_MIN_GPUS, VP_O_MAX_MB, VP_O_NODES,
 	};
+	size_t i;
+
+	if (o->has[VP_O_JSON] && o->has[VP_O_CSV]) {
+		fputs("vramplan: --json and --csv exclude each other\n", stderr);
+		return VP_EXIT_USAGE;
+	}
+	if (o->has[VP_O_GPUS])
+		return VP_EXIT_OK;
+	for (i = 0; i < VP_NELEM(need_gpus); i++)
+		if (o->has[need_gpus[i]]) {
+			fprintf(stderr, "vramplan: --%s needs --gpus NxCARD "
+			    "(it asks what fits on a card)\n",
+			    vp_options[need_gpus[i]].name);
+			return VP_EXIT_USAGE;
+		}
+	return VP_EXIT_OK;
+}
+
+/*
+ * Read MODEL and the plan file, and make the plan: the built-in defaults,
+ * the model's training block, the plan file's keys, then the command
+ * line (which wins).  "all-linear" means the linears this model has.
+ */
+static int
+load_model_plan(const char *model_arg, struct vp_optset *o,
+    struct vp_optset *file, struct vp_model *m, struct vp_plan *p)
+{
 	struct vp_diags d = { 0 };
-	struct vp_plan_knobs pk;
-	struct vp_session *ses = &job->ses;
 	char *path;
-	unsigned world = 1;
 	int rc;
 
-	memset(job, 0, sizeof *job);
-	vp_plan_knobs_init(&pk);
-	if ((rc = parse_options(argc, argv, &ov, job)) != VP_EXIT_OK ||
-	    job->done)
-		return rc;
-	if (ov.plan != NULL) {
-		rc = vp_plan_load(ov.plan, &pk, &d);
+	if (o->has[VP_O_PLAN]) {
+		rc = vp_plan_load(o->val[VP_O_PLAN].s, file, &d);
 		vp_cli_print_diags(&d);
-		if (rc != 0) {
-			vp_plan_knobs_free(&pk);
+		if (rc != 0)
 			return VP_EXIT_INPUT;
-		}
-		merge_plan_file(&ov, &pk);
+		/* The file's gpus-per-node goes with its gpus, and only
+		 * when the command line says nothing of the nodes. */
+		if (o->has[VP_O_GPUS] || o->has[VP_O_NODES])
+			file->has[VP_O_GPUS_PER_NODE] = false;
+		vp_optset_merge(o, file);
 	}
-	if ((path = vp_cli_resolve_model(job->model_arg)) == NULL) {
-		vp_plan_knobs_free(&pk);
+	if ((path = vp_cli_resolve_model(model_arg)) == NULL)
 		return VP_EXIT_INPUT;
-	}
-	rc = vp_model_load(path, &job->model, &d);
+	rc = vp_model_load(path, m, &d);
 	free(path);
 	vp_cli_print_diags(&d);
-	if (rc != 0) {
-		vp_plan_knobs_free(&pk);
+	if (rc != 0)
 		return VP_EXIT_INPUT;
-	}
-	apply_overrides(&ov, &job->model, &ses->plan);
-	rc = setup_gpus(job, &ov, &pk, &world);
-	vp_plan_knobs_free(&pk);
-	if (rc != VP_EXIT_OK)
+	vp_plan_defaults(p, m);
+	vp_optset_apply(o, p);
+	if (p->lora_targets == (1u << VP_LORA_TARGET_COUNT) - 1)
+		p->lora_targets &= vp_lora_available(m);
+	return VP_EXIT_OK;
+}
+
+int
+vp_cli_setup(int argc, char **argv, unsigned cmd, struct vp_cli_job *job)
+{
+	struct vp_optset *o = &job->opts;
+	struct vp_session *ses = &job->ses;
+	const char *prices[1];
+	size_t nprices = 0;
+	unsigned world = 1;
+	int rc, first;
+
+	memset(job, 0, sizeof *job);
+	vp_optset_init(o);
+	vp_optset_init(&job->file);
+	if ((rc = parse_options(argc, argv, cmd, o, prices, &nprices,
+	    &first)) != VP_EXIT_OK)
 		return rc;
-	job->node_layout = ov.nodes > 0 || ov.gpn > 0;
-	job->profile = ov.profile;
+	if (o->has[VP_O_HELP]) {
+		help();
+		job->done = true;
+		return flush_out();
+	}
+	if (o->has[VP_O_VERSION]) {
+		printf("vramplan %s\n", PACKAGE_VERSION);
+		job->done = true;
+		return flush_out();
+	}
+	if (first >= argc) {
+		fprintf(stderr, "vramplan: %sno model given\n",
+		    cmd_prefix(cmd));
+		vp_usage();
+		return VP_EXIT_USAGE;
+	}
+	if (first + 1 < argc) {
+		fprintf(stderr, "vramplan: unexpected argument '%s' after the "
+		    "model\n", argv[first + 1]);
+		vp_usage();
+		return VP_EXIT_USAGE;
+	}
+	job->model_arg = argv[first];
+	job->json = o->has[VP_O_JSON];
+	job->csv = o->has[VP_O_CSV];
+	job->explain = o->has[VP_O_EXPLAIN];
+	job->catalog = o->has[VP_O_CATALOG] ? o->val[VP_O_CATALOG].s : NULL;
+	job->profile = o->has[VP_O_PROFILE] ? o->val[VP_O_PROFILE].s : NULL;
+	if ((rc = load_model_plan(job->model_arg, o, &job->file, &job->model,
+	    &ses->plan)) != VP_EXIT_OK)
+		return rc;
+	if ((rc = check_combinations(o)) != VP_EXIT_OK)
+		return rc;
+	if ((rc = setup_gpus(job, o, &world)) != VP_EXIT_OK)
+		return rc;
+	job->node_layout = o->has[VP_O_NODES] || o->has[VP_O_GPUS_PER_NODE];
 	ses->model = &job->model;
 	ses->gpus = &job->gs;
 	ses->world = world;
 	/*
 	 * The planner runs when there is a GPU set and the user left knobs
-	 * open; the knobs given on the command line stay fixed.
+	 * open; the knobs given (on the command line or in the plan file)
+	 * stay fixed, and --dp fixes the layout.
 	 */
-	ses->search = !ov.no_search && ov.dp <= 0;
-	ses->open.tp = ov.tp < 0;
-	ses->open.pp = ov.pp < 0;
-	ses->open.cp = ov.cp < 0;
-	ses->open.ep = ov.ep < 0 && job->model.has_moe;
-	ses->open.sp = ov.sp < 0;
-	ses->open.shard = ov.zero < 0 && ov.fsdp < 0;
-	ses->open.recompute = ov.recompute < 0;
-	ses->open.grad_accum = ov.grad_accum == 0;
-	ses->min_gpus = ov.min_gpus;
-	ses->max_seq = ov.max_seq;
+	ses->search = !o->has[VP_O_NO_SEARCH] && !o->has[VP_O_DP];
+	vp_optset_open(o, job->model.has_moe, &ses->open);
+	ses->min_gpus = o->has[VP_O_MIN_GPUS];
+	ses->max_seq = o->has[VP_O_MAX_SEQ];
 	ses->explain = job->explain;
-	ses->nplans = ov.nplans;
+	ses->nplans = o->has[VP_O_PLANS] ? (int)o->val[VP_O_PLANS].u : 4;
 	ses->version = PACKAGE_VERSION;
-	if (vp_cli_profile(ov.profile, job->gs.gpu, ses->plan.device,
+	if (vp_cli_profile(job->profile, job->gs.gpu, ses->plan.device,
 	    &ses->profile, &job->prof_label) != 0)
 		return VP_EXIT_INPUT;
 	ses->profile_label = job->prof_label.s;
@@ -877,6 +640,8 @@ vp_cli_job_free(struct vp_cli_job *job)
 	if (job == NULL)
 		return;
 	vp_buf_free(&job->prof_label);
+	vp_optset_free(&job->file);
+	vp_optset_free(&job->opts);
 	vp_session_free(&job->ses);
 	vp_gpuset_free(&job->gs);
 	vp_catalog_free(&job->cat);
@@ -892,7 +657,7 @@ vp_cmd_estimate(int argc, char **argv)
 	bool nofit;
 	int rc, e;
 
-	rc = vp_cli_setup(argc, argv, &job);
+	rc = vp_cli_setup(argc, argv, VP_CMD_ESTIMATE, &job);
 	if (rc != VP_EXIT_OK || job.done) {
 		vp_cli_job_free(&job);
 		return rc;
@@ -980,6 +745,15 @@ struct card_filter {
 	double min_mem_gib;
 };
 
+/* --vendor, --segment and --min-mem, as given. */
+static void
+card_filter_from(const struct vp_optset *o, struct card_filter *f)
+{
+	f->vendor = o->has[VP_O_VENDOR] ? o->val[VP_O_VENDOR].s : NULL;
+	f->segment = o->has[VP_O_SEGMENT] ? o->val[VP_O_SEGMENT].s : NULL;
+	f->min_mem_gib = o->has[VP_O_MIN_MEM] ? o->val[VP_O_MIN_MEM].x : 0;
+}
+
 static bool
 card_selected(const struct vp_gpu *g, const struct card_filter *f)
 {
@@ -995,35 +769,21 @@ card_selected(const struct vp_gpu *g, const struct card_filter *f)
 int
 vp_cmd_gpus(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "vendor", required_argument, NULL, 'v' },
-		{ "segment", required_argument, NULL, 's' },
-		{ "min-mem", required_argument, NULL, 'm' },
-		{ NULL, 0, NULL, 0 },
-	};
-	struct card_filter filt = { NULL, NULL, 0 };
+	struct card_filter filt;
 	struct vp_catalog cat;
-	const char *err;
-	size_t i, j;
-	int c;
+	struct vp_optset o;
+	const char *prices[1];
+	size_t nprices = 0, i, j;
+	int rc;
 
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-		if (c == 'v')
-			filt.vendor = optarg;
-		else if (c == 's')
-			filt.segment = optarg;
-		else if (c == 'm' && vp_parse_double(optarg, 0, 1e6,
-		    &filt.min_mem_gib, &err) == 0)
-			;
-		else {
-			fprintf(stderr, "vramplan: gpus: bad option '%s' (gpus "
-			    "[--vendor V] [--segment S] [--min-mem GIB])\n",
-			    argv[optind - 1]);
-			return VP_EXIT_USAGE;
-		}
+	vp_optset_init(&o);
+	if ((rc = parse_options(argc, argv, VP_CMD_GPUS, &o, prices, &nprices,
+	    &optind)) != VP_EXIT_OK) {
+		fputs("usage: vramplan gpus [--vendor V] [--segment S] "
+		    "[--min-mem GIB]\n", stderr);
+		return rc;
 	}
+	card_filter_from(&o, &filt);
 	if (optind < argc) {
 		fprintf(stderr, "vramplan: gpus takes no arguments, not '%s'\n",
 		    argv[optind]);
@@ -1102,192 +862,14 @@ vp_cli_write_atomic(const char *path, const char *text)
 	return rc;
 }
 
-enum {
-	C_TOKENS = 256, C_STEPS, C_GBATCH, C_SORT, C_MAXGPUS, C_JSON, C_CSV,
-	C_SVG, C_PRICE, C_CATALOG, C_PREC, C_OPT, C_MB, C_SEQ, C_RECOMP,
-	C_LORA, C_LORA_TARGETS, C_QUANT, C_VENDOR, C_SEGMENT, C_MINMEM, C_HELP,
-	C_EXPLAIN
-};
-
-static const struct option compare_opts[] = {
-	{ "tokens", required_argument, NULL, C_TOKENS },
-	{ "steps", required_argument, NULL, C_STEPS },
-	{ "global-batch", required_argument, NULL, C_GBATCH },
-	{ "sort", required_argument, NULL, C_SORT },
-	{ "max-gpus", required_argument, NULL, C_MAXGPUS },
-	{ "json", no_argument, NULL, C_JSON },
-	{ "csv", no_argument, NULL, C_CSV },
-	{ "svg", required_argument, NULL, C_SVG },
-	{ "price", required_argument, NULL, C_PRICE },
-	{ "catalog", required_argument, NULL, C_CATALOG },
-	{ "precision", required_argument, NULL, C_PREC },
-	{ "optimizer", required_argument, NULL, C_OPT },
-	{ "micro-batch", required_argument, NULL, C_MB },
-	{ "seq", required_argument, NULL, C_SEQ },
-	{ "recompute", required_argument, NULL, C_RECOMP },
-	{ "lora", required_argument, NULL, C_LORA },
-	{ "lora-targets", required_argument, NULL, C_LORA_TARGETS },
-	{ "quant", required_argument, NULL, C_QUANT },
-	{ "vendor", required_argument, NULL, C_VENDOR },
-	{ "segment", required_argument, NULL, C_SEGMENT },
-	{ "min-mem", required_argument, NULL, C_MINMEM },
-	{ "help", no_argument, NULL, C_HELP },
-	{ "explain", no_argument, NULL, C_EXPLAIN },
-	{ NULL, 0, NULL, 0 },
-};
-
-
-int
-vp_cmd_compare(int argc, char **argv)
+/* --price CARD=USD: the user's price replaces the catalog's. */
+static int
+apply_prices(struct vp_catalog *cat, const char *const *prices, size_t n)
 {
-	static const char *const sorts[] = { "cost", "time", "gpus" };
-	struct card_filter filt = { NULL, NULL, 0 };
-	struct vp_diags d = { 0 };
-	struct vp_catalog cat = { 0 };
-	struct vp_model model;
-	struct vp_compare job;
-	struct vp_compare_report rep;
-	struct vp_card_result *cards;
-	struct vp_buf out;
-	const char *catalog = NULL, *svg = NULL, *err;
-	const char *prices[64];
-	char *path;
-	size_t nprices = 0, i, n = 0;
-	int c, sort = 0, prec = -1, opt = -1, rc_knob = -1, quant = -1;
-	int e, anyfit = 0;
-	uint64_t u, mb = 0, seq = 0, steps = 0, gbatch = 0, lora = 0;
-	unsigned targets = 0;
-	double tokens = 0;
-	bool json = false, csv = false, explain = false;
+	const char *err;
+	size_t i;
 
-	memset(&job, 0, sizeof job);
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "h", compare_opts, NULL)) != -1) {
-		switch (c) {
-		case C_TOKENS:
-			if (vp_parse_double(optarg, 1, 1e18, &tokens, &err)) {
-				fprintf(stderr, "vramplan: --tokens '%s' is %s "
-				    "(a count such as 2e9)\n", optarg, err);
-				return VP_EXIT_USAGE;
-			}
-			break;
-		case C_STEPS: case C_GBATCH: case C_MAXGPUS: case C_MB:
-		case C_SEQ: case C_LORA:
-			if (parse_num(argv[optind - 1], optarg, 1,
-			    c == C_STEPS ? 1000000000ULL : 1u << 27, &u))
-				return VP_EXIT_USAGE;
-			if (c == C_STEPS) steps = u;
-			else if (c == C_GBATCH) gbatch = u;
-			else if (c == C_MAXGPUS) job.max_gpus = (unsigned)u;
-			else if (c == C_MB) mb = u;
-			else if (c == C_SEQ) seq = u;
-			else lora = u;
-			break;
-		case C_SORT:
-			if (parse_enum("--sort", optarg, sorts, 3, &sort))
-				return VP_EXIT_USAGE;
-			break;
-		case C_JSON: json = true; break;
-		case C_CSV: csv = true; break;
-		case C_SVG: svg = optarg; break;
-		case C_CATALOG: catalog = optarg; break;
-		case C_PRICE:
-			if (nprices == VP_NELEM(prices)) {
-				fputs("vramplan: too many --price options\n",
-				    stderr);
-				return VP_EXIT_USAGE;
-			}
-			prices[nprices++] = optarg;
-			break;
-		case C_PREC:
-			if (parse_enum("--precision", optarg, vp_prec_names,
-			    VP_PREC_COUNT, &prec))
-				return VP_EXIT_USAGE;
-			break;
-		case C_OPT:
-			if (parse_enum("--optimizer", optarg, vp_opt_names,
-			    VP_OPT_COUNT, &opt))
-				return VP_EXIT_USAGE;
-			break;
-		case C_RECOMP:
-			if (parse_enum("--recompute", optarg, vp_recomp_names,
-			    VP_RECOMP_COUNT, &rc_knob))
-				return VP_EXIT_USAGE;
-			break;
-		case C_QUANT:
-			if (parse_enum("--quant", optarg, vp_quant_names,
-			    VP_QUANT_COUNT, &quant))
-				return VP_EXIT_USAGE;
-			break;
-		case C_LORA_TARGETS: {
-			const char *bad = NULL;
-
-			if (vp_lora_parse_targets(optarg, &targets, &bad)) {
-				fprintf(stderr, "vramplan: unknown --lora-targets "
-				    "'%s'\n", bad);
-				return VP_EXIT_USAGE;
-			}
-			break;
-		}
-		case C_VENDOR: filt.vendor = optarg; break;
-		case C_EXPLAIN: explain = true; break;
-		case C_SEGMENT: filt.segment = optarg; break;
-		case C_MINMEM:
-			if (vp_parse_double(optarg, 0, 1e6, &filt.min_mem_gib,
-			    &err)) {
-				fprintf(stderr, "vramplan: --min-mem '%s' is %s "
-				    "(GiB)\n", optarg, err);
-				return VP_EXIT_USAGE;
-			}
-			break;
-		case C_HELP: case 'h':
-			puts("usage: vramplan compare MODEL --tokens N [--sort "
-			    "cost|time|gpus] [--max-gpus N]\n"
-			    "       [--json|--csv] [--svg FILE] [--price "
-			    "CARD=USD_PER_HOUR]... [plan options]\n"
-			    "See vramplan(1).");
-			return flush_out();
-		default:
-			fprintf(stderr, "vramplan: compare: %s '%s'\n", optopt ?
-			    "option needs a value:" : "unknown option",
-			    argv[optind - 1]);
-			return VP_EXIT_USAGE;
-		}
-	}
-	if (optind >= argc) {
-		fputs("vramplan: compare: no model given\nusage: vramplan "
-		    "compare MODEL --tokens N  (see vramplan(1))\n", stderr);
-		return VP_EXIT_USAGE;
-	}
-	if (tokens == 0 && steps == 0) {
-		fputs("vramplan: compare needs the size of the job: --tokens N "
-		    "(or --steps N with --global-batch SEQUENCES)\n", stderr);
-		return VP_EXIT_USAGE;
-	}
-	if (steps && !gbatch) {
-		fputs("vramplan: --steps needs --global-batch (sequences per "
-		    "step)\n", stderr);
-		return VP_EXIT_USAGE;
-	}
-	if (json + csv > 1) {
-		fputs("vramplan: --json and --csv exclude each other\n", stderr);
-		return VP_EXIT_USAGE;
-	}
-	if ((path = vp_cli_resolve_model(argv[optind])) == NULL)
-		return VP_EXIT_INPUT;
-	e = vp_model_load(path, &model, &d);
-	free(path);
-	vp_cli_print_diags(&d);
-	if (e != 0) {
-		vp_model_free(&model);
-		return VP_EXIT_INPUT;
-	}
-	if (vp_cli_load_catalog(catalog, &cat) != 0) {
-		vp_model_free(&model);
-		return VP_EXIT_INPUT;
-	}
-	for (i = 0; i < nprices; i++) {
+	for (i = 0; i < n; i++) {
 		const char *eq = strchr(prices[i], '=');
 		char name[64];
 		const struct vp_gpu *g;
@@ -1298,93 +880,178 @@ vp_cmd_compare(int argc, char **argv)
 		    vp_parse_double(eq + 1, 0, 1e4, &usd, &err) != 0) {
 			fprintf(stderr, "vramplan: --price '%s' must be "
 			    "CARD=USD_PER_GPU_HOUR, e.g. H100=2.49\n", prices[i]);
-			vp_catalog_free(&cat);
-			vp_model_free(&model);
 			return VP_EXIT_USAGE;
 		}
 		memcpy(name, prices[i], (size_t)(eq - prices[i]));
 		name[eq - prices[i]] = '\0';
-		if ((g = vp_catalog_find(&cat, name)) == NULL) {
+		if ((g = vp_catalog_find(cat, name)) == NULL) {
 			fprintf(stderr, "vramplan: --price: unknown GPU '%s' "
 			    "(see 'vramplan gpus')\n", name);
-			vp_catalog_free(&cat);
-			vp_model_free(&model);
 			return VP_EXIT_USAGE;
 		}
-		vp_catalog_set_price(&cat.v[g - cat.v], usd);
+		vp_catalog_set_price(&cat->v[g - cat->v], usd);
 	}
+	return VP_EXIT_OK;
+}
 
-	if (job.max_gpus == 0)
-		job.max_gpus = 1024;
-	job.model = &model;
-	vp_plan_defaults(&job.base, &model);
-	if (prec >= 0) job.base.precision = (enum vp_precision)prec;
-	if (opt >= 0) job.base.optimizer = (enum vp_optimizer)opt;
-	if (mb) job.base.micro_batch = mb;
-	if (seq) job.base.seq = seq;
-	if (rc_knob >= 0) job.base.recompute = (enum vp_recompute)rc_knob;
-	if (lora) job.base.lora_rank = (unsigned)lora;
-	if (targets) job.base.lora_targets = targets;
-	if (job.base.lora_targets == (1u << VP_LORA_TARGET_COUNT) - 1)
-		job.base.lora_targets &= vp_lora_available(&model);
-	if (quant >= 0) job.base.quant = (enum vp_quant)quant;
-	memset(&job.open, 0, sizeof job.open);
-	job.open.tp = job.open.pp = job.open.sp = job.open.shard = true;
-	job.open.grad_accum = true;
-	job.open.recompute = rc_knob < 0;
-	job.tokens = tokens ? tokens : (double)steps * (double)gbatch *
-	    (double)job.base.seq;
-	if (vp_plan_check(&job.base, &model, 0, &d) != 0) {
+/* compare's own checks: the size of the job, one output format. */
+static int
+compare_checks(const struct vp_optset *o, int first, int argc)
+{
+	if (o->has[VP_O_HELP]) {
+		struct vp_buf b;
+
+		vp_buf_init(&b);
+		vp_buf_add(&b, "usage: vramplan compare MODEL --tokens N "
+		    "[options]\n\n");
+		vp_options_help(VP_CMD_COMPARE, 0, &b);
+		vp_buf_add(&b, "\nSee vramplan(1).\n");
+		fputs(b.s, stdout);
+		vp_buf_free(&b);
+		return -1;
+	}
+	if (first >= argc) {
+		fputs("vramplan: compare: no model given\nusage: vramplan "
+		    "compare MODEL --tokens N  (see vramplan(1))\n", stderr);
+		return VP_EXIT_USAGE;
+	}
+	if (!o->has[VP_O_TOKENS] && !o->has[VP_O_STEPS]) {
+		fputs("vramplan: compare needs the size of the job: --tokens N "
+		    "(or --steps N with --global-batch SEQUENCES)\n", stderr);
+		return VP_EXIT_USAGE;
+	}
+	if (o->has[VP_O_STEPS] && !o->has[VP_O_GLOBAL_BATCH]) {
+		fputs("vramplan: --steps needs --global-batch (sequences per "
+		    "step)\n", stderr);
+		return VP_EXIT_USAGE;
+	}
+	if (o->has[VP_O_JSON] && o->has[VP_O_CSV]) {
+		fputs("vramplan: --json and --csv exclude each other\n", stderr);
+		return VP_EXIT_USAGE;
+	}
+	return VP_EXIT_OK;
+}
+
+/*
+ * The job compare prices on every card: the plan the options make, the
+ * planner's knobs (every layout knob the options leave open; compare
+ * keeps context and expert parallelism at what they say), the tokens.
+ */
+static int
+compare_job(const struct vp_optset *o, const struct vp_model *m,
+    struct vp_compare *job)
+{
+	struct vp_diags d = { 0 };
+
+	job->model = m;
+	job->max_gpus = o->has[VP_O_MAX_GPUS] ?
+	    (unsigned)o->val[VP_O_MAX_GPUS].u : 1024;
+	vp_optset_open(o, false, &job->open);
+	job->open.cp = false;
+	job->tokens = o->has[VP_O_TOKENS] ? o->val[VP_O_TOKENS].x :
+	    (double)o->val[VP_O_STEPS].u *
+	    (double)o->val[VP_O_GLOBAL_BATCH].u * (double)job->base.seq;
+	if (vp_plan_check(&job->base, m, 0, &d) != 0) {
 		vp_cli_print_diags(&d);
-		vp_catalog_free(&cat);
-		vp_model_free(&model);
 		return VP_EXIT_INPUT;
 	}
-	cards = xcalloc(cat.n ? cat.n : 1, sizeof *cards);
-	for (i = 0; i < cat.n; i++) {
-		if (!card_selected(&cat.v[i], &filt))
-			continue;
-		vp_compare_card(&job, &cat.v[i], &cards[n]);
-		anyfit |= cards[n].fits;
-		n++;
-	}
-	vp_compare_sort(cards, n, (enum vp_sort)sort);
-	rep.model = &model;
-	rep.job = &job;
-	rep.cards = cards;
-	rep.n = n;
-	rep.sort = sorts[sort];
-	rep.color = false;
+	return VP_EXIT_OK;
+}
+
+/* The report in the format asked for; the SVG first, to its file. */
+static int
+compare_output(const struct vp_optset *o, struct vp_compare_report *rep)
+{
+	struct vp_buf out;
+	int e = VP_EXIT_OK;
+
 	vp_buf_init(&out);
-	if (svg != NULL) {
-		vp_compare_svg(&rep, &out);
-		if (vp_cli_write_atomic(svg, out.s) != 0) {
-			vp_buf_free(&out);
-			free(cards);
-			vp_catalog_free(&cat);
-			vp_model_free(&model);
-			return VP_EXIT_SYSTEM;
-		}
+	if (o->has[VP_O_SVG]) {
+		vp_compare_svg(rep, &out);
+		e = vp_cli_write_atomic(o->val[VP_O_SVG].s, out.s) != 0 ?
+		    VP_EXIT_SYSTEM : VP_EXIT_OK;
 		out.len = 0;
 		out.s[0] = '\0';
 	}
-	if (json)
-		vp_compare_json(&rep, &out);
-	else if (csv)
-		vp_compare_csv(&rep, &out);
-	else
-		vp_compare_text(&rep, &out);
-	if (explain && !json && !csv)
-		vp_buf_printf(&out, "\n%s", vp_time_assumptions);
-	fputs(out.s, stdout);
+	if (e == VP_EXIT_OK) {
+		if (o->has[VP_O_JSON])
+			vp_compare_json(rep, &out);
+		else if (o->has[VP_O_CSV])
+			vp_compare_csv(rep, &out);
+		else
+			vp_compare_text(rep, &out);
+		if (o->has[VP_O_EXPLAIN] && !o->has[VP_O_JSON] &&
+		    !o->has[VP_O_CSV])
+			vp_buf_printf(&out, "\n%s", vp_time_assumptions);
+		fputs(out.s, stdout);
+		e = flush_out();
+	}
 	vp_buf_free(&out);
+	return e;
+}
+
+int
+vp_cmd_compare(int argc, char **argv)
+{
+	struct vp_optset o, file;
+	struct vp_catalog cat = { 0 };
+	struct vp_model model = { 0 };
+	struct vp_compare job;
+	struct vp_compare_report rep;
+	struct vp_card_result *cards = NULL;
+	struct card_filter filt;
+	const char *prices[VP_CLI_MAXREPEAT];
+	size_t nprices = 0, i, n = 0;
+	int rc, first, anyfit = 0;
+
+	memset(&job, 0, sizeof job);
+	vp_optset_init(&o);
+	vp_optset_init(&file);
+	rc = parse_options(argc, argv, VP_CMD_COMPARE, &o, prices, &nprices,
+	    &first);
+	if (rc == VP_EXIT_OK && (rc = compare_checks(&o, first, argc)) < 0) {
+		rc = flush_out();	/* --help */
+		goto out;
+	}
+	if (rc == VP_EXIT_OK)
+		rc = load_model_plan(argv[first], &o, &file, &model, &job.base);
+	if (rc == VP_EXIT_OK && vp_cli_load_catalog(o.has[VP_O_CATALOG] ?
+	    o.val[VP_O_CATALOG].s : NULL, &cat) != 0)
+		rc = VP_EXIT_INPUT;
+	if (rc == VP_EXIT_OK)
+		rc = apply_prices(&cat, prices, nprices);
+	if (rc == VP_EXIT_OK)
+		rc = compare_job(&o, &model, &job);
+	if (rc == VP_EXIT_OK) {
+		card_filter_from(&o, &filt);
+		cards = xcalloc(cat.n ? cat.n : 1, sizeof *cards);
+		for (i = 0; i < cat.n; i++) {
+			if (!card_selected(&cat.v[i], &filt))
+				continue;
+			vp_compare_card(&job, &cat.v[i], &cards[n]);
+			anyfit |= cards[n].fits;
+			n++;
+		}
+		vp_compare_sort(cards, n, (enum vp_sort)(o.has[VP_O_SORT] ?
+		    o.val[VP_O_SORT].i : 0));
+		rep.model = &model;
+		rep.job = &job;
+		rep.cards = cards;
+		rep.n = n;
+		rep.sort = vp_options[VP_O_SORT].names[o.has[VP_O_SORT] ?
+		    o.val[VP_O_SORT].i : 0];
+		rep.color = false;
+		rc = compare_output(&o, &rep);
+		if (rc == VP_EXIT_OK && !anyfit)
+			rc = VP_EXIT_NOFIT;
+	}
+out:
 	free(cards);
 	vp_catalog_free(&cat);
 	vp_model_free(&model);
-	e = flush_out();
-	if (e != VP_EXIT_OK)
-		return e;
-	return anyfit ? VP_EXIT_OK : VP_EXIT_NOFIT;
+	vp_optset_free(&file);
+	vp_optset_free(&o);
+	return rc;
 }
 
 #ifndef HAVE_TUI

@@ -12,6 +12,7 @@
 
 #include "gpu.h"
 #include "model.h"
+#include "options.h"
 #include "session.h"
 #include "util.h"
 
@@ -77,8 +78,16 @@ struct vp_cli_job {
 	bool json, csv, explain;
 	bool node_layout;		/* --nodes or --gpus-per-node given */
 	bool done;
+	struct vp_optset opts;		/* the options given (and the plan
+					 * file's, merged) */
+	struct vp_optset file;		/* --plan FILE's keys (owned) */
 };
-int vp_cli_setup(int argc, char **argv, struct vp_cli_job *job);
+/* Most values one repeatable option (--price) may have. */
+#define VP_CLI_MAXREPEAT 64
+/* Options of cmd (VP_CMD_ESTIMATE or VP_CMD_TUI) and MODEL into a job
+ * ready for vp_session_run; an exit status (job->done: --help said it). */
+int vp_cli_setup(int argc, char **argv, unsigned cmd,
+    struct vp_cli_job *job);
 void vp_cli_job_free(struct vp_cli_job *job);
 
 /* The model library's names (file stems), sorted; 0 when none. */

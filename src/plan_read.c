@@ -1,15 +1,10 @@
 /* plan_read.c — the plan file reader (see plan_read.h). */
 #include "plan_read.h"
 
+#include <assert.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* Every key the file may hold, the version key last, for "did you mean". */
-#define X(e, s) s,
-static const char *const key_names[] = { VP_PK_LIST(X)
-    VP_PLANFILE_VERSION_KEY };
-#undef X
 
 static int
 read_version(const struct ynode *root, const char *file, struct vp_diags *d)
@@ -38,7 +33,7 @@ read_version(const struct ynode *root, const char *file, struct vp_diags *d)
 
 /* The GPU set's form: N x NAME or NAME; the catalog is the caller's. */
 static int
-read_gpus(const struct ynode *n, const char *file, struct vp_plan_knobs *k,
+read_gpus(const struct ynode *n, const char *file, struct vp_optset *k,
     struct vp_diags *d)
 {
 	const char *s;
@@ -50,15 +45,16 @@ read_gpus(const struct ynode *n, const char *file, struct vp_plan_knobs *k,
 		    "(expected NxCARD, e.g. 2xA100)");
 		return -1;
 	}
-	k->gpus = xstrdup(s);
+	vp_optset_own(k, VP_O_GPUS, s);
 	return 0;
 }
 
 static int
-read_targets(const struct ynode *n, const char *file, unsigned *out,
+read_targets(const struct ynode *n, const char *file, uint64_t *out,
     struct vp_diags *d)
 {
 	const char *s, *bad = NULL;
+	unsigned bits;
 
 	if (ynode_string(n, file, "lora-targets", &s, d) != 0)
 		return -1;
@@ -66,101 +62,83 @@ read_targets(const struct ynode *n, const char *file, unsigned *out,
 		*out = 0;
 		return 0;
 	}
-	if (vp_lora_parse_targets(s, out, &bad) != 0) {
+	if (vp_lora_parse_targets(s, &bits, &bad) != 0) {
 		vp_diag_add(d, file, n->pos, VP_ERROR, "unknown 'lora-targets' "
 		    "'%s' (a comma list of q, k, v, o, gate, up, down, or "
 		    "all-linear)", bad);
 		return -1;
 	}
+	*out = bits;
 	return 0;
 }
 
-/* One value into k->plan through the key table. */
+/* A number of a row that also takes 0 (off): nothing between. */
 static int
-read_value(const struct ynode *n, const char *file, enum vp_pk key,
-    struct vp_plan_knobs *k, struct vp_diags *d)
+check_zero_off(const struct ynode *n, const char *file,
+    const struct vp_optdef *od, double x, struct vp_diags *d)
 {
-	const struct vp_pk_info *ki = &vp_pk_info[key];
-	char *field = (char *)&k->plan + ki->off;
-	uint64_t u;
-	unsigned w;
-	double x;
-	bool b;
-	int e;
+	if (!od->zero_off || x == 0 || x >= od->min)
+		return 0;
+	vp_diag_add(d, file, n->pos, VP_ERROR, "'%s' must be 0 (off) or a "
+	    "number from %g to %g, not %g", od->name, od->min, od->max, x);
+	return -1;
+}
 
-	switch (ki->kind) {
-	case VP_PKK_ENUM:
-		if (ynode_enum(n, file, ki->name, ki->names, ki->nnames, &e,
-		    d) != 0)
+/* One value into k->val through the option table. */
+static int
+read_value(const struct ynode *n, const char *file, enum vp_optid key,
+    struct vp_optset *k, struct vp_diags *d)
+{
+	const struct vp_optdef *od = &vp_options[key];
+	union vp_optval *v = &k->val[key];
+	double lo = od->zero_off ? 0 : od->min;
+
+	switch (od->kind) {
+	case VP_OK_ENUM:
+		return ynode_enum(n, file, od->name, od->names, od->nnames,
+		    &v->i, d);
+	case VP_OK_U64:
+		if (ynode_u64(n, file, od->name, (uint64_t)lo,
+		    (uint64_t)od->max, &v->u, d) != 0)
 			return -1;
-		vp_pk_set_enum(&k->plan, key, e);
-		return 0;
-	case VP_PKK_DTYPE:
-		if (ynode_enum(n, file, ki->name, ki->names, ki->nnames, &e,
-		    d) != 0)
+		return check_zero_off(n, file, od, (double)v->u, d);
+	case VP_OK_DOUBLE:
+	case VP_OK_GIB:
+		if (ynode_double(n, file, od->name, lo, od->max, &v->x, d) != 0)
 			return -1;
-		k->plan.lora_dtype = e ? VP_BF16 : VP_FP32;
-		return 0;
-	case VP_PKK_U64:
-		if (ynode_u64(n, file, ki->name, (uint64_t)ki->min,
-		    (uint64_t)ki->max, &u, d) != 0)
-			return -1;
-		memcpy(field, &u, sizeof u);
-		return 0;
-	case VP_PKK_UINT:
-		if (ynode_u64(n, file, ki->name, (uint64_t)ki->min,
-		    (uint64_t)ki->max, &u, d) != 0)
-			return -1;
-		w = (unsigned)u;
-		memcpy(field, &w, sizeof w);
-		return 0;
-	case VP_PKK_DOUBLE:
-		if (ynode_double(n, file, ki->name, ki->min, ki->max, &x,
-		    d) != 0)
-			return -1;
-		if (key == VP_PK_CAPACITY && x > 0 && x < 1) {
-			vp_diag_add(d, file, n->pos, VP_ERROR, "'%s' must be "
-			    "0 (dropless) or a number from 1 to 16, not %g",
-			    ki->name, x);
-			return -1;
-		}
-		memcpy(field, &x, sizeof x);
-		return 0;
-	case VP_PKK_BOOL:
-		if (ynode_bool(n, file, ki->name, &b, d) != 0)
-			return -1;
-		memcpy(field, &b, sizeof b);
-		return 0;
-	case VP_PKK_GPUS:
+		return check_zero_off(n, file, od, v->x, d);
+	case VP_OK_FLAG:
+		return ynode_bool(n, file, od->name, &v->b, d);
+	case VP_OK_TARGETS:
+		return read_targets(n, file, &v->u, d);
+	case VP_OK_STRING:
+		assert(key == VP_O_GPUS);
 		return read_gpus(n, file, k, d);
-	case VP_PKK_TARGETS:
-		return read_targets(n, file, &k->plan.lora_targets, d);
-	case VP_PKK_GIB:
-		if (ynode_double(n, file, ki->name, ki->min, ki->max, &x,
-		    d) != 0)
-			return -1;
-		k->plan.host_mem_bytes = (uint64_t)(x * VP_GIB);
-		return 0;
 	}
 	return -1;
 }
 
+/* The key of a name: a plan-file row of the option table, or -1. */
 static int
 find_key(const char *s)
 {
-	int k;
+	int k = vp_option_find(s);
 
-	for (k = 0; k < VP_PK_COUNT; k++)
-		if (strcmp(s, vp_pk_names[k]) == 0)
-			return k;
-	return -1;
+	return k >= 0 && vp_options[k].planfile ? k : -1;
 }
 
 static void
 unknown_key(const struct ynode *kn, const char *file, struct vp_diags *d)
 {
-	const char *near = vp_closest(kn->str, key_names,
-	    VP_NELEM(key_names));
+	const char *names[VP_O_COUNT + 1], *near;
+	size_t n = 0;
+	int k;
+
+	for (k = 0; k < VP_O_COUNT; k++)
+		if (vp_options[k].planfile)
+			names[n++] = vp_options[k].name;
+	names[n++] = VP_PLANFILE_VERSION_KEY;
+	near = vp_closest(kn->str, names, n);
 
 	if (near)
 		vp_diag_add(d, file, kn->pos, VP_ERROR, "unknown key '%.64s' in "
@@ -174,7 +152,7 @@ unknown_key(const struct ynode *kn, const char *file, struct vp_diags *d)
 /* Every key but the version: known, once, with a good value. */
 static int
 read_keys(const struct ynode *root, const char *file,
-    struct vp_plan_knobs *k, struct vp_diags *d)
+    struct vp_optset *k, struct vp_diags *d)
 {
 	size_t i;
 	int bad = 0, key;
@@ -204,20 +182,20 @@ read_keys(const struct ynode *root, const char *file,
 		}
 		k->has[key] = true;
 		k->pos[key] = vn->pos;
-		if (read_value(vn, file, (enum vp_pk)key, k, d) != 0)
+		if (read_value(vn, file, (enum vp_optid)key, k, d) != 0)
 			bad = -1;
 	}
 	return bad;
 }
 
 int
-vp_plan_from_doc(const struct ydoc *doc, struct vp_plan_knobs *k,
+vp_plan_from_doc(const struct ydoc *doc, struct vp_optset *k,
     struct vp_diags *d)
 {
 	const struct ynode *root = ydoc_root(doc);
 	const char *file = ydoc_name(doc);
 
-	vp_plan_knobs_init(k);
+	vp_optset_init(k);
 	k->file = xstrdup(file);
 	if (root == NULL || ynode_is_null(root)) {
 		vp_diag_add(d, file, (struct vp_srcpos){ 1, 1 }, VP_ERROR,
@@ -238,13 +216,13 @@ vp_plan_from_doc(const struct ydoc *doc, struct vp_plan_knobs *k,
 }
 
 int
-vp_plan_load(const char *path, struct vp_plan_knobs *k, struct vp_diags *d)
+vp_plan_load(const char *path, struct vp_optset *k, struct vp_diags *d)
 {
 	struct ydoc *doc = ydoc_load(path, d);
 	int rc;
 
 	if (doc == NULL) {
-		vp_plan_knobs_init(k);
+		vp_optset_init(k);
 		return -1;
 	}
 	rc = vp_plan_from_doc(doc, k, d);

@@ -464,20 +464,12 @@ loop(struct shell *sh)
 	}
 }
 
-/* Options of the estimate that show nothing here. */
+/* The TUI draws on a terminal.  (Options of the estimate's report are
+ * refused by the option table: they are not the TUI's.) */
 static int
 check_options(const struct vp_cli_job *job)
 {
-	const char *bad = job->json ? "--json" : job->csv ? "--csv" :
-	    job->explain ? "--explain" : job->ses.max_seq ? "--max-seq" :
-	    job->ses.min_gpus ? "--min-gpus" : NULL;
-
-	if (bad != NULL) {
-		fprintf(stderr, "vramplan: tui: %s is for the estimate's "
-		    "report (vramplan MODEL %s); the TUI shows its own\n", bad,
-		    bad);
-		return VP_EXIT_USAGE;
-	}
+	(void)job;
 	if (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO)) {
 		fputs("vramplan: tui needs a terminal on stdin and stdout; for "
 		    "a report use 'vramplan MODEL [options]'\n", stderr);
@@ -535,7 +527,7 @@ vp_cmd_tui(int argc, char **argv)
 		}
 	memset(&sh, 0, sizeof sh);
 	vp_screen_init(&sh.scr);
-	rc = vp_cli_setup(argc, argv, &sh.job);
+	rc = vp_cli_setup(argc, argv, VP_CMD_TUI, &sh.job);
 	if (rc == VP_EXIT_OK && !sh.job.done)
 		rc = check_options(&sh.job);
 	if (rc == VP_EXIT_OK && !sh.job.done && sh.job.cat.n == 0 &&

@@ -260,6 +260,26 @@ run cli-compare-no-tokens compare gpt2
 run cli-compare-bad-price compare gpt2 --tokens 1e9 --price H100
 run cli-compare-unknown-price-card compare gpt2 --tokens 1e9 --price H1000=2
 run cli-tp-not-dividing models/llama-3-8b.yaml --tp 3
+# Options from the one option table (issue: every option from one table).
+# --cp without --gpus: the world is dp x tp x pp x cp (it left cp out).
+run cli-cp-without-gpus gpt2 --cp 2 --seq 512
+run cli-max-seq-without-gpus gpt2 --max-seq
+run cli-min-gpus-without-gpus gpt2 --min-gpus
+run cli-max-micro-batch-without-gpus gpt2 --max-micro-batch
+run cli-ambiguous-prefix gpt2 --lora-d 3
+run cli-option-near-miss gpt2 --precison bf16
+run cli-compare-only-option gpt2 --tokens 1e9
+run cli-host-mem-zero-is-no-limit gpt2 --host-mem 0 --seq 256 --json
+run cli-tui-report-option tui gpt2 --json
+run cli-gpus-unknown-option gpus --bogus
+# compare takes the estimate's plan options, with the same ranges and
+# messages (it lacked --attention, --framework, --plan, ...).
+run cli-compare-lora-targets compare gpt2 --tokens 1e9 --lora-targets qq
+run cli-compare-micro-batch-range compare gpt2 --tokens 1e9 --micro-batch 2000000
+run compare-gpt2-plan-options compare gpt2 --tokens 1e9 --attention eager \
+	--framework deepspeed --zero 2 --max-gpus 8 --csv
+run compare-plan-file compare models/llama-3-8b.yaml --tokens 1e9 \
+	--plan tests/data/plans/llama-3-8b-2xa100.yaml --max-gpus 16 --csv
 
 # ---- estimates -----------------------------------------------------------
 run est-llama-3-8b-2xa100 models/llama-3-8b.yaml --gpus 2xA100

@@ -523,7 +523,8 @@ plan_round_trip(void **state)
 {
 	struct job j;
 	struct vp_planfile f;
-	struct vp_plan_knobs k;
+	struct vp_optset k;
+	struct vp_plan q;
 	struct vp_diags d = { 0 };
 	struct vp_buf b;
 	struct ydoc *doc;
@@ -578,42 +579,44 @@ plan_round_trip(void **state)
 		fail_msg("the written plan does not read back:\n%s\n%s", b.s,
 		    e.s);
 	}
-	for (i = 0; i < VP_PK_COUNT; i++)
-		if (!k.has[i])
-			fail_msg("key '%s' was not written", vp_pk_names[i]);
-	assert_string_equal(k.gpus, "16xH100-80G-SXM");
+	for (i = 0; i < VP_O_COUNT; i++)
+		if (vp_options[i].planfile && !k.has[i])
+			fail_msg("key '%s' was not written", vp_options[i].name);
+	assert_string_equal(k.val[VP_O_GPUS].s, "16xH100-80G-SXM");
 	/* Every field the file holds comes back as it was. */
-	k.plan.dp = p->dp;
-	k.plan.stage = p->stage;
-	k.plan.fused_optimizer = p->fused_optimizer;
-	assert_memory_equal(&k.plan.precision, &p->precision,
+	memset(&q, 0, sizeof q);
+	vp_optset_apply(&k, &q);
+	q.dp = p->dp;
+	q.stage = p->stage;
+	q.fused_optimizer = p->fused_optimizer;
+	assert_memory_equal(&q.precision, &p->precision,
 	    sizeof p->precision);
-	assert_int_equal(k.plan.optimizer, p->optimizer);
-	assert_int_equal(k.plan.micro_batch, 3);
-	assert_int_equal(k.plan.seq, 4096);
-	assert_int_equal(k.plan.grad_accum, 7);
-	assert_int_equal(k.plan.recompute, p->recompute);
-	assert_int_equal(k.plan.attention, p->attention);
-	assert_true(k.plan.dropout == 0.05);
-	assert_int_equal(k.plan.framework, p->framework);
-	assert_int_equal(k.plan.fsdp, p->fsdp);
-	assert_int_equal(k.plan.tp, 2);
-	assert_true(k.plan.sp);
-	assert_int_equal(k.plan.pp, 2);
-	assert_int_equal(k.plan.vpp, 2);
-	assert_true(k.plan.capacity_factor == 1.25);
-	assert_int_equal(k.plan.lora_rank, 16);
-	assert_int_equal(k.plan.lora_targets, 0x7f);
-	assert_true(k.plan.lora_dropout == 0.1);
-	assert_int_equal(k.plan.lora_dtype, VP_BF16);
-	assert_int_equal(k.plan.quant, VP_QUANT_NF4);
-	assert_int_equal(k.plan.offload, VP_OFFLOAD_OPTIMIZER);
-	assert_true(k.plan.offload_nvme);
-	assert_int_equal(k.plan.host_mem_bytes, 512ULL << 30);
-	assert_true(k.plan.activation_offload);
-	assert_int_equal(k.plan.loss, VP_LOSS_CHUNKED);
-	assert_int_equal(k.plan.gpus_per_node, 4);
-	vp_plan_knobs_free(&k);
+	assert_int_equal(q.optimizer, p->optimizer);
+	assert_int_equal(q.micro_batch, 3);
+	assert_int_equal(q.seq, 4096);
+	assert_int_equal(q.grad_accum, 7);
+	assert_int_equal(q.recompute, p->recompute);
+	assert_int_equal(q.attention, p->attention);
+	assert_true(q.dropout == 0.05);
+	assert_int_equal(q.framework, p->framework);
+	assert_int_equal(q.fsdp, p->fsdp);
+	assert_int_equal(q.tp, 2);
+	assert_true(q.sp);
+	assert_int_equal(q.pp, 2);
+	assert_int_equal(q.vpp, 2);
+	assert_true(q.capacity_factor == 1.25);
+	assert_int_equal(q.lora_rank, 16);
+	assert_int_equal(q.lora_targets, 0x7f);
+	assert_true(q.lora_dropout == 0.1);
+	assert_int_equal(q.lora_dtype, VP_BF16);
+	assert_int_equal(q.quant, VP_QUANT_NF4);
+	assert_int_equal(q.offload, VP_OFFLOAD_OPTIMIZER);
+	assert_true(q.offload_nvme);
+	assert_int_equal(q.host_mem_bytes, 512ULL << 30);
+	assert_true(q.activation_offload);
+	assert_int_equal(q.loss, VP_LOSS_CHUNKED);
+	assert_int_equal(q.gpus_per_node, 4);
+	vp_optset_free(&k);
 	ydoc_free(doc);
 
 	/* The command line spells the knobs that differ, no more. */
@@ -652,7 +655,7 @@ plan_errors(void **state)
 		{ "vramplan-plan: 1\ntp: 2\ntp: 4\n", "3:1: error: duplicate "
 		    "key 'tp' in the plan (first at line 2)" },
 		{ "vramplan-plan: 1\ncapacity-factor: 0.5\n", "2:18: error: "
-		    "'capacity-factor' must be 0 (dropless)" },
+		    "'capacity-factor' must be 0 (off)" },
 		{ "vramplan-plan: 1\nlora-targets: q,x\n", "2:15: error: "
 		    "unknown 'lora-targets' 'x'" },
 		{ "vramplan-plan: 1\nsp: maybe\n", "2:5: error: 'sp'" },
@@ -663,7 +666,7 @@ plan_errors(void **state)
 	(void)state;
 	for (i = 0; i < VP_NELEM(cases); i++) {
 		struct vp_diags d = { 0 };
-		struct vp_plan_knobs k;
+		struct vp_optset k;
 		struct vp_buf e;
 		struct ydoc *doc = ydoc_parse("p.yaml", cases[i].text,
 		    strlen(cases[i].text), &d);
@@ -676,7 +679,7 @@ plan_errors(void **state)
 			fail_msg("case %zu: wanted '%s', got:\n%s", i,
 			    cases[i].want, e.s);
 		vp_buf_free(&e);
-		vp_plan_knobs_free(&k);
+		vp_optset_free(&k);
 		vp_diags_clear(&d);
 		ydoc_free(doc);
 	}

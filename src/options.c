@@ -1,0 +1,591 @@
+/* options.c — the option table and what it drives (see options.h). */
+#include "options.h"
+
+#include <assert.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const lora_dtype_names[] = { "fp32", "bf16" };
+static const enum vp_dtype lora_dtypes[] = { VP_FP32, VP_BF16 };
+static const char *const sort_names[] = { "cost", "time", "gpus" };
+
+#define F(field) offsetof(struct vp_plan, field)
+#define E(tab) tab, (int)VP_NELEM(tab)
+#define NOF VP_OF_NONE, 0
+#define EST (VP_CMD_ESTIMATE | VP_CMD_TUI)
+#define CMP VP_CMD_COMPARE
+#define ALL VP_CMD_PLANS
+
+/*
+ * The rows.  Ranges are the documented ones (vramplan(1)); a plan file
+ * takes the same ranges.  Columns: name, kind, field type and offset,
+ * names, dtypes, min, max, zero_off, expect, commands, plan file, repeat,
+ * the planner knob it pins, metavar, help.
+ */
+const struct vp_optdef vp_options[VP_O_COUNT] = {
+[VP_O_GPUS] = { "gpus", VP_OK_STRING, NOF, NULL, 0, NULL, 0, 0, false,
+    NULL, EST, true, false, VP_OPEN_NONE, "NxCARD",
+    "the whole job, e.g. 2xA100, 8xH100-SXM, 1xRTX4090" },
+[VP_O_NODES] = { "nodes", VP_OK_U64, NOF, NULL, 0, NULL, 1, 65536, false,
+    NULL, EST, false, false, VP_OPEN_NONE, "N",
+    "nodes the job spans (default: 8 GPUs per node)" },
+[VP_O_GPUS_PER_NODE] = { "gpus-per-node", VP_OK_U64, VP_OF_UNSIGNED,
+    F(gpus_per_node), NULL, 0, NULL, 1, 1024, false, NULL, EST, true,
+    false, VP_OPEN_NONE, "N", "GPUs in one node" },
+[VP_O_PRECISION] = { "precision", VP_OK_ENUM, VP_OF_INT, F(precision),
+    E(vp_prec_names), NULL, 0, 0, false, NULL, ALL, true, false,
+    VP_OPEN_NONE, "P", "training precision (fp8: Transformer Engine)" },
+[VP_O_OPTIMIZER] = { "optimizer", VP_OK_ENUM, VP_OF_INT, F(optimizer),
+    E(vp_opt_names), NULL, 0, 0, false, NULL, ALL, true, false,
+    VP_OPEN_NONE, "O", "the optimizer" },
+[VP_O_MICRO_BATCH] = { "micro-batch", VP_OK_U64, VP_OF_U64, F(micro_batch),
+    NULL, 0, NULL, 1, 1u << 20, false, NULL, ALL, true, false,
+    VP_OPEN_NONE, "N", "sequences per micro-batch and GPU" },
+[VP_O_SEQ] = { "seq", VP_OK_U64, VP_OF_U64, F(seq), NULL, 0, NULL, 1,
+    1u << 27, false, NULL, ALL, true, false, VP_OPEN_NONE, "N",
+    "sequence length in tokens" },
+[VP_O_GRAD_ACCUM] = { "grad-accum", VP_OK_U64, VP_OF_U64, F(grad_accum),
+    NULL, 0, NULL, 1, 1u << 20, false, NULL, ALL, true, false,
+    VP_OPEN_GRAD_ACCUM, "N", "micro-batches per optimizer step" },
+[VP_O_RECOMPUTE] = { "recompute", VP_OK_ENUM, VP_OF_INT, F(recompute),
+    E(vp_recomp_names), NULL, 0, 0, false, NULL, ALL, true, false,
+    VP_OPEN_RECOMPUTE, "R", "activation recomputation" },
+[VP_O_ATTENTION] = { "attention", VP_OK_ENUM, VP_OF_INT, F(attention),
+    E(vp_attn_names), NULL, 0, 0, false, NULL, ALL, true, false,
+    VP_OPEN_NONE, "A", "attention kernel" },
+[VP_O_DROPOUT] = { "dropout", VP_OK_DOUBLE, VP_OF_DOUBLE, F(dropout), NULL,
+    0, NULL, 0, 0.99, false, "a probability from 0 to 0.99", ALL, true,
+    false, VP_OPEN_NONE, "P", "override the model's dropout" },
+[VP_O_FRAMEWORK] = { "framework", VP_OK_ENUM, VP_OF_INT, F(framework),
+    E(vp_framework_names), NULL, 0, 0, false, NULL, ALL, true, false,
+    VP_OPEN_NONE, "F", "whose semantics the training loop follows" },
+[VP_O_ZERO] = { "zero", VP_OK_U64, VP_OF_UNSIGNED, F(zero), NULL, 0, NULL,
+    0, 3, false, NULL, ALL, true, false, VP_OPEN_SHARD, "S",
+    "ZeRO stage 0-3 (Megatron: distributed optimizer)" },
+[VP_O_FSDP] = { "fsdp", VP_OK_ENUM, VP_OF_INT, F(fsdp), E(vp_fsdp_names),
+    NULL, 0, 0, false, NULL, ALL, true, false, VP_OPEN_SHARD, "S",
+    "FSDP sharding strategy" },
+[VP_O_TP] = { "tp", VP_OK_U64, VP_OF_UNSIGNED, F(tp), NULL, 0, NULL, 1,
+    1024, false, NULL, ALL, true, false, VP_OPEN_TP, "N",
+    "tensor parallel degree" },
+[VP_O_SP] = { "sp", VP_OK_FLAG, VP_OF_BOOL, F(sp), NULL, 0, NULL, 0, 0,
+    false, NULL, ALL, true, false, VP_OPEN_SP, NULL,
+    "sequence parallelism (with --tp)" },
+[VP_O_PP] = { "pp", VP_OK_U64, VP_OF_UNSIGNED, F(pp), NULL, 0, NULL, 1,
+    1024, false, NULL, ALL, true, false, VP_OPEN_PP, "N",
+    "pipeline parallel degree" },
+[VP_O_VPP] = { "vpp", VP_OK_U64, VP_OF_UNSIGNED, F(vpp), NULL, 0, NULL, 1,
+    1024, false, NULL, ALL, true, false, VP_OPEN_NONE, "N",
+    "virtual pipeline chunks per stage" },
+[VP_O_CP] = { "cp", VP_OK_U64, VP_OF_UNSIGNED, F(cp), NULL, 0, NULL, 1,
+    1024, false, NULL, ALL, true, false, VP_OPEN_CP, "N",
+    "context parallel degree" },
+[VP_O_EP] = { "ep", VP_OK_U64, VP_OF_UNSIGNED, F(ep), NULL, 0, NULL, 1,
+    1024, false, NULL, ALL, true, false, VP_OPEN_EP, "N",
+    "expert parallel degree (MoE)" },
+[VP_O_DP] = { "dp", VP_OK_U64, VP_OF_UNSIGNED, F(dp), NULL, 0, NULL, 1,
+    65536, false, NULL, EST, false, false, VP_OPEN_NONE, "N",
+    "data parallel degree (no planner)" },
+[VP_O_CAPACITY] = { "capacity-factor", VP_OK_DOUBLE, VP_OF_DOUBLE,
+    F(capacity_factor), NULL, 0, NULL, 1, 16, true, NULL, ALL, true, false,
+    VP_OPEN_NONE, "X", "MoE token padding (default 0: dropless)" },
+[VP_O_DEVICE] = { "device", VP_OK_ENUM, VP_OF_INT, F(device),
+    E(vp_device_names), NULL, 0, 0, false, NULL, EST, true, false,
+    VP_OPEN_NONE, "D", "the device kind" },
+[VP_O_FUSED] = { "fused-optimizer", VP_OK_FLAG, VP_OF_BOOL,
+    F(fused_optimizer), NULL, 0, NULL, 0, 0, false, NULL, ALL, true, false,
+    VP_OPEN_NONE, NULL, "fused optimizer kernels (no foreach temporaries)" },
+[VP_O_LORA] = { "lora", VP_OK_U64, VP_OF_UNSIGNED, F(lora_rank), NULL, 0,
+    NULL, 1, 65536, true, NULL, ALL, true, false, VP_OPEN_NONE, "RANK",
+    "LoRA adapters on a frozen base (PEFT); 0: full fine-tuning" },
+[VP_O_LORA_TARGETS] = { "lora-targets", VP_OK_TARGETS, VP_OF_UNSIGNED,
+    F(lora_targets), NULL, 0, NULL, 0, 0, false, NULL, ALL, true, false,
+    VP_OPEN_NONE, "LIST", "q,k,v,o,gate,up,down or all-linear (default q,v)" },
+[VP_O_LORA_DROPOUT] = { "lora-dropout", VP_OK_DOUBLE, VP_OF_DOUBLE,
+    F(lora_dropout), NULL, 0, NULL, 0, 0.99, false,
+    "a probability from 0 to 0.99", ALL, true, false, VP_OPEN_NONE, "P",
+    "dropout on the adapters' input (default 0)" },
+[VP_O_LORA_DTYPE] = { "lora-dtype", VP_OK_ENUM, VP_OF_DTYPE, F(lora_dtype),
+    E(lora_dtype_names), lora_dtypes, 0, 0, false, NULL, ALL, true, false,
+    VP_OPEN_NONE, "T", "the adapters' dtype (default fp32)" },
+[VP_O_QUANT] = { "quant", VP_OK_ENUM, VP_OF_INT, F(quant),
+    E(vp_quant_names), NULL, 0, 0, false, NULL, ALL, true, false,
+    VP_OPEN_NONE, "Q", "bitsandbytes base (needs --lora)" },
+[VP_O_OFFLOAD] = { "offload", VP_OK_ENUM, VP_OF_INT, F(offload),
+    E(vp_offload_names), NULL, 0, 0, false, NULL, ALL, true, false,
+    VP_OPEN_NONE, "W", "what moves to host RAM (needs ZeRO or FSDP)" },
+[VP_O_OFFLOAD_NVME] = { "offload-nvme", VP_OK_FLAG, VP_OF_BOOL,
+    F(offload_nvme), NULL, 0, NULL, 0, 0, false, NULL, ALL, true, false,
+    VP_OPEN_NONE, NULL, "offload to NVMe (ZeRO-Infinity)" },
+[VP_O_HOST_MEM] = { "host-mem", VP_OK_GIB, VP_OF_U64, F(host_mem_bytes),
+    NULL, 0, NULL, 1, 1e6, true,
+    "0 (no limit) or GiB per node, from 1 to 1000000", ALL,
+    true, false, VP_OPEN_NONE, "GiB",
+    "host RAM per node; more offloaded state does not fit" },
+[VP_O_ACT_OFFLOAD] = { "activation-offload", VP_OK_FLAG, VP_OF_BOOL,
+    F(activation_offload), NULL, 0, NULL, 0, 0, false, NULL, ALL, true,
+    false, VP_OPEN_NONE, NULL, "each block's saved activations wait in "
+    "host RAM" },
+[VP_O_LOSS] = { "loss", VP_OK_ENUM, VP_OF_INT, F(loss), E(vp_loss_names),
+    NULL, 0, 0, false, NULL, ALL, true, false, VP_OPEN_NONE, "L",
+    "the loss (chunked: Liger's fused linear cross-entropy)" },
+[VP_O_TOKENS] = { "tokens", VP_OK_DOUBLE, NOF, NULL, 0, NULL, 1, 1e18,
+    false, "a count such as 2e9", CMP, false, false, VP_OPEN_NONE, "N",
+    "tokens to train" },
+[VP_O_STEPS] = { "steps", VP_OK_U64, NOF, NULL, 0, NULL, 1, 1000000000,
+    false, NULL, CMP, false, false, VP_OPEN_NONE, "N",
+    "optimizer steps (with --global-batch), instead of --tokens" },
+[VP_O_GLOBAL_BATCH] = { "global-batch", VP_OK_U64, NOF, NULL, 0, NULL, 1,
+    1u << 27, false, NULL, CMP, false, false, VP_OPEN_NONE, "N",
+    "sequences per optimizer step" },
+[VP_O_SORT] = { "sort", VP_OK_ENUM, NOF, E(sort_names), NULL, 0, 0, false,
+    NULL, CMP, false, false, VP_OPEN_NONE, "K", "the order of the cards" },
+[VP_O_MAX_GPUS] = { "max-gpus", VP_OK_U64, NOF, NULL, 0, NULL, 1, 65536,
+    false, NULL, CMP, false, false, VP_OPEN_NONE, "N",
+    "the most GPUs to try per card (default 1024)" },
+[VP_O_PRICE] = { "price", VP_OK_STRING, NOF, NULL, 0, NULL, 0, 0, false,
+    NULL, CMP, false, true, VP_OPEN_NONE, "CARD=USD",
+    "your price per GPU-hour (repeatable)" },
+[VP_O_VENDOR] = { "vendor", VP_OK_STRING, NOF, NULL, 0, NULL, 0, 0, false,
+    NULL, CMP | VP_CMD_GPUS, false, false, VP_OPEN_NONE, "V", "only this vendor's cards" },
+[VP_O_SEGMENT] = { "segment", VP_OK_STRING, NOF, NULL, 0, NULL, 0, 0, false,
+    NULL, CMP | VP_CMD_GPUS, false, false, VP_OPEN_NONE, "S",
+    "only this segment (datacenter, workstation, consumer)" },
+[VP_O_MIN_MEM] = { "min-mem", VP_OK_DOUBLE, NOF, NULL, 0, NULL, 0, 1e6,
+    false, "GiB, from 0 to 1000000", CMP | VP_CMD_GPUS, false, false, VP_OPEN_NONE,
+    "GiB", "only cards with at least this memory" },
+[VP_O_SVG] = { "svg", VP_OK_STRING, NOF, NULL, 0, NULL, 0, 0, false, NULL,
+    CMP, false, false, VP_OPEN_NONE, "FILE", "draw cost against time" },
+[VP_O_NO_SEARCH] = { "no-search", VP_OK_FLAG, NOF, NULL, 0, NULL, 0, 0,
+    false, NULL, EST, false, false, VP_OPEN_NONE, NULL,
+    "no planner: open options take their defaults" },
+[VP_O_PLANS] = { "plans", VP_OK_U64, NOF, NULL, 0, NULL, 1, 8, false, NULL,
+    VP_CMD_ESTIMATE, false, false, VP_OPEN_NONE, "N",
+    "alternatives to show (default 4)" },
+[VP_O_MAX_MB] = { "max-micro-batch", VP_OK_FLAG, NOF, NULL, 0, NULL, 0, 0,
+    false, NULL, VP_CMD_ESTIMATE, false, false, VP_OPEN_NONE, NULL,
+    "the largest micro-batch that fits (needs --gpus)" },
+[VP_O_MAX_SEQ] = { "max-seq", VP_OK_FLAG, NOF, NULL, 0, NULL, 0, 0, false,
+    NULL, VP_CMD_ESTIMATE, false, false, VP_OPEN_NONE, NULL,
+    "the longest sequence that fits (needs --gpus)" },
+[VP_O_MIN_GPUS] = { "min-gpus", VP_OK_FLAG, NOF, NULL, 0, NULL, 0, 0, false,
+    NULL, VP_CMD_ESTIMATE, false, false, VP_OPEN_NONE, NULL,
+    "the fewest GPUs of the card that fit (needs --gpus)" },
+[VP_O_EXPLAIN] = { "explain", VP_OK_FLAG, NOF, NULL, 0, NULL, 0, 0, false,
+    NULL, VP_CMD_ESTIMATE | CMP, false, false, VP_OPEN_NONE, NULL,
+    "largest live tensors at the peak (compare: the time model)" },
+[VP_O_JSON] = { "json", VP_OK_FLAG, NOF, NULL, 0, NULL, 0, 0, false, NULL,
+    VP_CMD_ESTIMATE | CMP, false, false, VP_OPEN_NONE, NULL,
+    "machine-readable output (JSON)" },
+[VP_O_CSV] = { "csv", VP_OK_FLAG, NOF, NULL, 0, NULL, 0, 0, false, NULL,
+    VP_CMD_ESTIMATE | CMP, false, false, VP_OPEN_NONE, NULL,
+    "machine-readable output (CSV)" },
+[VP_O_CATALOG] = { "catalog", VP_OK_STRING, NOF, NULL, 0, NULL, 0, 0, false,
+    NULL, ALL, false, false, VP_OPEN_NONE, "FILE",
+    "GPU catalog instead of the bundled one" },
+[VP_O_PLAN] = { "plan", VP_OK_STRING, NOF, NULL, 0, NULL, 0, 0, false, NULL,
+    ALL, false, false, VP_OPEN_NONE, "FILE",
+    "a plan saved by the TUI (options given here win)" },
+[VP_O_PROFILE] = { "profile", VP_OK_STRING, NOF, NULL, 0, NULL, 0, 0, false,
+    NULL, ALL, false, false, VP_OPEN_NONE, "FILE|none",
+    "calibrated profile (default: the stored one for the card, or for "
+    "cpu; none: the built-in defaults)" },
+[VP_O_HELP] = { "help", VP_OK_FLAG, NOF, NULL, 0, NULL, 0, 0, false, NULL,
+    ALL, false, false, VP_OPEN_NONE, NULL, "this text" },
+[VP_O_VERSION] = { "version", VP_OK_FLAG, NOF, NULL, 0, NULL, 0, 0, false,
+    NULL, VP_CMD_ESTIMATE, false, false, VP_OPEN_NONE, NULL,
+    "the version" },
+};
+#undef F
+#undef E
+#undef NOF
+#undef EST
+#undef CMP
+#undef ALL
+
+/* Every enum of struct vp_plan an ENUM row sets is read as an int. */
+_Static_assert(sizeof(enum vp_precision) == sizeof(int) &&
+    sizeof(enum vp_optimizer) == sizeof(int) &&
+    sizeof(enum vp_recompute) == sizeof(int) &&
+    sizeof(enum vp_attention) == sizeof(int) &&
+    sizeof(enum vp_framework) == sizeof(int) &&
+    sizeof(enum vp_fsdp) == sizeof(int) &&
+    sizeof(enum vp_device) == sizeof(int) &&
+    sizeof(enum vp_quant) == sizeof(int) &&
+    sizeof(enum vp_offload) == sizeof(int) &&
+    sizeof(enum vp_dtype) == sizeof(int) &&
+    sizeof(enum vp_loss) == sizeof(int), "plan enums are int-sized");
+
+void
+vp_optset_init(struct vp_optset *o)
+{
+	memset(o, 0, sizeof *o);
+}
+
+void
+vp_optset_free(struct vp_optset *o)
+{
+	int i;
+
+	if (o == NULL)
+		return;
+	for (i = 0; i < VP_O_COUNT; i++)
+		free(o->owned[i]);
+	free(o->file);
+	vp_optset_init(o);
+}
+
+void
+vp_optset_own(struct vp_optset *o, enum vp_optid id, const char *s)
+{
+	free(o->owned[id]);
+	o->owned[id] = xstrdup(s);
+	o->val[id].s = o->owned[id];
+	o->has[id] = true;
+}
+
+int
+vp_option_find(const char *name)
+{
+	int i;
+
+	for (i = 0; i < VP_O_COUNT; i++)
+		if (strcmp(name, vp_options[i].name) == 0)
+			return i;
+	return -1;
+}
+
+/* "(expected ...)" of a number row. */
+static void
+add_expect(const struct vp_optdef *od, struct vp_buf *err)
+{
+	vp_buf_add(err, " (expected ");
+	if (od->expect != NULL)
+		vp_buf_add(err, od->expect);
+	else {
+		if (od->zero_off)
+			vp_buf_add(err, "0 (off) or ");
+		vp_buf_printf(err, "%s from %.15g to %.15g",
+		    od->kind == VP_OK_U64 ? "a whole number" : "a number",
+		    od->min, od->max);
+	}
+	vp_buf_add(err, ")");
+}
+
+int
+vp_option_check_number(enum vp_optid id, double x, struct vp_buf *err)
+{
+	const struct vp_optdef *od = &vp_options[id];
+
+	if ((od->zero_off && x == 0) || (x >= od->min && x <= od->max))
+		return 0;
+	vp_buf_printf(err, "--%s '%.15g' is too %s", od->name, x,
+	    x < od->min ? "small" : "large");
+	add_expect(od, err);
+	return -1;
+}
+
+static int
+parse_enum(const struct vp_optdef *od, const char *text, int *out,
+    struct vp_buf *err)
+{
+	const char *near;
+	int i;
+
+	for (i = 0; i < od->nnames; i++)
+		if (strcmp(text, od->names[i]) == 0) {
+			*out = i;
+			return 0;
+		}
+	near = vp_closest(text, od->names, (size_t)od->nnames);
+	vp_buf_printf(err, "unknown --%s '%s'", od->name, text);
+	if (near)
+		vp_buf_printf(err, "; did you mean '%s'?", near);
+	vp_buf_add(err, " (one of:");
+	for (i = 0; i < od->nnames; i++)
+		vp_buf_printf(err, " %s", od->names[i]);
+	vp_buf_add(err, ")");
+	return -1;
+}
+
+int
+vp_option_parse(enum vp_optid id, const char *text, union vp_optval *v,
+    struct vp_buf *err)
+{
+	const struct vp_optdef *od = &vp_options[id];
+	const char *why, *bad = NULL;
+	uint64_t lo = (uint64_t)od->min;
+	unsigned bits;
+
+	switch (od->kind) {
+	case VP_OK_FLAG:
+		v->b = true;
+		return 0;
+	case VP_OK_ENUM:
+		return parse_enum(od, text, &v->i, err);
+	case VP_OK_U64:
+		if (od->zero_off && strcmp(text, "0") == 0) {
+			v->u = 0;
+			return 0;
+		}
+		if (vp_parse_u64(text, lo, (uint64_t)od->max, &v->u,
+		    &why) == 0)
+			return 0;
+		break;
+	case VP_OK_DOUBLE:
+	case VP_OK_GIB:
+		if (vp_parse_double(text, od->zero_off ? 0 : od->min, od->max,
+		    &v->x, &why) == 0) {
+			if (vp_option_check_number(id, v->x, err) != 0)
+				return -1;
+			return 0;
+		}
+		break;
+	case VP_OK_TARGETS:
+		if (vp_lora_parse_targets(text, &bits, &bad) == 0) {
+			v->u = bits;
+			return 0;
+		}
+		vp_buf_printf(err, "unknown --%s '%s' (a comma list of",
+		    od->name, bad);
+		for (int i = 0; i < VP_LORA_TARGET_COUNT; i++)
+			vp_buf_printf(err, " %s,", vp_lora_target_names[i]);
+		vp_buf_add(err, " or all-linear)");
+		return -1;
+	case VP_OK_STRING:
+		v->s = text;
+		return 0;
+	}
+	vp_buf_printf(err, "--%s '%s' is %s", od->name, text, why);
+	add_expect(od, err);
+	return -1;
+}
+
+void
+vp_optset_apply(const struct vp_optset *o, struct vp_plan *p)
+{
+	int i;
+
+	for (i = 0; i < VP_O_COUNT; i++) {
+		const struct vp_optdef *od = &vp_options[i];
+		const union vp_optval *v = &o->val[i];
+		char *field = (char *)p + od->off;
+		unsigned w;
+		uint64_t u;
+
+		if (!o->has[i] || od->field == VP_OF_NONE)
+			continue;
+		switch (od->field) {
+		case VP_OF_NONE:
+			break;
+		case VP_OF_INT:
+			memcpy(field, &v->i, sizeof v->i);
+			break;
+		case VP_OF_U64:
+			u = od->kind == VP_OK_GIB ? (uint64_t)(v->x * VP_GIB) :
+			    v->u;
+			memcpy(field, &u, sizeof u);
+			break;
+		case VP_OF_UNSIGNED:
+			assert(v->u <= UINT32_MAX);
+			w = (unsigned)v->u;
+			memcpy(field, &w, sizeof w);
+			break;
+		case VP_OF_DOUBLE:
+			memcpy(field, &v->x, sizeof v->x);
+			break;
+		case VP_OF_BOOL:
+			memcpy(field, &v->b, sizeof v->b);
+			break;
+		case VP_OF_DTYPE:
+			assert(v->i >= 0 && v->i < od->nnames);
+			memcpy(field, &od->dtypes[v->i], sizeof(enum vp_dtype));
+			break;
+		}
+	}
+}
+
+void
+vp_optset_merge(struct vp_optset *into, const struct vp_optset *from)
+{
+	int i;
+
+	for (i = 0; i < VP_O_COUNT; i++)
+		if (from->has[i] && !into->has[i]) {
+			into->has[i] = true;
+			into->val[i] = from->val[i];
+			into->pos[i] = from->pos[i];
+		}
+}
+
+void
+vp_optset_open(const struct vp_optset *o, bool moe, struct vp_open *open)
+{
+	int i;
+
+	memset(open, 0, sizeof *open);
+	open->tp = open->pp = open->cp = open->sp = open->shard = true;
+	open->recompute = open->grad_accum = true;
+	open->ep = moe;
+	for (i = 0; i < VP_O_COUNT; i++) {
+		if (!o->has[i])
+			continue;
+		switch (vp_options[i].open) {
+		case VP_OPEN_NONE: break;
+		case VP_OPEN_TP: open->tp = false; break;
+		case VP_OPEN_PP: open->pp = false; break;
+		case VP_OPEN_CP: open->cp = false; break;
+		case VP_OPEN_EP: open->ep = false; break;
+		case VP_OPEN_SP: open->sp = false; break;
+		case VP_OPEN_SHARD: open->shard = false; break;
+		case VP_OPEN_RECOMPUTE: open->recompute = false; break;
+		case VP_OPEN_GRAD_ACCUM: open->grad_accum = false; break;
+		}
+	}
+}
+
+/* The shortest decimal that reads back as the same double. */
+static void
+add_double(struct vp_buf *out, double v)
+{
+	char b[40];
+	int prec;
+
+	for (prec = 1; prec < 17; prec++) {
+		snprintf(b, sizeof b, "%.*g", prec, v);
+		if (strtod(b, NULL) == v)
+			break;
+	}
+	snprintf(b, sizeof b, "%.*g", prec, v);
+	vp_buf_add(out, b);
+}
+
+static void
+add_targets(struct vp_buf *out, unsigned bits)
+{
+	int i, n = 0;
+
+	for (i = 0; i < VP_LORA_TARGET_COUNT; i++)
+		if (bits & (1u << i))
+			vp_buf_printf(out, "%s%s", n++ ? "," : "",
+			    vp_lora_target_names[i]);
+	if (n == 0)
+		vp_buf_add(out, "none");
+}
+
+void
+vp_option_value(enum vp_optid id, const struct vp_plan *p,
+    struct vp_buf *out)
+{
+	const struct vp_optdef *od = &vp_options[id];
+	const char *field = (const char *)p + od->off;
+	enum vp_dtype dt;
+	uint64_t u;
+	unsigned w;
+	double x;
+	bool b;
+	int e, i;
+
+	switch (od->field) {
+	case VP_OF_NONE:
+		break;
+	case VP_OF_INT:
+		memcpy(&e, field, sizeof e);
+		assert(e >= 0 && e < od->nnames);
+		vp_buf_add(out, od->names[e]);
+		break;
+	case VP_OF_U64:
+		memcpy(&u, field, sizeof u);
+		if (od->kind == VP_OK_GIB)
+			/* Bytes / 2^30 is exact below 2^53 bytes. */
+			add_double(out, (double)u / VP_GIB);
+		else
+			vp_buf_printf(out, "%llu", (unsigned long long)u);
+		break;
+	case VP_OF_UNSIGNED:
+		memcpy(&w, field, sizeof w);
+		if (od->kind == VP_OK_TARGETS)
+			add_targets(out, w);
+		else
+			vp_buf_printf(out, "%u", w);
+		break;
+	case VP_OF_DOUBLE:
+		memcpy(&x, field, sizeof x);
+		add_double(out, x);
+		break;
+	case VP_OF_BOOL:
+		memcpy(&b, field, sizeof b);
+		vp_buf_add(out, b ? "true" : "false");
+		break;
+	case VP_OF_DTYPE:
+		memcpy(&dt, field, sizeof dt);
+		for (i = 0; i < od->nnames; i++)
+			if (od->dtypes[i] == dt)
+				vp_buf_add(out, od->names[i]);
+		break;
+	}
+}
+
+/* Words of text into out, wrapped at 79 columns, indented by col. */
+static void
+add_wrapped(struct vp_buf *out, const char *text, size_t at, size_t col)
+{
+	const char *w = text;
+
+	while (*w) {
+		size_t n = strcspn(w, " ");
+
+		if (at > col && at + 1 + n > 79) {
+			vp_buf_printf(out, "\n%*s", (int)col, "");
+			at = col;
+		} else if (at > col) {
+			vp_buf_add(out, " ");
+			at++;
+		}
+		vp_buf_addn(out, w, n);
+		at += n;
+		w += n;
+		while (*w == ' ')
+			w++;
+	}
+}
+
+void
+vp_options_help(unsigned cmds, unsigned skip, struct vp_buf *out)
+{
+	const size_t col = 23;
+	struct vp_buf line, text;
+	int i, k;
+
+	vp_buf_init(&line);
+	vp_buf_init(&text);
+	for (i = 0; i < VP_O_COUNT; i++) {
+		const struct vp_optdef *od = &vp_options[i];
+
+		if (!(od->cmds & cmds) || (od->cmds & skip))
+			continue;
+		line.len = text.len = 0;
+		line.s[0] = text.s[0] = '\0';
+		vp_buf_printf(&line, "  --%s", od->name);
+		if (od->kind != VP_OK_FLAG)
+			vp_buf_printf(&line, " %s", od->metavar);
+		vp_buf_add(&text, od->help);
+		if (od->kind == VP_OK_ENUM) {
+			vp_buf_add(&text, ":");
+			for (k = 0; k < od->nnames; k++)
+				vp_buf_printf(&text, " %s", od->names[k]);
+		}
+		vp_buf_add(out, line.s);
+		if (line.len + 1 >= col) {
+			vp_buf_printf(out, "\n%*s", (int)col, "");
+		} else {
+			vp_buf_printf(out, "%*s", (int)(col - line.len), "");
+		}
+		add_wrapped(out, text.s, col, col);
+		vp_buf_add(out, "\n");
+	}
+	vp_buf_free(&line);
+	vp_buf_free(&text);
+}
