@@ -430,20 +430,28 @@ vp_optset_open(const struct vp_optset *o, bool moe, struct vp_open *open)
 	open->recompute = open->grad_accum = true;
 	open->ep = moe;
 	for (i = 0; i < VP_O_COUNT; i++) {
-		if (!o->has[i])
-			continue;
-		switch (vp_options[i].open) {
-		case VP_OPEN_NONE: break;
-		case VP_OPEN_TP: open->tp = false; break;
-		case VP_OPEN_PP: open->pp = false; break;
-		case VP_OPEN_CP: open->cp = false; break;
-		case VP_OPEN_EP: open->ep = false; break;
-		case VP_OPEN_SP: open->sp = false; break;
-		case VP_OPEN_SHARD: open->shard = false; break;
-		case VP_OPEN_RECOMPUTE: open->recompute = false; break;
-		case VP_OPEN_GRAD_ACCUM: open->grad_accum = false; break;
-		}
+		bool *f = vp_open_flag(open, vp_options[i].open);
+
+		if (o->has[i] && f != NULL)
+			*f = false;
 	}
+}
+
+bool *
+vp_open_flag(struct vp_open *open, enum vp_optopen k)
+{
+	switch (k) {
+	case VP_OPEN_NONE: return NULL;
+	case VP_OPEN_TP: return &open->tp;
+	case VP_OPEN_PP: return &open->pp;
+	case VP_OPEN_CP: return &open->cp;
+	case VP_OPEN_EP: return &open->ep;
+	case VP_OPEN_SP: return &open->sp;
+	case VP_OPEN_SHARD: return &open->shard;
+	case VP_OPEN_RECOMPUTE: return &open->recompute;
+	case VP_OPEN_GRAD_ACCUM: return &open->grad_accum;
+	}
+	return NULL;
 }
 
 /* The shortest decimal that reads back as the same double. */

@@ -157,6 +157,9 @@ void vp_optset_merge(struct vp_optset *into, const struct vp_optset *from);
 void vp_optset_open(const struct vp_optset *o, bool moe,
     struct vp_open *open);
 
+/* The flag of struct vp_open a planner knob kind is, or NULL (none). */
+bool *vp_open_flag(struct vp_open *open, enum vp_optopen k);
+
 /* An option's plan field as text, the way a plan file spells it. */
 void vp_option_value(enum vp_optid id, const struct vp_plan *p,
     struct vp_buf *out);

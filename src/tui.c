@@ -287,6 +287,7 @@ decode(int ch, struct vp_tui_event *ev)
 	MEVENT me;
 
 	memset(ev, 0, sizeof *ev);
+	ev->knob = ev->pick = -1;
 	switch (ch) {
 	case KEY_UP: ev->kind = VP_EV_UP; return true;
 	case KEY_DOWN: ev->kind = VP_EV_DOWN; return true;
@@ -446,6 +447,9 @@ loop(struct shell *sh)
 		if (ch == ERR || !decode(ch, &ev))
 			continue;
 		t0 = now_ms();
+		if (ev.kind == VP_EV_CLICK || ev.kind == VP_EV_WHEEL_UP ||
+		    ev.kind == VP_EV_WHEEL_DOWN)
+			vp_tui_locate(&sh->t, &ev);
 		req = vp_tui_key(&sh->t, &ev);
 		if (req == VP_REQ_QUIT)
 			return VP_EXIT_OK;

@@ -1,6 +1,7 @@
 /* tui_knobs.c — the TUI's knobs, keys and re-estimates (see tui_knobs.h). */
 #include "tui_knobs.h"
 
+#include <assert.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -8,7 +9,6 @@
 
 #include "finetune.h"
 #include "report.h"
-#include "tui_layout.h"
 
 void
 vp_tui_message(struct vp_tui *t, enum vp_tui_level level, const char *fmt,
@@ -99,74 +99,51 @@ pow2_step(uint64_t v, int dir)
 	return p < v ? p : p / 2;
 }
 
-#define ENUM_KNOB(fn, field, names, count)				\
-static void								\
-show_##fn(const struct vp_tui *t, struct vp_buf *o)			\
-{									\
-	vp_buf_add(o, names[t->ses->plan.field]);			\
-}									\
-static int								\
-step_##fn(struct vp_tui *t, int dir, bool big)				\
-{									\
-	int v = (int)t->ses->plan.field;				\
-									\
-	if (step_enum(&v, count, dir, big) != 0)			\
-		return -1;						\
-	memcpy(&t->ses->plan.field, &v, sizeof v);			\
-	return 0;							\
-}
-ENUM_KNOB(precision, precision, vp_prec_names, VP_PREC_COUNT)
-ENUM_KNOB(optimizer, optimizer, vp_opt_names, VP_OPT_COUNT)
-ENUM_KNOB(attention, attention, vp_attn_names, VP_ATTN_COUNT)
-ENUM_KNOB(quant, quant, vp_quant_names, VP_QUANT_COUNT)
-ENUM_KNOB(offload, offload, vp_offload_names, VP_OFFLOAD_COUNT)
-#undef ENUM_KNOB
-
-static void
-show_recompute(const struct vp_tui *t, struct vp_buf *o)
-{
-	vp_buf_add(o, vp_recomp_names[t->ses->plan.recompute]);
-}
-
-static int
-step_recompute(struct vp_tui *t, int dir, bool big)
-{
-	int v = (int)t->ses->plan.recompute;
-
-	if (step_enum(&v, VP_RECOMP_COUNT, dir, big) != 0)
-		return -1;
-	t->ses->plan.recompute = (enum vp_recompute)v;
-	return 0;
-}
-
 static void
 show_u64(struct vp_buf *o, uint64_t v)
 {
 	vp_buf_printf(o, "%llu", (unsigned long long)v);
 }
 
+/* An option's value, as the plan file spells it. */
 static void
-show_micro_batch(const struct vp_tui *t, struct vp_buf *o)
+show_option(const struct vp_tui *t, enum vp_optid id, struct vp_buf *o)
 {
-	show_u64(o, t->ses->plan.micro_batch);
+	vp_option_value(id, &t->ses->plan, o);
 }
 
+/*
+ * One step of an option: an enum along its names, a whole number +-1
+ * (big: x2 or /2) within its row's range.  Other kinds have knobs of
+ * their own.
+ */
 static int
-step_micro_batch(struct vp_tui *t, int dir, bool big)
+step_option(struct vp_tui *t, enum vp_optid id, int dir, bool big)
 {
-	return step_count(&t->ses->plan.micro_batch, dir, big, 1, 1u << 20);
-}
+	const struct vp_optdef *od = &vp_options[id];
+	char *field = (char *)&t->ses->plan + od->off;
+	uint64_t u;
+	int v;
 
-static void
-show_grad_accum(const struct vp_tui *t, struct vp_buf *o)
-{
-	show_u64(o, t->ses->plan.grad_accum);
-}
-
-static int
-step_grad_accum(struct vp_tui *t, int dir, bool big)
-{
-	return step_count(&t->ses->plan.grad_accum, dir, big, 1, 1u << 20);
+	switch (od->field) {
+	case VP_OF_INT:
+		memcpy(&v, field, sizeof v);
+		if (step_enum(&v, od->nnames, dir, big) != 0)
+			return -1;
+		memcpy(field, &v, sizeof v);
+		return 0;
+	case VP_OF_U64:
+		assert(od->kind == VP_OK_U64);
+		memcpy(&u, field, sizeof u);
+		if (step_count(&u, dir, big, (uint64_t)od->min,
+		    (uint64_t)od->max) != 0)
+			return -1;
+		memcpy(field, &u, sizeof u);
+		return 0;
+	default:
+		assert(!"an option knob of a kind without a generic step");
+		return -1;
+	}
 }
 
 static void
@@ -451,50 +428,57 @@ step_tokens(struct vp_tui *t, int dir, bool big)
 	return 0;
 }
 
+#define OPT(id) VP_O_##id, VP_OPEN_NONE, NULL, NULL
 const struct vp_knob_info vp_knobs[VP_KNOB_COUNT] = {
-	[VP_KNOB_PRECISION] = { "precision", false, show_precision,
-	    step_precision },
-	[VP_KNOB_OPTIMIZER] = { "optimizer", false, show_optimizer,
-	    step_optimizer },
-	[VP_KNOB_MICRO_BATCH] = { "micro-batch", false, show_micro_batch,
-	    step_micro_batch },
-	[VP_KNOB_SEQ] = { "seq", false, show_seq, step_seq },
-	[VP_KNOB_GRAD_ACCUM] = { "grad-accum", true, show_grad_accum,
-	    step_grad_accum },
-	[VP_KNOB_RECOMPUTE] = { "recompute", true, show_recompute,
-	    step_recompute },
-	[VP_KNOB_ATTENTION] = { "attention", false, show_attention,
-	    step_attention },
-	[VP_KNOB_SHARDING] = { "ZeRO/FSDP", true, show_sharding,
+	[VP_KNOB_PRECISION] = { "precision", OPT(PRECISION) },
+	[VP_KNOB_OPTIMIZER] = { "optimizer", OPT(OPTIMIZER) },
+	[VP_KNOB_MICRO_BATCH] = { "micro-batch", OPT(MICRO_BATCH) },
+	[VP_KNOB_SEQ] = { "seq", -1, VP_OPEN_NONE, show_seq, step_seq },
+	[VP_KNOB_GRAD_ACCUM] = { "grad-accum", OPT(GRAD_ACCUM) },
+	[VP_KNOB_RECOMPUTE] = { "recompute", OPT(RECOMPUTE) },
+	[VP_KNOB_ATTENTION] = { "attention", OPT(ATTENTION) },
+	[VP_KNOB_SHARDING] = { "ZeRO/FSDP", -1, VP_OPEN_SHARD, show_sharding,
 	    step_sharding },
-	[VP_KNOB_TP] = { "TP", true, show_tp, step_tp },
-	[VP_KNOB_SP] = { "SP", true, show_sp, step_sp },
-	[VP_KNOB_PP] = { "PP", true, show_pp, step_pp },
-	[VP_KNOB_CP] = { "CP", true, show_cp, step_cp },
-	[VP_KNOB_EP] = { "EP", true, show_ep, step_ep },
-	[VP_KNOB_LORA] = { "LoRA rank", false, show_lora, step_lora },
-	[VP_KNOB_QUANT] = { "quant", false, show_quant, step_quant },
-	[VP_KNOB_OFFLOAD] = { "offload", false, show_offload, step_offload },
-	[VP_KNOB_GPU] = { "GPU", false, show_gpu, step_gpu },
-	[VP_KNOB_GPUS] = { "GPUs", false, show_gpus, step_gpus },
-	[VP_KNOB_TOKENS] = { "tokens", false, show_tokens, step_tokens },
+	[VP_KNOB_TP] = { "TP", -1, VP_OPEN_TP, show_tp, step_tp },
+	[VP_KNOB_SP] = { "SP", -1, VP_OPEN_SP, show_sp, step_sp },
+	[VP_KNOB_PP] = { "PP", -1, VP_OPEN_PP, show_pp, step_pp },
+	[VP_KNOB_CP] = { "CP", -1, VP_OPEN_CP, show_cp, step_cp },
+	[VP_KNOB_EP] = { "EP", -1, VP_OPEN_EP, show_ep, step_ep },
+	[VP_KNOB_LORA] = { "LoRA rank", -1, VP_OPEN_NONE, show_lora,
+	    step_lora },
+	[VP_KNOB_QUANT] = { "quant", OPT(QUANT) },
+	[VP_KNOB_OFFLOAD] = { "offload", OPT(OFFLOAD) },
+	[VP_KNOB_GPU] = { "GPU", -1, VP_OPEN_NONE, show_gpu, step_gpu },
+	[VP_KNOB_GPUS] = { "GPUs", -1, VP_OPEN_NONE, show_gpus, step_gpus },
+	[VP_KNOB_TOKENS] = { "tokens", -1, VP_OPEN_NONE, show_tokens,
+	    step_tokens },
 };
+#undef OPT
 
-/* The planner's flag for a knob, or NULL. */
-static bool *
-open_flag(struct vp_open *o, enum vp_knob k)
+void
+vp_knob_show(const struct vp_tui *t, enum vp_knob k, struct vp_buf *out)
 {
-	switch (k) {
-	case VP_KNOB_GRAD_ACCUM: return &o->grad_accum;
-	case VP_KNOB_RECOMPUTE: return &o->recompute;
-	case VP_KNOB_SHARDING: return &o->shard;
-	case VP_KNOB_TP: return &o->tp;
-	case VP_KNOB_SP: return &o->sp;
-	case VP_KNOB_PP: return &o->pp;
-	case VP_KNOB_CP: return &o->cp;
-	case VP_KNOB_EP: return &o->ep;
-	default: return NULL;
-	}
+	if (vp_knobs[k].show != NULL)
+		vp_knobs[k].show(t, out);
+	else
+		show_option(t, (enum vp_optid)vp_knobs[k].opt, out);
+}
+
+int
+vp_knob_step(struct vp_tui *t, enum vp_knob k, int dir, bool big)
+{
+	if (vp_knobs[k].step != NULL)
+		return vp_knobs[k].step(t, dir, big);
+	return step_option(t, (enum vp_optid)vp_knobs[k].opt, dir, big);
+}
+
+bool *
+vp_knob_open(struct vp_open *open, enum vp_knob k)
+{
+	const struct vp_knob_info *ki = &vp_knobs[k];
+
+	return vp_open_flag(open, ki->opt >= 0 ? vp_options[ki->opt].open :
+	    ki->open);
 }
 
 /* ---- running the estimate ------------------------------------------- */
@@ -689,9 +673,9 @@ static void
 change(struct vp_tui *t, int knob, int dir, bool big)
 {
 	const struct vp_knob_info *k = &vp_knobs[knob];
-	bool *open = open_flag(&t->open, (enum vp_knob)knob);
+	bool *open = vp_knob_open(&t->open, (enum vp_knob)knob);
 
-	if (k->step(t, dir, big) != 0) {
+	if (vp_knob_step(t, (enum vp_knob)knob, dir, big) != 0) {
 		if (t->msg[0] == '\0')
 			vp_tui_message(t, VP_LEVEL_INFO, "%s: at the %s of its "
 			    "range", k->label, dir > 0 ? "end" : "start");
@@ -741,7 +725,7 @@ auto_plan(struct vp_tui *t)
 static void
 unpin(struct vp_tui *t)
 {
-	bool *open = open_flag(&t->open, (enum vp_knob)t->sel);
+	bool *open = vp_knob_open(&t->open, (enum vp_knob)t->sel);
 
 	if (open == NULL) {
 		vp_tui_message(t, VP_LEVEL_INFO, "%s is not the planner's to "
@@ -850,7 +834,7 @@ list_key(struct vp_tui *t, const struct vp_tui_event *ev)
 		    (int)n - (n > 0);
 		return VP_REQ_NONE;
 	case VP_EV_CLICK:
-		if ((at = vp_tui_pick_at(t, ev->x, ev->y)) < 0 ||
+		if ((at = ev->pick) < 0 ||
 		    at >= (int)n)
 			return VP_REQ_NONE;
 		if (at != t->pick) {
@@ -975,14 +959,14 @@ vp_tui_key(struct vp_tui *t, const struct vp_tui_event *ev)
 	case VP_EV_CLICK:
 		/* A click selects a knob; a click on the selected one steps
 		 * it up. */
-		if ((k = vp_tui_knob_at(t, ev->x, ev->y)) < 0)
+		if ((k = ev->knob) < 0)
 			break;
 		if (k == t->sel)
 			change(t, k, 1, false);
 		t->sel = k;
 		break;
 	case VP_EV_WHEEL_UP: case VP_EV_WHEEL_DOWN:
-		if ((k = vp_tui_knob_at(t, ev->x, ev->y)) >= 0) {
+		if ((k = ev->knob) >= 0) {
 			t->sel = k;
 			change(t, k, ev->kind == VP_EV_WHEEL_UP ? 1 : -1,
 			    false);

@@ -20,6 +20,7 @@
 #include <stddef.h>
 
 #include "mem.h"
+#include "options.h"
 #include "planfile.h"
 #include "session.h"
 
@@ -37,9 +38,16 @@ enum vp_knob { VP_KNOB_LIST(X) VP_KNOB_COUNT };
 
 struct vp_tui;
 
+/*
+ * A knob is an option of the option table (opt: its values, its range
+ * and the planner knob it pins come from the row, and show and step are
+ * the generic ones when NULL), or a knob of the TUI's own (opt -1: the
+ * GPU, the job's size, ZeRO and FSDP as one knob, ...).
+ */
 struct vp_knob_info {
 	const char *label;
-	bool planner;		/* the planner may choose it (a) */
+	int opt;		/* enum vp_optid, or -1 */
+	enum vp_optopen open;	/* opt -1: the planner knob it is */
 	/* The value as the panel shows it. */
 	void (*show)(const struct vp_tui *t, struct vp_buf *out);
 	/* One step up (dir 1) or down (-1), big or small: 0 when the
@@ -47,6 +55,11 @@ struct vp_knob_info {
 	int (*step)(struct vp_tui *t, int dir, bool big);
 };
 extern const struct vp_knob_info vp_knobs[VP_KNOB_COUNT];
+/* A knob's value, a step of it, and the planner flag it is (NULL: the
+ * planner does not choose it). */
+void vp_knob_show(const struct vp_tui *t, enum vp_knob k, struct vp_buf *out);
+int vp_knob_step(struct vp_tui *t, enum vp_knob k, int dir, bool big);
+bool *vp_knob_open(struct vp_open *open, enum vp_knob k);
 
 /* Which overlay is up. */
 enum vp_tui_mode {
@@ -65,6 +78,10 @@ struct vp_tui_event {
 	enum vp_ev kind;
 	int ch;			/* VP_EV_CHAR: the character */
 	int x, y;		/* mouse events: the cell */
+	/* Mouse events: the knob and the list line under the cell, -1 for
+	 * none.  The layout knows where things are: the shell fills these
+	 * with vp_tui_locate (tui_layout.h) before vp_tui_key. */
+	int knob, pick;
 };
 
 /* What the shell must do after a key. */

@@ -427,22 +427,14 @@ draw_status(struct vp_tui *t, struct vp_screen *s, const struct vp_rect *r)
 
 #define LABEL_W 12
 
+/* The planner chooses knob k now ("auto"). */
 static bool
 knob_open(const struct vp_tui *t, int k)
 {
-	const struct vp_open *o = &t->open;
+	struct vp_open o = t->open;
+	bool *f = vp_knob_open(&o, (enum vp_knob)k);
 
-	switch (k) {
-	case VP_KNOB_GRAD_ACCUM: return o->grad_accum;
-	case VP_KNOB_RECOMPUTE: return o->recompute;
-	case VP_KNOB_SHARDING: return o->shard;
-	case VP_KNOB_TP: return o->tp;
-	case VP_KNOB_SP: return o->sp;
-	case VP_KNOB_PP: return o->pp;
-	case VP_KNOB_CP: return o->cp;
-	case VP_KNOB_EP: return o->ep;
-	default: return false;
-	}
+	return f != NULL && *f;
 }
 
 static void
@@ -469,11 +461,11 @@ draw_knobs(struct vp_tui *t, struct vp_screen *s, const struct vp_rect *r)
 		if (k == VP_KNOB_GPUS && t->gs->gpu == NULL)
 			a = VP_A_DIM;
 		buf_reset(&b);
-		vp_knobs[k].show(t, &b);
+		vp_knob_show(t, (enum vp_knob)k, &b);
 		put(s, r, 0, 1 + i, a, sel ? (t->unicode ? "▸" : ">") : " ");
 		put(s, r, 1, 1 + i, a, vp_knobs[k].label);
 		col = put(s, r, 1 + LABEL_W, 1 + i, VP_A_BOLD, b.s);
-		if (vp_knobs[k].planner && knob_open(t, k))
+		if (knob_open(t, k))
 			put(s, r, col + 1, 1 + i, VP_A_DIM, "auto");
 		if (sel)
 			paint_row(s, r, 1 + i, VP_A_SELECT);
@@ -1150,4 +1142,11 @@ vp_tui_pick_at(const struct vp_tui *t, int x, int y)
 	    y >= lines.y + lines.h)
 		return -1;
 	return t->pick_top + (y - lines.y);
+}
+
+void
+vp_tui_locate(const struct vp_tui *t, struct vp_tui_event *ev)
+{
+	ev->knob = vp_tui_knob_at(t, ev->x, ev->y);
+	ev->pick = vp_tui_pick_at(t, ev->x, ev->y);
 }

@@ -87,5 +87,7 @@ void vp_tui_draw(struct vp_tui *t, struct vp_screen *s);
 int vp_tui_knob_at(const struct vp_tui *t, int x, int y);
 /* The list line at a cell in a list overlay, or -1. */
 int vp_tui_pick_at(const struct vp_tui *t, int x, int y);
+/* A mouse event's knob and pick, from its cell as last drawn. */
+void vp_tui_locate(const struct vp_tui *t, struct vp_tui_event *ev);
 
 #endif

@@ -299,7 +299,7 @@ view_same_numbers(void **state)
 static int
 step(struct job *j, enum vp_knob k, int dir, bool big)
 {
-	return vp_knobs[k].step(&j->t, dir, big);
+	return vp_knob_step(&j->t, k, dir, big);
 }
 
 static void
@@ -408,7 +408,7 @@ knob_steps(void **state)
 static enum vp_tui_req
 key(struct job *j, enum vp_ev kind, int ch)
 {
-	struct vp_tui_event ev = { kind, ch, 0, 0 };
+	struct vp_tui_event ev = { kind, ch, 0, 0, -1, -1 };
 
 	return vp_tui_key(&j->t, &ev);
 }
@@ -464,7 +464,7 @@ keys(void **state)
 
 	/* The mouse: a click selects a knob, a second one steps it up. */
 	{
-		struct vp_tui_event ev = { VP_EV_CLICK, 0, 0, 0 };
+		struct vp_tui_event ev = { VP_EV_CLICK, 0, 0, 0, -1, -1 };
 		struct vp_screen scr;
 		struct vp_layout l;
 		uint64_t mb = j.ses.plan.micro_batch;
@@ -476,6 +476,7 @@ keys(void **state)
 		ev.x = l.p[VP_PANEL_KNOBS].x + 3;
 		ev.y = l.p[VP_PANEL_KNOBS].y + 1 + VP_KNOB_MICRO_BATCH -
 		    j.t.top;
+		vp_tui_locate(&j.t, &ev);
 		vp_tui_key(&j.t, &ev);
 		assert_int_equal(j.t.sel, VP_KNOB_MICRO_BATCH);
 		assert_int_equal(j.ses.plan.micro_batch, mb);
@@ -483,6 +484,7 @@ keys(void **state)
 		assert_int_equal(j.ses.plan.micro_batch, mb + 1);
 		ev.y = l.p[VP_PANEL_MEMORY].y + 1;
 		ev.x = l.p[VP_PANEL_MEMORY].x + 3;
+		vp_tui_locate(&j.t, &ev);
 		vp_tui_key(&j.t, &ev);
 		assert_int_equal(j.t.sel, VP_KNOB_MICRO_BATCH);
 		vp_screen_free(&scr);
