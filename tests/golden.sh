@@ -372,5 +372,21 @@ run plan-file-bad-gpus llama-3-8b --plan tests/data/plans/bad-gpus.yaml
 run plan-file-not-a-map llama-3-8b --plan tests/data/plans/not-a-map.yaml
 run plan-file-missing llama-3-8b --plan tests/data/plans/no-such-plan.yaml
 
+# Every option --help lists (made from the option table) is documented in
+# vramplan(1), and the manual documents no option the program lacks.
+"$VRAMPLAN" --help >"$tmp/help" 2>&1
+man=$TOP_SRCDIR/man/vramplan.1
+sed -n 's/^  --\([a-z0-9-]*\).*/\1/p' "$tmp/help" | sort -u >"$tmp/opts"
+sed -n 's/^\.It Fl -\([a-z0-9-]*\).*/\1/p' "$man" | sort -u >"$tmp/manopts"
+if [ -s "$tmp/opts" ] && cmp -s "$tmp/opts" "$tmp/manopts"; then
+	echo "ok options-in-manual"
+	passed=$((passed + 1))
+else
+	echo "FAIL options-in-manual"
+	echo "    --help (<) and vramplan(1)'s .It Fl lines (>) differ:"
+	diff "$tmp/opts" "$tmp/manopts" | sed -n 's/^[<>].*/    &/p'
+	failed=$((failed + 1))
+fi
+
 echo "$passed passed, $failed failed"
 [ "$failed" = 0 ]
