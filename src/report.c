@@ -31,34 +31,39 @@ add_row(struct vp_row *rows, int n, const char *label, uint64_t bytes,
 	return n + 1;
 }
 
+/* A term's row, labelled with its name in vp_cat_names. */
+static int
+add_term(struct vp_row *rows, int n, const struct vp_mem *m, enum vp_cat cat)
+{
+	return add_row(rows, n, vp_cat_names[cat], m->term[cat], false, 0);
+}
+
 int
 vp_report_rows(const struct vp_report *r, struct vp_row *rows)
 {
 	const struct vp_mem *m = r->mem;
 	int n = 0;
 
-	n = add_row(rows, n, r->plan->lora_rank ? (r->plan->quant ?
-	    "frozen base (quantized)" : "frozen base weights") : "weights",
-	    m->term[VP_CAT_WEIGHTS], false, 0);
-	if (r->plan->lora_rank)
-		n = add_row(rows, n, "LoRA adapters",
-		    m->term[VP_CAT_ADAPTER], false, 0);
+	if (r->plan->lora_rank) {
+		n = add_row(rows, n, r->plan->quant ? "frozen base (quantized)" :
+		    "frozen base weights", m->term[VP_CAT_WEIGHTS], false, 0);
+		n = add_term(rows, n, m, VP_CAT_ADAPTER);
+	} else {
+		n = add_term(rows, n, m, VP_CAT_WEIGHTS);
+	}
+	/* The fp8 copies are Transformer Engine's: the label says so. */
 	if (r->plan->precision == VP_PREC_FP8)
 		n = add_row(rows, n, "fp8 weight copies (TE)",
 		    m->term[VP_CAT_FP8], false, 0);
-	n = add_row(rows, n, "master weights", m->term[VP_CAT_MASTER], false,
-	    0);
-	n = add_row(rows, n, "gradients", m->term[VP_CAT_GRADS], false, 0);
-	n = add_row(rows, n, "optimizer states", m->term[VP_CAT_OPTIM], false,
-	    0);
-	n = add_row(rows, n, "autocast weight cache", m->term[VP_CAT_CAST],
-	    false, 0);
-	n = add_row(rows, n, "activations", m->term[VP_CAT_ACT] +
+	n = add_term(rows, n, m, VP_CAT_MASTER);
+	n = add_term(rows, n, m, VP_CAT_GRADS);
+	n = add_term(rows, n, m, VP_CAT_OPTIM);
+	n = add_term(rows, n, m, VP_CAT_CAST);
+	/* The inputs (token ids, labels) are counted with the activations. */
+	n = add_row(rows, n, vp_cat_names[VP_CAT_ACT], m->term[VP_CAT_ACT] +
 	    m->term[VP_CAT_INPUT], false, 0);
-	n = add_row(rows, n, "logits and loss", m->term[VP_CAT_LOGITS], false,
-	    0);
-	n = add_row(rows, n, "transient buffers", m->term[VP_CAT_TRANSIENT],
-	    false, 0);
+	n = add_term(rows, n, m, VP_CAT_LOGITS);
+	n = add_term(rows, n, m, VP_CAT_TRANSIENT);
 	n = add_row(rows, n, "allocated peak", m->allocated_peak, true,
 	    vp_scale(m->allocated_peak, r->err_allocated));
 	if (r->plan->device == VP_DEVICE_CUDA) {
