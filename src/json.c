@@ -95,7 +95,10 @@ void
 vp_json_str(struct vp_json *j, const char *key, const char *s)
 {
 	member(j, key);
-	vp_buf_json_str(j->out, s);
+	if (s != NULL)
+		vp_buf_json_str(j->out, s);
+	else
+		vp_buf_add(j->out, "null");
 }
 
 void

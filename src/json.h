@@ -53,6 +53,7 @@ void vp_json_end(struct vp_json *j);	/* closes the innermost */
  * stays on the opening line. */
 void vp_json_break(struct vp_json *j);
 
+/* s NULL: null. */
 void vp_json_str(struct vp_json *j, const char *key, const char *s);
 void vp_json_u64(struct vp_json *j, const char *key, uint64_t v);
 void vp_json_bool(struct vp_json *j, const char *key, bool v);

@@ -128,14 +128,8 @@ json_card(struct vp_json *j, const struct vp_card_result *c)
 	vp_json_num(j, "usd_per_gpu_hour", c->usd_per_hour);
 	vp_json_num(j, "purchase_usd", c->purchase_usd);
 	vp_json_bool(j, "bandwidth_bound", c->at[0].cand.bandwidth_bound);
-	if (c->price && c->price->source)
-		vp_json_str(j, "price_source", c->price->source);
-	else
-		vp_json_null(j, "price_source");
-	if (c->price && c->price->date)
-		vp_json_str(j, "price_date", c->price->date);
-	else
-		vp_json_null(j, "price_date");
+	vp_json_str(j, "price_source", c->price ? c->price->source : NULL);
+	vp_json_str(j, "price_date", c->price ? c->price->date : NULL);
 	vp_json_array(j, "scaling", VP_JSON_INLINE);
 	for (k = 0; k < c->nat; k++) {
 		vp_json_object(j, NULL, VP_JSON_INLINE);
