@@ -5,6 +5,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "json.h"
+
 #define C_RESET "\033[0m"
 #define C_BOLD "\033[1m"
 #define C_GREEN "\033[32m"
@@ -29,34 +31,39 @@ add_row(struct vp_row *rows, int n, const char *label, uint64_t bytes,
 	return n + 1;
 }
 
+/* A term's row, labelled with its name in vp_cat_names. */
+static int
+add_term(struct vp_row *rows, int n, const struct vp_mem *m, enum vp_cat cat)
+{
+	return add_row(rows, n, vp_cat_names[cat], m->term[cat], false, 0);
+}
+
 int
 vp_report_rows(const struct vp_report *r, struct vp_row *rows)
 {
 	const struct vp_mem *m = r->mem;
 	int n = 0;
 
-	n = add_row(rows, n, r->plan->lora_rank ? (r->plan->quant ?
-	    "frozen base (quantized)" : "frozen base weights") : "weights",
-	    m->term[VP_CAT_WEIGHTS], false, 0);
-	if (r->plan->lora_rank)
-		n = add_row(rows, n, "LoRA adapters",
-		    m->term[VP_CAT_ADAPTER], false, 0);
+	if (r->plan->lora_rank) {
+		n = add_row(rows, n, r->plan->quant ? "frozen base (quantized)" :
+		    "frozen base weights", m->term[VP_CAT_WEIGHTS], false, 0);
+		n = add_term(rows, n, m, VP_CAT_ADAPTER);
+	} else {
+		n = add_term(rows, n, m, VP_CAT_WEIGHTS);
+	}
+	/* The fp8 copies are Transformer Engine's: the label says so. */
 	if (r->plan->precision == VP_PREC_FP8)
 		n = add_row(rows, n, "fp8 weight copies (TE)",
 		    m->term[VP_CAT_FP8], false, 0);
-	n = add_row(rows, n, "master weights", m->term[VP_CAT_MASTER], false,
-	    0);
-	n = add_row(rows, n, "gradients", m->term[VP_CAT_GRADS], false, 0);
-	n = add_row(rows, n, "optimizer states", m->term[VP_CAT_OPTIM], false,
-	    0);
-	n = add_row(rows, n, "autocast weight cache", m->term[VP_CAT_CAST],
-	    false, 0);
-	n = add_row(rows, n, "activations", m->term[VP_CAT_ACT] +
+	n = add_term(rows, n, m, VP_CAT_MASTER);
+	n = add_term(rows, n, m, VP_CAT_GRADS);
+	n = add_term(rows, n, m, VP_CAT_OPTIM);
+	n = add_term(rows, n, m, VP_CAT_CAST);
+	/* The inputs (token ids, labels) are counted with the activations. */
+	n = add_row(rows, n, vp_cat_names[VP_CAT_ACT], m->term[VP_CAT_ACT] +
 	    m->term[VP_CAT_INPUT], false, 0);
-	n = add_row(rows, n, "logits and loss", m->term[VP_CAT_LOGITS], false,
-	    0);
-	n = add_row(rows, n, "transient buffers", m->term[VP_CAT_TRANSIENT],
-	    false, 0);
+	n = add_term(rows, n, m, VP_CAT_LOGITS);
+	n = add_term(rows, n, m, VP_CAT_TRANSIENT);
 	n = add_row(rows, n, "allocated peak", m->allocated_peak, true,
 	    vp_scale(m->allocated_peak, r->err_allocated));
 	if (r->plan->device == VP_DEVICE_CUDA) {
@@ -496,201 +503,286 @@ vp_report_text(const struct vp_report *r, struct vp_buf *o)
 	planner_text(r, o);
 }
 
+/* The JSON report is one object, a section a line; each section is
+ * written by one of the json_* functions below, in order, and starts
+ * with its line break. */
+
 static void
-json_u64(struct vp_buf *o, const char *k, uint64_t v, bool comma)
+json_model(struct vp_json *j, const struct vp_report *r)
 {
-	vp_buf_printf(o, "\"%s\": %llu%s", k, (unsigned long long)v,
-	    comma ? ", " : "");
+	const struct vp_model *m = r->model;
+	struct vp_param_count pc;
+
+	vp_model_params(m, &pc);
+	vp_json_break(j);
+	vp_json_object(j, "model", VP_JSON_INLINE);
+	vp_json_str(j, "name", m->name);
+	vp_json_str(j, "architecture", vp_arch_names[m->arch]);
+	vp_json_u64(j, "layers", m->layers);
+	vp_json_u64(j, "hidden", m->hidden);
+	vp_json_u64(j, "params", pc.total);
+	vp_json_u64(j, "trainable_params", r->trainable ? r->trainable :
+	    pc.total);
+	vp_json_u64(j, "active_params", pc.active);
+	vp_json_end(j);
+}
+
+static void
+json_plan(struct vp_json *j, const struct vp_report *r)
+{
+	const struct vp_plan *p = r->plan;
+
+	vp_json_break(j);
+	vp_json_object(j, "plan", VP_JSON_INLINE);
+	vp_json_str(j, "precision", vp_prec_names[p->precision]);
+	vp_json_str(j, "optimizer", vp_opt_names[p->optimizer]);
+	vp_json_u64(j, "micro_batch", p->micro_batch);
+	vp_json_u64(j, "seq", p->seq);
+	vp_json_u64(j, "grad_accum", p->grad_accum);
+	vp_json_str(j, "recompute", vp_recomp_names[p->recompute]);
+	vp_json_str(j, "attention", vp_attn_names[p->attention]);
+	vp_json_num(j, "dropout", vp_plan_dropout(p, r->model));
+	vp_json_u64(j, "zero", p->zero);
+	/* Degrees left at 0 (unset) are 1. */
+	vp_json_u64(j, "tp", p->tp ? p->tp : 1);
+	vp_json_u64(j, "pp", p->pp ? p->pp : 1);
+	vp_json_u64(j, "dp", p->dp ? p->dp : 1);
+	vp_json_u64(j, "cp", p->cp ? p->cp : 1);
+	vp_json_u64(j, "ep", p->ep ? p->ep : 1);
+	vp_json_u64(j, "vpp", p->vpp ? p->vpp : 1);
+	vp_json_bool(j, "sp", p->sp);
+	vp_json_str(j, "fsdp", vp_fsdp_names[p->fsdp]);
+	vp_json_str(j, "framework", vp_framework_names[vp_plan_framework(p)]);
+	vp_json_u64(j, "gpus_per_node", p->gpus_per_node);
+	vp_json_u64(j, "lora_rank", p->lora_rank);
+	vp_json_str(j, "quant", vp_quant_names[p->quant]);
+	vp_json_str(j, "offload", vp_offload_names[p->offload]);
+	vp_json_bool(j, "offload_nvme", p->offload_nvme);
+	vp_json_bool(j, "activation_offload", p->activation_offload);
+	vp_json_str(j, "loss", vp_loss_names[p->loss]);
+	vp_json_str(j, "device", vp_device_names[p->device]);
+	vp_json_end(j);
+}
+
+static void
+json_gpus(struct vp_json *j, const struct vp_report *r)
+{
+	vp_json_break(j);
+	if (r->gpus == NULL) {
+		vp_json_null(j, "gpus");
+		return;
+	}
+	vp_json_object(j, "gpus", VP_JSON_INLINE);
+	vp_json_str(j, "id", r->gpus->gpu->id);
+	vp_json_u64(j, "count", r->gpus->count);
+	vp_json_str(j, "typed", r->gpus->typed);
+	vp_json_end(j);
+}
+
+/* The breakdown of the worst stage's peak, by term and level.  The
+ * names are the JSON's own (stable for scripts), not the text rows'. */
+static void
+json_per_gpu(struct vp_json *j, const struct vp_report *r)
+{
+	const struct vp_mem *mem = r->mem;
+	int i;
+
+	vp_json_break(j);
+	vp_json_object(j, "per_gpu", VP_JSON_INLINE);
+	vp_json_u64(j, "weights_bytes", mem->term[VP_CAT_WEIGHTS]);
+	vp_json_u64(j, "master_weights_bytes", mem->term[VP_CAT_MASTER]);
+	vp_json_u64(j, "gradients_bytes", mem->term[VP_CAT_GRADS]);
+	vp_json_u64(j, "optimizer_bytes", mem->term[VP_CAT_OPTIM]);
+	vp_json_u64(j, "autocast_cache_bytes", mem->term[VP_CAT_CAST]);
+	vp_json_u64(j, "activations_bytes", mem->term[VP_CAT_ACT] +
+	    mem->term[VP_CAT_INPUT]);
+	vp_json_u64(j, "logits_bytes", mem->term[VP_CAT_LOGITS]);
+	vp_json_u64(j, "buffers_bytes", mem->term[VP_CAT_TRANSIENT] +
+	    mem->term[VP_CAT_CAST]);
+	vp_json_u64(j, "transient_bytes", mem->term[VP_CAT_TRANSIENT]);
+	vp_json_u64(j, "overhead_bytes", mem->overhead_bytes);
+	vp_json_u64(j, "fragmentation_bytes", mem->frag_bytes);
+	vp_json_u64(j, "context_bytes", mem->context_bytes);
+	vp_json_u64(j, "workspace_bytes", mem->workspace_bytes);
+	vp_json_u64(j, "nccl_bytes", mem->nccl_bytes);
+	vp_json_u64(j, "adapter_bytes", mem->term[VP_CAT_ADAPTER]);
+	vp_json_u64(j, "fp8_copies_bytes", mem->term[VP_CAT_FP8]);
+	vp_json_u64(j, "host_bytes", mem->host_bytes);
+	vp_json_u64(j, "host_bytes_per_node", r->host_per_node);
+	vp_json_u64(j, "nvme_bytes", mem->nvme_bytes);
+	vp_json_u64(j, "allocated_peak_bytes", mem->allocated_peak);
+	vp_json_u64(j, "reserved_peak_bytes", mem->reserved_peak);
+	vp_json_u64(j, "device_peak_bytes", mem->device_peak);
+	if (r->err_allocated > 0) {
+		vp_json_u64(j, "allocated_err_bytes",
+		    vp_scale(mem->allocated_peak, r->err_allocated));
+		vp_json_u64(j, "reserved_err_bytes",
+		    vp_scale(mem->reserved_peak, r->err_reserved));
+		vp_json_u64(j, "device_err_bytes",
+		    vp_scale(mem->device_peak, r->err_device));
+	}
+	vp_json_str(j, "peak_phase", vp_phase_names[mem->peak_phase]);
+	vp_json_str(j, "peak_op", mem->peak_op ? mem->peak_op : "");
+	vp_json_u64(j, "peak_layer", mem->peak_layer);
+	vp_json_object(j, "phase_peak_bytes", VP_JSON_INLINE);
+	for (i = 0; i < VP_PHASE_COUNT; i++)
+		vp_json_u64(j, vp_phase_names[i], mem->phase_peak[i]);
+	vp_json_end(j);
+	if (r->gpus)
+		vp_json_u64(j, "capacity_bytes", r->gpus->gpu->usable_bytes);
+	else
+		vp_json_null(j, "capacity_bytes");
+	vp_json_end(j);
+}
+
+static void
+json_stages(struct vp_json *j, const struct vp_report *r)
+{
+	unsigned i;
+
+	vp_json_break(j);
+	vp_json_u64(j, "worst_stage", r->worst_stage);
+	vp_json_array(j, "stages", VP_JSON_INLINE);
+	for (i = 0; i < r->nstages; i++) {
+		vp_json_object(j, NULL, VP_JSON_INLINE);
+		vp_json_u64(j, "stage", i);
+		vp_json_u64(j, "blocks", vp_stage_blocks(r->model->layers,
+		    r->plan->pp, i));
+		vp_json_u64(j, "activations_bytes",
+		    r->stages[i].saved_per_microbatch);
+		vp_json_u64(j, "allocated_peak_bytes",
+		    r->stages[i].allocated_peak);
+		vp_json_u64(j, "device_peak_bytes", r->stages[i].device_peak);
+		vp_json_end(j);
+	}
+	vp_json_end(j);
+}
+
+void
+vp_report_json_layout(struct vp_json *j, const struct vp_plan *p)
+{
+	vp_json_u64(j, "tp", p->tp);
+	vp_json_u64(j, "pp", p->pp);
+	vp_json_u64(j, "cp", p->cp);
+	vp_json_u64(j, "ep", p->ep);
+	vp_json_u64(j, "dp", p->dp);
+	vp_json_u64(j, "zero", p->zero);
+	vp_json_str(j, "fsdp", vp_fsdp_names[p->fsdp]);
+	vp_json_bool(j, "sp", p->sp);
+	vp_json_str(j, "recompute", vp_recomp_names[p->recompute]);
+}
+
+/* The time model of the plan shown. */
+static void
+json_time(struct vp_json *j, const struct vp_cand *c)
+{
+	vp_json_break(j);
+	vp_json_object(j, "time", VP_JSON_INLINE);
+	vp_json_fixed(j, "tokens_per_second", c->tokens_per_second, 1);
+	vp_json_fixed(j, "step_seconds", c->step_seconds, 4);
+	vp_json_bool(j, "bandwidth_bound", c->bandwidth_bound);
+	vp_json_end(j);
+}
+
+/* The planner's count and its alternatives (best[0] is the plan shown). */
+static void
+json_search(struct vp_json *j, const struct vp_search_result *s)
+{
+	size_t k;
+
+	vp_json_break(j);
+	vp_json_object(j, "search", VP_JSON_INLINE);
+	vp_json_u64(j, "evaluated", s->evaluated);
+	vp_json_u64(j, "fitting", s->fitting);
+	vp_json_array(j, "alternatives", VP_JSON_INLINE);
+	for (k = 1; k < s->nbest; k++) {
+		const struct vp_cand *c = &s->best[k];
+
+		vp_json_object(j, NULL, VP_JSON_INLINE);
+		vp_report_json_layout(j, &c->plan);
+		vp_json_u64(j, "device_peak_bytes", c->device_peak);
+		if (!isnan(c->tokens_per_second))
+			vp_json_fixed(j, "tokens_per_second",
+			    c->tokens_per_second, 1);
+		vp_json_end(j);
+	}
+	vp_json_end(j);
+	vp_json_end(j);
+}
+
+static void
+json_savings(struct vp_json *j, const struct vp_report *r)
+{
+	int k;
+
+	vp_json_break(j);
+	vp_json_array(j, "savings", VP_JSON_INLINE);
+	for (k = 0; k < r->nsavings; k++) {
+		vp_json_object(j, NULL, VP_JSON_INLINE);
+		vp_json_str(j, "knob", r->savings[k].knob);
+		vp_json_u64(j, "saved_bytes", r->savings[k].saved_bytes);
+		vp_json_end(j);
+	}
+	vp_json_end(j);
+}
+
+static void
+json_top_live(struct vp_json *j, const struct vp_mem *mem)
+{
+	int i;
+
+	vp_json_break(j);
+	vp_json_array(j, "top_live", VP_JSON_INLINE);
+	for (i = 0; i < mem->ntop; i++) {
+		vp_json_object(j, NULL, VP_JSON_INLINE);
+		vp_json_str(j, "name", mem->top[i].name);
+		vp_json_str(j, "term", vp_cat_names[mem->top[i].cat]);
+		vp_json_u64(j, "count", mem->top[i].count);
+		vp_json_u64(j, "bytes", mem->top[i].bytes);
+		vp_json_end(j);
+	}
+	vp_json_end(j);
 }
 
 void
 vp_report_json(const struct vp_report *r, struct vp_buf *o)
 {
-	const struct vp_model *m = r->model;
-	const struct vp_plan *p = r->plan;
-	const struct vp_mem *mem = r->mem;
-	struct vp_param_count pc;
-	int i;
+	struct vp_json j;
 
-	vp_model_params(m, &pc);
-	vp_buf_add(o, "{\"model\": {\"name\": ");
-	vp_buf_json_str(o, m->name);
-	vp_buf_printf(o, ", \"architecture\": \"%s\", ", vp_arch_names[m->arch]);
-	json_u64(o, "layers", m->layers, true);
-	json_u64(o, "hidden", m->hidden, true);
-	json_u64(o, "params", pc.total, true);
-	json_u64(o, "trainable_params", r->trainable ? r->trainable : pc.total,
-	    true);
-	json_u64(o, "active_params", pc.active, false);
-	vp_buf_printf(o, "},\n \"plan\": {\"precision\": \"%s\", "
-	    "\"optimizer\": \"%s\", ", vp_prec_names[p->precision],
-	    vp_opt_names[p->optimizer]);
-	json_u64(o, "micro_batch", p->micro_batch, true);
-	json_u64(o, "seq", p->seq, true);
-	json_u64(o, "grad_accum", p->grad_accum, true);
-	vp_buf_printf(o, "\"recompute\": \"%s\", \"attention\": \"%s\", "
-	    "\"dropout\": %g, ", vp_recomp_names[p->recompute],
-	    vp_attn_names[p->attention], vp_plan_dropout(p, m));
-	json_u64(o, "zero", p->zero, true);
-	json_u64(o, "tp", p->tp ? p->tp : 1, true);
-	json_u64(o, "pp", p->pp ? p->pp : 1, true);
-	json_u64(o, "dp", p->dp ? p->dp : 1, true);
-	json_u64(o, "cp", p->cp ? p->cp : 1, true);
-	json_u64(o, "ep", p->ep ? p->ep : 1, true);
-	json_u64(o, "vpp", p->vpp ? p->vpp : 1, true);
-	vp_buf_printf(o, "\"sp\": %s, \"fsdp\": \"%s\", \"framework\": "
-	    "\"%s\", ", p->sp ? "true" : "false", vp_fsdp_names[p->fsdp],
-	    vp_framework_names[vp_plan_framework(p)]);
-	json_u64(o, "gpus_per_node", p->gpus_per_node, true);
-	json_u64(o, "lora_rank", p->lora_rank, true);
-	vp_buf_printf(o, "\"quant\": \"%s\", \"offload\": \"%s\", "
-	    "\"offload_nvme\": %s, \"activation_offload\": %s, \"loss\": "
-	    "\"%s\", ", vp_quant_names[p->quant], vp_offload_names[p->offload],
-	    p->offload_nvme ? "true" : "false", p->activation_offload ? "true" :
-	    "false", vp_loss_names[p->loss]);
-	vp_buf_printf(o, "\"device\": \"%s\"},\n", vp_device_names[p->device]);
-	if (r->gpus) {
-		vp_buf_add(o, " \"gpus\": {\"id\": ");
-		vp_buf_json_str(o, r->gpus->gpu->id);
-		vp_buf_printf(o, ", \"count\": %u, \"typed\": ", r->gpus->count);
-		vp_buf_json_str(o, r->gpus->typed);
-		vp_buf_add(o, "},\n");
-	} else {
-		vp_buf_add(o, " \"gpus\": null,\n");
-	}
-	vp_buf_add(o, " \"per_gpu\": {");
-	json_u64(o, "weights_bytes", mem->term[VP_CAT_WEIGHTS], true);
-	json_u64(o, "master_weights_bytes", mem->term[VP_CAT_MASTER], true);
-	json_u64(o, "gradients_bytes", mem->term[VP_CAT_GRADS], true);
-	json_u64(o, "optimizer_bytes", mem->term[VP_CAT_OPTIM], true);
-	json_u64(o, "autocast_cache_bytes", mem->term[VP_CAT_CAST], true);
-	json_u64(o, "activations_bytes", mem->term[VP_CAT_ACT] +
-	    mem->term[VP_CAT_INPUT], true);
-	json_u64(o, "logits_bytes", mem->term[VP_CAT_LOGITS], true);
-	json_u64(o, "buffers_bytes", mem->term[VP_CAT_TRANSIENT] +
-	    mem->term[VP_CAT_CAST], true);
-	json_u64(o, "transient_bytes", mem->term[VP_CAT_TRANSIENT], true);
-	json_u64(o, "overhead_bytes", mem->overhead_bytes, true);
-	json_u64(o, "fragmentation_bytes", mem->frag_bytes, true);
-	json_u64(o, "context_bytes", mem->context_bytes, true);
-	json_u64(o, "workspace_bytes", mem->workspace_bytes, true);
-	json_u64(o, "nccl_bytes", mem->nccl_bytes, true);
-	json_u64(o, "adapter_bytes", mem->term[VP_CAT_ADAPTER], true);
-	json_u64(o, "fp8_copies_bytes", mem->term[VP_CAT_FP8], true);
-	json_u64(o, "host_bytes", mem->host_bytes, true);
-	json_u64(o, "host_bytes_per_node", r->host_per_node, true);
-	json_u64(o, "nvme_bytes", mem->nvme_bytes, true);
-	json_u64(o, "allocated_peak_bytes", mem->allocated_peak, true);
-	json_u64(o, "reserved_peak_bytes", mem->reserved_peak, true);
-	json_u64(o, "device_peak_bytes", mem->device_peak, true);
-	if (r->err_allocated > 0) {
-		json_u64(o, "allocated_err_bytes",
-		    vp_scale(mem->allocated_peak, r->err_allocated), true);
-		json_u64(o, "reserved_err_bytes",
-		    vp_scale(mem->reserved_peak, r->err_reserved), true);
-		json_u64(o, "device_err_bytes",
-		    vp_scale(mem->device_peak, r->err_device), true);
-	}
-	vp_buf_printf(o, "\"peak_phase\": \"%s\", ",
-	    vp_phase_names[mem->peak_phase]);
-	vp_buf_add(o, "\"peak_op\": ");
-	vp_buf_json_str(o, mem->peak_op ? mem->peak_op : "");
-	vp_buf_printf(o, ", \"peak_layer\": %u, ", mem->peak_layer);
-	vp_buf_add(o, "\"phase_peak_bytes\": {");
-	for (i = 0; i < VP_PHASE_COUNT; i++)
-		vp_buf_printf(o, "%s\"%s\": %llu", i ? ", " : "",
-		    vp_phase_names[i], (unsigned long long)mem->phase_peak[i]);
-	vp_buf_add(o, "}, ");
-	if (r->gpus)
-		json_u64(o, "capacity_bytes", r->gpus->gpu->usable_bytes, false);
-	else
-		vp_buf_add(o, "\"capacity_bytes\": null");
-	vp_buf_add(o, "},\n");
-	if (r->nstages > 1) {
-		unsigned si;
-
-		vp_buf_printf(o, " \"worst_stage\": %u, \"stages\": [",
-		    r->worst_stage);
-		for (si = 0; si < r->nstages; si++) {
-			vp_buf_printf(o, "%s{\"stage\": %u, ", si ? ", " : "", si);
-			json_u64(o, "blocks", vp_stage_blocks(r->model->layers,
-			    r->plan->pp, si), true);
-			json_u64(o, "activations_bytes",
-			    r->stages[si].saved_per_microbatch, true);
-			json_u64(o, "allocated_peak_bytes",
-			    r->stages[si].allocated_peak, true);
-			json_u64(o, "device_peak_bytes",
-			    r->stages[si].device_peak, false);
-			vp_buf_add(o, "}");
-		}
-		vp_buf_add(o, "],\n");
-	}
+	vp_json_init(&j, o);
+	vp_json_object(&j, NULL, VP_JSON_INLINE);
+	json_model(&j, r);
+	json_plan(&j, r);
+	json_gpus(&j, r);
+	json_per_gpu(&j, r);
+	if (r->nstages > 1)
+		json_stages(&j, r);
 	if (r->chosen != NULL && !isnan(r->chosen->tokens_per_second))
-		vp_buf_printf(o, " \"time\": {\"tokens_per_second\": %.1f, "
-		    "\"step_seconds\": %.4f, \"bandwidth_bound\": %s},\n",
-		    r->chosen->tokens_per_second, r->chosen->step_seconds,
-		    r->chosen->bandwidth_bound ? "true" : "false");
-	if (r->search != NULL) {
-		size_t k;
-
-		vp_buf_printf(o, " \"search\": {\"evaluated\": %llu, "
-		    "\"fitting\": %llu, \"alternatives\": [",
-		    (unsigned long long)r->search->evaluated,
-		    (unsigned long long)r->search->fitting);
-		for (k = 1; k < r->search->nbest; k++) {
-			const struct vp_cand *c = &r->search->best[k];
-
-			vp_buf_printf(o, "%s{\"tp\": %u, \"pp\": %u, \"cp\": %u, "
-			    "\"ep\": %u, \"dp\": %u, \"zero\": %u, \"fsdp\": "
-			    "\"%s\", \"sp\": %s, \"recompute\": \"%s\", ",
-			    k > 1 ? ", " : "", c->plan.tp, c->plan.pp,
-			    c->plan.cp, c->plan.ep, c->plan.dp, c->plan.zero,
-			    vp_fsdp_names[c->plan.fsdp], c->plan.sp ? "true" :
-			    "false", vp_recomp_names[c->plan.recompute]);
-			json_u64(o, "device_peak_bytes", c->device_peak, false);
-			if (!isnan(c->tokens_per_second))
-				vp_buf_printf(o, ", \"tokens_per_second\": %.1f",
-				    c->tokens_per_second);
-			vp_buf_add(o, "}");
-		}
-		vp_buf_add(o, "]},\n");
+		json_time(&j, r->chosen);
+	if (r->search != NULL)
+		json_search(&j, r->search);
+	if (r->ask_max_seq) {
+		vp_json_break(&j);
+		vp_json_u64(&j, "max_seq", r->max_seq);
 	}
-	if (r->ask_max_seq)
-		vp_buf_printf(o, " \"max_seq\": %llu,\n",
-		    (unsigned long long)r->max_seq);
-	if (r->ask_min_gpus)
-		vp_buf_printf(o, " \"min_gpus\": %u,\n", r->min_gpus);
-	if (r->nsavings > 0) {
-		int k;
-
-		vp_buf_add(o, " \"savings\": [");
-		for (k = 0; k < r->nsavings; k++) {
-			vp_buf_printf(o, "%s{\"knob\": ", k ? ", " : "");
-			vp_buf_json_str(o, r->savings[k].knob);
-			vp_buf_printf(o, ", \"saved_bytes\": %llu}",
-			    (unsigned long long)r->savings[k].saved_bytes);
-		}
-		vp_buf_add(o, "],\n");
+	if (r->ask_min_gpus) {
+		vp_json_break(&j);
+		vp_json_u64(&j, "min_gpus", r->min_gpus);
 	}
-	if (r->explain) {
-		vp_buf_add(o, " \"top_live\": [");
-		for (i = 0; i < mem->ntop; i++) {
-			vp_buf_printf(o, "%s{\"name\": ", i ? ", " : "");
-			vp_buf_json_str(o, mem->top[i].name);
-			vp_buf_printf(o, ", \"term\": \"%s\", \"count\": %u, "
-			    "\"bytes\": %llu}", vp_cat_names[mem->top[i].cat],
-			    mem->top[i].count,
-			    (unsigned long long)mem->top[i].bytes);
-		}
-		vp_buf_add(o, "],\n");
-	}
+	if (r->nsavings > 0)
+		json_savings(&j, r);
+	if (r->explain)
+		json_top_live(&j, r->mem);
+	/* The verdict, on the last line (null without --gpus). */
+	vp_json_break(&j);
 	if (r->gpus) {
-		vp_buf_printf(o, " \"fits\": %s, ", r->fits ? "true" : "false");
-		json_u64(o, "max_micro_batch", r->max_micro_batch, false);
-		vp_buf_add(o, "}\n");
+		vp_json_bool(&j, "fits", r->fits);
+		vp_json_u64(&j, "max_micro_batch", r->max_micro_batch);
 	} else {
-		vp_buf_add(o, " \"fits\": null, \"max_micro_batch\": null}\n");
+		vp_json_null(&j, "fits");
+		vp_json_null(&j, "max_micro_batch");
 	}
+	vp_json_end(&j);
 }
 
 void

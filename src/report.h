@@ -74,6 +74,11 @@ int vp_report_rows(const struct vp_report *r, struct vp_row *rows);
 void vp_report_text(const struct vp_report *r, struct vp_buf *out);
 void vp_report_json(const struct vp_report *r, struct vp_buf *out);
 void vp_report_csv(const struct vp_report *r, struct vp_buf *out);
+/* The parallel layout of a plan as JSON members, as the planner's
+ * alternatives and compare's plans write it: tp, pp, cp, ep, dp, zero,
+ * fsdp, sp, recompute. */
+struct vp_json;
+void vp_report_json_layout(struct vp_json *j, const struct vp_plan *p);
 /* A horizontal bar of width cells for frac in [0, 1]. */
 void vp_report_bar(struct vp_buf *out, double frac, int width, bool unicode);
 /* "TP 8, PP 2, DP 4, ZeRO 1, recompute full" — the parallel layout. */

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "json.h"
 #include "report.h"
 
 /* The cheapest and the fastest fitting cards (indexes, -1: none); the
@@ -97,85 +98,69 @@ vp_compare_text(const struct vp_compare_report *r, struct vp_buf *o)
 	    "cards without one are ranked last by cost.\n");
 }
 
+/* One card: the fewest GPUs it needs, the plan there, time and money,
+ * the price's source, and the same at 2x and 4x the GPUs. */
 static void
-json_num(struct vp_buf *o, const char *k, double v, bool comma)
+json_card(struct vp_json *j, const struct vp_card_result *c)
 {
-	if (isnan(v) || isinf(v))
-		vp_buf_printf(o, "\"%s\": null%s", k, comma ? ", " : "");
-	else
-		vp_buf_printf(o, "\"%s\": %.6g%s", k, v, comma ? ", " : "");
+	const struct vp_plan *p = &c->at[0].cand.plan;
+	unsigned k;
+
+	vp_json_object(j, NULL, VP_JSON_INLINE);
+	vp_json_str(j, "gpu", c->gpu->id);
+	vp_json_bool(j, "fits", c->fits);
+	if (!c->fits) {
+		vp_json_str(j, "why", c->why ? c->why : "");
+		vp_json_end(j);
+		return;
+	}
+	vp_json_u64(j, "gpus_needed", c->gpus_needed);
+	vp_json_object(j, "plan", VP_JSON_INLINE);
+	vp_report_json_layout(j, p);
+	vp_json_u64(j, "micro_batch", p->micro_batch);
+	vp_json_u64(j, "grad_accum", p->grad_accum);
+	vp_json_end(j);
+	vp_json_u64(j, "device_peak_bytes", c->at[0].cand.device_peak);
+	vp_json_num(j, "tokens_per_second", c->at[0].cand.tokens_per_second);
+	vp_json_num(j, "hours", c->at[0].hours);
+	vp_json_num(j, "cost_usd", c->at[0].cost_usd);
+	vp_json_num(j, "usd_per_billion_tokens", c->usd_per_billion_tokens);
+	vp_json_num(j, "usd_per_gpu_hour", c->usd_per_hour);
+	vp_json_num(j, "purchase_usd", c->purchase_usd);
+	vp_json_bool(j, "bandwidth_bound", c->at[0].cand.bandwidth_bound);
+	vp_json_str(j, "price_source", c->price ? c->price->source : NULL);
+	vp_json_str(j, "price_date", c->price ? c->price->date : NULL);
+	vp_json_array(j, "scaling", VP_JSON_INLINE);
+	for (k = 0; k < c->nat; k++) {
+		vp_json_object(j, NULL, VP_JSON_INLINE);
+		vp_json_u64(j, "gpus", c->at[k].gpus);
+		vp_json_num(j, "tokens_per_second",
+		    c->at[k].cand.tokens_per_second);
+		vp_json_num(j, "hours", c->at[k].hours);
+		vp_json_num(j, "cost_usd", c->at[k].cost_usd);
+		vp_json_end(j);
+	}
+	vp_json_end(j);
+	vp_json_end(j);
 }
 
+/* One object; the cards one a line, in the sorted order. */
 void
 vp_compare_json(const struct vp_compare_report *r, struct vp_buf *o)
 {
+	struct vp_json j;
 	size_t i;
 
-	vp_buf_add(o, "{\"model\": ");
-	vp_buf_json_str(o, r->model->name);
-	vp_buf_printf(o, ", \"tokens\": %.0f, \"sort\": \"%s\", \"cards\": [\n",
-	    r->job->tokens, r->sort);
-	for (i = 0; i < r->n; i++) {
-		const struct vp_card_result *c = &r->cards[i];
-		const struct vp_plan *p = &c->at[0].cand.plan;
-
-		vp_buf_add(o, i ? ",\n  {\"gpu\": " : "  {\"gpu\": ");
-		vp_buf_json_str(o, c->gpu->id);
-		vp_buf_printf(o, ", \"fits\": %s", c->fits ? "true" : "false");
-		if (!c->fits) {
-			vp_buf_add(o, ", \"why\": ");
-			vp_buf_json_str(o, c->why ? c->why : "");
-			vp_buf_add(o, "}");
-			continue;
-		}
-		vp_buf_printf(o, ", \"gpus_needed\": %u, \"plan\": {\"tp\": %u, "
-		    "\"pp\": %u, \"cp\": %u, \"ep\": %u, \"dp\": %u, \"zero\": %u, "
-		    "\"fsdp\": \"%s\", \"sp\": %s, \"recompute\": \"%s\", "
-		    "\"micro_batch\": %llu, \"grad_accum\": %llu}, ",
-		    c->gpus_needed, p->tp, p->pp, p->cp, p->ep, p->dp, p->zero,
-		    vp_fsdp_names[p->fsdp], p->sp ? "true" : "false",
-		    vp_recomp_names[p->recompute],
-		    (unsigned long long)p->micro_batch,
-		    (unsigned long long)p->grad_accum);
-		vp_buf_printf(o, "\"device_peak_bytes\": %llu, ",
-		    (unsigned long long)c->at[0].cand.device_peak);
-		json_num(o, "tokens_per_second", c->at[0].cand.tokens_per_second,
-		    true);
-		json_num(o, "hours", c->at[0].hours, true);
-		json_num(o, "cost_usd", c->at[0].cost_usd, true);
-		json_num(o, "usd_per_billion_tokens", c->usd_per_billion_tokens,
-		    true);
-		json_num(o, "usd_per_gpu_hour", c->usd_per_hour, true);
-		json_num(o, "purchase_usd", c->purchase_usd, true);
-		vp_buf_printf(o, "\"bandwidth_bound\": %s, \"price_source\": ",
-		    c->at[0].cand.bandwidth_bound ? "true" : "false");
-		if (c->price && c->price->source)
-			vp_buf_json_str(o, c->price->source);
-		else
-			vp_buf_add(o, "null");
-		vp_buf_add(o, ", \"price_date\": ");
-		if (c->price && c->price->date)
-			vp_buf_json_str(o, c->price->date);
-		else
-			vp_buf_add(o, "null");
-		{
-			unsigned k;
-
-			vp_buf_add(o, ", \"scaling\": [");
-			for (k = 0; k < c->nat; k++) {
-				vp_buf_printf(o, "%s{\"gpus\": %u, ", k ? ", " : "",
-				    c->at[k].gpus);
-				json_num(o, "tokens_per_second",
-				    c->at[k].cand.tokens_per_second, true);
-				json_num(o, "hours", c->at[k].hours, true);
-				json_num(o, "cost_usd", c->at[k].cost_usd, false);
-				vp_buf_add(o, "}");
-			}
-			vp_buf_add(o, "]");
-		}
-		vp_buf_add(o, "}");
-	}
-	vp_buf_add(o, "\n]}\n");
+	vp_json_init(&j, o);
+	vp_json_object(&j, NULL, VP_JSON_INLINE);
+	vp_json_str(&j, "model", r->model->name);
+	vp_json_fixed(&j, "tokens", r->job->tokens, 0);
+	vp_json_str(&j, "sort", r->sort);
+	vp_json_array(&j, "cards", VP_JSON_BLOCK);
+	for (i = 0; i < r->n; i++)
+		json_card(&j, &r->cards[i]);
+	vp_json_end(&j);
+	vp_json_end(&j);
 }
 
 void
