@@ -47,8 +47,8 @@ vp_model_matrices(const struct vp_model *m, const struct vp_plan *p,
 		dense_blocks = blocks - moe_blocks;
 	}
 	if (fam.fused_qkv) {
-		/* GPT-2's c_attn, Megatron's linear_qkv, nn.MultiheadAttention's
-		 * in_proj. */
+		/* GPT-2's c_attn, Megatron's linear_qkv,
+		 * nn.MultiheadAttention's in_proj. */
 		out[n++] = role_matrix(VP_ROLE_QKV, qd + 2 * kd, h, blocks);
 	} else {
 		out[n++] = role_matrix(VP_ROLE_Q, qd, h, blocks);

@@ -252,7 +252,8 @@ block_lin(const struct lctx *x, enum vp_role role)
 	struct lin l = { x->fam.lin[role], vp_role_lora_bits(role),
 	    role_split[role] };
 
-	assert(l.name != NULL);	/* the row lacks a linear its block uses */
+	/* A row must name every linear its block builder uses. */
+	assert(l.name != NULL);
 	return l;
 }
 
@@ -1257,8 +1258,8 @@ persistent_terms(struct vp_graph *g, const struct lctx *x,
 		return;
 	}
 	g->largest_param_bytes = vp_mul_sat(first || last ?
-	    vp_mul_sat(x->V, x->h) : vp_mul_sat(x->h, x->f > x->h ? x->f : x->h),
-	    B(x->w));
+	    vp_mul_sat(x->V, x->h) :
+	    vp_mul_sat(x->h, x->f > x->h ? x->f : x->h), B(x->w));
 }
 
 int

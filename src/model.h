@@ -32,7 +32,8 @@
  * row in vp_family_info; graph.c and finetune.c read nothing else.
  */
 #define VP_FAMILY_LIST(X) \
-	X(LLAMA, "llama") X(GPT2, "gpt2") X(BERT, "bert") X(TORCH_NN, "torch-nn")
+	X(LLAMA, "llama") X(GPT2, "gpt2") X(BERT, "bert") \
+	X(TORCH_NN, "torch-nn")
 /* Block builders of the lowering (graph.c's block_builders[]): where the
  * norms sit relative to the residual adds. */
 #define VP_BLOCK_LIST(X) X(PRE_NORM, "pre-norm") X(POST_NORM, "post-norm")
@@ -95,16 +96,17 @@ extern const char *const vp_role_names[VP_ROLE_COUNT];
  */
 struct vp_family_info {
 	const char *source;	/* the code the row follows */
-	int arch;		/* enum vp_arch it is; -1 = either (torch-nn) */
+	int arch;		/* enum vp_arch; -1 = either (torch-nn) */
 	enum vp_block block;	/* norm placement: which block builder */
 	enum vp_head head;	/* which head builder */
-	bool fused_qkv;		/* one q,k,v projection (GPT-2's c_attn; in a
-				 * post-norm block nn.MultiheadAttention's
-				 * in_proj, relaid out, q scaled) */
+	bool fused_qkv;		/* one q,k,v projection (GPT-2's
+				 * c_attn; in a post-norm block
+				 * nn.MultiheadAttention's in_proj,
+				 * relaid out, q scaled) */
 	bool repeat_kv;		/* GQA: k and v copied to every head */
 	bool softmax_fp32;	/* eager softmax(dtype=float32) (Llama) */
-	bool mask_fp32;		/* additive mask in the parameters' dtype */
-	bool resid_dropout;	/* dropout on the attention and MLP outputs */
+	bool mask_fp32;		/* additive mask in the params' dtype */
+	bool resid_dropout;	/* dropout on attention and MLP outputs */
 	bool ffn_dropout;	/* dropout after the MLP activation */
 	bool embed_norm;	/* LayerNorm after the embeddings (BERT) */
 	bool embed_dropout;	/* dropout on the summed embeddings */

@@ -324,7 +324,7 @@ struct hf_family {
 	enum vp_pos pos;
 	enum vp_act act;	/* the activation its MLP applies */
 	bool bias, qkv_bias, post_norms, tie_default;
-	bool ffn_4h;		/* a null intermediate size means 4 hidden */
+	bool ffn_4h;		/* null intermediate size: 4 hidden */
 	bool shared_gate;	/* a sigmoid gate on the shared expert */
 };
 
