@@ -1,9 +1,32 @@
 /* finetune.c — see finetune.h. */
 #include "finetune.h"
 
+#include <assert.h>
 #include <string.h>
 
 #define BIT(t) (1u << VP_LORA_##t)
+
+static const unsigned role_lora[VP_ROLE_COUNT] = {
+	[VP_ROLE_Q] = BIT(Q), [VP_ROLE_K] = BIT(K), [VP_ROLE_V] = BIT(V),
+	[VP_ROLE_QKV] = BIT(Q) | BIT(K) | BIT(V), [VP_ROLE_O] = BIT(O),
+	[VP_ROLE_GATE] = BIT(GATE), [VP_ROLE_UP] = BIT(UP),
+	[VP_ROLE_FC] = BIT(UP), [VP_ROLE_DOWN] = BIT(DOWN),
+};
+
+unsigned
+vp_role_lora_bits(enum vp_role role)
+{
+	assert(role < VP_ROLE_COUNT);
+	return role_lora[role];
+}
+
+/* One block matrix of a role: its LoRA bits, quantizable. */
+static struct vp_matrix
+role_matrix(enum vp_role role, uint64_t rows, uint64_t cols, uint64_t count)
+{
+	return (struct vp_matrix){ vp_role_names[role], rows, cols, count,
+	    role_lora[role], true };
+}
 
 size_t
 vp_model_matrices(const struct vp_model *m, const struct vp_plan *p,
@@ -14,7 +37,8 @@ vp_model_matrices(const struct vp_model *m, const struct vp_plan *p,
 	uint64_t qd = m->heads / tp * d;
 	uint64_t kd = (m->kv_heads >= tp ? m->kv_heads / tp : 1) * d;
 	uint64_t f = m->ffn / tp, moe_blocks = 0, dense_blocks = blocks;
-	bool fused = m->pos == VP_POS_LEARNED && m->arch == VP_ARCH_DECODER;
+	struct vp_family_info fam = vp_model_traits(m);
+	bool gated = vp_act_gated(m->act) && fam.lin[VP_ROLE_GATE] != NULL;
 	size_t n = 0;
 
 	if (m->has_moe) {
@@ -22,22 +46,23 @@ vp_model_matrices(const struct vp_model *m, const struct vp_plan *p,
 		    blocks - m->moe.first_dense : 0;
 		dense_blocks = blocks - moe_blocks;
 	}
-	if (fused || m->impl == VP_IMPL_TORCH_NN) {
-		/* GPT-2's c_attn / nn.MultiheadAttention's in_proj. */
-		out[n++] = (struct vp_matrix){ "qkv", qd + 2 * kd, h, blocks,
-		    BIT(Q) | BIT(K) | BIT(V), true };
+	if (fam.fused_qkv) {
+		/* GPT-2's c_attn, Megatron's linear_qkv,
+		 * nn.MultiheadAttention's in_proj. */
+		out[n++] = role_matrix(VP_ROLE_QKV, qd + 2 * kd, h, blocks);
 	} else {
-		out[n++] = (struct vp_matrix){ "q", qd, h, blocks, BIT(Q), true };
-		out[n++] = (struct vp_matrix){ "k", kd, h, blocks, BIT(K), true };
-		out[n++] = (struct vp_matrix){ "v", kd, h, blocks, BIT(V), true };
+		out[n++] = role_matrix(VP_ROLE_Q, qd, h, blocks);
+		out[n++] = role_matrix(VP_ROLE_K, kd, h, blocks);
+		out[n++] = role_matrix(VP_ROLE_V, kd, h, blocks);
 	}
-	out[n++] = (struct vp_matrix){ "o", h, qd, blocks, BIT(O), true };
-	if (vp_act_gated(m->act))
-		out[n++] = (struct vp_matrix){ "gate", f, h, dense_blocks,
-		    BIT(GATE), true };
-	out[n++] = (struct vp_matrix){ "up", f, h, dense_blocks, BIT(UP), true };
-	out[n++] = (struct vp_matrix){ "down", h, f, dense_blocks, BIT(DOWN),
-	    true };
+	out[n++] = role_matrix(VP_ROLE_O, h, qd, blocks);
+	if (gated) {
+		out[n++] = role_matrix(VP_ROLE_GATE, f, h, dense_blocks);
+		out[n++] = role_matrix(VP_ROLE_UP, f, h, dense_blocks);
+	} else {
+		out[n++] = role_matrix(VP_ROLE_FC, f, h, dense_blocks);
+	}
+	out[n++] = role_matrix(VP_ROLE_DOWN, h, f, dense_blocks);
 	if (moe_blocks) {
 		uint64_t e = m->moe.experts / ep * moe_blocks, ef = m->moe.ffn;
 
@@ -61,6 +86,7 @@ vp_model_matrices(const struct vp_model *m, const struct vp_plan *p,
 			    BIT(DOWN), true };
 		}
 	}
+	assert(n <= VP_MAX_MATRICES);
 	return n;
 }
 
@@ -69,7 +95,11 @@ vp_lora_available(const struct vp_model *m)
 {
 	unsigned all = (1u << VP_LORA_TARGET_COUNT) - 1;
 
-	return vp_act_gated(m->act) || (m->has_moe) ? all : all & ~BIT(GATE);
+	bool gate = vp_act_gated(m->act) &&
+	    vp_model_traits(m).lin[VP_ROLE_GATE] != NULL;
+
+	/* The expert matrices always list a gate (vp_model_matrices). */
+	return gate || m->has_moe ? all : all & ~BIT(GATE);
 }
 
 uint64_t

@@ -25,6 +25,15 @@ struct vp_matrix {
 	bool quantizable;	/* a block projection (bitsandbytes replaces it) */
 };
 
+/* The LoRA targets a block linear of this role answers to (a fused qkv
+ * answers to q, k and v: PEFT adapts the whole matrix). */
+unsigned vp_role_lora_bits(enum vp_role role);
+
+/*
+ * The rank's weight matrices, as the family lays them out (the linears of
+ * vp_model_traits, so the lowering adapts exactly what is counted here).
+ * At most VP_MAX_MATRICES.
+ */
 #define VP_MAX_MATRICES 16
 size_t vp_model_matrices(const struct vp_model *m, const struct vp_plan *p,
     uint64_t blocks, struct vp_matrix *out);

@@ -18,6 +18,7 @@
 
 #include "finetune.h"
 
+#include <assert.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -49,6 +50,7 @@ struct lctx {
 	uint64_t global_layer;	/* index of the block in the whole model */
 	bool fp8;		/* Transformer Engine fp8 linears */
 	bool frozen;		/* LoRA: base weights take no gradient */
+	struct vp_family_info fam;	/* what the family's code does */
 };
 
 /*
@@ -58,15 +60,31 @@ struct lctx {
  * input features and all-reduce (or with SP reduce-scatter) their output.
  */
 enum lin_kind { LIN_LOCAL, LIN_COL, LIN_ROW };
-static const struct { const char *name; enum lin_kind kind; } lin_kinds[] = {
-	{ "q_proj", LIN_COL }, { "k_proj", LIN_COL }, { "v_proj", LIN_COL },
-	{ "qkv_proj", LIN_COL }, { "gate_proj", LIN_COL }, { "up_proj", LIN_COL },
-	{ "fc_in", LIN_COL }, { "in_proj", LIN_COL }, { "query", LIN_COL },
-	{ "key", LIN_COL }, { "value", LIN_COL }, { "intermediate", LIN_COL },
-	{ "head", LIN_COL }, { "mlm decoder", LIN_COL }, { "lm_head", LIN_COL },
-	{ "o_proj", LIN_ROW }, { "down_proj", LIN_ROW }, { "out_proj", LIN_ROW },
-	{ "output", LIN_ROW }, { "attn output", LIN_ROW },
+static const enum lin_kind role_split[VP_ROLE_COUNT] = {
+	[VP_ROLE_Q] = LIN_COL, [VP_ROLE_K] = LIN_COL, [VP_ROLE_V] = LIN_COL,
+	[VP_ROLE_QKV] = LIN_COL, [VP_ROLE_GATE] = LIN_COL,
+	[VP_ROLE_UP] = LIN_COL, [VP_ROLE_FC] = LIN_COL,
+	[VP_ROLE_O] = LIN_ROW, [VP_ROLE_DOWN] = LIN_ROW,
 };
+
+/*
+ * A linear layer as the lowering sees it: its module name (the op's name),
+ * the LoRA targets it answers to (and so whether bitsandbytes quantizes
+ * it) and its tensor-parallel split.  A block's linears come from the
+ * family's row (block_lin); the heads', router's and adapters' are below.
+ */
+struct lin {
+	const char *name;
+	unsigned lora_bits;
+	enum lin_kind kind;
+};
+static const struct lin LIN_LM_HEAD = { "lm_head", 0, LIN_COL };
+static const struct lin LIN_HEAD = { "head", 0, LIN_COL };
+static const struct lin LIN_MLM_DECODER = { "mlm decoder", 0, LIN_COL };
+static const struct lin LIN_MLM_TRANSFORM = { "mlm transform", 0, LIN_LOCAL };
+static const struct lin LIN_ROUTER = { "router", 0, LIN_LOCAL };
+static const struct lin LIN_LORA_A = { "lora_A", 0, LIN_LOCAL };
+static const struct lin LIN_LORA_B = { "lora_B", 0, LIN_LOCAL };
 
 static uint64_t
 B(enum vp_dtype dt)
@@ -116,16 +134,24 @@ opnew(struct lctx *x, const char *name)
 	return o;
 }
 
+/*
+ * Add tensor t to an op's in/out/saved list, once.  VP_OP_MAXIO is the
+ * most any builder needs (sdpa saves q, k, v, lse and its output; a
+ * linear creates at most its output, an autocast weight copy and an fp8
+ * input): a seventh is a bug in a builder, not something to drop.
+ */
 static void
 add_io(int32_t *v, int32_t t)
 {
 	int i;
 
+	assert(t >= 0);
 	for (i = 0; i < VP_OP_MAXIO; i++)
 		if (v[i] < 0 || v[i] == t) {
 			v[i] = t;
 			return;
 		}
+	assert(!"more than VP_OP_MAXIO tensors on one op");
 }
 
 #define IN(o, t) add_io((o)->in, (t))
@@ -135,12 +161,14 @@ add_io(int32_t *v, int32_t t)
 static enum vp_dtype
 dt_of(const struct lctx *x, int32_t t)
 {
+	assert(t >= 0 && (size_t)t < x->g->nt);
 	return (enum vp_dtype)x->g->t[t].dtype;
 }
 
 static bool
 rg_of(const struct lctx *x, int32_t t)
 {
+	assert(t >= 0 && (size_t)t < x->g->nt);
 	return x->g->t[t].requires_grad;
 }
 
@@ -217,29 +245,16 @@ cast(struct lctx *x, int32_t t, enum vp_dtype dt, enum vp_cat cat)
  * input is cast to the compute dtype first, once per call: q, k and v
  * projections of one normed input make three copies.
  */
-/* Which LoRA targets a linear answers to, by its module name. */
-static const struct { const char *name; unsigned bits; } lora_names[] = {
-	{ "q_proj", 1u << VP_LORA_Q }, { "k_proj", 1u << VP_LORA_K },
-	{ "v_proj", 1u << VP_LORA_V }, { "o_proj", 1u << VP_LORA_O },
-	{ "qkv_proj", (1u << VP_LORA_Q) | (1u << VP_LORA_K) | (1u << VP_LORA_V) },
-	{ "in_proj", (1u << VP_LORA_Q) | (1u << VP_LORA_K) | (1u << VP_LORA_V) },
-	{ "gate_proj", 1u << VP_LORA_GATE }, { "up_proj", 1u << VP_LORA_UP },
-	{ "fc_in", 1u << VP_LORA_UP }, { "down_proj", 1u << VP_LORA_DOWN },
-	{ "query", 1u << VP_LORA_Q }, { "key", 1u << VP_LORA_K },
-	{ "value", 1u << VP_LORA_V }, { "attn output", 1u << VP_LORA_O },
-	{ "out_proj", 1u << VP_LORA_O }, { "intermediate", 1u << VP_LORA_UP },
-	{ "output", 1u << VP_LORA_DOWN },
-};
-
-static unsigned
-lora_bits(const char *name)
+/* A block's linear in its family's spelling. */
+static struct lin
+block_lin(const struct lctx *x, enum vp_role role)
 {
-	size_t i;
+	struct lin l = { x->fam.lin[role], vp_role_lora_bits(role),
+	    role_split[role] };
 
-	for (i = 0; i < VP_NELEM(lora_names); i++)
-		if (strcmp(lora_names[i].name, name) == 0)
-			return lora_names[i].bits;
-	return 0;
+	/* A row must name every linear its block builder uses. */
+	assert(l.name != NULL);
+	return l;
 }
 
 static int32_t dropout_p(struct lctx *x, const char *name, int32_t in,
@@ -250,7 +265,7 @@ static int32_t dropout_p(struct lctx *x, const char *name, int32_t in,
  * casts, the SP gather, what is saved and the weight gradient.
  */
 static int32_t
-linear_w(struct lctx *x, const char *name, int32_t in, uint64_t din,
+linear_w(struct lctx *x, struct lin l, int32_t in, uint64_t din,
     uint64_t dout, bool bias, bool trainable, enum vp_cat outcat,
     enum vp_dtype wdt, enum vp_dtype gdt)
 {
@@ -258,26 +273,18 @@ linear_w(struct lctx *x, const char *name, int32_t in, uint64_t din,
 	uint64_t wel = vp_mul_sat(din * dout + (bias ? dout : 0), x->wmult);
 	enum vp_dtype cdt = x->autocast ? x->c : wdt;
 	int32_t xin = x->autocast ? cast(x, in, x->c, VP_CAT_ACT) : in, wc = -1;
-	enum lin_kind kind = LIN_LOCAL;
-	bool quant = x->p->quant != VP_QUANT_NONE && lora_bits(name) != 0 &&
-	    strncmp(name, "lora", 4) != 0;
+	/* Experts (wmult > 1) are not split by TP. */
+	enum lin_kind kind = x->wmult == 1 ? l.kind : LIN_LOCAL;
+	/* bitsandbytes replaces the block projections, the linears LoRA
+	 * can target. */
+	bool quant = x->p->quant != VP_QUANT_NONE && l.lora_bits != 0;
 	struct vp_op *o;
 	int32_t y;
-	size_t i;
-
-	/* Every linear of every replayed block passes here: the first
-	 * letter filters the table before a string compare. */
-	for (i = 0; i < VP_NELEM(lin_kinds) && x->wmult == 1; i++)
-		if (lin_kinds[i].name[0] == name[0] &&
-		    strcmp(lin_kinds[i].name, name) == 0) {
-			kind = lin_kinds[i].kind;
-			break;
-		}
 	/* With sharded weights (ZeRO-3, FSDP full/hybrid) the unit runs
 	 * from its gathered 16-bit buffer: no autocast copies. */
 	if (x->autocast && wdt != x->c && !x->sharded_weights && !quant)
 		wc = tnew(x, wel, x->c, VP_CAT_CAST, "autocast weight", false);
-	o = opnew(x, name);
+	o = opnew(x, l.name);
 	IN(o, xin);
 	if (wc >= 0) {
 		OUT(o, wc);
@@ -297,7 +304,7 @@ linear_w(struct lctx *x, const char *name, int32_t in, uint64_t din,
 		o->fwd_tmp += vp_mul_sat(wel, B(x->c));
 		o->bwd_tmp += vp_mul_sat(wel, B(x->c));
 	}
-	y = tnew(x, vp_mul_sat(nout, dout), cdt, outcat, name,
+	y = tnew(x, vp_mul_sat(nout, dout), cdt, outcat, l.name,
 	    trainable || rg_of(x, xin));
 	OUT(o, y);
 	/* bitsandbytes' MatMul4Bit keeps its input (ctx.tensors = (A, B))
@@ -335,7 +342,7 @@ linear_w(struct lctx *x, const char *name, int32_t in, uint64_t din,
  * and the sum with the base output.
  */
 static int32_t
-linear(struct lctx *x, const char *name, int32_t in, uint64_t din,
+linear(struct lctx *x, struct lin l, int32_t in, uint64_t din,
     uint64_t dout, bool bias, bool trainable, enum vp_cat outcat)
 {
 	bool lora = x->p->lora_rank > 0;
@@ -343,14 +350,16 @@ linear(struct lctx *x, const char *name, int32_t in, uint64_t din,
 	enum vp_dtype ad = x->p->lora_dtype;
 	uint64_t r = x->p->lora_rank;
 
-	y = linear_w(x, name, in, din, dout, bias, trainable && !lora, outcat,
+	y = linear_w(x, l, in, din, dout, bias, trainable && !lora, outcat,
 	    x->w, x->gd);
-	if (!lora || !(lora_bits(name) & x->p->lora_targets))
+	if (!lora || !(l.lora_bits & x->p->lora_targets))
 		return y;
 	xl = cast(x, in, ad, VP_CAT_ACT);
 	xl = dropout_p(x, "lora dropout", xl, x->p->lora_dropout);
-	a = linear_w(x, "lora_A", xl, din, r, false, true, VP_CAT_ACT, ad, ad);
-	a = linear_w(x, "lora_B", a, r, dout, false, true, VP_CAT_ACT, ad, ad);
+	a = linear_w(x, LIN_LORA_A, xl, din, r, false, true, VP_CAT_ACT, ad,
+	    ad);
+	a = linear_w(x, LIN_LORA_B, a, r, dout, false, true, VP_CAT_ACT, ad,
+	    ad);
 	a = ew(x, "lora scale", elems_of(x, a), dt_of(x, a), a, -1, -1, -1,
 	    VP_CAT_ACT);
 	return ew(x, "lora add", elems_of(x, y), promote(dt_of(x, y),
@@ -591,6 +600,7 @@ attention_core(struct lctx *x, int32_t q, int32_t k, int32_t v,
 static void
 begin_layer(struct lctx *x, uint32_t l, int32_t input)
 {
+	assert(l >= 1 && l <= x->g->layers);
 	x->layer = l;
 	x->g->layer_first_op[l] = x->g->nop;
 	x->g->layer_input[l] = input;
@@ -605,19 +615,21 @@ mlp_block(struct lctx *x, int32_t in, uint64_t f)
 	int32_t up, a;
 
 	if (vp_act_gated(m->act)) {
-		int32_t gate = linear(x, "gate_proj", in, x->h, f, m->bias,
-		    true, VP_CAT_ACT);
+		int32_t gate = linear(x, block_lin(x, VP_ROLE_GATE), in, x->h,
+		    f, m->bias, true, VP_CAT_ACT);
 
 		a = activation(x, m->act == VP_ACT_GEGLU ? VP_ACT_GELU_TANH :
 		    VP_ACT_SWIGLU, gate);
-		up = linear(x, "up_proj", in, x->h, f, m->bias, true,
-		    VP_CAT_ACT);
+		up = linear(x, block_lin(x, VP_ROLE_UP), in, x->h, f, m->bias,
+		    true, VP_CAT_ACT);
 		a = ew2(x, "gate mul", rows * f, dt_of(x, up), a, up, VP_CAT_ACT);
 	} else {
-		up = linear(x, "fc_in", in, x->h, f, m->bias, true, VP_CAT_ACT);
+		up = linear(x, block_lin(x, VP_ROLE_FC), in, x->h, f, m->bias,
+		    true, VP_CAT_ACT);
 		a = activation(x, m->act, up);
 	}
-	return linear(x, "down_proj", a, f, x->h, m->bias, true, VP_CAT_ACT);
+	return linear(x, block_lin(x, VP_ROLE_DOWN), a, f, x->h, m->bias, true,
+	    VP_CAT_ACT);
 }
 
 /*
@@ -639,7 +651,7 @@ moe(struct lctx *x, int32_t in)
 	int32_t r, gathered, y, out;
 	uint32_t i;
 
-	r = linear(x, "router", in, x->h, e, false, true, VP_CAT_ACT);
+	r = linear(x, LIN_ROUTER, in, x->h, e, false, true, VP_CAT_ACT);
 	r = ew(x, "router softmax", rows * e, VP_FP32, r, -1, -1, -1,
 	    VP_CAT_ACT);
 	save_result(x, r);
@@ -672,28 +684,31 @@ moe(struct lctx *x, int32_t in)
 	return out;
 }
 
-/* One decoder block in the Hugging Face style (Llama family, GPT-2). */
+/*
+ * A pre-norm block in the Hugging Face style (Llama family, GPT-2): norm,
+ * attention, residual add, norm, MLP (or MoE), residual add.
+ */
 static int32_t
-decoder_block(struct lctx *x, int32_t in)
+prenorm_block(struct lctx *x, int32_t in)
 {
 	const struct vp_model *m = x->m;
-	bool gpt2 = m->pos == VP_POS_LEARNED;
+	const struct vp_family_info *fam = &x->fam;
 	uint64_t n = x->b * x->s, qd = x->a * x->d, kd = x->kv * x->d;
 	int32_t h1, q, k, v, ctx, o, res, h2, mlp;
 
 	h1 = norm(x, "input norm", in);
-	if (gpt2 || m->impl == VP_IMPL_MEGATRON) {
+	if (fam->fused_qkv) {
 		/* Fused qkv projection; q, k, v are views of its output. */
-		int32_t qkv = linear(x, "qkv_proj", h1, x->h, qd + 2 * kd,
-		    m->qkv_bias, true, VP_CAT_ACT);
+		int32_t qkv = linear(x, block_lin(x, VP_ROLE_QKV), h1, x->h,
+		    qd + 2 * kd, m->qkv_bias, true, VP_CAT_ACT);
 		q = k = v = qkv;
 	} else {
-		q = linear(x, "q_proj", h1, x->h, qd, m->qkv_bias, true,
-		    VP_CAT_ACT);
-		k = linear(x, "k_proj", h1, x->h, kd, m->qkv_bias, true,
-		    VP_CAT_ACT);
-		v = linear(x, "v_proj", h1, x->h, kd, m->qkv_bias, true,
-		    VP_CAT_ACT);
+		q = linear(x, block_lin(x, VP_ROLE_Q), h1, x->h, qd,
+		    m->qkv_bias, true, VP_CAT_ACT);
+		k = linear(x, block_lin(x, VP_ROLE_K), h1, x->h, kd,
+		    m->qkv_bias, true, VP_CAT_ACT);
+		v = linear(x, block_lin(x, VP_ROLE_V), h1, x->h, kd,
+		    m->qkv_bias, true, VP_CAT_ACT);
 	}
 	if (m->pos == VP_POS_ROPE) {
 		/*
@@ -721,21 +736,22 @@ decoder_block(struct lctx *x, int32_t in)
 		t3 = ew(x, "rope mul", n * kd, dt, t3, -1, -1, -1, VP_CAT_ACT);
 		k = ew(x, "rope add", n * kd, dt, t1, t3, -1, -1, VP_CAT_ACT);
 	}
-	if (x->kv < x->a && !gpt2) {
+	if (x->kv < x->a && fam->repeat_kv) {
 		/* repeat_kv: expand + reshape copies k and v to a heads. */
 		k = ew(x, "repeat k", n * qd, dt_of(x, k), k, -1, -1, -1,
 		    VP_CAT_ACT);
 		v = ew(x, "repeat v", n * qd, dt_of(x, v), v, -1, -1, -1,
 		    VP_CAT_ACT);
 	}
-	ctx = attention_core(x, q, k, v, !gpt2, false);
+	ctx = attention_core(x, q, k, v, fam->softmax_fp32, fam->mask_fp32);
 	/* transpose(1, 2).contiguous(): a copy in (b, s, a*d) layout. */
 	ctx = ew(x, "attn transpose", n * qd, dt_of(x, ctx), ctx, -1, -1, -1,
 	    VP_CAT_ACT);
-	o = linear(x, "o_proj", ctx, qd, x->h, m->o_bias > 0, true, VP_CAT_ACT);
+	o = linear(x, block_lin(x, VP_ROLE_O), ctx, qd, x->h, m->o_bias > 0,
+	    true, VP_CAT_ACT);
 	/* Llama-family modules drop out only the attention probabilities;
 	 * GPT-2 also drops the residual branches. */
-	if (gpt2)
+	if (fam->resid_dropout)
 		o = dropout(x, "resid dropout", o);
 	if (m->post_norms)
 		o = norm(x, "post attn norm", o);
@@ -745,7 +761,7 @@ decoder_block(struct lctx *x, int32_t in)
 	h2 = norm(x, "post attention norm", res);
 	mlp = m->has_moe && x->global_layer >= m->moe.first_dense ?
 	    moe(x, h2) : mlp_block(x, h2, x->f);
-	if (gpt2)
+	if (fam->resid_dropout)
 		mlp = dropout(x, "mlp dropout", mlp);
 	if (m->post_norms)
 		mlp = norm(x, "post ffn norm", mlp);
@@ -753,50 +769,68 @@ decoder_block(struct lctx *x, int32_t in)
 	    dt_of(x, mlp)), res, mlp, -1, -1, VP_CAT_ACT);
 }
 
-/* One BERT encoder block (post-LN), or torch.nn.TransformerEncoderLayer. */
+/*
+ * A post-norm block: one BERT encoder layer, or a
+ * torch.nn.TransformerEncoderLayer (norm_first=False) when q, k and v are
+ * fused: attention, residual add, norm, MLP, residual add, norm.
+ */
 static int32_t
-encoder_block(struct lctx *x, int32_t in)
+postnorm_block(struct lctx *x, int32_t in)
 {
 	const struct vp_model *m = x->m;
-	bool tnn = m->impl == VP_IMPL_TORCH_NN;
+	const struct vp_family_info *fam = &x->fam;
 	uint64_t n = x->b * x->s, qd = x->a * x->d;
 	int32_t q, k, v, ctx, o, res, ff;
 
-	if (tnn) {
+	if (fam->fused_qkv) {
 		/* nn.MultiheadAttention: packed in_proj, then a contiguous
 		 * re-layout of the whole projection; q is scaled by 1/sqrt(d)
 		 * into a new tensor that bmm saves. */
-		int32_t qkv = linear(x, "in_proj", in, x->h, 3 * qd, true,
-		    true, VP_CAT_ACT);
+		int32_t qkv = linear(x, block_lin(x, VP_ROLE_QKV), in, x->h,
+		    3 * qd, true, true, VP_CAT_ACT);
 		qkv = ew(x, "in_proj relayout", n * 3 * qd, dt_of(x, qkv),
 		    qkv, -1, -1, -1, VP_CAT_ACT);
 		q = ew(x, "q scale", n * qd, dt_of(x, qkv), qkv, -1, -1, -1,
 		    VP_CAT_ACT);
 		k = v = qkv;
 	} else {
-		q = linear(x, "query", in, x->h, qd, true, true, VP_CAT_ACT);
-		k = linear(x, "key", in, x->h, qd, true, true, VP_CAT_ACT);
-		v = linear(x, "value", in, x->h, qd, true, true, VP_CAT_ACT);
+		q = linear(x, block_lin(x, VP_ROLE_Q), in, x->h, qd, true,
+		    true, VP_CAT_ACT);
+		k = linear(x, block_lin(x, VP_ROLE_K), in, x->h, qd, true,
+		    true, VP_CAT_ACT);
+		v = linear(x, block_lin(x, VP_ROLE_V), in, x->h, qd, true,
+		    true, VP_CAT_ACT);
 	}
-	ctx = attention_core(x, q, k, v, false, !tnn);
+	ctx = attention_core(x, q, k, v, fam->softmax_fp32, fam->mask_fp32);
 	ctx = ew(x, "attn transpose", n * qd, dt_of(x, ctx), ctx, -1, -1, -1,
 	    VP_CAT_ACT);
-	o = linear(x, tnn ? "out_proj" : "attn output", ctx, qd, x->h, true,
-	    true, VP_CAT_ACT);
-	o = dropout(x, "attn output dropout", o);
+	o = linear(x, block_lin(x, VP_ROLE_O), ctx, qd, x->h, true, true,
+	    VP_CAT_ACT);
+	if (fam->resid_dropout)
+		o = dropout(x, "attn output dropout", o);
 	res = ew(x, "residual add", elems_of(x, in), promote(dt_of(x, in),
 	    dt_of(x, o)), in, o, -1, -1, VP_CAT_ACT);
 	res = norm(x, "attention norm", res);
-	ff = linear(x, "intermediate", res, x->h, x->f, true, true, VP_CAT_ACT);
+	ff = linear(x, block_lin(x, VP_ROLE_FC), res, x->h, x->f, true, true,
+	    VP_CAT_ACT);
 	ff = activation(x, m->act, ff);
-	if (tnn)
+	if (fam->ffn_dropout)
 		ff = dropout(x, "ffn dropout", ff);
-	ff = linear(x, "output", ff, x->f, x->h, true, true, VP_CAT_ACT);
-	ff = dropout(x, "output dropout", ff);
+	ff = linear(x, block_lin(x, VP_ROLE_DOWN), ff, x->f, x->h, true, true,
+	    VP_CAT_ACT);
+	if (fam->resid_dropout)
+		ff = dropout(x, "output dropout", ff);
 	res = ew(x, "residual add", elems_of(x, res), promote(dt_of(x, res),
 	    dt_of(x, ff)), res, ff, -1, -1, VP_CAT_ACT);
 	return norm(x, "output norm", res);
 }
+
+/* The block builders, by norm placement (vp_family_info.block). */
+typedef int32_t (*block_fn)(struct lctx *x, int32_t in);
+static const block_fn block_builders[VP_BLOCK_COUNT] = {
+	[VP_BLOCK_PRE_NORM] = prenorm_block,
+	[VP_BLOCK_POST_NORM] = postnorm_block,
+};
 
 /*
  * Liger's fused linear cross-entropy (--loss chunked): in forward, under
@@ -809,14 +843,13 @@ encoder_block(struct lctx *x, int32_t in)
 static int32_t
 fused_linear_ce(struct lctx *x, int32_t hsd, uint64_t rows)
 {
-	const struct vp_model *m = x->m;
 	uint64_t inc = (x->V + x->h - 1) / x->h, c = 1, want;
 	bool train_head = !x->frozen;
 	enum vp_dtype cdt = x->autocast ? x->c : x->w;
 	struct vp_op *o;
 	int32_t gin, gw, loss;
 
-	if (m->arch == VP_ARCH_DECODER && m->impl != VP_IMPL_TORCH_NN)
+	if (x->fam.head == VP_HEAD_LM)
 		hsd = norm(x, "final norm", hsd);
 	want = (rows + inc - 1) / inc;
 	while (c < want)
@@ -843,57 +876,105 @@ fused_linear_ce(struct lctx *x, int32_t hsd, uint64_t rows)
 }
 
 /*
- * Logits and loss.  Decoder (HF v4.40 Llama/GPT-2): lm_head gives (b,s,V)
- * logits in the compute dtype, `logits.float()` upcasts them, the shift
- * `logits[..., :-1, :].contiguous()` copies b(s-1)V, and cross-entropy's
- * log_softmax saves its fp32 result.  BERT: the MLM head, then
- * cross-entropy on the head's output directly.
+ * The head builders (vp_family_info.head): each takes the last block's
+ * output and returns the logits the loss reads, with *rows the rows the
+ * loss covers and *held a tensor Python still references until the loss
+ * exists (-1 for none).  Logits are upcast to fp32 always with the
+ * family's logits_fp32 (Llama's `logits.float()`), otherwise under CUDA
+ * autocast only.
+ */
+typedef int32_t (*head_fn)(struct lctx *x, int32_t hsd, uint64_t *rows,
+    int32_t *held);
+
+static int32_t
+logits_upcast(struct lctx *x, int32_t lg)
+{
+	if (x->fam.logits_fp32 || (x->autocast && !x->cpu))
+		return cast(x, lg, VP_FP32, VP_CAT_LOGITS);
+	return lg;
+}
+
+/*
+ * Decoder (HF v4.40 Llama/GPT-2): final norm, lm_head gives (b,s,V)
+ * logits in the compute dtype, the upcast, and the shift
+ * `logits[..., :-1, :].contiguous()` copies b(s-1)V.
+ */
+static int32_t
+lm_head(struct lctx *x, int32_t hsd, uint64_t *rows, int32_t *held)
+{
+	int32_t lg;
+
+	hsd = norm(x, "final norm", hsd);
+	lg = linear(x, LIN_LM_HEAD, hsd, x->h, x->V, false, true,
+	    VP_CAT_LOGITS);
+	lg = logits_upcast(x, lg);
+	/* `logits` stays referenced until the loss is computed. */
+	*held = lg;
+	*rows = x->b * (x->s - 1);
+	return ew(x, "shift logits", *rows * x->V, dt_of(x, lg), lg, -1, -1,
+	    -1, VP_CAT_LOGITS);
+}
+
+/* BertForMaskedLM: dense h→h, GELU, LayerNorm, the decoder; the loss
+ * reads the head's output directly. */
+static int32_t
+mlm_head(struct lctx *x, int32_t hsd, uint64_t *rows, int32_t *held)
+{
+	int32_t t, lg;
+
+	t = linear(x, LIN_MLM_TRANSFORM, hsd, x->h, x->h, true, true,
+	    VP_CAT_ACT);
+	t = activation(x, VP_ACT_GELU, t);
+	t = norm(x, "mlm norm", t);
+	lg = linear(x, LIN_MLM_DECODER, t, x->h, x->V, true, true,
+	    VP_CAT_LOGITS);
+	*held = -1;
+	*rows = x->b * x->s;
+	return logits_upcast(x, lg);
+}
+
+/* torch.nn stacks: a linear head straight on the last layer's output,
+ * shifted when the model is a decoder. */
+static int32_t
+linear_head(struct lctx *x, int32_t hsd, uint64_t *rows, int32_t *held)
+{
+	int32_t lg;
+
+	lg = linear(x, LIN_HEAD, hsd, x->h, x->V, x->m->bias, true,
+	    VP_CAT_LOGITS);
+	*held = -1;
+	*rows = x->b * x->s;
+	if (x->m->arch == VP_ARCH_DECODER) {
+		*rows = x->b * (x->s - 1);
+		lg = ew(x, "shift logits", *rows * x->V, dt_of(x, lg), lg, -1,
+		    -1, -1, VP_CAT_LOGITS);
+	}
+	return logits_upcast(x, lg);
+}
+
+static const head_fn head_builders[VP_HEAD_COUNT] = {
+	[VP_HEAD_LM] = lm_head,
+	[VP_HEAD_MLM] = mlm_head,
+	[VP_HEAD_LINEAR] = linear_head,
+};
+
+/*
+ * Logits and loss: the family's head, then cross-entropy, whose
+ * log_softmax saves its fp32 result.
  */
 static int32_t
 head_and_loss(struct lctx *x, int32_t hsd)
 {
 	const struct vp_model *m = x->m;
-	uint64_t n = x->b * x->s, nshift = x->b * (x->s - 1);
-	int32_t lg, ls, loss, held = -1;
+	uint64_t nshift;
+	int32_t lg, ls, loss, held;
 	struct vp_op *o;
 
 	if (x->p->loss == VP_LOSS_CHUNKED)
 		return fused_linear_ce(x, hsd, m->arch == VP_ARCH_DECODER ?
-		    nshift : n);
-	if (m->impl == VP_IMPL_TORCH_NN) {
-		/* A linear head straight on the last layer's output. */
-		lg = linear(x, "head", hsd, x->h, x->V, m->bias, true,
-		    VP_CAT_LOGITS);
-		if (m->arch == VP_ARCH_DECODER)
-			lg = ew(x, "shift logits", nshift * x->V, dt_of(x, lg),
-			    lg, -1, -1, -1, VP_CAT_LOGITS);
-		else
-			nshift = n;
-		if (x->autocast && !x->cpu)
-			lg = cast(x, lg, VP_FP32, VP_CAT_LOGITS);
-	} else if (m->arch == VP_ARCH_ENCODER) {
-		int32_t t = linear(x, "mlm transform", hsd, x->h, x->h, true,
-		    true, VP_CAT_ACT);
-		t = activation(x, VP_ACT_GELU, t);
-		t = norm(x, "mlm norm", t);
-		lg = linear(x, "mlm decoder", t, x->h, x->V, true, true,
-		    VP_CAT_LOGITS);
-		nshift = n;
-		if (x->autocast && !x->cpu)
-			lg = cast(x, lg, VP_FP32, VP_CAT_LOGITS);
-	} else {
-		hsd = norm(x, "final norm", hsd);
-		lg = linear(x, "lm_head", hsd, x->h, x->V, false, true,
-		    VP_CAT_LOGITS);
-		if (m->pos != VP_POS_LEARNED)	/* Llama upcasts; GPT-2 not */
-			lg = cast(x, lg, VP_FP32, VP_CAT_LOGITS);
-		else if (x->autocast && !x->cpu)
-			lg = cast(x, lg, VP_FP32, VP_CAT_LOGITS);
-		/* `logits` stays referenced until the loss is computed. */
-		held = lg;
-		lg = ew(x, "shift logits", nshift * x->V, dt_of(x, lg), lg, -1,
-		    -1, -1, VP_CAT_LOGITS);
-	}
+		    x->b * (x->s - 1) : x->b * x->s);
+	assert(x->fam.head < VP_HEAD_COUNT);
+	lg = head_builders[x->fam.head](x, hsd, &nshift, &held);
 	/*
 	 * Cross-entropy's log_softmax runs in fp32 under autocast (both
 	 * devices list it); on CPU it reads 16-bit logits directly and its
@@ -970,98 +1051,102 @@ embeddings(struct lctx *x, uint64_t rows)
 		t = ew(x, "embedding add", rows * x->h, x->w, t, te, -1, -1,
 		    VP_CAT_ACT);
 	}
-	if (m->arch == VP_ARCH_ENCODER && m->impl != VP_IMPL_TORCH_NN)
+	if (x->fam.embed_norm)
 		t = norm(x, "embedding norm", t);
 	/* SP: Megatron scatters the embeddings along the sequence before
 	 * their dropout. */
 	if (x->sp && x->tp > 1)
 		t = ew(x, "scatter to sequence parallel", elems_of(x, t) /
 		    x->tp, dt_of(x, t), t, -1, -1, -1, VP_CAT_ACT);
-	if (m->pos == VP_POS_LEARNED && m->impl != VP_IMPL_TORCH_NN)
+	/* GPT-2 and BERT drop out the summed embeddings (with learned
+	 * positions, the only kind their code has). */
+	if (x->fam.embed_dropout && m->pos == VP_POS_LEARNED)
 		t = dropout(x, "embedding dropout", t);
 	return t;
 }
 
-int
-vp_graph_build_blocks(const struct vp_model *m, const struct vp_plan *p,
-    uint64_t blocks, struct vp_graph *g)
+/* The lowering context of one rank: local sizes, dtypes, flags. */
+static void
+lctx_init(struct lctx *x, const struct vp_model *m, const struct vp_plan *p,
+    struct vp_graph *g)
 {
 	const struct vp_prec_info *pi = &vp_prec_info[p->precision];
-	struct vp_param_count pc;
-	struct lctx x;
-	uint64_t n, tp = p->tp ? p->tp : 1, cp = p->cp ? p->cp : 1;
-	unsigned pp = p->pp ? p->pp : 1;
-	bool first = p->stage == 0, last = p->stage + 1 >= pp;
-	uint64_t ep = p->ep ? p->ep : 1, real_blocks, expert_params = 0;
-	uint64_t offset = 0, dense_here = 0;
-	uint32_t l, nl;
-	unsigned st;
-	int32_t t;
+	uint64_t tp = p->tp ? p->tp : 1, cp = p->cp ? p->cp : 1;
 
-	memset(g, 0, sizeof *g);
-	memset(&x, 0, sizeof x);
-	x.g = g;
-	x.m = m;
-	x.p = p;
-	x.b = p->micro_batch;
+	memset(x, 0, sizeof *x);
+	x->g = g;
+	x->m = m;
+	x->p = p;
+	x->fam = vp_model_traits(m);
+	x->b = p->micro_batch;
 	/* Context parallel: each rank holds seq/cp of every activation;
 	 * attention still sees the whole sequence's keys. */
-	x.s = p->seq / cp;
-	x.s_kv = p->seq;
-	x.h = m->hidden;
-	x.tp = tp;
-	x.sp = p->sp && tp > 1;
-	x.a = m->heads / tp;
-	x.kv = m->kv_heads >= tp ? m->kv_heads / tp : 1;
-	x.d = m->head_dim;
-	x.f = m->ffn / tp;
-	x.V = (m->vocab + tp - 1) / tp;
-	x.w = pi->weight;
-	x.c = pi->compute;
-	x.gd = pi->grad;
-	x.autocast = pi->autocast;
-	x.cpu = p->device == VP_DEVICE_CPU;
+	x->s = p->seq / cp;
+	x->s_kv = p->seq;
+	x->h = m->hidden;
+	x->tp = tp;
+	x->sp = p->sp && tp > 1;
+	x->a = m->heads / tp;
+	x->kv = m->kv_heads >= tp ? m->kv_heads / tp : 1;
+	x->d = m->head_dim;
+	x->f = m->ffn / tp;
+	x->V = (m->vocab + tp - 1) / tp;
+	x->w = pi->weight;
+	x->c = pi->compute;
+	x->gd = pi->grad;
+	x->autocast = pi->autocast;
+	x->cpu = p->device == VP_DEVICE_CPU;
 	/* The CPU estimate follows the PyTorch 1.13 CPU build it is
 	 * validated against; CUDA estimates follow PyTorch 2.x. */
-	x.torch113 = x.cpu;
-	x.r = pi->autocast ? VP_FP32 : pi->weight;
-	x.drop = vp_plan_dropout(p, m);
-	x.wmult = 1;
-	x.sharded_weights = p->zero >= 3 || p->fsdp == VP_FSDP_FULL ||
+	x->torch113 = x->cpu;
+	x->r = pi->autocast ? VP_FP32 : pi->weight;
+	x->drop = vp_plan_dropout(p, m);
+	x->wmult = 1;
+	x->sharded_weights = p->zero >= 3 || p->fsdp == VP_FSDP_FULL ||
 	    p->fsdp == VP_FSDP_HYBRID;
-	x.fp8 = p->precision == VP_PREC_FP8;
+	x->fp8 = p->precision == VP_PREC_FP8;
 	/*
 	 * LoRA: the base is frozen and, under mixed precision, loaded in the
 	 * 16-bit compute dtype (as fine-tuning recipes do); the adapters
 	 * keep --lora-dtype and autocast handles their matmuls.
 	 */
-	x.frozen = p->lora_rank > 0;
-	if (x.frozen && x.autocast) {
-		x.w = x.c;
-		x.r = x.c;
+	x->frozen = p->lora_rank > 0;
+	if (x->frozen && x->autocast) {
+		x->w = x->c;
+		x->r = x->c;
 	}
-	n = x.b * x.s;
+}
 
-	nl = (uint32_t)blocks;
-	g->layers = nl;
-	g->layer_first_op = xcalloc(nl + 2, sizeof *g->layer_first_op);
-	g->layer_input = xcalloc(nl + 1, sizeof *g->layer_input);
+/*
+ * The ops of the stage, in forward order: the embeddings (first stage) or
+ * the pipeline receive, `blocks` blocks from the family's builder, then
+ * the head and loss (last stage) or the pipeline send.  `offset` is the
+ * index of the stage's first block in the whole model.
+ */
+static void
+lower_ops(struct lctx *x, uint32_t blocks, uint64_t offset, bool first,
+    bool last)
+{
+	struct vp_graph *g = x->g;
+	const struct vp_plan *p = x->p;
+	uint64_t n = x->b * x->s;
+	block_fn build = block_builders[x->fam.block];
+	uint32_t l;
+	int32_t t;
 
+	assert(x->fam.block < VP_BLOCK_COUNT && build != NULL);
 	if (first) {
-		t = embeddings(&x, n);
+		t = embeddings(x, n);
 	} else {
 		/* A later stage receives the previous stage's output. */
-		t = ew(&x, "pipeline receive", n * x.h / (x.sp ? tp : 1), x.r,
-		    -1, -1, -1, -1, VP_CAT_ACT);
+		t = ew(x, "pipeline receive", n * x->h / (x->sp ? x->tp : 1),
+		    x->r, -1, -1, -1, -1, VP_CAT_ACT);
 		g->t[t].requires_grad = true;
 	}
-	for (st = 0; st < p->stage; st++)
-		offset += vp_stage_blocks(m->layers, pp, st);
-	for (l = 1; l <= nl; l++) {
-		x.global_layer = offset + l - 1;
-		begin_layer(&x, l, t);
-		t = m->arch == VP_ARCH_ENCODER || m->impl == VP_IMPL_TORCH_NN ?
-		    encoder_block(&x, t) : decoder_block(&x, t);
+	for (l = 1; l <= blocks; l++) {
+		x->global_layer = offset + l - 1;
+		begin_layer(x, l, t);
+		t = build(x, t);
 		/* Full recompute: the whole block is one checkpoint. */
 		if (p->recompute == VP_RECOMP_FULL) {
 			size_t i;
@@ -1069,35 +1154,45 @@ vp_graph_build_blocks(const struct vp_model *m, const struct vp_plan *p,
 				g->op[i].recompute = true;
 		}
 	}
-	x.layer = 0;
-	g->layer_first_op[nl + 1] = g->nop;
+	x->layer = 0;
+	g->layer_first_op[blocks + 1] = g->nop;
 	if (last) {
-		head_and_loss(&x, t);
+		head_and_loss(x, t);
 		g->input_bytes = n * B(VP_INT64);	/* labels */
 	} else {
 		/*
 		 * Megatron frees the sent output's storage; backward starts
 		 * from the gradient the next stage sends back.
 		 */
-		struct vp_op *o = opnew(&x, "pipeline send");
+		struct vp_op *o = opnew(x, "pipeline send");
 		int32_t done;
 
 		IN(o, t);
-		done = tnew(&x, 1, VP_FP32, VP_CAT_ACT, "sent", true);
+		done = tnew(x, 1, VP_FP32, VP_CAT_ACT, "sent", true);
 		OUT(o, done);
 	}
-	g->autocast_end_op = x.autocast ? g->nop - 1 : SIZE_MAX;
+	g->autocast_end_op = x->autocast ? g->nop - 1 : SIZE_MAX;
+}
 
-	/*
-	 * Parameters of this rank: its stage's blocks split by TP (experts
-	 * by EP), the embedding on the first stage and the head on the last
-	 * (a tied head is a second copy on the last stage when pp > 1).
-	 */
+/*
+ * Parameters of this rank: its stage's blocks split by TP (experts by
+ * EP), the embedding on the first stage and the head on the last (a tied
+ * head is a second copy on the last stage when pp > 1).
+ */
+static void
+rank_params(struct vp_graph *g, const struct vp_model *m,
+    const struct vp_plan *p, uint64_t real_blocks, uint64_t offset,
+    bool first, bool last)
+{
+	struct vp_param_count pc;
+	uint64_t tp = p->tp ? p->tp : 1, ep = p->ep ? p->ep : 1;
+	uint64_t expert_params = 0, dense_here = 0;
+	unsigned pp = p->pp ? p->pp : 1;
+
 	vp_model_params(m, &pc);
 	if (m->has_moe)
 		expert_params = vp_mul_sat(m->moe.experts,
 		    vp_mlp_params(m, m->moe.ffn));
-	real_blocks = vp_stage_blocks(m->layers, pp, p->stage);
 	g->block_params = (uint64_t)((double)(pc.per_layer - expert_params) /
 	    (double)tp + (double)expert_params / (double)ep);
 	if (m->has_moe && m->moe.first_dense > offset)
@@ -1114,18 +1209,32 @@ vp_graph_build_blocks(const struct vp_model *m, const struct vp_plan *p,
 		if (m->tie_embeddings && pp > 1)
 			g->params += m->vocab * m->hidden / tp;
 	}
-	/* With the block count overridden (the fast path), the persistent
-	 * terms still describe the real stage. */
+}
+
+/*
+ * The persistent terms of the real stage (with the block count overridden
+ * by the fast path they still describe it): weights, trainable part,
+ * adapters, gradients, master weights, fp8 copies, optimizer states and
+ * the largest parameter.
+ */
+static void
+persistent_terms(struct vp_graph *g, const struct lctx *x,
+    uint64_t real_blocks, bool first, bool last)
+{
+	const struct vp_model *m = x->m;
+	const struct vp_plan *p = x->p;
+	const struct vp_prec_info *pi = &vp_prec_info[p->precision];
+
 	g->trainable = g->params;
-	g->weight_bytes = vp_mul_sat(g->params, B(x.w));
+	g->weight_bytes = vp_mul_sat(g->params, B(x->w));
 	if (p->lora_rank > 0) {
 		g->trainable = vp_lora_params(m, p, real_blocks);
 		g->adapter_bytes = vp_mul_sat(g->trainable, B(p->lora_dtype));
 		g->weight_bytes = vp_add_sat(vp_frozen_base_bytes(m, p,
-		    real_blocks, g->params, x.w), g->adapter_bytes);
+		    real_blocks, g->params, x->w), g->adapter_bytes);
 		g->grad_bytes = g->adapter_bytes;
 	} else {
-		g->grad_bytes = vp_mul_sat(g->params, B(x.gd));
+		g->grad_bytes = vp_mul_sat(g->params, B(x->gd));
 	}
 	if (pi->master) {
 		g->master_bytes = vp_mul_sat(g->trainable, 4);
@@ -1137,7 +1246,7 @@ vp_graph_build_blocks(const struct vp_model *m, const struct vp_plan *p,
 	/* Transformer Engine keeps an fp8 copy of each linear weight and
 	 * its transpose for backward (1 byte each), plus amax histories
 	 * (1024 fp32 per tensor, a few per linear: small). */
-	if (x.fp8)
+	if (x->fp8)
 		g->fp8_bytes = vp_mul_sat(2, vp_block_linear_params(m, p,
 		    real_blocks));
 	g->optim_state_bytes = vp_optimizer_state_bytes(m, p, real_blocks,
@@ -1145,12 +1254,39 @@ vp_graph_build_blocks(const struct vp_model *m, const struct vp_plan *p,
 	if (p->lora_rank > 0) {
 		/* The largest trainable tensor is an adapter: r x max dim. */
 		g->largest_param_bytes = vp_mul_sat((uint64_t)p->lora_rank *
-		    (x.f > x.h ? x.f : x.h), B(p->lora_dtype));
-		return 0;
+		    (x->f > x->h ? x->f : x->h), B(p->lora_dtype));
+		return;
 	}
 	g->largest_param_bytes = vp_mul_sat(first || last ?
-	    vp_mul_sat(x.V, x.h) : vp_mul_sat(x.h, x.f > x.h ? x.f : x.h),
-	    B(x.w));
+	    vp_mul_sat(x->V, x->h) :
+	    vp_mul_sat(x->h, x->f > x->h ? x->f : x->h), B(x->w));
+}
+
+int
+vp_graph_build_blocks(const struct vp_model *m, const struct vp_plan *p,
+    uint64_t blocks, struct vp_graph *g)
+{
+	unsigned pp = p->pp ? p->pp : 1, st;
+	bool first = p->stage == 0, last = p->stage + 1 >= pp;
+	uint64_t offset = 0;
+	uint32_t nl = (uint32_t)blocks;
+	struct lctx x;
+
+	assert(p->stage < pp);
+	assert(blocks == nl);
+	memset(g, 0, sizeof *g);
+	lctx_init(&x, m, p, g);
+	g->layers = nl;
+	g->layer_first_op = xcalloc(nl + 2, sizeof *g->layer_first_op);
+	g->layer_input = xcalloc(nl + 1, sizeof *g->layer_input);
+	for (st = 0; st < p->stage; st++)
+		offset += vp_stage_blocks(m->layers, pp, st);
+
+	lower_ops(&x, nl, offset, first, last);
+	rank_params(g, m, p, vp_stage_blocks(m->layers, pp, p->stage), offset,
+	    first, last);
+	persistent_terms(g, &x, vp_stage_blocks(m->layers, pp, p->stage),
+	    first, last);
 	return 0;
 }
 

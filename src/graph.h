@@ -9,7 +9,9 @@
  * torch.autocast's casts and weight cache), op by op, so that mem.c can
  * replay the step like the autograd engine and the caching allocator see
  * it.  Differences between implementations are lowering variants chosen by
- * the model's `implementation`, never fudge factors.
+ * the traits of the model's family (vp_model_traits, model.h): which block
+ * and head builder, fused q/k/v, dropouts, fp32 casts.  Never fudge
+ * factors, and never a family guessed from the position kind.
  *
  * Pure.  Ownership: vp_graph_build fills a caller-owned struct vp_graph;
  * vp_graph_free releases its arrays.
@@ -35,6 +37,8 @@ enum vp_cat { VP_CAT_LIST(X) VP_CAT_COUNT };
 #undef X
 extern const char *const vp_cat_names[VP_CAT_COUNT];
 
+/* Tensors one op may consume, create or save (each list); the op
+ * builders assert they never need more. */
 #define VP_OP_MAXIO 6
 
 struct vp_tensor {

@@ -1,6 +1,7 @@
 /* model.c — model validation and parameter counting (see model.h). */
 #include "model.h"
 
+#include <assert.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -10,7 +11,86 @@ const char *const vp_act_names[VP_ACT_COUNT] = { VP_ACT_LIST(X) };
 const char *const vp_norm_names[VP_NORM_COUNT] = { VP_NORM_LIST(X) };
 const char *const vp_pos_names[VP_POS_COUNT] = { VP_POS_LIST(X) };
 const char *const vp_impl_names[VP_IMPL_COUNT] = { VP_IMPL_LIST(X) };
+const char *const vp_family_names[VP_FAMILY_COUNT] = { VP_FAMILY_LIST(X) };
+const char *const vp_block_names[VP_BLOCK_COUNT] = { VP_BLOCK_LIST(X) };
+const char *const vp_head_names[VP_HEAD_COUNT] = { VP_HEAD_LIST(X) };
+const char *const vp_role_names[VP_ROLE_COUNT] = { VP_ROLE_LIST(X) };
 #undef X
+
+/* Hugging Face's decoder module names (Llama's; GPT-2's c_attn, c_proj,
+ * c_fc and mlp.c_proj play the same parts). */
+#define DECODER_LINEARS { [VP_ROLE_Q] = "q_proj", [VP_ROLE_K] = "k_proj", \
+	[VP_ROLE_V] = "v_proj", [VP_ROLE_QKV] = "qkv_proj", \
+	[VP_ROLE_O] = "o_proj", [VP_ROLE_GATE] = "gate_proj", \
+	[VP_ROLE_UP] = "up_proj", [VP_ROLE_FC] = "fc_in", \
+	[VP_ROLE_DOWN] = "down_proj" }
+
+/*
+ * One row per family.  A new family is a row here (and, if no builder
+ * does what its block does, a builder in graph.c); see HACKING.md, "Add
+ * an architecture".
+ */
+const struct vp_family_info vp_family_info[VP_FAMILY_COUNT] = {
+	[VP_FAMILY_LLAMA] = {
+		.source = "transformers LlamaForCausalLM (v4.40)",
+		.arch = VP_ARCH_DECODER, .block = VP_BLOCK_PRE_NORM,
+		.head = VP_HEAD_LM, .repeat_kv = true, .softmax_fp32 = true,
+		.logits_fp32 = true, .lin = DECODER_LINEARS,
+	},
+	[VP_FAMILY_GPT2] = {
+		.source = "transformers GPT2LMHeadModel",
+		.arch = VP_ARCH_DECODER, .block = VP_BLOCK_PRE_NORM,
+		.head = VP_HEAD_LM, .fused_qkv = true, .resid_dropout = true,
+		.embed_dropout = true, .lin = DECODER_LINEARS,
+	},
+	[VP_FAMILY_BERT] = {
+		.source = "transformers BertForMaskedLM",
+		.arch = VP_ARCH_ENCODER, .block = VP_BLOCK_POST_NORM,
+		.head = VP_HEAD_MLM, .mask_fp32 = true, .resid_dropout = true,
+		.embed_norm = true, .embed_dropout = true,
+		.lin = { [VP_ROLE_Q] = "query", [VP_ROLE_K] = "key",
+		    [VP_ROLE_V] = "value", [VP_ROLE_O] = "attn output",
+		    [VP_ROLE_FC] = "intermediate", [VP_ROLE_DOWN] = "output" },
+	},
+	[VP_FAMILY_TORCH_NN] = {
+		.source = "torch.nn.TransformerEncoderLayer stack, linear head",
+		.arch = -1, .block = VP_BLOCK_POST_NORM,
+		.head = VP_HEAD_LINEAR, .fused_qkv = true,
+		.resid_dropout = true, .ffn_dropout = true,
+		.lin = { [VP_ROLE_QKV] = "in_proj", [VP_ROLE_O] = "out_proj",
+		    [VP_ROLE_FC] = "intermediate", [VP_ROLE_DOWN] = "output" },
+	},
+};
+
+enum vp_family
+vp_model_family(const struct vp_model *m)
+{
+	if (m->family >= 0) {
+		assert(m->family < VP_FAMILY_COUNT);
+		return (enum vp_family)m->family;
+	}
+	if (m->impl == VP_IMPL_TORCH_NN)
+		return VP_FAMILY_TORCH_NN;
+	if (m->arch == VP_ARCH_ENCODER)
+		return VP_FAMILY_BERT;
+	if (m->pos == VP_POS_LEARNED)
+		return VP_FAMILY_GPT2;
+	return VP_FAMILY_LLAMA;
+}
+
+struct vp_family_info
+vp_model_traits(const struct vp_model *m)
+{
+	struct vp_family_info t = vp_family_info[vp_model_family(m)];
+
+	/* Megatron-core's attention has one linear_qkv.  Only its decoder
+	 * layout is modelled; a Megatron BERT lowers as Hugging Face's. */
+	if (m->impl == VP_IMPL_MEGATRON && t.block == VP_BLOCK_PRE_NORM)
+		t.fused_qkv = true;
+	assert(t.lin[t.fused_qkv ? VP_ROLE_QKV : VP_ROLE_Q] != NULL);
+	assert(t.lin[VP_ROLE_O] != NULL && t.lin[VP_ROLE_DOWN] != NULL);
+	return t;
+}
 
 void
 vp_model_init(struct vp_model *m)
@@ -23,6 +103,7 @@ vp_model_init(struct vp_model *m)
 	m->o_bias = -1;
 	m->pos = VP_POS_ROPE;
 	m->impl = VP_IMPL_HF;
+	m->family = -1;
 	m->train.precision = -1;
 	m->train.optimizer = -1;
 }
@@ -100,6 +181,21 @@ vp_model_validate(struct vp_model *m, struct vp_diags *d)
 		say_divisors(&b, m->heads, m->kv_heads);
 		vp_diag_add(d, m->file, m->where[VP_F_KV_HEADS], VP_ERROR, "%s",
 		    b.s);
+	}
+	if (m->family >= 0) {
+		const struct vp_family_info *fi = &vp_family_info[m->family];
+
+		if (fi->arch >= 0 && (enum vp_arch)fi->arch != m->arch)
+			vp_diag_add(d, m->file, m->where[VP_F_FAMILY], VP_ERROR,
+			    "family '%s' needs 'architecture: %s', not %s",
+			    vp_family_names[m->family],
+			    vp_arch_names[fi->arch], vp_arch_names[m->arch]);
+		if ((m->family == VP_FAMILY_TORCH_NN) !=
+		    (m->impl == VP_IMPL_TORCH_NN))
+			vp_diag_add(d, m->file, m->where[VP_F_FAMILY], VP_ERROR,
+			    "family '%s' does not go with 'implementation: "
+			    "%s'; torch-nn is both or neither",
+			    vp_family_names[m->family], vp_impl_names[m->impl]);
 	}
 	if (m->pos == VP_POS_LEARNED && m->max_seq == 0)
 		vp_diag_add(d, m->file, m->where[VP_F_POSITION], VP_ERROR,
@@ -230,13 +326,15 @@ vp_model_params(const struct vp_model *m, struct vp_param_count *out)
 		    layer_active), vp_mul_sat(fd, out->dense_layer))) / m->layers;
 	}
 
-	if (m->impl == VP_IMPL_TORCH_NN) {
+	switch (vp_family_info[vp_model_family(m)].head) {
+	case VP_HEAD_LINEAR:
 		/* torch.nn.TransformerEncoderLayer stack: a plain linear head
 		 * (with bias when the model has biases), no final norm. */
 		out->head = m->tie_embeddings ? 0 : vp_mul_sat(m->vocab, h);
 		if (m->bias)
 			out->head = vp_add_sat(out->head, m->vocab);
-	} else if (m->arch == VP_ARCH_ENCODER) {
+		break;
+	case VP_HEAD_MLM:
 		/*
 		 * BERT: LayerNorm after the embeddings; BertForMaskedLM head
 		 * = dense h→h with bias, LayerNorm, decoder tied to the word
@@ -248,11 +346,15 @@ vp_model_params(const struct vp_model *m, struct vp_param_count *out)
 		if (!m->tie_embeddings)
 			out->head = vp_add_sat(out->head,
 			    vp_mul_sat(m->vocab, h));
-	} else {
+		break;
+	case VP_HEAD_LM:
+	default:
+		/* Final norm and lm_head. */
 		out->head = norm_params(m);
 		if (!m->tie_embeddings)
 			out->head = vp_add_sat(out->head,
 			    vp_mul_sat(m->vocab, h));
+		break;
 	}
 	out->total = vp_add_sat(vp_add_sat(out->embedding, out->layers),
 	    out->head);

@@ -26,6 +26,28 @@
 #define VP_NORM_LIST(X) X(LAYERNORM, "layernorm") X(RMSNORM, "rmsnorm")
 #define VP_POS_LIST(X) X(ROPE, "rope") X(LEARNED, "learned") X(NONE, "none")
 #define VP_IMPL_LIST(X) X(HF, "hf") X(TORCH_NN, "torch-nn") X(MEGATRON, "megatron")
+/*
+ * Model families (the `family` key, or a Hugging Face model_type): how the
+ * model's code lays out and runs a block.  What each one implies is its
+ * row in vp_family_info; graph.c and finetune.c read nothing else.
+ */
+#define VP_FAMILY_LIST(X) \
+	X(LLAMA, "llama") X(GPT2, "gpt2") X(BERT, "bert") \
+	X(TORCH_NN, "torch-nn")
+/* Block builders of the lowering (graph.c's block_builders[]): where the
+ * norms sit relative to the residual adds. */
+#define VP_BLOCK_LIST(X) X(PRE_NORM, "pre-norm") X(POST_NORM, "post-norm")
+/* What follows the last block (graph.c's head_builders[]). */
+#define VP_HEAD_LIST(X) \
+	X(LM, "lm-head") X(MLM, "mlm-head") X(LINEAR, "linear-head")
+/*
+ * The linear layers a block can have, by what they do.  FC is the input
+ * linear of an ungated MLP; LoRA counts it as "up".  The names are the
+ * matrix names of finetune.c's view (and its error messages).
+ */
+#define VP_ROLE_LIST(X) \
+	X(Q, "q") X(K, "k") X(V, "v") X(QKV, "qkv") X(O, "o") \
+	X(GATE, "gate") X(UP, "up") X(FC, "up") X(DOWN, "down")
 
 #define X(e, s) VP_ARCH_##e,
 enum vp_arch { VP_ARCH_LIST(X) VP_ARCH_COUNT };
@@ -42,19 +64,65 @@ enum vp_pos { VP_POS_LIST(X) VP_POS_COUNT };
 #define X(e, s) VP_IMPL_##e,
 enum vp_impl { VP_IMPL_LIST(X) VP_IMPL_COUNT };
 #undef X
+#define X(e, s) VP_FAMILY_##e,
+enum vp_family { VP_FAMILY_LIST(X) VP_FAMILY_COUNT };
+#undef X
+#define X(e, s) VP_BLOCK_##e,
+enum vp_block { VP_BLOCK_LIST(X) VP_BLOCK_COUNT };
+#undef X
+#define X(e, s) VP_HEAD_##e,
+enum vp_head { VP_HEAD_LIST(X) VP_HEAD_COUNT };
+#undef X
+#define X(e, s) VP_ROLE_##e,
+enum vp_role { VP_ROLE_LIST(X) VP_ROLE_COUNT };
+#undef X
 
 extern const char *const vp_arch_names[VP_ARCH_COUNT];
 extern const char *const vp_act_names[VP_ACT_COUNT];
 extern const char *const vp_norm_names[VP_NORM_COUNT];
 extern const char *const vp_pos_names[VP_POS_COUNT];
 extern const char *const vp_impl_names[VP_IMPL_COUNT];
+extern const char *const vp_family_names[VP_FAMILY_COUNT];
+extern const char *const vp_block_names[VP_BLOCK_COUNT];
+extern const char *const vp_head_names[VP_HEAD_COUNT];
+extern const char *const vp_role_names[VP_ROLE_COUNT];
+
+/*
+ * What a family's code does, as data.  The lowering (graph.c) builds a
+ * block with block_builders[block] and the head with head_builders[head],
+ * and every variant below is a flag those builders test; finetune.c lists
+ * the same linears (lin[]) for LoRA, quantization and fp8.  Sources: the
+ * Hugging Face modeling files named in `source`, torch.nn.
+ */
+struct vp_family_info {
+	const char *source;	/* the code the row follows */
+	int arch;		/* enum vp_arch; -1 = either (torch-nn) */
+	enum vp_block block;	/* norm placement: which block builder */
+	enum vp_head head;	/* which head builder */
+	bool fused_qkv;		/* one q,k,v projection (GPT-2's
+				 * c_attn; in a post-norm block
+				 * nn.MultiheadAttention's in_proj,
+				 * relaid out, q scaled) */
+	bool repeat_kv;		/* GQA: k and v copied to every head */
+	bool softmax_fp32;	/* eager softmax(dtype=float32) (Llama) */
+	bool mask_fp32;		/* additive mask in the params' dtype */
+	bool resid_dropout;	/* dropout on attention and MLP outputs */
+	bool ffn_dropout;	/* dropout after the MLP activation */
+	bool embed_norm;	/* LayerNorm after the embeddings (BERT) */
+	bool embed_dropout;	/* dropout on the summed embeddings */
+	bool logits_fp32;	/* logits.float() before the loss (Llama) */
+	/* Module name of each linear the block has (the op names in
+	 * --explain); NULL = the family has no such linear. */
+	const char *lin[VP_ROLE_COUNT];
+};
+extern const struct vp_family_info vp_family_info[VP_FAMILY_COUNT];
 
 /* Fields whose source position the reader records, for validation messages. */
 enum vp_field {
 	VP_F_NAME, VP_F_LAYERS, VP_F_HIDDEN, VP_F_HEADS, VP_F_KV_HEADS,
 	VP_F_HEAD_DIM, VP_F_FFN, VP_F_VOCAB, VP_F_MAX_SEQ, VP_F_POSITION,
 	VP_F_MOE, VP_F_MOE_EXPERTS, VP_F_MOE_TOP_K, VP_F_MOE_FFN,
-	VP_F_TRAIN_SEQ, VP_F_COUNT
+	VP_F_TRAIN_SEQ, VP_F_FAMILY, VP_F_COUNT
 };
 
 struct vp_moe {
@@ -99,6 +167,8 @@ struct vp_model {
 	uint64_t type_vocab;
 	double dropout;
 	enum vp_impl impl;
+	int family;		/* enum vp_family; -1 = from the keys above
+				 * (vp_model_family) */
 	bool has_moe;
 	struct vp_moe moe;
 	struct vp_train_defaults train;
@@ -124,6 +194,20 @@ struct vp_param_count {
 	uint64_t active;	/* used per token (MoE: top_k experts) */
 };
 void vp_model_params(const struct vp_model *m, struct vp_param_count *out);
+
+/*
+ * The model's family: `family` when given, otherwise, in this order,
+ * torch-nn for `implementation: torch-nn`, bert for an encoder, gpt2 for
+ * a decoder with learned positions, llama for every other decoder (the
+ * rule files without a `family` key have always been lowered by).
+ */
+enum vp_family vp_model_family(const struct vp_model *m);
+/*
+ * The family's row as this model runs it: `implementation: megatron`
+ * fuses q, k and v of a pre-norm block into Megatron's linear_qkv.  The
+ * lowering and the fine-tuning view both take their traits from here.
+ */
+struct vp_family_info vp_model_traits(const struct vp_model *m);
 
 bool vp_act_gated(enum vp_act a);
 /* Parameters of one MLP block (gated or not) of intermediate size ffn. */

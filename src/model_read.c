@@ -8,6 +8,7 @@
  */
 #include "model_read.h"
 
+#include <assert.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -67,6 +68,8 @@ static const struct key top_keys[] = {
 	{ "dropout", K_DBL, 0, 0, NULL, 0, -1, NULL, false },
 	{ "implementation", K_ENUM, 0, 0, vp_impl_names, VP_IMPL_COUNT, -1,
 	    NULL, false },
+	{ "family", K_ENUM, 0, 0, vp_family_names, VP_FAMILY_COUNT,
+	    VP_F_FAMILY, NULL, false },
 	{ "moe", K_MAP, 0, 0, NULL, 0, VP_F_MOE, NULL, false },
 	{ "training", K_MAP, 0, 0, NULL, 0, -1, NULL, false },
 };
@@ -123,6 +126,7 @@ read_map(const struct ynode *map, const char *file, const char *what,
 	int seen[32], hinted[32];
 	size_t i, k, before = vp_diags_count(d, VP_ERROR);
 
+	assert(nkeys <= VP_NELEM(names));
 	for (k = 0; k < nkeys; k++) {
 		names[k] = keys[k].name;
 		seen[k] = hinted[k] = 0;
@@ -257,8 +261,29 @@ set_top(struct reading *r, const char *k, union val v)
 	else if (!strcmp(k, "type_vocab")) m->type_vocab = v.u;
 	else if (!strcmp(k, "dropout")) m->dropout = v.d;
 	else if (!strcmp(k, "implementation")) m->impl = (enum vp_impl)v.e;
+	else if (!strcmp(k, "family")) m->family = v.e;
 	else if (!strcmp(k, "moe")) r->moe = v.map;
 	else if (!strcmp(k, "training")) r->training = v.map;
+}
+
+/*
+ * A `family` key stands for the keys it implies when they are not given:
+ * the architecture of its row, and `implementation: torch-nn` for
+ * torch-nn.  Keys that are given win (validation reports a mismatch).
+ */
+static void
+family_defaults(const struct ynode *root, struct vp_model *m)
+{
+	int arch;
+
+	if (m->family < 0)
+		return;
+	arch = vp_family_info[m->family].arch;
+	if (arch >= 0 && ynode_get(root, "architecture") == NULL)
+		m->arch = (enum vp_arch)arch;
+	if (m->family == VP_FAMILY_TORCH_NN &&
+	    ynode_get(root, "implementation") == NULL)
+		m->impl = VP_IMPL_TORCH_NN;
 }
 
 static int
@@ -282,36 +307,51 @@ read_own(const struct ynode *root, const char *file, struct vp_model *m,
 	if (rd.training != NULL)
 		nerr += read_map(rd.training, file, "'training'", train_keys,
 		    VP_NELEM(train_keys), &rd, set_train, d);
+	family_defaults(root, m);
 	return nerr || rd.bad_arch ? -1 : 0;
 }
 
 /* ---- Hugging Face config.json ---------------------------------------- */
 
+/*
+ * Per model_type: what the config does not say but the code does.  The
+ * family is the lowering's traits row (model.c's vp_family_info).
+ */
 struct hf_family {
 	const char *model_type;
-	enum vp_arch arch;
+	enum vp_family family;
 	enum vp_norm norm;
 	enum vp_pos pos;
 	enum vp_act act;	/* the activation its MLP applies */
 	bool bias, qkv_bias, post_norms, tie_default;
+	bool ffn_4h;		/* null intermediate size: 4 hidden */
+	bool shared_gate;	/* a sigmoid gate on the shared expert */
 };
 
-/* Per model_type: what the config does not say but the code does. */
+#define D VP_FAMILY_LLAMA, VP_NORM_RMSNORM, VP_POS_ROPE
 static const struct hf_family hf_families[] = {
-	{ "llama", VP_ARCH_DECODER, VP_NORM_RMSNORM, VP_POS_ROPE, VP_ACT_SWIGLU, false, false, false, false },
-	{ "mistral", VP_ARCH_DECODER, VP_NORM_RMSNORM, VP_POS_ROPE, VP_ACT_SWIGLU, false, false, false, false },
-	{ "mixtral", VP_ARCH_DECODER, VP_NORM_RMSNORM, VP_POS_ROPE, VP_ACT_SWIGLU, false, false, false, false },
-	{ "qwen2", VP_ARCH_DECODER, VP_NORM_RMSNORM, VP_POS_ROPE, VP_ACT_SWIGLU, false, true, false, false },
-	{ "qwen2_moe", VP_ARCH_DECODER, VP_NORM_RMSNORM, VP_POS_ROPE, VP_ACT_SWIGLU, false, true, false, false },
-	{ "deepseek", VP_ARCH_DECODER, VP_NORM_RMSNORM, VP_POS_ROPE, VP_ACT_SWIGLU, false, false, false, false },
-	{ "qwen3", VP_ARCH_DECODER, VP_NORM_RMSNORM, VP_POS_ROPE, VP_ACT_SWIGLU, false, false, false, false },
-	{ "phi3", VP_ARCH_DECODER, VP_NORM_RMSNORM, VP_POS_ROPE, VP_ACT_SWIGLU, false, false, false, false },
-	{ "gemma", VP_ARCH_DECODER, VP_NORM_RMSNORM, VP_POS_ROPE, VP_ACT_GEGLU, false, false, false, true },
-	{ "gemma2", VP_ARCH_DECODER, VP_NORM_RMSNORM, VP_POS_ROPE, VP_ACT_GEGLU, false, false, true, true },
-	{ "gpt2", VP_ARCH_DECODER, VP_NORM_LAYERNORM, VP_POS_LEARNED, VP_ACT_GELU_NEW, true, true, false, true },
-	{ "bert", VP_ARCH_ENCODER, VP_NORM_LAYERNORM, VP_POS_LEARNED, VP_ACT_GELU, true, true, false, true },
-	{ "roberta", VP_ARCH_ENCODER, VP_NORM_LAYERNORM, VP_POS_LEARNED, VP_ACT_GELU, true, true, false, true },
+	{ "llama", D, VP_ACT_SWIGLU, false, false, false, false, false, false },
+	{ "mistral", D, VP_ACT_SWIGLU, false, false, false, false, false, false },
+	{ "mixtral", D, VP_ACT_SWIGLU, false, false, false, false, false, false },
+	{ "qwen2", D, VP_ACT_SWIGLU, false, true, false, false, false, false },
+	{ "qwen2_moe", D, VP_ACT_SWIGLU, false, true, false, false, false, true },
+	{ "deepseek", D, VP_ACT_SWIGLU, false, false, false, false, false, false },
+	{ "qwen3", D, VP_ACT_SWIGLU, false, false, false, false, false, false },
+	{ "phi3", D, VP_ACT_SWIGLU, false, false, false, false, false, false },
+	{ "gemma", D, VP_ACT_GEGLU, false, false, false, true, false, false },
+	{ "gemma2", D, VP_ACT_GEGLU, false, false, true, true, false, false },
+	{ "gpt2", VP_FAMILY_GPT2, VP_NORM_LAYERNORM, VP_POS_LEARNED,
+	    VP_ACT_GELU_NEW, true, true, false, true, true, false },
+	{ "bert", VP_FAMILY_BERT, VP_NORM_LAYERNORM, VP_POS_LEARNED,
+	    VP_ACT_GELU, true, true, false, true, false, false },
+	{ "roberta", VP_FAMILY_BERT, VP_NORM_LAYERNORM, VP_POS_LEARNED,
+	    VP_ACT_GELU, true, true, false, true, false, false },
 };
+/* An unknown model_type is read as a Llama-style decoder, with a
+ * warning that says so (hf_family_of). */
+static const struct hf_family hf_generic = { "", D, VP_ACT_SWIGLU, false,
+    false, false, false, false, false };
+#undef D
 
 /* A config key read as an integer / number / bool, when present. */
 static int
@@ -339,34 +379,38 @@ hf_bool(const struct ynode *root, const char *file, const char *key,
 	return ynode_bool(n, file, key, out, d) == 0 ? 1 : -1;
 }
 
-static int
-read_hf(const struct ynode *root, const char *file, struct vp_model *m,
+/* The row for the config's model_type (hf_generic, with a warning, for
+ * none or an unknown one); NULL when model_type is not a string. */
+static const struct hf_family *
+hf_family_of(const struct ynode *root, const char *file, const char **type,
     struct vp_diags *d)
 {
-	static const struct hf_family generic = { "", VP_ARCH_DECODER,
-	    VP_NORM_RMSNORM, VP_POS_ROPE, VP_ACT_SWIGLU, false, false, false,
-	    false };
-	const struct hf_family *fam = &generic;
-	const struct ynode *mt = ynode_get(root, "model_type"), *n;
-	const char *type = "", *s;
-	size_t i, before = vp_diags_count(d, VP_ERROR);
-	uint64_t v;
-	bool b;
+	const struct ynode *mt = ynode_get(root, "model_type");
+	size_t i;
 
-	if (mt != NULL && ynode_string(mt, file, "model_type", &type, d) != 0)
-		return -1;
+	*type = "";
+	if (mt != NULL && ynode_string(mt, file, "model_type", type, d) != 0)
+		return NULL;
 	for (i = 0; i < VP_NELEM(hf_families); i++)
-		if (strcmp(type, hf_families[i].model_type) == 0)
-			fam = &hf_families[i];
-	if (fam == &generic && mt == NULL)
+		if (strcmp(*type, hf_families[i].model_type) == 0)
+			return &hf_families[i];
+	if (mt == NULL)
 		vp_diag_add(d, file, root->pos, VP_WARNING,
 		    "config has no 'model_type'; reading it as a Llama-style "
 		    "decoder");
-	else if (fam == &generic)
+	else
 		vp_diag_add(d, file, mt->pos, VP_WARNING,
 		    "model_type '%s' is not known; reading it as a "
-		    "Llama-style decoder", type);
-	m->arch = fam->arch;
+		    "Llama-style decoder", *type);
+	return &hf_generic;
+}
+
+/* The family's defaults, which the config's keys then override. */
+static void
+hf_apply_family(const struct hf_family *fam, struct vp_model *m)
+{
+	m->family = (int)fam->family;
+	m->arch = (enum vp_arch)vp_family_info[fam->family].arch;
 	m->norm = fam->norm;
 	m->pos = fam->pos;
 	m->act = fam->act;
@@ -374,12 +418,16 @@ read_hf(const struct ynode *root, const char *file, struct vp_model *m,
 	m->qkv_bias = fam->qkv_bias;
 	m->post_norms = fam->post_norms;
 	m->tie_embeddings = fam->tie_default;
-	m->name = xstrdup(type[0] ? type : "hf-model");
-	if ((n = ynode_get(root, "_name_or_path")) != NULL &&
-	    n->kind == YN_SCALAR && n->str[0])
-		{ free(m->name); m->name = xstrdup(n->str); }
+}
 
-	/* GPT-2 spells its keys n_*; everyone else uses the long names. */
+/* Sizes, biases and ties.  GPT-2 spells its keys n_*; everyone else uses
+ * the long names. */
+static void
+hf_sizes(const struct ynode *root, const char *file,
+    const struct hf_family *fam, struct vp_model *m, struct vp_diags *d)
+{
+	bool b;
+
 	hf_u64(root, file, "hidden_size", 1, MAX_HIDDEN, &m->hidden, VP_F_HIDDEN, m, d);
 	hf_u64(root, file, "n_embd", 1, MAX_HIDDEN, &m->hidden, VP_F_HIDDEN, m, d);
 	hf_u64(root, file, "num_hidden_layers", 1, MAX_LAYERS, &m->layers, VP_F_LAYERS, m, d);
@@ -403,94 +451,145 @@ read_hf(const struct ynode *root, const char *file, struct vp_model *m,
 	}
 	if (hf_bool(root, file, "mlp_bias", &b, d) > 0)
 		m->bias = b;
-	if (m->ffn == 0 && m->hidden != 0 && strcmp(type, "gpt2") == 0)
+	if (m->ffn == 0 && m->hidden != 0 && fam->ffn_4h)
 		m->ffn = 4 * m->hidden;		/* n_inner: null */
+}
 
-	/* Activation: silu in a gated MLP is SwiGLU; gelu variants GeGLU. */
-	n = ynode_get(root, "hidden_act");
+/* Activation: silu in a gated MLP is SwiGLU; gelu variants GeGLU. */
+static void
+hf_activation(const struct ynode *root, const char *file,
+    const struct hf_family *fam, struct vp_model *m, struct vp_diags *d)
+{
+	const struct ynode *n = ynode_get(root, "hidden_act");
+	const char *s;
+
 	if (n == NULL)
 		n = ynode_get(root, "hidden_activation");
 	if (n == NULL)
 		n = ynode_get(root, "activation_function");
-	if (n != NULL && n->kind == YN_SCALAR && !ynode_is_null(n)) {
-		s = n->str;
-		if (!strcmp(s, "relu"))
-			m->act = VP_ACT_RELU;
-		else if (vp_act_gated(fam->act))
-			m->act = strncmp(s, "gelu", 4) == 0 ? VP_ACT_GEGLU :
-			    VP_ACT_SWIGLU;
-		else if (!strcmp(s, "gelu_new"))
-			m->act = VP_ACT_GELU_NEW;
-		else if (!strcmp(s, "gelu_pytorch_tanh"))
-			m->act = VP_ACT_GELU_TANH;
-		else if (!strcmp(s, "gelu"))
-			m->act = VP_ACT_GELU;
-		else
-			vp_diag_add(d, file, n->pos, VP_WARNING,
-			    "activation '%s' is not modelled; reading it as "
-			    "'%s'", s, vp_act_names[m->act]);
-	}
-	/* Dropout: the residual/hidden probability the model trains with. */
-	{
-		static const char *const dk[] = { "hidden_dropout_prob",
-		    "resid_pdrop", "attention_dropout", "dropout" };
-		for (i = 0; i < VP_NELEM(dk); i++) {
-			n = ynode_get(root, dk[i]);
-			if (n != NULL && !ynode_is_null(n)) {
-				if (ynode_double(n, file, dk[i], 0, 0.99,
-				    &m->dropout, d) != 0)
-					break;
-				if (m->dropout > 0)
-					break;
-			}
+	if (n == NULL || n->kind != YN_SCALAR || ynode_is_null(n))
+		return;
+	s = n->str;
+	if (!strcmp(s, "relu"))
+		m->act = VP_ACT_RELU;
+	else if (vp_act_gated(fam->act))
+		m->act = strncmp(s, "gelu", 4) == 0 ? VP_ACT_GEGLU :
+		    VP_ACT_SWIGLU;
+	else if (!strcmp(s, "gelu_new"))
+		m->act = VP_ACT_GELU_NEW;
+	else if (!strcmp(s, "gelu_pytorch_tanh"))
+		m->act = VP_ACT_GELU_TANH;
+	else if (!strcmp(s, "gelu"))
+		m->act = VP_ACT_GELU;
+	else
+		vp_diag_add(d, file, n->pos, VP_WARNING,
+		    "activation '%s' is not modelled; reading it as '%s'", s,
+		    vp_act_names[m->act]);
+}
+
+/* Dropout: the residual/hidden probability the model trains with, the
+ * first non-zero of these keys. */
+static void
+hf_dropout(const struct ynode *root, const char *file, struct vp_model *m,
+    struct vp_diags *d)
+{
+	static const char *const dk[] = { "hidden_dropout_prob",
+	    "resid_pdrop", "attention_dropout", "dropout" };
+	const struct ynode *n;
+	size_t i;
+
+	for (i = 0; i < VP_NELEM(dk); i++) {
+		n = ynode_get(root, dk[i]);
+		if (n != NULL && !ynode_is_null(n)) {
+			if (ynode_double(n, file, dk[i], 0, 0.99, &m->dropout,
+			    d) != 0)
+				break;
+			if (m->dropout > 0)
+				break;
 		}
 	}
-	/* Mixture of experts. */
-	v = 0;
+}
+
+/* Mixture of experts (Mixtral, Qwen-MoE and DeepSeek spellings). */
+static void
+hf_moe(const struct ynode *root, const char *file,
+    const struct hf_family *fam, struct vp_model *m, struct vp_diags *d)
+{
+	uint64_t v = 0, k = 0, sh = 0;
+
 	if (hf_u64(root, file, "num_local_experts", 1, MAX_HEADS, &v, VP_F_MOE_EXPERTS, m, d) <= 0 &&
 	    hf_u64(root, file, "num_experts", 1, MAX_HEADS, &v, VP_F_MOE_EXPERTS, m, d) <= 0)
 		hf_u64(root, file, "n_routed_experts", 1, MAX_HEADS, &v, VP_F_MOE_EXPERTS, m, d);
-	if (v > 0) {
-		uint64_t k = 0, sh = 0;
+	if (v == 0)
+		return;
+	m->has_moe = true;
+	m->moe.experts = (uint32_t)v;
+	hf_u64(root, file, "num_experts_per_tok", 1, MAX_HEADS, &k, VP_F_MOE_TOP_K, m, d);
+	m->moe.top_k = (uint32_t)(k ? k : 1);
+	hf_u64(root, file, "moe_intermediate_size", 1, MAX_FFN, &m->moe.ffn, VP_F_MOE_FFN, m, d);
+	/* DeepSeek: n_shared_experts of moe_intermediate_size, and the
+	 * first first_k_dense_replace blocks stay dense. */
+	if (hf_u64(root, file, "n_shared_experts", 1, MAX_HEADS, &sh, -1, m, d) > 0) {
+		m->moe.shared_experts = (uint32_t)sh;
+		m->moe.shared_ffn = m->moe.ffn;
+	}
+	sh = 0;
+	if (hf_u64(root, file, "first_k_dense_replace", 0, MAX_LAYERS, &sh, -1, m, d) > 0)
+		m->moe.first_dense = (uint32_t)sh;
+	sh = 0;
+	if (hf_u64(root, file, "shared_expert_intermediate_size", 1, MAX_FFN, &sh, -1, m, d) > 0) {
+		m->moe.shared_experts = 1;
+		m->moe.shared_ffn = sh;
+		m->moe.shared_gate = fam->shared_gate;
+	}
+}
 
-		m->has_moe = true;
-		m->moe.experts = (uint32_t)v;
-		hf_u64(root, file, "num_experts_per_tok", 1, MAX_HEADS, &k, VP_F_MOE_TOP_K, m, d);
-		m->moe.top_k = (uint32_t)(k ? k : 1);
-		hf_u64(root, file, "moe_intermediate_size", 1, MAX_FFN, &m->moe.ffn, VP_F_MOE_FFN, m, d);
-		/* DeepSeek: n_shared_experts of moe_intermediate_size, and
-		 * the first first_k_dense_replace blocks stay dense. */
-		if (hf_u64(root, file, "n_shared_experts", 1, MAX_HEADS, &sh, -1, m, d) > 0) {
-			m->moe.shared_experts = (uint32_t)sh;
-			m->moe.shared_ffn = m->moe.ffn;
-		}
-		sh = 0;
-		if (hf_u64(root, file, "first_k_dense_replace", 0, MAX_LAYERS, &sh, -1, m, d) > 0)
-			m->moe.first_dense = (uint32_t)sh;
-		sh = 0;
-		if (hf_u64(root, file, "shared_expert_intermediate_size", 1, MAX_FFN, &sh, -1, m, d) > 0) {
-			m->moe.shared_experts = 1;
-			m->moe.shared_ffn = sh;
-			/* Qwen2-MoE gates its shared expert (h → 1). */
-			m->moe.shared_gate = strcmp(type, "qwen2_moe") == 0;
-		}
-	}
-	{
-		static const struct { const char *key; int field; const char *hint; } req[] = {
-			{ "hidden_size", VP_F_HIDDEN, "the model width" },
-			{ "num_hidden_layers", VP_F_LAYERS, "the number of layers" },
-			{ "num_attention_heads", VP_F_HEADS, "the number of attention heads" },
-			{ "intermediate_size", VP_F_FFN, "the MLP size" },
-			{ "vocab_size", VP_F_VOCAB, "the vocabulary size" },
-		};
-		uint64_t *vals[] = { &m->hidden, &m->layers, &m->heads, &m->ffn,
-		    &m->vocab };
-		for (i = 0; i < VP_NELEM(req); i++)
-			if (*vals[i] == 0 && vp_diags_count(d, VP_ERROR) == before)
-				vp_diag_add(d, file, root->pos, VP_ERROR,
-				    "missing required key '%s' in the config "
-				    "(%s)", req[i].key, req[i].hint);
-	}
+/* The sizes every config must give; one message, for the first missing,
+ * and only when nothing else went wrong. */
+static void
+hf_required(const struct ynode *root, const char *file, struct vp_model *m,
+    size_t before, struct vp_diags *d)
+{
+	static const struct { const char *key; const char *hint; } req[] = {
+		{ "hidden_size", "the model width" },
+		{ "num_hidden_layers", "the number of layers" },
+		{ "num_attention_heads", "the number of attention heads" },
+		{ "intermediate_size", "the MLP size" },
+		{ "vocab_size", "the vocabulary size" },
+	};
+	uint64_t *vals[] = { &m->hidden, &m->layers, &m->heads, &m->ffn,
+	    &m->vocab };
+	size_t i;
+
+	_Static_assert(VP_NELEM(req) == VP_NELEM(vals), "one value per key");
+	for (i = 0; i < VP_NELEM(req); i++)
+		if (*vals[i] == 0 && vp_diags_count(d, VP_ERROR) == before)
+			vp_diag_add(d, file, root->pos, VP_ERROR,
+			    "missing required key '%s' in the config (%s)",
+			    req[i].key, req[i].hint);
+}
+
+static int
+read_hf(const struct ynode *root, const char *file, struct vp_model *m,
+    struct vp_diags *d)
+{
+	const struct hf_family *fam;
+	const struct ynode *n;
+	const char *type;
+	size_t before = vp_diags_count(d, VP_ERROR);
+
+	if ((fam = hf_family_of(root, file, &type, d)) == NULL)
+		return -1;
+	hf_apply_family(fam, m);
+	m->name = xstrdup(type[0] ? type : "hf-model");
+	if ((n = ynode_get(root, "_name_or_path")) != NULL &&
+	    n->kind == YN_SCALAR && n->str[0])
+		{ free(m->name); m->name = xstrdup(n->str); }
+	hf_sizes(root, file, fam, m, d);
+	hf_activation(root, file, fam, m, d);
+	hf_dropout(root, file, m, d);
+	hf_moe(root, file, fam, m, d);
+	hf_required(root, file, m, before, d);
 	return vp_diags_count(d, VP_ERROR) == before ? 0 : -1;
 }
 

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "finetune.h"
+#include "graph.h"
 #include "model.h"
 #include "plan.h"
 
@@ -98,6 +99,160 @@ lora_params_exact(void **state)
 	vp_diags_clear(&d);
 }
 
+/* Adapter parameters the lowering builds: the weight gradients of its
+ * lora_A and lora_B ops, in the adapter dtype. */
+static uint64_t
+lowered_adapter_params(const struct vp_model *m, const struct vp_plan *p)
+{
+	struct vp_graph g;
+	uint64_t bytes = 0;
+	size_t i;
+
+	assert_int_equal(vp_graph_build(m, p, &g), 0);
+	for (i = 0; i < g.nop; i++)
+		if (strcmp(g.op[i].name, "lora_A") == 0 ||
+		    strcmp(g.op[i].name, "lora_B") == 0)
+			bytes += g.op[i].wgrad_bytes;
+	vp_graph_free(&g);
+	return bytes / vp_dtype_bytes[p->lora_dtype];
+}
+
+/*
+ * The lowering and the fine-tuning view read the same traits, so what the
+ * lowering adapts is what vp_lora_params counts, for every family and a
+ * Megatron layout.  The bug this guards: with implementation megatron
+ * (RoPE) the lowering adapted the whole fused qkv under --lora-targets q
+ * while vp_model_matrices counted q alone.
+ */
+static void
+lora_lowering_matches_view(void **state)
+{
+	static const struct {
+		enum vp_arch arch; enum vp_pos pos; enum vp_impl impl;
+		enum vp_act act; int family;
+	} c[] = {
+		{ VP_ARCH_DECODER, VP_POS_ROPE, VP_IMPL_HF, VP_ACT_SWIGLU, -1 },
+		{ VP_ARCH_DECODER, VP_POS_ROPE, VP_IMPL_MEGATRON, VP_ACT_SWIGLU, -1 },
+		{ VP_ARCH_DECODER, VP_POS_LEARNED, VP_IMPL_HF, VP_ACT_GELU_NEW, -1 },
+		{ VP_ARCH_DECODER, VP_POS_LEARNED, VP_IMPL_HF, VP_ACT_RELU,
+		  VP_FAMILY_LLAMA },
+		{ VP_ARCH_ENCODER, VP_POS_LEARNED, VP_IMPL_HF, VP_ACT_GELU, -1 },
+		{ VP_ARCH_ENCODER, VP_POS_LEARNED, VP_IMPL_TORCH_NN, VP_ACT_RELU, -1 },
+	};
+	static const char *const targets[] = { "q", "q,v", "all-linear" };
+	struct vp_diags d = { 0 };
+	struct vp_model m;
+	struct vp_plan p;
+	size_t i, j;
+
+	(void)state;
+	for (i = 0; i < sizeof c / sizeof c[0]; i++) {
+		vp_model_init(&m);
+		m.layers = 2;
+		m.hidden = 64;
+		m.heads = 4;
+		m.kv_heads = 2;
+		m.ffn = 256;
+		m.vocab = 128;
+		m.max_seq = 64;
+		m.arch = c[i].arch;
+		m.pos = c[i].pos;
+		m.impl = c[i].impl;
+		m.act = c[i].act;
+		m.family = c[i].family;
+		if (c[i].arch == VP_ARCH_ENCODER)
+			m.kv_heads = 4;
+		assert_int_equal(vp_model_validate(&m, &d), 0);
+		for (j = 0; j < sizeof targets / sizeof targets[0]; j++) {
+			unsigned set;
+			const char *bad;
+
+			vp_plan_defaults(&p, &m);
+			p.seq = 16;
+			p.micro_batch = 1;
+			p.lora_rank = 4;
+			assert_int_equal(vp_lora_parse_targets(targets[j], &set,
+			    &bad), 0);
+			p.lora_targets = set & vp_lora_available(&m);
+			assert_int_equal(lowered_adapter_params(&m, &p),
+			    vp_lora_params(&m, &p, m.layers));
+		}
+	}
+	/* Megatron's fused qkv under q: r (h + q + 2 kv) per block =
+	 * 4 (64 + 64 + 2 x 32) x 2 = 1536. */
+	vp_model_init(&m);
+	m.layers = 2;
+	m.hidden = 64;
+	m.heads = 4;
+	m.kv_heads = 2;
+	m.ffn = 256;
+	m.vocab = 128;
+	m.impl = VP_IMPL_MEGATRON;
+	m.act = VP_ACT_SWIGLU;
+	assert_int_equal(vp_model_validate(&m, &d), 0);
+	vp_plan_defaults(&p, &m);
+	p.lora_rank = 4;
+	p.lora_targets = 1u << VP_LORA_Q;
+	assert_int_equal(vp_lora_params(&m, &p, 2), 1536);
+	vp_diags_clear(&d);
+}
+
+static size_t
+count_ops(const struct vp_graph *g, const char *name)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < g->nop; i++)
+		n += strcmp(g->op[i].name, name) == 0;
+	return n;
+}
+
+/*
+ * The family, not the position kind, decides the block: a learned-position
+ * decoder (OPT-like) read as family llama keeps separate q, k, v, no
+ * residual dropouts and no embedding dropout; the same model without a
+ * family is lowered as GPT-2, as always.
+ */
+static void
+family_drives_lowering(void **state)
+{
+	struct vp_diags d = { 0 };
+	struct vp_model m;
+	struct vp_plan p;
+	struct vp_graph g;
+	int pass;
+
+	(void)state;
+	for (pass = 0; pass < 2; pass++) {
+		vp_model_init(&m);
+		m.layers = 2;
+		m.hidden = 64;
+		m.heads = 4;
+		m.ffn = 256;
+		m.vocab = 128;
+		m.pos = VP_POS_LEARNED;
+		m.max_seq = 64;
+		m.dropout = 0.1;
+		m.family = pass == 0 ? -1 : VP_FAMILY_LLAMA;
+		assert_int_equal(vp_model_validate(&m, &d), 0);
+		vp_plan_defaults(&p, &m);
+		p.seq = 16;
+		p.micro_batch = 1;
+		p.precision = VP_PREC_FP32;
+		assert_int_equal(vp_graph_build(&m, &p, &g), 0);
+		assert_int_equal(count_ops(&g, "qkv_proj"), pass == 0 ? 2 : 0);
+		assert_int_equal(count_ops(&g, "q_proj"), pass == 0 ? 0 : 2);
+		assert_int_equal(count_ops(&g, "resid dropout"),
+		    pass == 0 ? 2 : 0);
+		assert_int_equal(count_ops(&g, "embedding dropout"),
+		    pass == 0 ? 1 : 0);
+		/* Both keep the decoder's LM head and shifted loss. */
+		assert_int_equal(count_ops(&g, "shift logits"), 1);
+		vp_graph_free(&g);
+	}
+	vp_diags_clear(&d);
+}
+
 int
 main(void)
 {
@@ -106,6 +261,8 @@ main(void)
 		cmocka_unit_test(adam8bit_layout),
 		cmocka_unit_test(adafactor_layout),
 		cmocka_unit_test(lora_params_exact),
+		cmocka_unit_test(lora_lowering_matches_view),
+		cmocka_unit_test(family_drives_lowering),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -16,6 +16,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -1191,6 +1192,143 @@ bug_validate_zero_heads(void **state)
 	vp_model_free(&m);
 }
 
+/*
+ * Families: without a 'family' key the family is derived as files were
+ * always lowered (torch-nn, then encoder, then learned positions, then
+ * llama); an explicit one wins and implies its architecture.
+ */
+static void
+family_default_and_explicit(void **state)
+{
+	static const char base[] = "name: t\nlayers: 2\nhidden: 64\n"
+	    "heads: 4\nffn: 256\nvocab: 100\n";
+	struct vp_diags d = { 0 };
+	struct vp_model m;
+	char text[512];
+
+	(void)state;
+	vp_model_init(&m);
+	assert_int_equal(m.family, -1);
+	assert_int_equal(vp_model_family(&m), VP_FAMILY_LLAMA);
+	m.pos = VP_POS_LEARNED;
+	assert_int_equal(vp_model_family(&m), VP_FAMILY_GPT2);
+	m.arch = VP_ARCH_ENCODER;
+	assert_int_equal(vp_model_family(&m), VP_FAMILY_BERT);
+	m.impl = VP_IMPL_TORCH_NN;
+	assert_int_equal(vp_model_family(&m), VP_FAMILY_TORCH_NN);
+	/* Megatron fuses q, k and v of a pre-norm block only. */
+	vp_model_init(&m);
+	m.impl = VP_IMPL_MEGATRON;
+	assert_true(vp_model_traits(&m).fused_qkv);
+	assert_false(vp_family_info[VP_FAMILY_LLAMA].fused_qkv);
+	m.arch = VP_ARCH_ENCODER;
+	assert_false(vp_model_traits(&m).fused_qkv);
+
+	/* An OPT-like decoder: learned positions, Llama's block layout. */
+	snprintf(text, sizeof text, "%sposition: learned\nmax_seq: 128\n"
+	    "family: llama\n", base);
+	assert_int_equal(load(text, &m, &d), 0);
+	assert_int_equal(vp_model_family(&m), VP_FAMILY_LLAMA);
+	assert_int_equal(m.pos, VP_POS_LEARNED);
+	vp_model_free(&m);
+	/* family: bert implies architecture: encoder. */
+	snprintf(text, sizeof text, "%sfamily: bert\n", base);
+	assert_int_equal(load(text, &m, &d), 0);
+	assert_int_equal(m.arch, VP_ARCH_ENCODER);
+	vp_model_free(&m);
+	/* family: torch-nn implies its implementation. */
+	snprintf(text, sizeof text, "%sfamily: torch-nn\n", base);
+	assert_int_equal(load(text, &m, &d), 0);
+	assert_int_equal(m.impl, VP_IMPL_TORCH_NN);
+	assert_int_equal(m.arch, VP_ARCH_DECODER);
+	vp_model_free(&m);
+	assert_int_equal(d.n, 0);
+
+	/* Contradictions are errors at the family key. */
+	snprintf(text, sizeof text, "%sarchitecture: decoder\nfamily: bert\n",
+	    base);
+	assert_int_equal(load(text, &m, &d), -1);
+	expect_error_at(&d, "family 'bert' needs 'architecture: encoder', "
+	    "not decoder", 8, 9);
+	vp_model_free(&m);
+	vp_diags_clear(&d);
+	snprintf(text, sizeof text, "%simplementation: hf\n"
+	    "family: torch-nn\n", base);
+	assert_int_equal(load(text, &m, &d), -1);
+	expect_error_at(&d, "family 'torch-nn' does not go with "
+	    "'implementation: hf'", 8, 9);
+	vp_model_free(&m);
+	vp_diags_clear(&d);
+	snprintf(text, sizeof text, "%sfamily: opt\n", base);
+	assert_int_equal(load(text, &m, &d), -1);
+	assert_non_null(find(&d, VP_ERROR, "family"));
+	vp_model_free(&m);
+	vp_diags_clear(&d);
+}
+
+/* Hugging Face configs name their family through model_type. */
+static void
+hf_families_set_family(void **state)
+{
+	static const struct { const char *json; enum vp_family fam; } c[] = {
+		{ "{\"model_type\": \"gpt2\", \"n_embd\": 64, \"n_layer\": 2, "
+		  "\"n_head\": 4, \"vocab_size\": 100, \"n_positions\": 64}",
+		  VP_FAMILY_GPT2 },
+		{ "{\"model_type\": \"roberta\", \"hidden_size\": 64, "
+		  "\"num_hidden_layers\": 2, \"num_attention_heads\": 4, "
+		  "\"intermediate_size\": 256, \"vocab_size\": 100, "
+		  "\"max_position_embeddings\": 64}", VP_FAMILY_BERT },
+		{ "{\"model_type\": \"qwen2\", \"hidden_size\": 64, "
+		  "\"num_hidden_layers\": 2, \"num_attention_heads\": 4, "
+		  "\"intermediate_size\": 256, \"vocab_size\": 100}",
+		  VP_FAMILY_LLAMA },
+	};
+	struct vp_diags d = { 0 };
+	struct vp_model m;
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof c / sizeof c[0]; i++) {
+		assert_int_equal(load(c[i].json, &m, &d), 0);
+		assert_int_equal(m.family, (int)c[i].fam);
+		assert_int_equal(vp_model_family(&m), c[i].fam);
+		vp_model_free(&m);
+	}
+	/* GPT-2's null n_inner is 4 hidden (hf_families' ffn_4h). */
+	assert_int_equal(load(c[0].json, &m, &d), 0);
+	assert_int_equal(m.ffn, 256);
+	vp_model_free(&m);
+	vp_diags_clear(&d);
+}
+
+/* Every family's row names the linears its block builder asks for. */
+static void
+family_rows_complete(void **state)
+{
+	int f;
+
+	(void)state;
+	for (f = 0; f < VP_FAMILY_COUNT; f++) {
+		const struct vp_family_info *fi = &vp_family_info[f];
+
+		assert_non_null(fi->source);
+		assert_true(fi->block < VP_BLOCK_COUNT);
+		assert_true(fi->head < VP_HEAD_COUNT);
+		assert_non_null(fi->lin[fi->fused_qkv ? VP_ROLE_QKV : VP_ROLE_Q]);
+		assert_non_null(fi->lin[VP_ROLE_O]);
+		assert_non_null(fi->lin[VP_ROLE_FC]);
+		assert_non_null(fi->lin[VP_ROLE_DOWN]);
+		if (fi->block == VP_BLOCK_PRE_NORM) {
+			/* Pre-norm rows may be fused by Megatron, and carry
+			 * a gated MLP when the activation is gated. */
+			assert_non_null(fi->lin[VP_ROLE_QKV]);
+			assert_non_null(fi->lin[VP_ROLE_Q]);
+			assert_non_null(fi->lin[VP_ROLE_GATE]);
+			assert_non_null(fi->lin[VP_ROLE_UP]);
+		}
+	}
+}
+
 int
 main(void)
 {
@@ -1227,6 +1365,9 @@ main(void)
 		cmocka_unit_test(bug_ydoc_many_small_lists_quadratic),
 		cmocka_unit_test(validate_direct),
 		cmocka_unit_test(bug_validate_zero_heads),
+		cmocka_unit_test(family_default_and_explicit),
+		cmocka_unit_test(hf_families_set_family),
+		cmocka_unit_test(family_rows_complete),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
