@@ -2,7 +2,10 @@
 #include "plan.h"
 
 #include "finetune.h"
+#include "util.h"
 
+#include <assert.h>
+#include <limits.h>
 #include <string.h>
 
 #define X(e, s) s,
@@ -78,7 +81,7 @@ vp_plan_defaults(struct vp_plan *p, const struct vp_model *m)
 	p->tp = p->pp = 1;
 	p->dp = 0;
 	p->vpp = p->cp = p->ep = 1;
-	p->gpus_per_node = 8;
+	p->gpus_per_node = VP_DEFAULT_GPUS_PER_NODE;
 	p->lora_targets = (1u << VP_LORA_Q) | (1u << VP_LORA_V);
 	p->lora_dtype = VP_FP32;
 	p->fsdp = VP_FSDP_NONE;
@@ -92,6 +95,37 @@ vp_plan_defaults(struct vp_plan *p, const struct vp_model *m)
 		p->precision = (enum vp_precision)m->train.precision;
 	if (m->train.optimizer >= 0)
 		p->optimizer = (enum vp_optimizer)m->train.optimizer;
+}
+
+void
+vp_plan_normalize(struct vp_plan *p)
+{
+	unsigned *deg[] = { &p->tp, &p->pp, &p->cp, &p->ep, &p->vpp };
+	size_t i;
+
+	for (i = 0; i < VP_NELEM(deg); i++)
+		if (*deg[i] == 0)
+			*deg[i] = 1;
+	if (p->gpus_per_node == 0)
+		p->gpus_per_node = VP_DEFAULT_GPUS_PER_NODE;
+}
+
+unsigned
+vp_plan_world(const struct vp_plan *p)
+{
+	const unsigned f[] = { p->dp ? p->dp : 1, p->tp ? p->tp : 1,
+	    p->pp ? p->pp : 1, p->cp ? p->cp : 1 };
+	uint64_t w = 1;
+	size_t i;
+
+	/* Each factor is below 2^32 and w stays at most UINT_MAX, so the
+	 * 64-bit product cannot wrap before the test. */
+	for (i = 0; i < VP_NELEM(f); i++) {
+		w *= f[i];
+		if (w > UINT_MAX)
+			return 0;
+	}
+	return (unsigned)w;
 }
 
 double

@@ -158,8 +158,30 @@ struct vp_plan {
 	enum vp_loss loss;
 };
 
+/*
+ * GPUs per node when nothing says otherwise: the 8-GPU server (DGX/HGX,
+ * and every cloud's 8-GPU instance) that NVLink domains are built of.
+ */
+#define VP_DEFAULT_GPUS_PER_NODE 8u
+
 /* Defaults, then the model file's training block; CLI flags go on top. */
 void vp_plan_defaults(struct vp_plan *p, const struct vp_model *m);
+/*
+ * Degrees of 0 ("derive" or "not given") become 1: tp, pp, cp, ep and
+ * vpp; dp stays 0 (derived from the world), gpus_per_node 0 becomes
+ * VP_DEFAULT_GPUS_PER_NODE.  Called once where a plan is finalised
+ * (vp_session_run); the core's entry points then assert the degrees are
+ * at least 1 instead of repeating `x ? x : 1`.
+ */
+void vp_plan_normalize(struct vp_plan *p);
+/*
+ * GPUs the degrees make: dp x tp x pp x cp (dp 0 counts as 1).  EP does
+ * not multiply: as in Megatron, the expert-parallel group is carved out
+ * of the data-parallel one (vp_plan_dp ignores ep the same way).  The
+ * product is taken in 64 bits; 0 when it exceeds UINT_MAX (a refusal,
+ * never a wrapped count).
+ */
+unsigned vp_plan_world(const struct vp_plan *p);
 double vp_plan_dropout(const struct vp_plan *p, const struct vp_model *m);
 /* Data-parallel degree for a world size; 0 when the degrees do not divide. */
 unsigned vp_plan_dp(const struct vp_plan *p, unsigned world);
@@ -175,5 +197,4 @@ unsigned vp_plan_groups(const struct vp_plan *p, unsigned world);
 /* Check the plan against the model; errors name the flag. */
 int vp_plan_check(const struct vp_plan *p, const struct vp_model *m,
     unsigned world, struct vp_diags *d);
-
 #endif

@@ -324,6 +324,70 @@ search_contract(void **state)
 	assert_true(r.nearest.device_peak > s.capacity);
 }
 
+/*
+ * vp_plan_world: dp x tp x pp x cp, ep not multiplied (it is carved out
+ * of dp, as vp_plan_dp has it), and a product past 32 bits refused (0)
+ * rather than wrapped.  The --cp without --gpus bug: the world the
+ * degrees make must include cp, so that vp_plan_dp gives back dp.
+ */
+static void
+plan_world(void **state)
+{
+	struct vp_model m;
+	struct vp_plan p;
+
+	(void)state;
+	make_model(&m, 24, 1024, 16, 50304);
+	vp_plan_defaults(&p, &m);
+	assert_int_equal(vp_plan_world(&p), 1);	/* dp 0 counts as 1 */
+	p.dp = 2;
+	p.tp = 4;
+	p.pp = 3;
+	p.cp = 2;
+	p.ep = 2;
+	assert_int_equal(vp_plan_world(&p), 48);
+	assert_int_equal(vp_plan_dp(&p, vp_plan_world(&p)), 2);
+	p.tp = 0;
+	p.pp = 0;
+	p.cp = 0;
+	assert_int_equal(vp_plan_world(&p), 2);
+	/* 65536 x 65536 wraps to 0 in 32 bits; 2^31 x 2 to 0 as well. */
+	p.dp = 65536;
+	p.tp = 65536;
+	assert_int_equal(vp_plan_world(&p), 0);
+	p.dp = 1u << 31;
+	p.tp = 2;
+	assert_int_equal(vp_plan_world(&p), 0);
+	p.dp = 65535;
+	p.tp = 65537;
+	assert_int_equal(vp_plan_world(&p), 4294967295u);
+	p.cp = 2;
+	assert_int_equal(vp_plan_world(&p), 0);
+	vp_model_free(&m);
+}
+
+static void
+plan_normalize(void **state)
+{
+	struct vp_plan p;
+
+	(void)state;
+	memset(&p, 0, sizeof p);
+	vp_plan_normalize(&p);
+	assert_int_equal(p.tp, 1);
+	assert_int_equal(p.pp, 1);
+	assert_int_equal(p.cp, 1);
+	assert_int_equal(p.ep, 1);
+	assert_int_equal(p.vpp, 1);
+	assert_int_equal(p.dp, 0);
+	assert_int_equal(p.gpus_per_node, VP_DEFAULT_GPUS_PER_NODE);
+	p.tp = 4;
+	p.gpus_per_node = 2;
+	vp_plan_normalize(&p);
+	assert_int_equal(p.tp, 4);
+	assert_int_equal(p.gpus_per_node, 2);
+}
+
 int
 main(void)
 {
@@ -333,6 +397,8 @@ main(void)
 		cmocka_unit_test(korthikanti_table2),
 		cmocka_unit_test(fast_matches_exact),
 		cmocka_unit_test(search_contract),
+		cmocka_unit_test(plan_world),
+		cmocka_unit_test(plan_normalize),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
