@@ -194,7 +194,5 @@ int vp_lora_parse_targets(const char *s, unsigned *out, const char **bad);
 enum vp_framework vp_plan_framework(const struct vp_plan *p);
 /* NCCL process groups a rank belongs to (DP, TP, PP pair, CP, EP). */
 unsigned vp_plan_groups(const struct vp_plan *p, unsigned world);
-/* Check the plan against the model; errors name the flag. */
-int vp_plan_check(const struct vp_plan *p, const struct vp_model *m,
-    unsigned world, struct vp_diags *d);
+/* The plan's checks against the model are the rule book, rules.h. */
 #endif

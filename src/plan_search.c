@@ -12,6 +12,7 @@
  */
 #include "plan_search.h"
 
+#include <assert.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -321,13 +322,6 @@ keep(struct vp_search_result *r, const struct vp_cand *c)
 	}
 }
 
-static bool
-tp_valid(const struct vp_model *m, unsigned tp)
-{
-	return m->heads % tp == 0 && m->ffn % tp == 0 &&
-	    (m->kv_heads % tp == 0 || tp % m->kv_heads == 0);
-}
-
 /* The plan of one point of the search space. */
 static void
 make_cand(const struct vp_search *s, const struct vp_plan *base,
@@ -461,6 +455,13 @@ evaluate_fastest(const struct vp_search *s, const struct vp_plan *base,
 	free(set);
 }
 
+/*
+ * The search space is every split of the world into tp x pp x cp x dp
+ * (ep inside dp), the open knobs over their ranges (CP up to 16) and the
+ * fixed ones at the base plan's value; what is valid in it is the rule
+ * book's to say (rules.c).  The rules over the knobs fixed so far prune
+ * each loop level, and the finished candidate is held to all of them.
+ */
 void
 vp_search_run(const struct vp_search *s, const struct vp_plan *base,
     struct vp_search_result *out)
@@ -471,45 +472,61 @@ vp_search_run(const struct vp_search *s, const struct vp_plan *base,
 	static const enum vp_recompute rcs[] = { VP_RECOMP_NONE,
 	    VP_RECOMP_SELECTIVE, VP_RECOMP_FULL };
 	struct vp_cand *list = NULL;
+	struct vp_plan q = *base;	/* the knobs fixed so far */
 	size_t nlist = 0, cap = 0;
 
+	assert(node >= 1);
+	assert(base->tp >= 1 && base->pp >= 1 && base->cp >= 1 &&
+	    base->ep >= 1);
 	memset(out, 0, sizeof *out);
+	q.gpus_per_node = node;
+	q.dp = 0;
+	if (vp_plan_rules(&q, m, s->world, 0, NULL) != 0)
+		return;
 	for (tp = 1; tp <= s->world; tp++) {
-		if (s->world % tp || (s->open.tp ? (tp > node ||
-		    !tp_valid(m, tp)) : tp != (base->tp ? base->tp : 1)))
+		if (s->world % tp || (!s->open.tp && tp != base->tp))
+			continue;
+		q.tp = tp;
+		q.sp = s->open.sp ? tp > 1 : base->sp;
+		if (vp_plan_rules(&q, m, s->world, VP_RK_TP, NULL) != 0)
 			continue;
 		for (pp = 1; pp <= s->world / tp; pp++) {
-			if ((s->world / tp) % pp || (s->open.pp ?
-			    pp > m->layers : pp != (base->pp ? base->pp : 1)))
+			if ((s->world / tp) % pp || (!s->open.pp &&
+			    pp != base->pp))
+				continue;
+			q.pp = pp;
+			if (vp_plan_rules(&q, m, s->world, VP_RK_TP | VP_RK_PP,
+			    NULL) != 0)
 				continue;
 			for (cp = 1; cp <= s->world / tp / pp; cp++) {
 				unsigned dp, rest = s->world / tp / pp;
 
-				if (rest % cp)
-					continue;
-				if (s->open.cp ? (cp > 1 && (cp > 16 ||
-				    base->attention == VP_ATTN_EAGER ||
-				    base->seq % (2 * cp) != 0)) :
-				    cp != (base->cp ? base->cp : 1))
+				if (rest % cp || (s->open.cp ? cp > 16 :
+				    cp != base->cp))
 					continue;
 				dp = rest / cp;
+				q.cp = cp;
+				q.dp = dp;
+				if (vp_plan_rules(&q, m, s->world, VP_RK_TP |
+				    VP_RK_PP | VP_RK_CP | VP_RK_DP, NULL) != 0)
+					continue;
 				for (ep = 1; ep <= dp; ep++) {
-					if (dp % ep)
+					if (dp % ep || (!(m->has_moe &&
+					    s->open.ep) && ep != base->ep))
 						continue;
-					if (m->has_moe && s->open.ep ?
-					    m->moe.experts % ep != 0 :
-					    ep != (base->ep ? base->ep : 1))
+					q.ep = ep;
+					if (vp_plan_rules(&q, m, s->world,
+					    VP_RK_ALL & ~VP_RK_SHARD, NULL) != 0)
 						continue;
 					for (sh = 0; sh < 4; sh++) {
 						if (!s->open.shard && sh > 0)
 							break;
+						/* Nothing to shard over one
+						 * replica, unless offload
+						 * needs it. */
 						if (s->open.shard && dp == 1 && sh > 0 &&
 						    base->offload == VP_OFFLOAD_NONE)
 							break;
-						/* Offload rides on ZeRO or FSDP. */
-						if (s->open.shard && sh == 0 &&
-						    base->offload != VP_OFFLOAD_NONE)
-							continue;
 						for (rc = 0; rc < 3; rc++) {
 							const unsigned deg[5] = { tp, pp,
 							    cp, ep, dp };
@@ -517,12 +534,19 @@ vp_search_run(const struct vp_search *s, const struct vp_plan *base,
 
 							if (!s->open.recompute && rc > 0)
 								break;
+							/* Selective recompute saves
+							 * only eager attention's
+							 * scores. */
 							if (rcs[rc] == VP_RECOMP_SELECTIVE &&
 							    base->attention != VP_ATTN_EAGER &&
 							    s->open.recompute)
 								continue;
 							make_cand(s, base, deg, sh,
 							    rcs[rc], &c);
+							if (vp_plan_rules(&c.plan, m,
+							    s->world, VP_RK_ALL,
+							    NULL) != 0)
+								continue;
 							vp_plan_time(m, s->gpu,
 							    s->profile, s->world, &c);
 							out->candidates++;

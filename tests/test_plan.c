@@ -30,6 +30,7 @@
 #include "model.h"
 #include "plan.h"
 #include "plan_search.h"
+#include "rules.h"
 
 static void
 make_model(struct vp_model *m, uint64_t layers, uint64_t h, uint64_t a,
@@ -388,6 +389,58 @@ plan_normalize(void **state)
 	assert_int_equal(p.gpus_per_node, 2);
 }
 
+/*
+ * The rule book: the check before the planner and the finished plan's
+ * rules say the same, with or without messages; offload's need for
+ * sharding waits for the finished plan.
+ */
+static void
+rule_book(void **state)
+{
+	struct vp_diags d = { 0 };
+	struct vp_model m;
+	struct vp_plan p;
+
+	(void)state;
+	make_model(&m, 24, 1024, 16, 50304);
+	vp_plan_defaults(&p, &m);
+	assert_int_equal(vp_plan_check(&p, &m, 8, &d), 0);
+	assert_int_equal(vp_plan_rules(&p, &m, 8, VP_RK_ALL, NULL), 0);
+	p.tp = 5;
+	assert_int_equal(vp_plan_rules(&p, &m, 0, VP_RK_TP, NULL), -1);
+	assert_int_equal(vp_plan_rules(&p, &m, 0, VP_RK_PP, NULL), 0);
+	assert_int_equal(vp_plan_check(&p, &m, 0, &d), -1);
+	assert_int_equal(vp_diags_count(&d, VP_ERROR), 2);	/* heads, ffn */
+	assert_non_null(strstr(d.v[0].msg, "--tp 5 does not divide the "
+	    "attention heads (16); nearest valid: 4 or 8"));
+	vp_diags_clear(&d);
+	p.tp = 1;
+	p.offload = VP_OFFLOAD_OPTIMIZER;
+	assert_int_equal(vp_plan_check(&p, &m, 8, &d), 0);
+	assert_int_equal(vp_plan_rules(&p, &m, 8, VP_RK_ALL, &d), -1);
+	assert_non_null(strstr(d.v[0].msg, "--offload needs sharding"));
+	vp_diags_clear(&d);
+	p.zero = 2;
+	assert_int_equal(vp_plan_rules(&p, &m, 8, VP_RK_ALL, NULL), 0);
+	/* tp x pp x cp = 2^32 wraps to 0 in 32 bits (a division by zero
+	 * once); in 64 bits 8 GPUs do not split into it. */
+	p.pp = 16;
+	p.cp = 1u << 28;
+	assert_int_equal(vp_plan_rules(&p, &m, 8, VP_RK_ALL, &d), -1);
+	{
+		size_t i;
+		bool found = false;
+
+		for (i = 0; i < d.n; i++)
+			found |= strstr(d.v[i].msg, "8 GPUs cannot be split "
+			    "into --tp 1 x --pp 16 x --cp 268435456 "
+			    "(4294967296 GPUs per replica)") != NULL;
+		assert_true(found);
+	}
+	vp_diags_clear(&d);
+	vp_model_free(&m);
+}
+
 int
 main(void)
 {
@@ -399,6 +452,7 @@ main(void)
 		cmocka_unit_test(search_contract),
 		cmocka_unit_test(plan_world),
 		cmocka_unit_test(plan_normalize),
+		cmocka_unit_test(rule_book),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
