@@ -456,25 +456,19 @@ backward(struct sim *s)
 static uint64_t
 optim_tmp(const struct vp_graph *g, const struct vp_plan *p)
 {
-	uint64_t state_el = g->trainable;
-	bool adam = p->optimizer == VP_OPT_ADAM || p->optimizer == VP_OPT_ADAMW;
+	const struct vp_opt_info *oi = &vp_opt_info[p->optimizer];
+	unsigned state_b = vp_dtype_bytes[vp_prec_info[p->precision].state];
 
 	/* DeepSpeed and Megatron step with fused Adam kernels; --zero
 	 * under plain PyTorch means DeepSpeed. */
-	if (p->fused_optimizer || vp_plan_framework(p) == VP_FW_DEEPSPEED ||
-	    vp_plan_framework(p) == VP_FW_MEGATRON)
+	if (p->fused_optimizer ||
+	    vp_fw_info[vp_plan_framework(p)].fused_optimizer)
 		return 0;
 	if (p->device == VP_DEVICE_CPU)
-		return adam ? 2 * g->largest_param_bytes /
+		return oi->cpu_tmp ? 2 * g->largest_param_bytes /
 		    vp_dtype_bytes[vp_prec_info[p->precision].weight] *
-		    vp_dtype_bytes[vp_prec_info[p->precision].state] : 0;
-	if (adam)
-		return vp_mul_sat(state_el,
-		    vp_dtype_bytes[vp_prec_info[p->precision].state]);
-	if (p->optimizer == VP_OPT_LION || p->optimizer == VP_OPT_SGD_MOMENTUM)
-		return vp_mul_sat(state_el,
-		    vp_dtype_bytes[vp_prec_info[p->precision].state]);
-	return 0;
+		    state_b : 0;
+	return oi->foreach_tmp ? vp_mul_sat(g->trainable, state_b) : 0;
 }
 
 /*
@@ -527,7 +521,7 @@ sharding(const struct vp_graph *g, const struct vp_model *m,
 		sh->what = "fsdp";
 		return;
 	}
-	if (p->framework == VP_FW_MEGATRON) {
+	if (vp_fw_info[p->framework].main_grad) {
 		/* Megatron: a contiguous fp32 main_grad buffer for all
 		 * parameters; --zero 1 = the distributed optimizer. */
 		sh->grads_prealloc = true;
@@ -577,8 +571,7 @@ simulate(struct sim *s, const struct vp_model *m)
 	uint64_t states = g->optim_state_bytes, weights = g->weight_bytes;
 	uint64_t master = g->master_bytes, grads_total = 0, mb;
 	uint64_t end_fwd_live = 0, base, host = 0, adapters;
-	bool paged = p->optimizer == VP_OPT_PAGED_ADAMW ||
-	    p->optimizer == VP_OPT_PAGED_ADAMW_8BIT;
+	bool paged = vp_opt_info[p->optimizer].paged;
 	size_t i;
 
 	sharding(g, m, p, &sh);

@@ -22,9 +22,12 @@ const char *const vp_lora_target_names[VP_LORA_TARGET_COUNT] = {
 const char *const vp_framework_names[VP_FW_COUNT] = { VP_FRAMEWORK_LIST(X) };
 #undef X
 
-const unsigned vp_dtype_bytes[VP_DTYPE_COUNT] = { 4, 2, 2, 8, 1 };
-const char *const vp_dtype_names[VP_DTYPE_COUNT] = { "fp32", "bf16", "fp16",
-	"int64", "bool" };
+#define X(e, s, b) b,
+const unsigned vp_dtype_bytes[VP_DTYPE_COUNT] = { VP_DTYPE_LIST(X) };
+#undef X
+#define X(e, s, b) s,
+const char *const vp_dtype_names[VP_DTYPE_COUNT] = { VP_DTYPE_LIST(X) };
+#undef X
 
 /*                         weight    grad     compute  autocast master state */
 const struct vp_prec_info vp_prec_info[VP_PREC_COUNT] = {
@@ -50,17 +53,34 @@ const struct vp_prec_info vp_prec_info[VP_PREC_COUNT] = {
  * default as 0 plus the factors (negligible at this resolution).
  */
 const struct vp_opt_info vp_opt_info[VP_OPT_COUNT] = {
-	[VP_OPT_SGD]          = { 0, 0, "no state" },
-	[VP_OPT_SGD_MOMENTUM] = { 4, 1, "momentum buffer" },
-	[VP_OPT_ADAM]         = { 8, 2, "exp_avg + exp_avg_sq" },
-	[VP_OPT_ADAMW]        = { 8, 2, "exp_avg + exp_avg_sq" },
-	[VP_OPT_ADAMW_8BIT]   = { 2, 2, "8-bit exp_avg + exp_avg_sq" },
-	[VP_OPT_ADAFACTOR]    = { 0, 0, "factored second moments" },
-	[VP_OPT_LION]         = { 4, 1, "momentum" },
+	/*                      bytes n  foreach cpu    paged */
+	[VP_OPT_SGD]          = { 0, 0, false, false, false, "no state" },
+	[VP_OPT_SGD_MOMENTUM] = { 4, 1, true,  false, false, "momentum buffer" },
+	[VP_OPT_ADAM]         = { 8, 2, true,  true,  false,
+	    "exp_avg + exp_avg_sq" },
+	[VP_OPT_ADAMW]        = { 8, 2, true,  true,  false,
+	    "exp_avg + exp_avg_sq" },
+	/* bitsandbytes' 8-bit and Adafactor steps: no temporaries we count. */
+	[VP_OPT_ADAMW_8BIT]   = { 2, 2, false, false, false,
+	    "8-bit exp_avg + exp_avg_sq" },
+	[VP_OPT_ADAFACTOR]    = { 0, 0, false, false, false,
+	    "factored second moments" },
+	[VP_OPT_LION]         = { 4, 1, true,  false, false, "momentum" },
 	/* bitsandbytes paged optimizers: states in unified memory that the
 	 * driver evicts to host RAM under pressure (mem.c). */
-	[VP_OPT_PAGED_ADAMW]  = { 8, 2, "paged exp_avg + exp_avg_sq" },
-	[VP_OPT_PAGED_ADAMW_8BIT] = { 2, 2, "paged 8-bit exp_avg + exp_avg_sq" },
+	[VP_OPT_PAGED_ADAMW]  = { 8, 2, false, false, true,
+	    "paged exp_avg + exp_avg_sq" },
+	[VP_OPT_PAGED_ADAMW_8BIT] = { 2, 2, false, false, true,
+	    "paged 8-bit exp_avg + exp_avg_sq" },
+};
+
+/*                                fused  fsdp   main_grad */
+const struct vp_fw_info vp_fw_info[VP_FW_COUNT] = {
+	[VP_FW_TORCH]     = { false, false, false },
+	[VP_FW_DEEPSPEED] = { true,  false, false },
+	[VP_FW_FSDP1]     = { false, true,  false },
+	[VP_FW_FSDP2]     = { false, true,  false },
+	[VP_FW_MEGATRON]  = { true,  false, true },
 };
 
 void

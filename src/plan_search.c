@@ -342,8 +342,7 @@ make_cand(const struct vp_search *s, const struct vp_plan *base,
 		c->plan.sp = deg[0] > 1;
 	if (s->open.shard) {
 		if (base->fsdp != VP_FSDP_NONE ||
-		    base->framework == VP_FW_FSDP1 ||
-		    base->framework == VP_FW_FSDP2) {
+		    vp_fw_info[base->framework].fsdp_sharding) {
 			static const enum vp_fsdp fs[] = { VP_FSDP_NONE,
 			    VP_FSDP_GRAD_OP, VP_FSDP_HYBRID, VP_FSDP_FULL };
 
@@ -369,8 +368,7 @@ finish(const struct vp_search *s, const struct vp_plan *base,
 	c->fits = c->device_peak <= s->capacity;
 	if (c->fits && base->host_mem_bytes &&
 	    (base->offload != VP_OFFLOAD_NONE ||
-	    base->optimizer == VP_OPT_PAGED_ADAMW ||
-	    base->optimizer == VP_OPT_PAGED_ADAMW_8BIT))
+	    vp_opt_info[base->optimizer].paged))
 		c->fits = vp_plan_host_per_node(s->model, &c->plan, o,
 		    s->world) <= base->host_mem_bytes;
 	out->evaluated++;
