@@ -41,7 +41,8 @@ point(const struct vp_compare *c, const struct vp_gpu *gpu,
 	s.gpu = gpu;
 	s.profile = prof;
 	s.world = n;
-	s.gpus_per_node = n < 8 ? n : 8;
+	s.gpus_per_node = n < VP_DEFAULT_GPUS_PER_NODE ? n :
+	    VP_DEFAULT_GPUS_PER_NODE;
 	s.capacity = gpu->usable_bytes;
 	s.open = c->open;
 	b.dp = 0;

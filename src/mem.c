@@ -18,6 +18,7 @@
  */
 #include "mem.h"
 
+#include <assert.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -492,9 +493,9 @@ sharding(const struct vp_graph *g, const struct vp_model *m,
 {
 	/* Context-parallel ranks hold the same parameters: the sharding
 	 * group is dp x cp, as in Megatron. */
-	unsigned dp = (p->dp ? p->dp : 1) * (p->cp ? p->cp : 1);
-	unsigned node = p->gpus_per_node ? p->gpus_per_node : 8;
-	unsigned tp = p->tp ? p->tp : 1;
+	unsigned dp = (p->dp ? p->dp : 1) * p->cp;
+	unsigned node = p->gpus_per_node;
+	unsigned tp = p->tp;
 	enum vp_dtype cd = vp_prec_info[p->precision].compute;
 	/* One transformer block on this rank: the FSDP unit. */
 	uint64_t block = g->block_params;
@@ -835,7 +836,7 @@ graph_too_big(const struct vp_graph *g)
 static double
 inflight_extra(const struct vp_plan *p)
 {
-	unsigned pp = p->pp ? p->pp : 1;
+	unsigned pp = p->pp;
 	double k;
 
 	if (pp <= 1)
@@ -938,6 +939,16 @@ tl_finish(struct vp_timeline *tl, uint64_t inflight)
 	}
 }
 
+/* Every entry point runs on a finished plan (vp_plan_normalize): no
+ * degree is 0 and the node size is known. */
+static void
+plan_normalized(const struct vp_plan *p)
+{
+	(void)p;
+	assert(p->tp >= 1 && p->pp >= 1 && p->cp >= 1 && p->ep >= 1 &&
+	    p->vpp >= 1 && p->gpus_per_node >= 1);
+}
+
 /* The replay alone: allocated peak, its breakdown, phase peaks. */
 static void
 replay(const struct vp_graph *g, const struct vp_model *m,
@@ -947,6 +958,8 @@ replay(const struct vp_graph *g, const struct vp_model *m,
 	struct sim s;
 	uint64_t inflight;
 	int c;
+
+	plan_normalized(p);
 
 	memset(out, 0, sizeof *out);
 	if (graph_too_big(g)) {
@@ -1027,12 +1040,13 @@ vp_mem_estimate_fast(const struct vp_model *m, const struct vp_plan *p,
 	struct vp_graph g;
 	struct vp_mem a, b;
 	struct vp_mem_opts q = *o;
-	uint64_t blocks = vp_stage_blocks(m->layers, p->pp ? p->pp : 1,
-	    p->stage), inflight;
+	uint64_t blocks, inflight;
 	struct vp_plan one = *p;
 	double k;
 	int c, best = 0;
 
+	plan_normalized(p);
+	blocks = vp_stage_blocks(m->layers, p->pp, p->stage);
 	/* Identical blocks only: DeepSeek's dense first blocks differ. */
 	if (blocks <= 4 || o->explain || (m->has_moe && m->moe.first_dense))
 		return vp_mem_estimate(m, p, o, out);

@@ -156,12 +156,12 @@ vp_plan_dropout(const struct vp_plan *p, const struct vp_model *m)
 unsigned
 vp_plan_dp(const struct vp_plan *p, unsigned world)
 {
-	unsigned mp = (p->tp ? p->tp : 1) * (p->pp ? p->pp : 1) *
-	    (p->cp ? p->cp : 1);
+	uint64_t mp = (uint64_t)p->tp * p->pp * p->cp;
 
+	assert(p->tp >= 1 && p->pp >= 1 && p->cp >= 1);
 	if (world % mp != 0)
 		return 0;
-	return world / mp;
+	return (unsigned)(world / mp);
 }
 
 bool

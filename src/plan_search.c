@@ -47,7 +47,7 @@ worst_peak(const struct vp_model *m, const struct vp_plan *p,
     const struct vp_mem_opts *o, uint64_t bound, bool fast,
     unsigned *worst_stage, bool *exact)
 {
-	unsigned pp = p->pp ? p->pp : 1;
+	unsigned pp = p->pp;
 	uint64_t first = stage_peak(m, p, o, 0, fast), last;
 
 	*worst_stage = 0;
@@ -145,7 +145,7 @@ vp_max_seq(const struct vp_model *m, const struct vp_plan *p,
 	if (m->pos == VP_POS_LEARNED && m->max_seq && m->max_seq < limit)
 		limit = m->max_seq;
 	/* In units of 128 tokens, times cp so every rank gets whole ones. */
-	return largest_fit(m, p, GROW_SEQ, 128 * (p->cp ? p->cp : 1), limit,
+	return largest_fit(m, p, GROW_SEQ, 128 * p->cp, limit,
 	    o, cap);
 }
 
@@ -203,15 +203,15 @@ vp_plan_time(const struct vp_model *m, const struct vp_gpu *gpu,
 {
 	const struct vp_plan *p = &c->plan;
 	struct vp_param_count pc;
-	unsigned tp = p->tp ? p->tp : 1, pp = p->pp ? p->pp : 1;
-	unsigned cp = p->cp ? p->cp : 1, dp = p->dp ? p->dp : 1;
-	unsigned ep = p->ep ? p->ep : 1, node = p->gpus_per_node ?
-	    p->gpus_per_node : 8;
+	unsigned tp = p->tp, pp = p->pp, cp = p->cp, ep = p->ep;
+	unsigned dp = p->dp ? p->dp : 1, node = p->gpus_per_node;
 	double L = (double)m->layers, h = (double)m->hidden;
 	double s = (double)p->seq, mb = (double)p->micro_batch;
 	double ga = (double)p->grad_accum, peak, flops, tokens, compute;
 	double link, dp_bw, bytes, comm = 0, t, rank_params, memory = 0;
 
+	assert(tp >= 1 && pp >= 1 && cp >= 1 && ep >= 1 && p->vpp >= 1 &&
+	    node >= 1);
 	vp_model_params(m, &pc);
 	peak = peak_tflops(gpu, p->precision);
 	c->step_seconds = c->tokens_per_second = NAN;
@@ -229,7 +229,7 @@ vp_plan_time(const struct vp_model *m, const struct vp_gpu *gpu,
 	tokens = mb * s * ga * dp;
 	compute = flops * tokens / ((double)world * peak * 1e12 * prof->mfu);
 	if (pp > 1)
-		compute *= 1.0 + (double)(pp - 1) / (ga * (p->vpp ? p->vpp : 1));
+		compute *= 1.0 + (double)(pp - 1) / (ga * p->vpp);
 
 	link = isnan(gpu->link_gbs) ? 16.0 : gpu->link_gbs;
 	if (tp > 1) {
@@ -440,7 +440,7 @@ evaluate_fastest(const struct vp_search *s, const struct vp_plan *base,
 	 * the nearest miss, as vp_plan_worst_peak would have. */
 	for (i = 0; out->nbest == 0 && i < nset; i++) {
 		struct vp_cand *c = &v[set[i]];
-		unsigned last = (c->plan.pp ? c->plan.pp : 1) - 1;
+		unsigned last = c->plan.pp - 1;
 		uint64_t peak = stage_peak(s->model, &c->plan, o, last, true);
 
 		if (peak > c->device_peak) {

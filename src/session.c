@@ -119,7 +119,7 @@ plan(struct vp_session *s)
 static void
 replay_stages(struct vp_session *s)
 {
-	unsigned npp = s->plan.pp ? s->plan.pp : 1, st, worst = 0;
+	unsigned npp = s->plan.pp, st, worst = 0;
 
 	if (npp != s->nstages) {
 		free(s->stages);
