@@ -79,6 +79,19 @@ vp_catalog_merge(struct vp_catalog *base, struct vp_catalog *user)
 	user->n = 0;
 }
 
+const struct vp_price *
+vp_gpu_cheapest_price(const struct vp_gpu *g)
+{
+	const struct vp_price *best = NULL;
+	size_t i;
+
+	for (i = 0; g != NULL && i < g->nprices; i++)
+		if (!isnan(g->prices[i].usd_per_gpu_hour) && (best == NULL ||
+		    g->prices[i].usd_per_gpu_hour < best->usd_per_gpu_hour))
+			best = &g->prices[i];
+	return best;
+}
+
 void
 vp_catalog_set_price(struct vp_gpu *g, double usd_per_gpu_hour)
 {

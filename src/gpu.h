@@ -78,6 +78,9 @@ void vp_catalog_free(struct vp_catalog *c);
 void vp_catalog_merge(struct vp_catalog *base, struct vp_catalog *user);
 /* --price: one price replaces the card's dated prices. */
 void vp_catalog_set_price(struct vp_gpu *g, double usd_per_gpu_hour);
+/* The cheapest dated price (the first of equal ones), the one compare
+ * costs with; NULL when the card has none. */
+const struct vp_price *vp_gpu_cheapest_price(const struct vp_gpu *g);
 /* By id or alias, case-insensitive; NULL when unknown. */
 const struct vp_gpu *vp_catalog_find(const struct vp_catalog *c,
     const char *name);
