@@ -41,7 +41,8 @@ point(const struct vp_compare *c, const struct vp_gpu *gpu,
 	s.gpu = gpu;
 	s.profile = prof;
 	s.world = n;
-	s.gpus_per_node = n < 8 ? n : 8;
+	s.gpus_per_node = n < VP_DEFAULT_GPUS_PER_NODE ? n :
+	    VP_DEFAULT_GPUS_PER_NODE;
 	s.capacity = gpu->usable_bytes;
 	s.open = c->open;
 	b.dp = 0;
@@ -63,7 +64,6 @@ vp_compare_card(const struct vp_compare *c, const struct vp_gpu *gpu,
 {
 	struct vp_profile prof;
 	unsigned n, k;
-	size_t i;
 	bool found = false;
 
 	memset(out, 0, sizeof *out);
@@ -72,13 +72,9 @@ vp_compare_card(const struct vp_compare *c, const struct vp_gpu *gpu,
 	out->usd_per_billion_tokens = NAN;
 	out->purchase_usd = NAN;
 	vp_profile_default(gpu, &prof);
-	for (i = 0; i < gpu->nprices; i++)
-		if (!isnan(gpu->prices[i].usd_per_gpu_hour) &&
-		    (out->price == NULL || gpu->prices[i].usd_per_gpu_hour <
-		    out->usd_per_hour)) {
-			out->price = &gpu->prices[i];
-			out->usd_per_hour = gpu->prices[i].usd_per_gpu_hour;
-		}
+	out->price = vp_gpu_cheapest_price(gpu);
+	if (out->price != NULL)
+		out->usd_per_hour = out->price->usd_per_gpu_hour;
 	/* Fewest GPUs: one by one to a node, then whole nodes, then
 	 * doubling; counts whose sharded floor cannot fit are skipped. */
 	for (n = 1; n <= c->max_gpus; n = n < 8 ? n + 1 : n < 64 ? n + 8 :

@@ -1,10 +1,14 @@
 /* gpu.c — catalog lookups and default profiles (see gpu.h). */
 #include "gpu.h"
 
+#include <assert.h>
+
 #include <ctype.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "model.h"
 
 static void
 prices_free(struct vp_gpu *g)
@@ -31,7 +35,6 @@ card_free(struct vp_gpu *g)
 	free(g->vendor);
 	free(g->name);
 	free(g->segment);
-	free(g->family);
 	free(g->memory_type);
 	free(g->usable_basis);
 	prices_free(g);
@@ -74,6 +77,19 @@ vp_catalog_merge(struct vp_catalog *base, struct vp_catalog *user)
 	free(user->v);
 	user->v = NULL;
 	user->n = 0;
+}
+
+const struct vp_price *
+vp_gpu_cheapest_price(const struct vp_gpu *g)
+{
+	const struct vp_price *best = NULL;
+	size_t i;
+
+	for (i = 0; g != NULL && i < g->nprices; i++)
+		if (!isnan(g->prices[i].usd_per_gpu_hour) && (best == NULL ||
+		    g->prices[i].usd_per_gpu_hour < best->usd_per_gpu_hour))
+			best = &g->prices[i];
+	return best;
 }
 
 void
@@ -219,32 +235,71 @@ vp_gpuset_free(struct vp_gpuset *s)
  * - MFU defaults from measured matmul efficiency times a typical
  *   end-to-end factor: 0.40 on datacenter parts, 0.35 on consumer cards.
  */
+/*
+ * The family's row: where the context and cuBLAS figures above differ by
+ * generation, and the MFU of consumer parts.  AMD (ROCm: HIP context,
+ * hipBLASLt workspace, RCCL) and Intel Gaudi (SynapseAI, HCCL) stacks
+ * have no measured constants: their rows keep the generic CUDA figures
+ * as placeholders, marked measured = false, until a calibrated profile
+ * replaces them.
+ */
+struct family_stack {
+	uint64_t context_mib, cublas_mib;
+	double mfu;
+	bool measured;		/* the constants were measured on this stack */
+};
+
+static const struct family_stack family_stack[VP_GPU_FAM_COUNT] = {
+	/*                                ctx  cuBLAS mfu   measured */
+	[VP_GPU_FAM_GENERIC]            = { 400,  8, 0.40, true },
+	[VP_GPU_FAM_VOLTA]              = { 400,  8, 0.40, true },
+	[VP_GPU_FAM_TURING]             = { 400,  8, 0.40, true },
+	[VP_GPU_FAM_AMPERE]             = { 400,  8, 0.40, true },
+	[VP_GPU_FAM_AMPERE_CONSUMER]    = { 400,  8, 0.35, true },
+	[VP_GPU_FAM_AMPERE_WORKSTATION] = { 400,  8, 0.40, true },
+	[VP_GPU_FAM_ADA]                = { 400,  8, 0.40, true },
+	[VP_GPU_FAM_ADA_CONSUMER]       = { 400,  8, 0.35, true },
+	[VP_GPU_FAM_ADA_WORKSTATION]    = { 400,  8, 0.40, true },
+	[VP_GPU_FAM_HOPPER]             = { 500, 32, 0.40, true },
+	[VP_GPU_FAM_BLACKWELL]          = { 500, 32, 0.40, true },
+	/* Consumer and workstation Blackwell keep the pre-Hopper figures:
+	 * the bigger ones were measured on the datacenter parts only. */
+	[VP_GPU_FAM_BLACKWELL_CONSUMER] = { 400,  8, 0.35, true },
+	[VP_GPU_FAM_BLACKWELL_WORKSTATION] = { 400, 8, 0.40, true },
+	[VP_GPU_FAM_CDNA2]              = { 400,  8, 0.40, false },
+	[VP_GPU_FAM_CDNA3]              = { 400,  8, 0.40, false },
+	[VP_GPU_FAM_GAUDI]              = { 400,  8, 0.40, false },
+};
+
+#define X(e, s) s,
+const char *const vp_gpu_family_names[VP_GPU_FAM_COUNT] = {
+	VP_GPU_FAMILY_LIST(X) };
+#undef X
+
 void
 vp_profile_default(const struct vp_gpu *gpu, struct vp_profile *p)
 {
-	const char *fam = gpu ? gpu->family : "";
+	const struct family_stack *f =
+	    &family_stack[gpu ? gpu->family : VP_GPU_FAM_GENERIC];
 	unsigned i;
 
+	assert(!gpu || (unsigned)gpu->family < VP_GPU_FAM_COUNT);
 	memset(p, 0, sizeof *p);
 	p->name = "built-in";
-	p->context_bytes = 400ULL << 20;
-	p->cublas_workspace_bytes = 8ULL << 20;
+	p->context_bytes = f->context_mib << 20;
+	p->cublas_workspace_bytes = f->cublas_mib << 20;
 	p->nccl_bytes_per_group = 256ULL << 20;
 	p->frag_share = 0.05;
 	p->alloc_round_bytes = 512;
 	p->large_segment_bytes = 2ULL << 20;
-	p->mfu = 0.40;
+	p->mfu = f->mfu;
 	for (i = 0; i < VP_LOWERINGS; i++)
 		p->act_scale[i] = 1.0;
 	p->temp_scale = 1.0;
-	if (fam && (strcmp(fam, "hopper") == 0 ||
-	    strcmp(fam, "blackwell") == 0)) {
-		p->context_bytes = 500ULL << 20;
-		p->cublas_workspace_bytes = 32ULL << 20;
-	}
-	if (fam && strstr(fam, "consumer") != NULL)
-		p->mfu = 0.35;
 }
+
+_Static_assert(VP_LOWERINGS == VP_IMPL_COUNT * VP_ARCH_COUNT,
+    "VP_LOWERINGS in gpu.h is impl x arch");
 
 /* Index impl * VP_ARCH_COUNT + arch, spelt impl-arch. */
 const char *const vp_lowering_names[VP_LOWERINGS] = {

@@ -15,7 +15,28 @@
 #include <stdint.h>
 
 #include "diag.h"
-#include "model.h"
+
+struct vp_model;
+
+/*
+ * GPU families, the catalog's `family` key: the reader accepts only these
+ * names (gpu_read.c).  GENERIC is no family given (a user card without
+ * the key): the generic CUDA profile.  What each implies is a row of
+ * the profile table in gpu.c.
+ */
+#define VP_GPU_FAMILY_LIST(X) X(GENERIC, "generic") \
+	X(VOLTA, "volta") X(TURING, "turing") X(AMPERE, "ampere") \
+	X(AMPERE_CONSUMER, "ampere-consumer") \
+	X(AMPERE_WORKSTATION, "ampere-workstation") X(ADA, "ada") \
+	X(ADA_CONSUMER, "ada-consumer") X(ADA_WORKSTATION, "ada-workstation") \
+	X(HOPPER, "hopper") X(BLACKWELL, "blackwell") \
+	X(BLACKWELL_CONSUMER, "blackwell-consumer") \
+	X(BLACKWELL_WORKSTATION, "blackwell-workstation") \
+	X(CDNA2, "cdna2") X(CDNA3, "cdna3") X(GAUDI, "gaudi")
+#define X(e, s) VP_GPU_FAM_##e,
+enum vp_gpu_family { VP_GPU_FAMILY_LIST(X) VP_GPU_FAM_COUNT };
+#undef X
+extern const char *const vp_gpu_family_names[VP_GPU_FAM_COUNT];
 
 struct vp_price {
 	char *provider;
@@ -29,7 +50,8 @@ struct vp_gpu {
 	char *id;
 	char **aliases;
 	size_t naliases;
-	char *vendor, *name, *segment, *family, *memory_type;
+	char *vendor, *name, *segment, *memory_type;
+	enum vp_gpu_family family;
 	char *usable_basis;
 	double memory_gb;		/* as marketed */
 	uint64_t usable_bytes;		/* what one process can allocate */
@@ -56,6 +78,9 @@ void vp_catalog_free(struct vp_catalog *c);
 void vp_catalog_merge(struct vp_catalog *base, struct vp_catalog *user);
 /* --price: one price replaces the card's dated prices. */
 void vp_catalog_set_price(struct vp_gpu *g, double usd_per_gpu_hour);
+/* The cheapest dated price (the first of equal ones), the one compare
+ * costs with; NULL when the card has none. */
+const struct vp_price *vp_gpu_cheapest_price(const struct vp_gpu *g);
 /* By id or alias, case-insensitive; NULL when unknown. */
 const struct vp_gpu *vp_catalog_find(const struct vp_catalog *c,
     const char *name);
@@ -93,7 +118,9 @@ void vp_gpuset_free(struct vp_gpuset *s);
  * bytes.  Built-in defaults per GPU family (gpu.c says where each number
  * comes from); a calibrated profile replaces them.
  */
-#define VP_LOWERINGS (VP_IMPL_COUNT * VP_ARCH_COUNT)
+/* VP_IMPL_COUNT x VP_ARCH_COUNT (model.h), spelt out so that this
+ * header needs no model.h; gpu.c asserts they agree. */
+#define VP_LOWERINGS 6
 
 struct vp_profile {
 	const char *name;

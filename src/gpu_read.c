@@ -79,7 +79,19 @@ read_card(const struct ynode *c, const char *file, struct vp_gpu *g,
 	rc |= ynode_opt_string(c, file, "vendor", &g->vendor, d);
 	rc |= ynode_opt_string(c, file, "name", &g->name, d);
 	rc |= ynode_opt_string(c, file, "segment", &g->segment, d);
-	rc |= ynode_opt_string(c, file, "family", &g->family, d);
+	/* A known family or an error listing them: a typo must not fall
+	 * through to the generic profile.  The first name, "generic", is
+	 * what no key means, not a value to write. */
+	g->family = VP_GPU_FAM_GENERIC;
+	if ((n = ynode_get(c, "family")) != NULL) {
+		int fam;
+
+		if (ynode_enum(n, file, "family", vp_gpu_family_names + 1,
+		    VP_GPU_FAM_COUNT - 1, &fam, d) != 0)
+			rc = -1;
+		else
+			g->family = (enum vp_gpu_family)(fam + 1);
+	}
 	rc |= ynode_opt_string(c, file, "memory_type", &g->memory_type, d);
 	rc |= ynode_opt_string(c, file, "usable_memory_basis", &g->usable_basis, d);
 	rc |= opt_num(c, file, "memory_gb", 1e6, &g->memory_gb, d);

@@ -18,6 +18,7 @@
  */
 #include "mem.h"
 
+#include <assert.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -456,25 +457,19 @@ backward(struct sim *s)
 static uint64_t
 optim_tmp(const struct vp_graph *g, const struct vp_plan *p)
 {
-	uint64_t state_el = g->trainable;
-	bool adam = p->optimizer == VP_OPT_ADAM || p->optimizer == VP_OPT_ADAMW;
+	const struct vp_opt_info *oi = &vp_opt_info[p->optimizer];
+	unsigned state_b = vp_dtype_bytes[vp_prec_info[p->precision].state];
 
 	/* DeepSpeed and Megatron step with fused Adam kernels; --zero
 	 * under plain PyTorch means DeepSpeed. */
-	if (p->fused_optimizer || vp_plan_framework(p) == VP_FW_DEEPSPEED ||
-	    vp_plan_framework(p) == VP_FW_MEGATRON)
+	if (p->fused_optimizer ||
+	    vp_fw_info[vp_plan_framework(p)].fused_optimizer)
 		return 0;
 	if (p->device == VP_DEVICE_CPU)
-		return adam ? 2 * g->largest_param_bytes /
+		return oi->cpu_tmp ? 2 * g->largest_param_bytes /
 		    vp_dtype_bytes[vp_prec_info[p->precision].weight] *
-		    vp_dtype_bytes[vp_prec_info[p->precision].state] : 0;
-	if (adam)
-		return vp_mul_sat(state_el,
-		    vp_dtype_bytes[vp_prec_info[p->precision].state]);
-	if (p->optimizer == VP_OPT_LION || p->optimizer == VP_OPT_SGD_MOMENTUM)
-		return vp_mul_sat(state_el,
-		    vp_dtype_bytes[vp_prec_info[p->precision].state]);
-	return 0;
+		    state_b : 0;
+	return oi->foreach_tmp ? vp_mul_sat(g->trainable, state_b) : 0;
 }
 
 /*
@@ -498,9 +493,9 @@ sharding(const struct vp_graph *g, const struct vp_model *m,
 {
 	/* Context-parallel ranks hold the same parameters: the sharding
 	 * group is dp x cp, as in Megatron. */
-	unsigned dp = (p->dp ? p->dp : 1) * (p->cp ? p->cp : 1);
-	unsigned node = p->gpus_per_node ? p->gpus_per_node : 8;
-	unsigned tp = p->tp ? p->tp : 1;
+	unsigned dp = (p->dp ? p->dp : 1) * p->cp;
+	unsigned node = p->gpus_per_node;
+	unsigned tp = p->tp;
 	enum vp_dtype cd = vp_prec_info[p->precision].compute;
 	/* One transformer block on this rank: the FSDP unit. */
 	uint64_t block = g->block_params;
@@ -527,7 +522,7 @@ sharding(const struct vp_graph *g, const struct vp_model *m,
 		sh->what = "fsdp";
 		return;
 	}
-	if (p->framework == VP_FW_MEGATRON) {
+	if (vp_fw_info[p->framework].main_grad) {
 		/* Megatron: a contiguous fp32 main_grad buffer for all
 		 * parameters; --zero 1 = the distributed optimizer. */
 		sh->grads_prealloc = true;
@@ -577,8 +572,7 @@ simulate(struct sim *s, const struct vp_model *m)
 	uint64_t states = g->optim_state_bytes, weights = g->weight_bytes;
 	uint64_t master = g->master_bytes, grads_total = 0, mb;
 	uint64_t end_fwd_live = 0, base, host = 0, adapters;
-	bool paged = p->optimizer == VP_OPT_PAGED_ADAMW ||
-	    p->optimizer == VP_OPT_PAGED_ADAMW_8BIT;
+	bool paged = vp_opt_info[p->optimizer].paged;
 	size_t i;
 
 	sharding(g, m, p, &sh);
@@ -842,7 +836,7 @@ graph_too_big(const struct vp_graph *g)
 static double
 inflight_extra(const struct vp_plan *p)
 {
-	unsigned pp = p->pp ? p->pp : 1;
+	unsigned pp = p->pp;
 	double k;
 
 	if (pp <= 1)
@@ -945,6 +939,16 @@ tl_finish(struct vp_timeline *tl, uint64_t inflight)
 	}
 }
 
+/* Every entry point runs on a finished plan (vp_plan_normalize): no
+ * degree is 0 and the node size is known. */
+static void
+plan_normalized(const struct vp_plan *p)
+{
+	(void)p;
+	assert(p->tp >= 1 && p->pp >= 1 && p->cp >= 1 && p->ep >= 1 &&
+	    p->vpp >= 1 && p->gpus_per_node >= 1);
+}
+
 /* The replay alone: allocated peak, its breakdown, phase peaks. */
 static void
 replay(const struct vp_graph *g, const struct vp_model *m,
@@ -954,6 +958,8 @@ replay(const struct vp_graph *g, const struct vp_model *m,
 	struct sim s;
 	uint64_t inflight;
 	int c;
+
+	plan_normalized(p);
 
 	memset(out, 0, sizeof *out);
 	if (graph_too_big(g)) {
@@ -1034,12 +1040,13 @@ vp_mem_estimate_fast(const struct vp_model *m, const struct vp_plan *p,
 	struct vp_graph g;
 	struct vp_mem a, b;
 	struct vp_mem_opts q = *o;
-	uint64_t blocks = vp_stage_blocks(m->layers, p->pp ? p->pp : 1,
-	    p->stage), inflight;
+	uint64_t blocks, inflight;
 	struct vp_plan one = *p;
 	double k;
 	int c, best = 0;
 
+	plan_normalized(p);
+	blocks = vp_stage_blocks(m->layers, p->pp, p->stage);
 	/* Identical blocks only: DeepSeek's dense first blocks differ. */
 	if (blocks <= 4 || o->explain || (m->has_moe && m->moe.first_dense))
 		return vp_mem_estimate(m, p, o, out);

@@ -101,8 +101,12 @@ extern const char *const vp_loss_names[VP_LOSS_COUNT];
 extern const char *const vp_lora_target_names[VP_LORA_TARGET_COUNT];
 extern const char *const vp_framework_names[VP_FW_COUNT];
 
-/* Element sizes in bytes. */
-enum vp_dtype { VP_FP32, VP_BF16, VP_FP16, VP_INT64, VP_BOOL, VP_DTYPE_COUNT };
+/* Element types and their sizes in bytes. */
+#define VP_DTYPE_LIST(X) X(FP32, "fp32", 4) X(BF16, "bf16", 2) \
+	X(FP16, "fp16", 2) X(INT64, "int64", 8) X(BOOL, "bool", 1)
+#define X(e, s, b) VP_##e,
+enum vp_dtype { VP_DTYPE_LIST(X) VP_DTYPE_COUNT };
+#undef X
 extern const unsigned vp_dtype_bytes[VP_DTYPE_COUNT];
 extern const char *const vp_dtype_names[VP_DTYPE_COUNT];
 
@@ -116,12 +120,37 @@ struct vp_prec_info {
 };
 extern const struct vp_prec_info vp_prec_info[VP_PREC_COUNT];
 
+/*
+ * What an optimizer implies.  The step's temporaries (mem.c) depend on
+ * the implementation: torch.optim's CUDA foreach kernels make one
+ * states-size temporary (_foreach_sqrt of exp_avg_sq for Adam, the
+ * update direction for Lion and momentum SGD); its CPU for-loop makes
+ * two the size of the largest parameter for Adam's denominator.
+ */
 struct vp_opt_info {
 	unsigned state_bytes_per_param;	/* at the state dtype of fp32 */
 	unsigned nstates;		/* full-size state tensors */
+	bool foreach_tmp;	/* CUDA foreach step: one states-size temporary */
+	bool cpu_tmp;		/* CPU step: two largest-parameter temporaries */
+	bool paged;		/* bitsandbytes paged: states in unified memory */
 	const char *what;
 };
 extern const struct vp_opt_info vp_opt_info[VP_OPT_COUNT];
+
+/*
+ * What a framework's training loop implies (vp_plan_framework picks the
+ * row).  fused_optimizer: steps with fused Adam kernels, no foreach
+ * temporaries (DeepSpeed, Megatron).  fsdp_sharding: --zero's place is
+ * taken by FSDP strategies (the planner searches those).  main_grad: a
+ * contiguous fp32 gradient buffer allocated before the step, --zero 1 the
+ * distributed optimizer (Megatron).
+ */
+struct vp_fw_info {
+	bool fused_optimizer;
+	bool fsdp_sharding;
+	bool main_grad;
+};
+extern const struct vp_fw_info vp_fw_info[VP_FW_COUNT];
 
 struct vp_plan {
 	enum vp_precision precision;
@@ -158,8 +187,30 @@ struct vp_plan {
 	enum vp_loss loss;
 };
 
+/*
+ * GPUs per node when nothing says otherwise: the 8-GPU server (DGX/HGX,
+ * and every cloud's 8-GPU instance) that NVLink domains are built of.
+ */
+#define VP_DEFAULT_GPUS_PER_NODE 8u
+
 /* Defaults, then the model file's training block; CLI flags go on top. */
 void vp_plan_defaults(struct vp_plan *p, const struct vp_model *m);
+/*
+ * Degrees of 0 ("derive" or "not given") become 1: tp, pp, cp, ep and
+ * vpp; dp stays 0 (derived from the world), gpus_per_node 0 becomes
+ * VP_DEFAULT_GPUS_PER_NODE.  Called once where a plan is finalised
+ * (vp_session_run); the core's entry points then assert the degrees are
+ * at least 1 instead of repeating `x ? x : 1`.
+ */
+void vp_plan_normalize(struct vp_plan *p);
+/*
+ * GPUs the degrees make: dp x tp x pp x cp (dp 0 counts as 1).  EP does
+ * not multiply: as in Megatron, the expert-parallel group is carved out
+ * of the data-parallel one (vp_plan_dp ignores ep the same way).  The
+ * product is taken in 64 bits; 0 when it exceeds UINT_MAX (a refusal,
+ * never a wrapped count).
+ */
+unsigned vp_plan_world(const struct vp_plan *p);
 double vp_plan_dropout(const struct vp_plan *p, const struct vp_model *m);
 /* Data-parallel degree for a world size; 0 when the degrees do not divide. */
 unsigned vp_plan_dp(const struct vp_plan *p, unsigned world);
@@ -172,8 +223,5 @@ int vp_lora_parse_targets(const char *s, unsigned *out, const char **bad);
 enum vp_framework vp_plan_framework(const struct vp_plan *p);
 /* NCCL process groups a rank belongs to (DP, TP, PP pair, CP, EP). */
 unsigned vp_plan_groups(const struct vp_plan *p, unsigned world);
-/* Check the plan against the model; errors name the flag. */
-int vp_plan_check(const struct vp_plan *p, const struct vp_model *m,
-    unsigned world, struct vp_diags *d);
-
+/* The plan's checks against the model are the rule book, rules.h. */
 #endif

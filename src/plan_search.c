@@ -12,6 +12,7 @@
  */
 #include "plan_search.h"
 
+#include <assert.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,7 +47,7 @@ worst_peak(const struct vp_model *m, const struct vp_plan *p,
     const struct vp_mem_opts *o, uint64_t bound, bool fast,
     unsigned *worst_stage, bool *exact)
 {
-	unsigned pp = p->pp ? p->pp : 1;
+	unsigned pp = p->pp;
 	uint64_t first = stage_peak(m, p, o, 0, fast), last;
 
 	*worst_stage = 0;
@@ -144,7 +145,7 @@ vp_max_seq(const struct vp_model *m, const struct vp_plan *p,
 	if (m->pos == VP_POS_LEARNED && m->max_seq && m->max_seq < limit)
 		limit = m->max_seq;
 	/* In units of 128 tokens, times cp so every rank gets whole ones. */
-	return largest_fit(m, p, GROW_SEQ, 128 * (p->cp ? p->cp : 1), limit,
+	return largest_fit(m, p, GROW_SEQ, 128 * p->cp, limit,
 	    o, cap);
 }
 
@@ -202,15 +203,15 @@ vp_plan_time(const struct vp_model *m, const struct vp_gpu *gpu,
 {
 	const struct vp_plan *p = &c->plan;
 	struct vp_param_count pc;
-	unsigned tp = p->tp ? p->tp : 1, pp = p->pp ? p->pp : 1;
-	unsigned cp = p->cp ? p->cp : 1, dp = p->dp ? p->dp : 1;
-	unsigned ep = p->ep ? p->ep : 1, node = p->gpus_per_node ?
-	    p->gpus_per_node : 8;
+	unsigned tp = p->tp, pp = p->pp, cp = p->cp, ep = p->ep;
+	unsigned dp = p->dp ? p->dp : 1, node = p->gpus_per_node;
 	double L = (double)m->layers, h = (double)m->hidden;
 	double s = (double)p->seq, mb = (double)p->micro_batch;
 	double ga = (double)p->grad_accum, peak, flops, tokens, compute;
 	double link, dp_bw, bytes, comm = 0, t, rank_params, memory = 0;
 
+	assert(tp >= 1 && pp >= 1 && cp >= 1 && ep >= 1 && p->vpp >= 1 &&
+	    node >= 1);
 	vp_model_params(m, &pc);
 	peak = peak_tflops(gpu, p->precision);
 	c->step_seconds = c->tokens_per_second = NAN;
@@ -228,7 +229,7 @@ vp_plan_time(const struct vp_model *m, const struct vp_gpu *gpu,
 	tokens = mb * s * ga * dp;
 	compute = flops * tokens / ((double)world * peak * 1e12 * prof->mfu);
 	if (pp > 1)
-		compute *= 1.0 + (double)(pp - 1) / (ga * (p->vpp ? p->vpp : 1));
+		compute *= 1.0 + (double)(pp - 1) / (ga * p->vpp);
 
 	link = isnan(gpu->link_gbs) ? 16.0 : gpu->link_gbs;
 	if (tp > 1) {
@@ -321,13 +322,6 @@ keep(struct vp_search_result *r, const struct vp_cand *c)
 	}
 }
 
-static bool
-tp_valid(const struct vp_model *m, unsigned tp)
-{
-	return m->heads % tp == 0 && m->ffn % tp == 0 &&
-	    (m->kv_heads % tp == 0 || tp % m->kv_heads == 0);
-}
-
 /* The plan of one point of the search space. */
 static void
 make_cand(const struct vp_search *s, const struct vp_plan *base,
@@ -348,8 +342,7 @@ make_cand(const struct vp_search *s, const struct vp_plan *base,
 		c->plan.sp = deg[0] > 1;
 	if (s->open.shard) {
 		if (base->fsdp != VP_FSDP_NONE ||
-		    base->framework == VP_FW_FSDP1 ||
-		    base->framework == VP_FW_FSDP2) {
+		    vp_fw_info[base->framework].fsdp_sharding) {
 			static const enum vp_fsdp fs[] = { VP_FSDP_NONE,
 			    VP_FSDP_GRAD_OP, VP_FSDP_HYBRID, VP_FSDP_FULL };
 
@@ -375,8 +368,7 @@ finish(const struct vp_search *s, const struct vp_plan *base,
 	c->fits = c->device_peak <= s->capacity;
 	if (c->fits && base->host_mem_bytes &&
 	    (base->offload != VP_OFFLOAD_NONE ||
-	    base->optimizer == VP_OPT_PAGED_ADAMW ||
-	    base->optimizer == VP_OPT_PAGED_ADAMW_8BIT))
+	    vp_opt_info[base->optimizer].paged))
 		c->fits = vp_plan_host_per_node(s->model, &c->plan, o,
 		    s->world) <= base->host_mem_bytes;
 	out->evaluated++;
@@ -448,7 +440,7 @@ evaluate_fastest(const struct vp_search *s, const struct vp_plan *base,
 	 * the nearest miss, as vp_plan_worst_peak would have. */
 	for (i = 0; out->nbest == 0 && i < nset; i++) {
 		struct vp_cand *c = &v[set[i]];
-		unsigned last = (c->plan.pp ? c->plan.pp : 1) - 1;
+		unsigned last = c->plan.pp - 1;
 		uint64_t peak = stage_peak(s->model, &c->plan, o, last, true);
 
 		if (peak > c->device_peak) {
@@ -461,6 +453,13 @@ evaluate_fastest(const struct vp_search *s, const struct vp_plan *base,
 	free(set);
 }
 
+/*
+ * The search space is every split of the world into tp x pp x cp x dp
+ * (ep inside dp), the open knobs over their ranges (CP up to 16) and the
+ * fixed ones at the base plan's value; what is valid in it is the rule
+ * book's to say (rules.c).  The rules over the knobs fixed so far prune
+ * each loop level, and the finished candidate is held to all of them.
+ */
 void
 vp_search_run(const struct vp_search *s, const struct vp_plan *base,
     struct vp_search_result *out)
@@ -471,45 +470,61 @@ vp_search_run(const struct vp_search *s, const struct vp_plan *base,
 	static const enum vp_recompute rcs[] = { VP_RECOMP_NONE,
 	    VP_RECOMP_SELECTIVE, VP_RECOMP_FULL };
 	struct vp_cand *list = NULL;
+	struct vp_plan q = *base;	/* the knobs fixed so far */
 	size_t nlist = 0, cap = 0;
 
+	assert(node >= 1);
+	assert(base->tp >= 1 && base->pp >= 1 && base->cp >= 1 &&
+	    base->ep >= 1);
 	memset(out, 0, sizeof *out);
+	q.gpus_per_node = node;
+	q.dp = 0;
+	if (vp_plan_rules(&q, m, s->world, 0, NULL) != 0)
+		return;
 	for (tp = 1; tp <= s->world; tp++) {
-		if (s->world % tp || (s->open.tp ? (tp > node ||
-		    !tp_valid(m, tp)) : tp != (base->tp ? base->tp : 1)))
+		if (s->world % tp || (!s->open.tp && tp != base->tp))
+			continue;
+		q.tp = tp;
+		q.sp = s->open.sp ? tp > 1 : base->sp;
+		if (vp_plan_rules(&q, m, s->world, VP_RK_TP, NULL) != 0)
 			continue;
 		for (pp = 1; pp <= s->world / tp; pp++) {
-			if ((s->world / tp) % pp || (s->open.pp ?
-			    pp > m->layers : pp != (base->pp ? base->pp : 1)))
+			if ((s->world / tp) % pp || (!s->open.pp &&
+			    pp != base->pp))
+				continue;
+			q.pp = pp;
+			if (vp_plan_rules(&q, m, s->world, VP_RK_TP | VP_RK_PP,
+			    NULL) != 0)
 				continue;
 			for (cp = 1; cp <= s->world / tp / pp; cp++) {
 				unsigned dp, rest = s->world / tp / pp;
 
-				if (rest % cp)
-					continue;
-				if (s->open.cp ? (cp > 1 && (cp > 16 ||
-				    base->attention == VP_ATTN_EAGER ||
-				    base->seq % (2 * cp) != 0)) :
-				    cp != (base->cp ? base->cp : 1))
+				if (rest % cp || (s->open.cp ? cp > 16 :
+				    cp != base->cp))
 					continue;
 				dp = rest / cp;
+				q.cp = cp;
+				q.dp = dp;
+				if (vp_plan_rules(&q, m, s->world, VP_RK_TP |
+				    VP_RK_PP | VP_RK_CP | VP_RK_DP, NULL) != 0)
+					continue;
 				for (ep = 1; ep <= dp; ep++) {
-					if (dp % ep)
+					if (dp % ep || (!(m->has_moe &&
+					    s->open.ep) && ep != base->ep))
 						continue;
-					if (m->has_moe && s->open.ep ?
-					    m->moe.experts % ep != 0 :
-					    ep != (base->ep ? base->ep : 1))
+					q.ep = ep;
+					if (vp_plan_rules(&q, m, s->world,
+					    VP_RK_ALL & ~VP_RK_SHARD, NULL) != 0)
 						continue;
 					for (sh = 0; sh < 4; sh++) {
 						if (!s->open.shard && sh > 0)
 							break;
+						/* Nothing to shard over one
+						 * replica, unless offload
+						 * needs it. */
 						if (s->open.shard && dp == 1 && sh > 0 &&
 						    base->offload == VP_OFFLOAD_NONE)
 							break;
-						/* Offload rides on ZeRO or FSDP. */
-						if (s->open.shard && sh == 0 &&
-						    base->offload != VP_OFFLOAD_NONE)
-							continue;
 						for (rc = 0; rc < 3; rc++) {
 							const unsigned deg[5] = { tp, pp,
 							    cp, ep, dp };
@@ -517,12 +532,19 @@ vp_search_run(const struct vp_search *s, const struct vp_plan *base,
 
 							if (!s->open.recompute && rc > 0)
 								break;
+							/* Selective recompute saves
+							 * only eager attention's
+							 * scores. */
 							if (rcs[rc] == VP_RECOMP_SELECTIVE &&
 							    base->attention != VP_ATTN_EAGER &&
 							    s->open.recompute)
 								continue;
 							make_cand(s, base, deg, sh,
 							    rcs[rc], &c);
+							if (vp_plan_rules(&c.plan, m,
+							    s->world, VP_RK_ALL,
+							    NULL) != 0)
+								continue;
 							vp_plan_time(m, s->gpu,
 							    s->profile, s->world, &c);
 							out->candidates++;

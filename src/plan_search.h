@@ -13,6 +13,7 @@
 
 #include "gpu.h"
 #include "mem.h"
+#include "rules.h"
 
 /* Which knobs the search may change (the user did not fix them). */
 struct vp_open {

@@ -4,11 +4,13 @@
  */
 #include "session.h"
 
+#include <assert.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "finetune.h"
+#include "rules.h"
 #include "util.h"
 
 /*
@@ -95,6 +97,8 @@ plan(struct vp_session *s)
 	s->plan.dp = 0;
 	vp_search_run(&srch, &s->plan, &s->sres);
 	if (s->sres.nbest > 0) {
+		assert(vp_plan_rules(&s->sres.best[0].plan, s->model, s->world,
+		    VP_RK_ALL, NULL) == 0);
 		s->plan = s->sres.best[0].plan;
 		s->chosen = s->sres.best[0];
 	} else if (s->sres.evaluated > 0) {
@@ -115,7 +119,7 @@ plan(struct vp_session *s)
 static void
 replay_stages(struct vp_session *s)
 {
-	unsigned npp = s->plan.pp ? s->plan.pp : 1, st, worst = 0;
+	unsigned npp = s->plan.pp, st, worst = 0;
 
 	if (npp != s->nstages) {
 		free(s->stages);
@@ -226,19 +230,30 @@ vp_session_run(struct vp_session *s, struct vp_diags *d)
 {
 	const struct vp_gpu *gpu;
 	struct vp_report *r = &s->rep;
+	bool searching;
 
 	measured_card(s);
 	gpu = s->gpus ? s->gpus->gpu : NULL;
 
 	memset(r, 0, sizeof *r);
 	memset(&s->chosen, 0, sizeof s->chosen);
+	/* The plan is final here but for what the planner changes: from
+	 * now on every degree is at least 1. */
+	vp_plan_normalize(&s->plan);
 	if (vp_plan_check(&s->plan, s->model, s->world, d) != 0)
 		return -1;
 	s->mo.profile = &s->profile;
 	s->mo.world = s->world;
 	s->mo.explain = s->explain;
 
-	if (gpu != NULL && s->search && s->plan.device == VP_DEVICE_CUDA)
+	searching = gpu != NULL && s->search &&
+	    s->plan.device == VP_DEVICE_CUDA;
+	/* A rule on a knob the planner settles (offload needs sharding)
+	 * waits for it only when it may change that knob. */
+	if (!(searching && s->open.shard) &&
+	    vp_plan_rules(&s->plan, s->model, s->world, VP_RK_ALL, d) != 0)
+		return -1;
+	if (searching)
 		plan(s);
 	if (r->chosen == NULL && gpu != NULL) {
 		s->chosen.plan = s->plan;
@@ -254,15 +269,11 @@ vp_session_run(struct vp_session *s, struct vp_diags *d)
 		if (r->min_gpus)
 			r->min_gpus_plan = &s->mres.best[0];
 	}
-	if (s->plan.offload != VP_OFFLOAD_NONE && s->plan.zero == 0 &&
-	    s->plan.fsdp == VP_FSDP_NONE) {
-		struct vp_srcpos none = { 0, 0 };
-
-		vp_diag_add(d, NULL, none, VP_ERROR, "--offload needs sharding: "
-		    "--zero 1, 2 or 3 (ZeRO-Offload) or --fsdp (FSDP CPU "
-		    "offload)");
+	/* The plan that is replayed, the planner's choice included, by the
+	 * whole rule book: the search only proposes plans it accepts, so
+	 * only a plan the planner could not settle is refused here. */
+	if (vp_plan_rules(&s->plan, s->model, s->world, VP_RK_ALL, d) != 0)
 		return -1;
-	}
 	replay_stages(s);
 	r->nplans = s->nplans;
 	if (gpu != NULL)

@@ -133,7 +133,7 @@ read_fields(void **state)
 	assert_string_equal(g->aliases[0], "A100");
 	assert_string_equal(g->aliases[1], "A100-80G");
 	assert_string_equal(g->vendor, "NVIDIA");
-	assert_string_equal(g->family, "ampere");
+	assert_int_equal(g->family, VP_GPU_FAM_AMPERE);
 	assert_float_equal(g->memory_gb, 80.0, 0);
 	/* 81116 MiB = 81116 * 2^20 = 85056290816 bytes. */
 	assert_true(g->usable_bytes == 85056290816ULL);
@@ -539,7 +539,7 @@ shipped_catalog(void **state)
 			fail_msg("card %s: usable %llu B x %u > %g GB marketed",
 			    g->id, (unsigned long long)g->usable_bytes,
 			    g->devices_per_card, g->memory_gb);
-		if (g->usable_bytes == 0 || g->family == NULL)
+		if (g->usable_bytes == 0 || g->family == VP_GPU_FAM_GENERIC)
 			fail_msg("card %s lacks usable memory or family",
 			    g->id);
 		/* Every name, id or alias, names one card only. */
@@ -618,6 +618,40 @@ shipped_catalog(void **state)
 	vp_buf_free(&path);
 }
 
+/*
+ * family is a validated name: a typo is an error at its position with
+ * the valid list (it fell through to the generic profile before), and
+ * the cards of other stacks say they have no measured constants only in
+ * gpu.c's table, not by inheriting CUDA's silently.
+ */
+static void
+family_names(void **state)
+{
+	struct vp_catalog c;
+	struct vp_diags d = { 0 };
+	struct vp_profile pr;
+
+	(void)state;
+	assert_int_equal(load_cat("- id: X1\n"
+	    "  usable_memory_mib: 1\n"
+	    "  family: hoper\n", &c, &d), -1);
+	expect_error_at(&d, "unknown family 'hoper'; did you mean 'hopper'? "
+	    "(one of: volta, turing, ampere,", 3, 11);
+	assert_null(find(&d, "generic"));
+	vp_diags_clear(&d);
+	vp_catalog_free(&c);
+
+	assert_int_equal(load_cat("- id: X1\n  usable_memory_mib: 1\n"
+	    "- id: X2\n  usable_memory_mib: 1\n  family: gaudi\n", &c, &d),
+	    0);
+	assert_int_equal(c.v[0].family, VP_GPU_FAM_GENERIC);
+	assert_int_equal(c.v[1].family, VP_GPU_FAM_GAUDI);
+	/* Gaudi keeps the generic placeholders (goldens unchanged). */
+	vp_profile_default(&c.v[1], &pr);
+	assert_int_equal(pr.context_bytes, 400ULL << 20);
+	vp_catalog_free(&c);
+}
+
 int
 main(void)
 {
@@ -634,6 +668,7 @@ main(void)
 		cmocka_unit_test(bug_duplicate_alias_across_cards),
 		cmocka_unit_test(profiles),
 		cmocka_unit_test(shipped_catalog),
+		cmocka_unit_test(family_names),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -30,6 +30,7 @@
 #include "model.h"
 #include "plan.h"
 #include "plan_search.h"
+#include "rules.h"
 
 static void
 make_model(struct vp_model *m, uint64_t layers, uint64_t h, uint64_t a,
@@ -324,6 +325,122 @@ search_contract(void **state)
 	assert_true(r.nearest.device_peak > s.capacity);
 }
 
+/*
+ * vp_plan_world: dp x tp x pp x cp, ep not multiplied (it is carved out
+ * of dp, as vp_plan_dp has it), and a product past 32 bits refused (0)
+ * rather than wrapped.  The --cp without --gpus bug: the world the
+ * degrees make must include cp, so that vp_plan_dp gives back dp.
+ */
+static void
+plan_world(void **state)
+{
+	struct vp_model m;
+	struct vp_plan p;
+
+	(void)state;
+	make_model(&m, 24, 1024, 16, 50304);
+	vp_plan_defaults(&p, &m);
+	assert_int_equal(vp_plan_world(&p), 1);	/* dp 0 counts as 1 */
+	p.dp = 2;
+	p.tp = 4;
+	p.pp = 3;
+	p.cp = 2;
+	p.ep = 2;
+	assert_int_equal(vp_plan_world(&p), 48);
+	assert_int_equal(vp_plan_dp(&p, vp_plan_world(&p)), 2);
+	p.tp = 0;
+	p.pp = 0;
+	p.cp = 0;
+	assert_int_equal(vp_plan_world(&p), 2);
+	/* 65536 x 65536 wraps to 0 in 32 bits; 2^31 x 2 to 0 as well. */
+	p.dp = 65536;
+	p.tp = 65536;
+	assert_int_equal(vp_plan_world(&p), 0);
+	p.dp = 1u << 31;
+	p.tp = 2;
+	assert_int_equal(vp_plan_world(&p), 0);
+	p.dp = 65535;
+	p.tp = 65537;
+	assert_int_equal(vp_plan_world(&p), 4294967295u);
+	p.cp = 2;
+	assert_int_equal(vp_plan_world(&p), 0);
+	vp_model_free(&m);
+}
+
+static void
+plan_normalize(void **state)
+{
+	struct vp_plan p;
+
+	(void)state;
+	memset(&p, 0, sizeof p);
+	vp_plan_normalize(&p);
+	assert_int_equal(p.tp, 1);
+	assert_int_equal(p.pp, 1);
+	assert_int_equal(p.cp, 1);
+	assert_int_equal(p.ep, 1);
+	assert_int_equal(p.vpp, 1);
+	assert_int_equal(p.dp, 0);
+	assert_int_equal(p.gpus_per_node, VP_DEFAULT_GPUS_PER_NODE);
+	p.tp = 4;
+	p.gpus_per_node = 2;
+	vp_plan_normalize(&p);
+	assert_int_equal(p.tp, 4);
+	assert_int_equal(p.gpus_per_node, 2);
+}
+
+/*
+ * The rule book: the check before the planner and the finished plan's
+ * rules say the same, with or without messages; offload's need for
+ * sharding waits for the finished plan.
+ */
+static void
+rule_book(void **state)
+{
+	struct vp_diags d = { 0 };
+	struct vp_model m;
+	struct vp_plan p;
+
+	(void)state;
+	make_model(&m, 24, 1024, 16, 50304);
+	vp_plan_defaults(&p, &m);
+	assert_int_equal(vp_plan_check(&p, &m, 8, &d), 0);
+	assert_int_equal(vp_plan_rules(&p, &m, 8, VP_RK_ALL, NULL), 0);
+	p.tp = 5;
+	assert_int_equal(vp_plan_rules(&p, &m, 0, VP_RK_TP, NULL), -1);
+	assert_int_equal(vp_plan_rules(&p, &m, 0, VP_RK_PP, NULL), 0);
+	assert_int_equal(vp_plan_check(&p, &m, 0, &d), -1);
+	assert_int_equal(vp_diags_count(&d, VP_ERROR), 2);	/* heads, ffn */
+	assert_non_null(strstr(d.v[0].msg, "--tp 5 does not divide the "
+	    "attention heads (16); nearest valid: 4 or 8"));
+	vp_diags_clear(&d);
+	p.tp = 1;
+	p.offload = VP_OFFLOAD_OPTIMIZER;
+	assert_int_equal(vp_plan_check(&p, &m, 8, &d), 0);
+	assert_int_equal(vp_plan_rules(&p, &m, 8, VP_RK_ALL, &d), -1);
+	assert_non_null(strstr(d.v[0].msg, "--offload needs sharding"));
+	vp_diags_clear(&d);
+	p.zero = 2;
+	assert_int_equal(vp_plan_rules(&p, &m, 8, VP_RK_ALL, NULL), 0);
+	/* tp x pp x cp = 2^32 wraps to 0 in 32 bits (a division by zero
+	 * once); in 64 bits 8 GPUs do not split into it. */
+	p.pp = 16;
+	p.cp = 1u << 28;
+	assert_int_equal(vp_plan_rules(&p, &m, 8, VP_RK_ALL, &d), -1);
+	{
+		size_t i;
+		bool found = false;
+
+		for (i = 0; i < d.n; i++)
+			found |= strstr(d.v[i].msg, "8 GPUs cannot be split "
+			    "into --tp 1 x --pp 16 x --cp 268435456 "
+			    "(4294967296 GPUs per replica)") != NULL;
+		assert_true(found);
+	}
+	vp_diags_clear(&d);
+	vp_model_free(&m);
+}
+
 int
 main(void)
 {
@@ -333,6 +450,9 @@ main(void)
 		cmocka_unit_test(korthikanti_table2),
 		cmocka_unit_test(fast_matches_exact),
 		cmocka_unit_test(search_contract),
+		cmocka_unit_test(plan_world),
+		cmocka_unit_test(plan_normalize),
+		cmocka_unit_test(rule_book),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

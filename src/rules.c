@@ -1,0 +1,464 @@
+/*
+ * rules.c — the rule book (see rules.h).  Each rule is one function over
+ * (plan, model, world); the table below lists them in the order their
+ * messages appear.  A rule returns 0 to accept and -1 to refuse, adding
+ * its message only when d is not NULL.
+ */
+#include "rules.h"
+
+#include <assert.h>
+#include <stdarg.h>
+
+#include "finetune.h"
+#include "util.h"
+
+struct rule {
+	int (*fn)(const struct vp_plan *, const struct vp_model *, unsigned,
+	    struct vp_diags *);
+	unsigned reads;		/* VP_RK_*: the planner's knobs it reads */
+	bool after_search;	/* on a knob the planner settles: checked on
+				 * the finished plan, not before the search */
+};
+
+static int refuse(struct vp_diags *d, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/* Add one error (when d is given) and refuse. */
+static int
+refuse(struct vp_diags *d, const char *fmt, ...)
+{
+	struct vp_buf b;
+	va_list ap;
+
+	if (d == NULL)
+		return -1;
+	vp_buf_init(&b);
+	va_start(ap, fmt);
+	vp_buf_vprintf(&b, fmt, ap);
+	va_end(ap);
+	vp_diag_add(d, NULL, (struct vp_srcpos){ 0, 0 }, VP_ERROR, "%s", b.s);
+	vp_buf_free(&b);
+	return -1;
+}
+
+/* "--tp 5 does not divide the attention heads (12); nearest valid: ..." */
+static int
+bad_divisor(struct vp_diags *d, const char *flag, uint64_t v,
+    const char *what, uint64_t n)
+{
+	uint64_t lo, hi;
+
+	if (d == NULL)
+		return -1;
+	vp_nearest_divisors(n, v, &lo, &hi);
+	if (hi && hi != lo)
+		return refuse(d, "%s %llu does not divide %s (%llu); nearest "
+		    "valid: %llu or %llu", flag, (unsigned long long)v, what,
+		    (unsigned long long)n, (unsigned long long)lo,
+		    (unsigned long long)hi);
+	return refuse(d, "%s %llu does not divide %s (%llu); nearest valid: "
+	    "%llu", flag, (unsigned long long)v, what, (unsigned long long)n,
+	    (unsigned long long)lo);
+}
+
+/* Megatron splits heads, MLP columns and kv heads (or replicates kv heads
+ * below tp) across the tensor-parallel group. */
+static int
+tp_heads(const struct vp_plan *p, const struct vp_model *m, unsigned world,
+    struct vp_diags *d)
+{
+	(void)world;
+	if (m->heads % p->tp != 0)
+		return bad_divisor(d, "--tp", p->tp, "the attention heads",
+		    m->heads);
+	if (m->kv_heads % p->tp != 0 && p->tp % m->kv_heads != 0)
+		return bad_divisor(d, "--tp", p->tp, "the key/value heads",
+		    m->kv_heads);
+	return 0;
+}
+
+static int
+tp_ffn(const struct vp_plan *p, const struct vp_model *m, unsigned world,
+    struct vp_diags *d)
+{
+	(void)world;
+	if (m->ffn % p->tp != 0)
+		return bad_divisor(d, "--tp", p->tp, "the MLP size", m->ffn);
+	return 0;
+}
+
+static int
+pp_layers(const struct vp_plan *p, const struct vp_model *m, unsigned world,
+    struct vp_diags *d)
+{
+	(void)world;
+	if (p->pp > m->layers)
+		return refuse(d, "--pp %u is deeper than the model's %llu "
+		    "layers; at most %llu", p->pp,
+		    (unsigned long long)m->layers,
+		    (unsigned long long)m->layers);
+	return 0;
+}
+
+static int
+seq_learned(const struct vp_plan *p, const struct vp_model *m,
+    unsigned world, struct vp_diags *d)
+{
+	(void)world;
+	if (m->pos == VP_POS_LEARNED && m->max_seq && p->seq > m->max_seq)
+		return refuse(d, "--seq %llu is longer than the %llu positions "
+		    "the model has learned", (unsigned long long)p->seq,
+		    (unsigned long long)m->max_seq);
+	return 0;
+}
+
+static int
+seq_causal(const struct vp_plan *p, const struct vp_model *m, unsigned world,
+    struct vp_diags *d)
+{
+	(void)world;
+	if (p->seq < 2 && m->arch == VP_ARCH_DECODER)
+		return refuse(d, "--seq must be at least 2 for a causal "
+		    "language model (the loss shifts by one token)");
+	return 0;
+}
+
+/* Load-balanced ring attention (Megatron's CP) gives each rank two
+ * chunks of seq / (2 cp) tokens. */
+static int
+cp_attention(const struct vp_plan *p, const struct vp_model *m,
+    unsigned world, struct vp_diags *d)
+{
+	(void)m;
+	(void)world;
+	if (p->cp <= 1)
+		return 0;
+	if (p->attention == VP_ATTN_EAGER)
+		return refuse(d, "--cp %u needs an attention that splits the "
+		    "sequence (--attention sdpa or flash); eager attention "
+		    "materialises the whole score matrix", p->cp);
+	if (p->seq % (2 * (uint64_t)p->cp) != 0)
+		return refuse(d, "--seq %llu must be a multiple of 2 x --cp "
+		    "(%llu) for load-balanced context parallelism",
+		    (unsigned long long)p->seq, 2 * (unsigned long long)p->cp);
+	return 0;
+}
+
+static int
+ep_experts(const struct vp_plan *p, const struct vp_model *m, unsigned world,
+    struct vp_diags *d)
+{
+	(void)world;
+	if (p->ep <= 1)
+		return 0;
+	if (!m->has_moe)
+		return refuse(d, "--ep %u needs a mixture-of-experts model; "
+		    "'%s' has no experts", p->ep, m->name);
+	if (m->moe.experts % p->ep != 0)
+		return bad_divisor(d, "--ep", p->ep, "the experts",
+		    m->moe.experts);
+	return 0;
+}
+
+/* Megatron's interleaved schedule: layers / (pp vpp) blocks per chunk. */
+static int
+vpp_chunks(const struct vp_plan *p, const struct vp_model *m, unsigned world,
+    struct vp_diags *d)
+{
+	(void)world;
+	if (p->vpp <= 1)
+		return 0;
+	if (p->pp == 1)
+		return refuse(d, "--vpp %u needs pipeline parallelism (--pp 2 "
+		    "or more)", p->vpp);
+	if (m->layers % ((uint64_t)p->pp * p->vpp) != 0)
+		return bad_divisor(d, "--pp x --vpp", (uint64_t)p->pp * p->vpp,
+		    "the layers", m->layers);
+	return 0;
+}
+
+static int
+sp_needs_tp(const struct vp_plan *p, const struct vp_model *m,
+    unsigned world, struct vp_diags *d)
+{
+	(void)m;
+	(void)world;
+	if (p->sp && p->tp == 1)
+		return refuse(d, "--sp shards along the tensor-parallel group; "
+		    "it needs --tp 2 or more");
+	return 0;
+}
+
+static int
+zero_or_fsdp(const struct vp_plan *p, const struct vp_model *m,
+    unsigned world, struct vp_diags *d)
+{
+	(void)m;
+	(void)world;
+	if (p->zero > 0 && p->fsdp != VP_FSDP_NONE)
+		return refuse(d, "--zero and --fsdp are two ways to shard; give "
+		    "one");
+	return 0;
+}
+
+/* TP all-reduces every block twice each way: NVLink only. */
+static int
+tp_in_node(const struct vp_plan *p, const struct vp_model *m,
+    unsigned world, struct vp_diags *d)
+{
+	(void)m;
+	(void)world;
+	if (p->gpus_per_node && p->tp > p->gpus_per_node)
+		return refuse(d, "--tp %u spans nodes of %u GPUs; tensor "
+		    "parallelism stays inside a node", p->tp, p->gpus_per_node);
+	return 0;
+}
+
+static int
+lora_targets(const struct vp_plan *p, const struct vp_model *m,
+    unsigned world, struct vp_diags *d)
+{
+	unsigned avail, bad, i, j;
+	int rc = 0;
+
+	(void)world;
+	if (p->lora_rank == 0)
+		return 0;
+	avail = vp_lora_available(m);
+	bad = p->lora_targets & ~avail;
+	for (i = 0; i < VP_LORA_TARGET_COUNT; i++) {
+		struct vp_buf names;
+
+		if (!(bad & (1u << i)))
+			continue;
+		if (d == NULL)
+			return -1;
+		vp_buf_init(&names);
+		for (j = 0; j < VP_LORA_TARGET_COUNT; j++)
+			if (avail & (1u << j))
+				vp_buf_printf(&names, "%s%s", names.len ?
+				    ", " : "", vp_lora_target_names[j]);
+		rc = refuse(d, "--lora-targets: '%s' has no '%s' projection; "
+		    "its targets are: %s", m->name, vp_lora_target_names[i],
+		    names.s);
+		vp_buf_free(&names);
+	}
+	return rc;
+}
+
+/* A rank past the smaller side of a matrix (on this rank: TP splits it)
+ * adds nothing. */
+static int
+lora_rank(const struct vp_plan *p, const struct vp_model *m, unsigned world,
+    struct vp_diags *d)
+{
+	struct vp_matrix mx[VP_MAX_MATRICES];
+	size_t n, k;
+	int rc = 0;
+
+	(void)world;
+	if (p->lora_rank == 0)
+		return 0;
+	n = vp_model_matrices(m, p, 1, mx);
+	for (k = 0; k < n; k++) {
+		uint64_t side = mx[k].rows < mx[k].cols ? mx[k].rows :
+		    mx[k].cols;
+
+		if (!(mx[k].lora_bits & p->lora_targets) ||
+		    p->lora_rank <= side)
+			continue;
+		if (d == NULL)
+			return -1;
+		rc = refuse(d, "--lora %u is larger than the '%s' matrix "
+		    "(%llu x %llu); at most %llu", p->lora_rank, mx[k].name,
+		    (unsigned long long)mx[k].rows,
+		    (unsigned long long)mx[k].cols, (unsigned long long)side);
+	}
+	return rc;
+}
+
+static int
+quant(const struct vp_plan *p, const struct vp_model *m, unsigned world,
+    struct vp_diags *d)
+{
+	int rc = 0;
+
+	(void)world;
+	if (p->quant == VP_QUANT_NONE)
+		return 0;
+	if (p->lora_rank == 0)
+		rc = refuse(d, "--quant %s freezes the base weights; train "
+		    "adapters with --lora RANK (QLoRA)",
+		    vp_quant_names[p->quant]);
+	if (rc && d == NULL)
+		return rc;
+	if (p->device != VP_DEVICE_CUDA)
+		rc = refuse(d, "--quant %s needs CUDA: bitsandbytes has no CPU "
+		    "kernels for training", vp_quant_names[p->quant]);
+	if (rc && d == NULL)
+		return rc;
+	if (m->impl == VP_IMPL_TORCH_NN)
+		rc = refuse(d, "--quant cannot quantize a "
+		    "torch.nn.MultiheadAttention model: its packed in_proj is "
+		    "not an nn.Linear that bitsandbytes replaces");
+	return rc;
+}
+
+static int
+fp8_quant(const struct vp_plan *p, const struct vp_model *m, unsigned world,
+    struct vp_diags *d)
+{
+	(void)m;
+	(void)world;
+	if (p->precision == VP_PREC_FP8 && p->quant != VP_QUANT_NONE)
+		return refuse(d, "--precision fp8 and --quant %s do not "
+		    "combine: Transformer Engine does not run bitsandbytes "
+		    "layers", vp_quant_names[p->quant]);
+	return 0;
+}
+
+static int
+fp8_cuda(const struct vp_plan *p, const struct vp_model *m, unsigned world,
+    struct vp_diags *d)
+{
+	(void)m;
+	(void)world;
+	if (p->precision == VP_PREC_FP8 && p->device != VP_DEVICE_CUDA)
+		return refuse(d, "--precision fp8 needs CUDA (Transformer "
+		    "Engine)");
+	return 0;
+}
+
+static int
+nvme_needs_offload(const struct vp_plan *p, const struct vp_model *m,
+    unsigned world, struct vp_diags *d)
+{
+	(void)m;
+	(void)world;
+	if (p->offload_nvme && p->offload == VP_OFFLOAD_NONE)
+		return refuse(d, "--offload-nvme says where to offload; choose "
+		    "what with --offload optimizer|params|optimizer+params");
+	return 0;
+}
+
+/* GPUs per replica (tp x pp x cp), in 64 bits: degrees of a few
+ * thousand each would wrap 32. */
+static uint64_t
+replica_gpus(const struct vp_plan *p)
+{
+	return (uint64_t)p->tp * p->pp * p->cp;
+}
+
+static int
+world_split(const struct vp_plan *p, const struct vp_model *m,
+    unsigned world, struct vp_diags *d)
+{
+	uint64_t mp = replica_gpus(p);
+
+	(void)m;
+	if (world == 0)
+		return 0;
+	if (world % mp != 0)
+		return refuse(d, "%u GPUs cannot be split into --tp %u x --pp "
+		    "%u x --cp %u (%llu GPUs per replica)", world, p->tp, p->pp,
+		    p->cp, (unsigned long long)mp);
+	if (p->dp && (uint64_t)p->dp * mp != world)
+		return refuse(d, "--dp %u x --tp %u x --pp %u x --cp %u is %llu "
+		    "GPUs, but --gpus gives %u", p->dp, p->tp, p->pp, p->cp,
+		    (unsigned long long)((uint64_t)p->dp * mp), world);
+	return 0;
+}
+
+/* Megatron carves the expert-parallel group out of the data-parallel
+ * one.  Only once world_split accepts (it speaks first otherwise). */
+static int
+ep_in_dp(const struct vp_plan *p, const struct vp_model *m, unsigned world,
+    struct vp_diags *d)
+{
+	uint64_t mp = replica_gpus(p);
+
+	(void)m;
+	if (world == 0 || p->ep <= 1 || world % mp != 0 ||
+	    (p->dp && (uint64_t)p->dp * mp != world))
+		return 0;
+	if ((world / mp) % p->ep != 0)
+		return refuse(d, "--ep %u must divide the data-parallel group "
+		    "(%llu GPUs)", p->ep, (unsigned long long)(world / mp));
+	return 0;
+}
+
+/* ZeRO-Offload and FSDP's CPU offload move the shards a rank owns. */
+static int
+offload_needs_sharding(const struct vp_plan *p, const struct vp_model *m,
+    unsigned world, struct vp_diags *d)
+{
+	(void)m;
+	(void)world;
+	if (p->offload != VP_OFFLOAD_NONE && p->zero == 0 &&
+	    p->fsdp == VP_FSDP_NONE)
+		return refuse(d, "--offload needs sharding: --zero 1, 2 or 3 "
+		    "(ZeRO-Offload) or --fsdp (FSDP CPU offload)");
+	return 0;
+}
+
+#define TPPPCPDP (VP_RK_TP | VP_RK_PP | VP_RK_CP | VP_RK_DP)
+
+static const struct rule rules[] = {
+	{ tp_heads, VP_RK_TP, false },
+	{ tp_ffn, VP_RK_TP, false },
+	{ pp_layers, VP_RK_PP, false },
+	{ seq_learned, 0, false },
+	{ seq_causal, 0, false },
+	{ cp_attention, VP_RK_CP, false },
+	{ ep_experts, VP_RK_EP, false },
+	{ vpp_chunks, VP_RK_PP, false },
+	{ sp_needs_tp, VP_RK_TP, false },
+	{ zero_or_fsdp, VP_RK_SHARD, false },
+	{ tp_in_node, VP_RK_TP, false },
+	{ lora_targets, 0, false },
+	{ lora_rank, VP_RK_TP, false },
+	{ quant, 0, false },
+	{ fp8_quant, 0, false },
+	{ fp8_cuda, 0, false },
+	{ nvme_needs_offload, 0, false },
+	{ world_split, TPPPCPDP, false },
+	{ ep_in_dp, TPPPCPDP | VP_RK_EP, false },
+	{ offload_needs_sharding, VP_RK_SHARD, true },
+};
+
+static int
+run_rules(const struct vp_plan *p, const struct vp_model *m, unsigned world,
+    unsigned known, bool finished, struct vp_diags *d)
+{
+	size_t i;
+	int rc = 0;
+
+	/* vp_plan_normalize has run: no degree is 0 here. */
+	assert(p->tp >= 1 && p->pp >= 1 && p->cp >= 1 && p->ep >= 1 &&
+	    p->vpp >= 1);
+	for (i = 0; i < VP_NELEM(rules); i++) {
+		if ((rules[i].reads & ~known) != 0 ||
+		    (rules[i].after_search && !finished))
+			continue;
+		if (rules[i].fn(p, m, world, d) != 0) {
+			rc = -1;
+			if (d == NULL)
+				break;
+		}
+	}
+	return rc;
+}
+
+int
+vp_plan_rules(const struct vp_plan *p, const struct vp_model *m,
+    unsigned world, unsigned known, struct vp_diags *d)
+{
+	return run_rules(p, m, world, known, true, d);
+}
+
+int
+vp_plan_check(const struct vp_plan *p, const struct vp_model *m,
+    unsigned world, struct vp_diags *d)
+{
+	return run_rules(p, m, world, VP_RK_ALL, false, d);
+}
