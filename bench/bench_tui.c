@@ -103,7 +103,8 @@ bench(const char *dir, const char *model, const char *gpus)
 	ses.model = &m;
 	ses.gpus = &gs;
 	ses.world = gs.count;
-	ses.plan.gpus_per_node = gs.count < 8 ? gs.count : 8;
+	ses.plan.gpus_per_node = gs.count < VP_DEFAULT_GPUS_PER_NODE ?
+	    gs.count : VP_DEFAULT_GPUS_PER_NODE;
 	ses.search = true;
 	vp_session_open_all(&ses);
 	ses.nplans = 4;

@@ -224,16 +224,6 @@ vp_cli_load_catalog(const char *path, struct vp_catalog *c)
 
 /* The most GPUs a job may have (vramplan(1)). */
 #define VP_MAX_GPUS 65536u
-/* GPUs in a node unless --nodes or --gpus-per-node says otherwise. */
-#define VP_NODE_GPUS 8u
-
-/* The GPUs the parallel degrees make, in 64 bits. */
-static uint64_t
-vp_plan_world(const struct vp_plan *p)
-{
-	return (uint64_t)p->dp * (p->tp ? p->tp : 1) * (p->pp ? p->pp : 1) *
-	    (p->cp ? p->cp : 1);
-}
 
 /*
  * The getopt table of a command, made from the option table: every row
@@ -420,16 +410,16 @@ setup_gpus(struct vp_cli_job *job, const struct vp_optset *o,
 	struct vp_buf msg;
 
 	if (gpus == NULL) {
-		uint64_t w;
+		unsigned w;
 
 		if (p->dp == 0)
 			p->dp = 1;
-		w = vp_plan_world(p);
+		w = vp_plan_world(p);	/* 0: past UINT_MAX */
 		if (w == 0 || w > VP_MAX_GPUS) {
 			fprintf(stderr, "vramplan: the parallel degrees make "
-			    "%llu GPUs (dp %u x tp %u x pp %u x cp %u); at "
-			    "most %u\n", (unsigned long long)w, p->dp, p->tp,
-			    p->pp, p->cp, VP_MAX_GPUS);
+			    "more than %u GPUs (--dp %u x --tp %u x --pp %u x "
+			    "--cp %u)\n", VP_MAX_GPUS, p->dp, p->tp, p->pp,
+			    p->cp);
 			return VP_EXIT_USAGE;
 		}
 		*world = (unsigned)w;
@@ -474,8 +464,8 @@ setup_gpus(struct vp_cli_job *job, const struct vp_optset *o,
 	else if (nodes > 0)
 		p->gpus_per_node = *world / nodes;
 	else
-		p->gpus_per_node = *world < VP_NODE_GPUS ? *world :
-		    VP_NODE_GPUS;
+		p->gpus_per_node = *world < VP_DEFAULT_GPUS_PER_NODE ? *world :
+		    VP_DEFAULT_GPUS_PER_NODE;
 	if (nodes > 0 && (*world % nodes != 0 ||
 	    p->gpus_per_node * nodes != *world)) {
 		unsigned lo = nodes, hi = lo;
@@ -773,7 +763,7 @@ vp_cmd_gpus(int argc, char **argv)
 	struct vp_catalog cat;
 	struct vp_optset o;
 	const char *prices[1];
-	size_t nprices = 0, i, j;
+	size_t nprices = 0, i;
 	int rc;
 
 	vp_optset_init(&o);
@@ -795,15 +785,12 @@ vp_cmd_gpus(int argc, char **argv)
 	    "USABLE", "BF16 TF", "BW GB/s", "$/GPU-h");
 	for (i = 0; i < cat.n; i++) {
 		const struct vp_gpu *g = &cat.v[i];
-		double best = NAN;
+		const struct vp_price *cheapest = vp_gpu_cheapest_price(g);
+		double best = cheapest ? cheapest->usd_per_gpu_hour : NAN;
 		char b[32], tf[16], pr[16];
 
 		if (!card_selected(g, &filt))
 			continue;
-		for (j = 0; j < g->nprices; j++)
-			if (!isnan(g->prices[j].usd_per_gpu_hour) &&
-			    (isnan(best) || g->prices[j].usd_per_gpu_hour < best))
-				best = g->prices[j].usd_per_gpu_hour;
 		if (isnan(g->bf16_tflops))
 			snprintf(tf, sizeof tf, "-");
 		else

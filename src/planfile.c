@@ -101,7 +101,8 @@ vp_planfile_cmdline(const struct vp_planfile *f, struct vp_buf *out)
 
 	/* What the estimate takes when an option is not given. */
 	vp_plan_defaults(&def, f->model);
-	def.gpus_per_node = f->count < 8 ? f->count : 8;
+	def.gpus_per_node = f->count < VP_DEFAULT_GPUS_PER_NODE ? f->count :
+	    VP_DEFAULT_GPUS_PER_NODE;
 	d.plan = &def;
 	vp_buf_add(out, "vramplan ");
 	shell_word(out, f->model_arg);

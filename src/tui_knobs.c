@@ -36,18 +36,9 @@ vp_tui_world(const struct vp_tui *t)
 double
 vp_tui_price(const struct vp_gpu *g, const struct vp_price **which)
 {
-	double best = NAN;
-	size_t i;
-
 	/* The cheapest dated price, as compare takes it (cost.c). */
-	*which = NULL;
-	for (i = 0; g != NULL && i < g->nprices; i++)
-		if (!isnan(g->prices[i].usd_per_gpu_hour) && (isnan(best) ||
-		    g->prices[i].usd_per_gpu_hour < best)) {
-			best = g->prices[i].usd_per_gpu_hour;
-			*which = &g->prices[i];
-		}
-	return best;
+	*which = vp_gpu_cheapest_price(g);
+	return *which != NULL ? (*which)->usd_per_gpu_hour : NAN;
 }
 
 /* ---- values and steps ------------------------------------------------ */
@@ -495,7 +486,9 @@ vp_tui_run(struct vp_tui *t, bool plan)
 	s->gpus = t->gs;
 	if (t->gs->gpu != NULL) {
 		if (!t->node_layout)
-			s->plan.gpus_per_node = world < 8 ? world : 8;
+			s->plan.gpus_per_node =
+			    world < VP_DEFAULT_GPUS_PER_NODE ? world :
+			    VP_DEFAULT_GPUS_PER_NODE;
 		s->plan.dp = vp_plan_dp(&s->plan, world);
 	} else if (s->plan.dp == 0) {
 		s->plan.dp = 1;

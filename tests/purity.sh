@@ -57,7 +57,7 @@ strip() {
 	}' "$1"
 }
 
-core_c="util.c diag.c model.c plan.c graph.c mem.c plan_search.c finetune.c cost.c gpu.c report.c report_compare.c session.c calib.c json.c options.c planfile.c tui_knobs.c tui_layout.c"
+core_c="util.c diag.c model.c plan.c graph.c mem.c plan_search.c finetune.c cost.c gpu.c report.c report_compare.c session.c calib.c json.c options.c rules.c planfile.c tui_knobs.c tui_layout.c"
 core=""
 for f in $core_c; do
 	core="$core $f ${f%.c}.h"
