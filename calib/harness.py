@@ -1368,18 +1368,35 @@ def _optimizer_tensors(opt):
     return out
 
 
-def make_optimizer(name, params, device):
+OPTIMIZER_IMPLS = ("default", "for-loop", "foreach", "fused")
+
+
+def make_optimizer(name, params, device, impl="default"):
+    """torch.optim's optimizer; impl is vramplan's --optimizer-impl: the
+    foreach= / fused= arguments (default: torch's own choice)."""
     lr = 1e-3
-    if name == "sgd":
-        opt = torch.optim.SGD(params, lr=lr)
-    elif name == "sgd-momentum":
-        opt = torch.optim.SGD(params, lr=lr, momentum=0.9)
-    elif name == "adam":
-        opt = torch.optim.Adam(params, lr=lr)
-    elif name == "adamw":
-        opt = torch.optim.AdamW(params, lr=lr)
-    else:
-        raise HarnessError("unknown optimizer %r" % name)
+    kw = {}
+    if impl == "for-loop":
+        kw["foreach"] = False
+    elif impl == "foreach":
+        kw["foreach"] = True
+    elif impl == "fused":
+        kw["fused"] = True
+    elif impl != "default":
+        raise HarnessError("unknown optimizer implementation %r" % impl)
+    try:
+        if name == "sgd":
+            opt = torch.optim.SGD(params, lr=lr, **kw)
+        elif name == "sgd-momentum":
+            opt = torch.optim.SGD(params, lr=lr, momentum=0.9, **kw)
+        elif name == "adam":
+            opt = torch.optim.Adam(params, lr=lr, **kw)
+        elif name == "adamw":
+            opt = torch.optim.AdamW(params, lr=lr, **kw)
+        else:
+            raise HarnessError("unknown optimizer %r" % name)
+    except (TypeError, RuntimeError) as e:
+        raise HarnessError("torch %s cannot build %s with %s: %s" % (torch.__version__, name, impl, e))
     return opt
 
 
@@ -1682,7 +1699,8 @@ def _train_step(model, ids, labels, opt, o, scaler, info):
 def measure(model_cfg, device="cpu", precision=None, optimizer=None, micro_batch=None, seq=None,
             recompute=None, attention=None, dropout=None, steps=2, seed=0, trace=False,
             num_threads=2, trace_out=None, keep_replay=False, lora_r=0, lora_targets=None,
-            lora_alpha=None, lora_dropout=0.0, lora_dtype="fp32", loss="full"):
+            lora_alpha=None, lora_dropout=0.0, lora_dtype="fp32", loss="full",
+            optimizer_impl="default"):
     """Measure one training configuration; returns the result dict.
     keep_replay=True (in-process use only) adds the AllocReplay object under
     the key "_replay" (not JSON-serializable).  lora_r > 0: PEFT LoRA on a
@@ -1732,7 +1750,7 @@ def measure(model_cfg, device="cpu", precision=None, optimizer=None, micro_batch
     ids = torch.randint(0, c["vocab"], (o["micro_batch"], o["seq"]), generator=gen).to(device)
     labels = ids
     trainable = [p for p in model.parameters() if p.requires_grad]
-    opt = make_optimizer(o["optimizer"], trainable, device)
+    opt = make_optimizer(o["optimizer"], trainable, device, optimizer_impl)
     scaler = None
     if o["precision"] == "fp16-mixed":
         scaler = torch.cuda.amp.GradScaler()
@@ -2219,6 +2237,8 @@ def main(argv=None):
     ap.add_argument("--lora-dtype", default="fp32", choices=tuple(LORA_DTYPES))
     ap.add_argument("--loss", default="full", choices=LOSSES,
                     help="full: logits + cross_entropy; chunked: Liger fused linear cross-entropy")
+    ap.add_argument("--optimizer-impl", default="default", choices=OPTIMIZER_IMPLS,
+                    help="torch.optim's foreach= / fused= (default: torch's choice)")
     ap.add_argument("--steps", type=int, default=2)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--threads", type=int, default=2)
@@ -2231,7 +2251,8 @@ def main(argv=None):
                       micro_batch=a.micro_batch, seq=a.seq, recompute=a.recompute, attention=a.attention,
                       dropout=a.dropout, steps=a.steps, seed=a.seed, trace=a.trace, num_threads=a.threads,
                       lora_r=a.lora, lora_targets=a.lora_targets, lora_alpha=a.lora_alpha,
-                      lora_dropout=a.lora_dropout, lora_dtype=a.lora_dtype, loss=a.loss)
+                      lora_dropout=a.lora_dropout, lora_dtype=a.lora_dtype, loss=a.loss,
+                      optimizer_impl=a.optimizer_impl)
     except HarnessError as e:
         print("harness: %s" % e, file=sys.stderr)
         return 2

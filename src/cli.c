@@ -340,6 +340,8 @@ parse_options(int argc, char **argv, unsigned cmd, struct vp_optset *o,
 			vp_buf_free(&err);
 			return VP_EXIT_USAGE;
 		}
+		union vp_optval v = { 0 };
+
 		id = (enum vp_optid)(c - 256);
 		if (vp_options[id].repeat) {
 			if (*nprices == VP_CLI_MAXREPEAT) {
@@ -349,13 +351,12 @@ parse_options(int argc, char **argv, unsigned cmd, struct vp_optset *o,
 				return VP_EXIT_USAGE;
 			}
 			prices[(*nprices)++] = optarg;
-		} else if (vp_option_parse(id, optarg, &o->val[id],
-		    &err) != 0) {
+		} else if (vp_option_parse(id, optarg, &v, &err) != 0) {
 			fprintf(stderr, "vramplan: %s\n", err.s);
 			vp_buf_free(&err);
 			return VP_EXIT_USAGE;
 		}
-		o->has[id] = true;
+		vp_optset_set(o, id, &v);
 	}
 	vp_buf_free(&err);
 	*first = optind;

@@ -446,13 +446,14 @@ backward(struct sim *s)
 }
 
 /*
- * Optimizer-step temporaries, per implementation:
- * - CPU tensors (PyTorch's for-loop implementation is the default there):
- *   Adam/AdamW compute denom = (exp_avg_sq.sqrt() / bc2).add_(eps), two
+ * Optimizer-step temporaries, per implementation (vp_plan_optimizer_impl;
+ * torch/optim/adam.py, _single_tensor_adam and _multi_tensor_adam):
+ * - for-loop (PyTorch's default on CPU): Adam/AdamW compute denom =
+ *   (exp_avg_sq.sqrt() / bc2).add_(eps) one parameter at a time, two
  *   temporaries the size of the largest parameter; SGD works in place.
- * - CUDA foreach (PyTorch 2.x default): _foreach_sqrt(exp_avg_sqs) makes
- *   one temporary per parameter, all at once: one fp32 copy of the states'
- *   size.  Fused kernels: none.
+ * - foreach (the default on CUDA): _foreach_sqrt(exp_avg_sqs) makes one
+ *   temporary per parameter, all at once: one copy of the states' size.
+ * - fused kernels (fused=True, DeepSpeed's and Megatron's Adam): none.
  */
 static uint64_t
 optim_tmp(const struct vp_graph *g, const struct vp_plan *p)
@@ -460,15 +461,16 @@ optim_tmp(const struct vp_graph *g, const struct vp_plan *p)
 	const struct vp_opt_info *oi = &vp_opt_info[p->optimizer];
 	unsigned state_b = vp_dtype_bytes[vp_prec_info[p->precision].state];
 
-	/* DeepSpeed and Megatron step with fused Adam kernels; --zero
-	 * under plain PyTorch means DeepSpeed. */
-	if (p->fused_optimizer ||
-	    vp_fw_info[vp_plan_framework(p)].fused_optimizer)
+	switch (vp_plan_optimizer_impl(p)) {
+	case VP_OPTIMPL_FUSED:
 		return 0;
-	if (p->device == VP_DEVICE_CPU)
-		return oi->cpu_tmp ? 2 * g->largest_param_bytes /
+	case VP_OPTIMPL_FOR_LOOP:
+		return oi->loop_tmp ? 2 * g->largest_param_bytes /
 		    vp_dtype_bytes[vp_prec_info[p->precision].weight] *
 		    state_b : 0;
+	default:		/* foreach (default is resolved by then) */
+		break;
+	}
 	return oi->foreach_tmp ? vp_mul_sat(g->trainable, state_b) : 0;
 }
 

@@ -94,9 +94,14 @@ const struct vp_optdef vp_options[VP_O_COUNT] = {
 [VP_O_DEVICE] = { "device", VP_OK_ENUM, VP_OF_INT, F(device),
     E(vp_device_names), NULL, 0, 0, false, NULL, EST, true, false,
     VP_OPEN_NONE, "D", "the device kind" },
-[VP_O_FUSED] = { "fused-optimizer", VP_OK_FLAG, VP_OF_BOOL,
-    F(fused_optimizer), NULL, 0, NULL, 0, 0, false, NULL, ALL, true, false,
-    VP_OPEN_NONE, NULL, "fused optimizer kernels (no foreach temporaries)" },
+[VP_O_OPTIMIZER_IMPL] = { "optimizer-impl", VP_OK_ENUM, VP_OF_INT,
+    F(optimizer_impl), E(vp_optimpl_names), NULL, 0, 0, false, NULL, ALL,
+    true, false, VP_OPEN_NONE, "I", "torch.optim's kernels (default: foreach "
+    "on cuda, for-loop on cpu; DeepSpeed and Megatron fuse)" },
+[VP_O_FUSED] = { .name = "fused-optimizer", .kind = VP_OK_FLAG,
+    .field = VP_OF_NONE, .cmds = ALL, .open = VP_OPEN_NONE,
+    .help = "the same as --optimizer-impl fused",
+    .alias_of = VP_O_OPTIMIZER_IMPL + 1, .alias_value = "fused" },
 [VP_O_LORA] = { "lora", VP_OK_U64, VP_OF_UNSIGNED, F(lora_rank), NULL, 0,
     NULL, 1, 65536, true, NULL, ALL, true, false, VP_OPEN_NONE, "RANK",
     "LoRA adapters on a frozen base (PEFT); 0: full fine-tuning" },
@@ -244,6 +249,27 @@ vp_optset_own(struct vp_optset *o, enum vp_optid id, const char *s)
 	o->owned[id] = xstrdup(s);
 	o->val[id].s = o->owned[id];
 	o->has[id] = true;
+}
+
+void
+vp_optset_set(struct vp_optset *o, enum vp_optid id, const union vp_optval *v)
+{
+	const struct vp_optdef *od = &vp_options[id];
+	struct vp_buf err;
+	int rc;
+
+	o->has[id] = true;
+	o->val[id] = *v;
+	if (od->alias_of == 0 || !v->b)
+		return;
+	vp_buf_init(&err);
+	rc = vp_option_parse((enum vp_optid)(od->alias_of - 1),
+	    od->alias_value, &o->val[od->alias_of - 1], &err);
+	assert(rc == 0);	/* the table's own value */
+	(void)rc;
+	vp_buf_free(&err);
+	o->has[od->alias_of - 1] = true;
+	o->pos[od->alias_of - 1] = o->pos[id];
 }
 
 int

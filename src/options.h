@@ -39,7 +39,8 @@
 	X(FRAMEWORK, "framework") X(ZERO, "zero") X(FSDP, "fsdp") \
 	X(TP, "tp") X(SP, "sp") X(PP, "pp") X(VPP, "vpp") X(CP, "cp") \
 	X(EP, "ep") X(DP, "dp") X(CAPACITY, "capacity-factor") \
-	X(DEVICE, "device") X(FUSED, "fused-optimizer") X(LORA, "lora") \
+	X(DEVICE, "device") X(OPTIMIZER_IMPL, "optimizer-impl") \
+	X(FUSED, "fused-optimizer") X(LORA, "lora") \
 	X(LORA_TARGETS, "lora-targets") X(LORA_DROPOUT, "lora-dropout") \
 	X(LORA_DTYPE, "lora-dtype") X(QUANT, "quant") X(OFFLOAD, "offload") \
 	X(OFFLOAD_NVME, "offload-nvme") X(HOST_MEM, "host-mem") \
@@ -110,6 +111,11 @@ struct vp_optdef {
 	enum vp_optopen open;
 	const char *metavar;		/* --help: the value's placeholder */
 	const char *help;		/* --help: what it does */
+	/* A flag that is another option's value (--fused-optimizer is
+	 * --optimizer-impl fused): that option + 1 (0: none), and the value.
+	 * Plan files read it, and write the option it stands for. */
+	int alias_of;
+	const char *alias_value;
 };
 extern const struct vp_optdef vp_options[VP_O_COUNT];
 
@@ -133,6 +139,11 @@ void vp_optset_init(struct vp_optset *o);
 void vp_optset_free(struct vp_optset *o);
 /* Set a string value the set keeps a copy of. */
 void vp_optset_own(struct vp_optset *o, enum vp_optid id, const char *s);
+
+/* Record id's value v in o; a set alias flag records the option it
+ * stands for too. */
+void vp_optset_set(struct vp_optset *o, enum vp_optid id,
+    const union vp_optval *v);
 
 /* The option of a name (no "--"), or -1. */
 int vp_option_find(const char *name);

@@ -20,6 +20,7 @@ const char *const vp_loss_names[VP_LOSS_COUNT] = { VP_LOSS_LIST(X) };
 const char *const vp_lora_target_names[VP_LORA_TARGET_COUNT] = {
 	VP_LORA_TARGET_LIST(X) };
 const char *const vp_framework_names[VP_FW_COUNT] = { VP_FRAMEWORK_LIST(X) };
+const char *const vp_optimpl_names[VP_OPTIMPL_COUNT] = { VP_OPTIMPL_LIST(X) };
 #undef X
 
 #define X(e, s, b) b,
@@ -53,9 +54,9 @@ const struct vp_prec_info vp_prec_info[VP_PREC_COUNT] = {
  * default as 0 plus the factors (negligible at this resolution).
  */
 const struct vp_opt_info vp_opt_info[VP_OPT_COUNT] = {
-	/*                      bytes n  foreach cpu    paged */
+	/*                      bytes n  foreach loop   paged */
 	[VP_OPT_SGD]          = { 0, 0, false, false, false, "no state" },
-	[VP_OPT_SGD_MOMENTUM] = { 4, 1, true,  false, false, "momentum buffer" },
+	[VP_OPT_SGD_MOMENTUM] = { 4, 1, false, false, false, "momentum buffer" },
 	[VP_OPT_ADAM]         = { 8, 2, true,  true,  false,
 	    "exp_avg + exp_avg_sq" },
 	[VP_OPT_ADAMW]        = { 8, 2, true,  true,  false,
@@ -209,6 +210,19 @@ vp_lora_parse_targets(const char *s, unsigned *out, const char **bad)
 	}
 	*out = set;
 	return 0;
+}
+
+enum vp_optimpl
+vp_plan_optimizer_impl(const struct vp_plan *p)
+{
+	if (vp_fw_info[vp_plan_framework(p)].fused_optimizer)
+		return VP_OPTIMPL_FUSED;
+	if (p->optimizer_impl != VP_OPTIMPL_DEFAULT)
+		return p->optimizer_impl;
+	/* torch.optim's _default_to_fused_or_foreach: foreach when every
+	 * parameter is on a CUDA device (native tensors), else the loop. */
+	return p->device == VP_DEVICE_CPU ? VP_OPTIMPL_FOR_LOOP :
+	    VP_OPTIMPL_FOREACH;
 }
 
 enum vp_framework

@@ -54,6 +54,14 @@
  */
 #define VP_FRAMEWORK_LIST(X) X(TORCH, "torch") X(DEEPSPEED, "deepspeed") \
 	X(FSDP1, "fsdp1") X(FSDP2, "fsdp2") X(MEGATRON, "megatron")
+/*
+ * How torch.optim steps (its foreach= and fused= arguments): one kernel
+ * per parameter (the for-loop, PyTorch's default on CPU), the _foreach_
+ * kernels over all parameters at once (the default on CUDA), or one fused
+ * kernel.  default: what PyTorch picks for the device.
+ */
+#define VP_OPTIMPL_LIST(X) X(DEFAULT, "default") X(FOR_LOOP, "for-loop") \
+	X(FOREACH, "foreach") X(FUSED, "fused")
 
 #define X(e, s) VP_PREC_##e,
 enum vp_precision { VP_PREC_LIST(X) VP_PREC_COUNT };
@@ -88,6 +96,9 @@ enum vp_lora_target { VP_LORA_TARGET_LIST(X) VP_LORA_TARGET_COUNT };
 #define X(e, s) VP_FW_##e,
 enum vp_framework { VP_FRAMEWORK_LIST(X) VP_FW_COUNT };
 #undef X
+#define X(e, s) VP_OPTIMPL_##e,
+enum vp_optimpl { VP_OPTIMPL_LIST(X) VP_OPTIMPL_COUNT };
+#undef X
 
 extern const char *const vp_prec_names[VP_PREC_COUNT];
 extern const char *const vp_opt_names[VP_OPT_COUNT];
@@ -100,6 +111,7 @@ extern const char *const vp_offload_names[VP_OFFLOAD_COUNT];
 extern const char *const vp_loss_names[VP_LOSS_COUNT];
 extern const char *const vp_lora_target_names[VP_LORA_TARGET_COUNT];
 extern const char *const vp_framework_names[VP_FW_COUNT];
+extern const char *const vp_optimpl_names[VP_OPTIMPL_COUNT];
 
 /* Element types and their sizes in bytes. */
 #define VP_DTYPE_LIST(X) X(FP32, "fp32", 4) X(BF16, "bf16", 2) \
@@ -130,8 +142,9 @@ extern const struct vp_prec_info vp_prec_info[VP_PREC_COUNT];
 struct vp_opt_info {
 	unsigned state_bytes_per_param;	/* at the state dtype of fp32 */
 	unsigned nstates;		/* full-size state tensors */
-	bool foreach_tmp;	/* CUDA foreach step: one states-size temporary */
-	bool cpu_tmp;		/* CPU step: two largest-parameter temporaries */
+	bool foreach_tmp;	/* foreach step: one states-size temporary */
+	bool loop_tmp;		/* for-loop step: two largest-parameter
+				 * temporaries */
 	bool paged;		/* bitsandbytes paged: states in unified memory */
 	const char *what;
 };
@@ -173,7 +186,7 @@ struct vp_plan {
 	unsigned stage;		/* pipeline stage to lower (0 = first) */
 	unsigned gpus_per_node;	/* for hybrid sharding and placement */
 	enum vp_device device;
-	bool fused_optimizer;	/* fused kernels (no foreach temporaries) */
+	enum vp_optimpl optimizer_impl;	/* torch.optim's kernels */
 	/* Fine-tuning. */
 	unsigned lora_rank;	/* 0 = full fine-tuning */
 	unsigned lora_targets;	/* bit set of enum vp_lora_target */
@@ -221,6 +234,9 @@ int vp_lora_parse_targets(const char *s, unsigned *out, const char **bad);
 /* The framework whose semantics apply: --zero under plain PyTorch means
  * DeepSpeed, --fsdp means FSDP1. */
 enum vp_framework vp_plan_framework(const struct vp_plan *p);
+/* The optimizer kernels that step: fused under a framework that fuses
+ * (DeepSpeed, Megatron), else the plan's, default resolved by device. */
+enum vp_optimpl vp_plan_optimizer_impl(const struct vp_plan *p);
 /* NCCL process groups a rank belongs to (DP, TP, PP pair, CP, EP). */
 unsigned vp_plan_groups(const struct vp_plan *p, unsigned world);
 /* The plan's checks against the model are the rule book, rules.h. */

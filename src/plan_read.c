@@ -118,13 +118,15 @@ read_value(const struct ynode *n, const char *file, enum vp_optid key,
 	return -1;
 }
 
-/* The key of a name: a plan-file row of the option table, or -1. */
+/* The key of a name: a plan-file row of the option table (or an alias
+ * of one, as older files wrote it), or -1. */
 static int
 find_key(const char *s)
 {
 	int k = vp_option_find(s);
 
-	return k >= 0 && vp_options[k].planfile ? k : -1;
+	return k >= 0 && (vp_options[k].planfile ||
+	    vp_options[k].alias_of != 0) ? k : -1;
 }
 
 static void
@@ -184,6 +186,8 @@ read_keys(const struct ynode *root, const char *file,
 		k->pos[key] = vn->pos;
 		if (read_value(vn, file, (enum vp_optid)key, k, d) != 0)
 			bad = -1;
+		else
+			vp_optset_set(k, (enum vp_optid)key, &k->val[key]);
 	}
 	return bad;
 }

@@ -371,6 +371,17 @@ run plan-file-no-version llama-3-8b --plan tests/data/plans/no-version.yaml
 run plan-file-bad-gpus llama-3-8b --plan tests/data/plans/bad-gpus.yaml
 run plan-file-not-a-map llama-3-8b --plan tests/data/plans/not-a-map.yaml
 run plan-file-missing llama-3-8b --plan tests/data/plans/no-such-plan.yaml
+run plan-file-fused-alias gpt2 --plan tests/data/plans/fused-alias.yaml --json
+
+# --optimizer-impl (torch.optim's foreach= / fused=): the first option
+# added as one row of the option table.
+run opt-impl-for-loop gpt2 --optimizer-impl for-loop --seq 256 --gpus 1xA100
+run opt-impl-foreach-cpu gpt2 --optimizer-impl foreach --seq 256 \
+	--device cpu --precision fp32 --json
+run opt-impl-fused-alias gpt2 --fused-optimizer --seq 256 --json
+run opt-impl-bad gpt2 --optimizer-impl fusd
+run opt-impl-deepspeed-fuses gpt2 --optimizer-impl for-loop --zero 2 \
+	--gpus 2xA100 --json
 
 # Every option --help lists (made from the option table) is documented in
 # vramplan(1), and the manual documents no option the program lacks.

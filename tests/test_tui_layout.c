@@ -590,7 +590,7 @@ plan_round_trip(void **state)
 	vp_optset_apply(&k, &q);
 	q.dp = p->dp;
 	q.stage = p->stage;
-	q.fused_optimizer = p->fused_optimizer;
+	q.optimizer_impl = p->optimizer_impl;
 	assert_memory_equal(&q.precision, &p->precision,
 	    sizeof p->precision);
 	assert_int_equal(q.optimizer, p->optimizer);
