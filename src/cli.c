@@ -31,10 +31,7 @@
 #include "session.h"
 #include "cost.h"
 #include "finetune.h"
-
-#ifndef PKGDATADIR
-#define PKGDATADIR "/usr/local/share/vramplan"
-#endif
+#include "paths.h"
 
 void
 vp_usage(void)
@@ -43,22 +40,19 @@ vp_usage(void)
 	    "(see vramplan(1), or --help)\n", stderr);
 }
 
+/* The model library and catalog directory, where paths.h says; the text
+ * stays valid until the next call. */
 const char *
 vp_data_dir(void)
 {
-	const char *env = getenv("VRAMPLAN_DATA");
-	static char buf[4096];
+	static char dir[4096];
+	struct vp_buf b;
 
-	if (env != NULL && *env)
-		return env;
-	snprintf(buf, sizeof buf, "%s/gpus.yaml", PKGDATADIR);
-	if (access(buf, R_OK) == 0)
-		return PKGDATADIR;
-#ifdef VP_SRCDIR
-	return VP_SRCDIR "/models";
-#else
-	return PKGDATADIR;
-#endif
+	vp_buf_init(&b);
+	vp_path_find(VP_PATH_MODELS, &b);
+	snprintf(dir, sizeof dir, "%s", b.s);
+	vp_buf_free(&b);
+	return dir;
 }
 
 static int

@@ -31,14 +31,12 @@
 #include "calib.h"
 #include "gpu.h"
 #include "gpu_read.h"
+#include "paths.h"
 #include "plan.h"
 #include "profile_read.h"
 #include "util.h"
 #include "ydoc.h"
 
-#ifndef PKGDATADIR
-#define PKGDATADIR "/usr/local/share/vramplan"
-#endif
 #ifndef VP_TORCH_PYTHON
 #define VP_TORCH_PYTHON "python3"
 #endif
@@ -259,26 +257,6 @@ args_free(struct args *a)
 	for (i = 0; i < a->n; i++)
 		free(a->v[i]);
 	a->n = 0;
-}
-
-/* The first of the candidates that exists (env first), into out. */
-static bool
-find_file(const char *env, const char *const *cands, size_t n,
-    struct vp_buf *out)
-{
-	const char *e = getenv(env);
-	size_t i;
-
-	if (e != NULL && *e) {
-		vp_buf_add(out, e);
-		return access(e, R_OK) == 0;
-	}
-	for (i = 0; i < n; i++)
-		if (cands[i] != NULL && access(cands[i], R_OK) == 0) {
-			vp_buf_add(out, cands[i]);
-			return true;
-		}
-	return false;
 }
 
 static int
@@ -630,58 +608,39 @@ show(const struct calib_opts *o)
 
 /* ---- measure, fit, store ------------------------------------------------ */
 
-/* The directory that holds calibrate.py; the repository root is its
- * parent (where the default grid's models are). */
+/* The directory that holds calibrate.py (paths.h says where it is looked
+ * for), with symbolic links resolved: the build tree's share/vramplan/calib
+ * is a link to the source tree's calib/, and calibrate.py takes its own
+ * directory's parent as the repository root (where the default grid's
+ * models are). */
 static bool
 calib_dir(struct vp_buf *out)
 {
-	const char *env = getenv("VRAMPLAN_CALIB_DIR");
-	const char *cands[] = { PKGDATADIR "/calib",
-#ifdef VP_SRCDIR
-	    VP_SRCDIR "/calib",
-#endif
-	};
-	size_t i;
+	struct vp_buf dir;
+	char *real;
+	bool found;
 
-	if (env != NULL && *env) {
-		vp_buf_add(out, env);
-		return true;
+	vp_buf_init(&dir);
+	if ((found = vp_path_find(VP_PATH_CALIB, &dir))) {
+		real = realpath(dir.s, NULL);
+		vp_buf_add(out, real != NULL ? real : dir.s);
+		free(real);
 	}
-	for (i = 0; i < VP_NELEM(cands); i++) {
-		struct vp_buf p;
-		bool ok;
-
-		vp_buf_init(&p);
-		vp_buf_printf(&p, "%s/calibrate.py", cands[i]);
-		ok = access(p.s, R_OK) == 0;
-		vp_buf_free(&p);
-		if (ok) {
-			vp_buf_add(out, cands[i]);
-			return true;
-		}
-	}
-	return false;
+	vp_buf_free(&dir);
+	return found;
 }
 
 /* Run the probe into path.  An exit status of vramplan's. */
 static int
 run_probe(const char *path)
 {
-	const char *cands[] = {
-#ifdef BINDIR
-	    BINDIR "/vramplan-probe",
-#endif
-#ifdef VP_BUILDDIR
-	    VP_BUILDDIR "/calib/vramplan-probe",
-#endif
-	    NULL,
-	};
 	struct vp_buf probe;
 	struct args a = { .n = 0 };
 	int st;
 
 	vp_buf_init(&probe);
-	if (!find_file("VRAMPLAN_PROBE", cands, VP_NELEM(cands), &probe)) {
+	if (!vp_path_find(VP_PATH_PROBE, &probe) ||
+	    access(probe.s, R_OK) != 0) {
 		fprintf(stderr, "vramplan: calibrate --device cuda needs the "
 		    "probe 'vramplan-probe'%s%s, which is built when configure "
 		    "finds the CUDA toolkit (--with-cuda); or calibrate with "

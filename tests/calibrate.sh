@@ -5,8 +5,9 @@
 # rejected (corrupt, foreign, another format version, not a profile), and
 # the failures a user can meet (no GPU, no Python, nowhere to write).
 #
-# Needs the Python with torch (TORCH_PYTHON, default /usr/bin/python3): a
-# missing torch is a failure, as in validate_cpu.sh.
+# Needs the Python with torch (TORCH_PYTHON, default /usr/bin/python3):
+# skipped without it, a failure when CI is set (tests/need.sh), as in
+# validate_cpu.sh.
 vp=${VRAMPLAN:-./src/vramplan}
 top=${TOP_SRCDIR:-.}
 py=${TORCH_PYTHON:-/usr/bin/python3}
@@ -41,12 +42,10 @@ check() {
 	fi
 }
 
-if ! "$py" -c 'import torch, yaml' >/dev/null 2>&1; then
-	echo "calibrate: $py cannot import torch and yaml; install" \
-	    "python3-torch python3-yaml (apt-get)" >&2
-	echo "0 passed, 1 failed"
-	exit 1
-fi
+. "$top/tests/need.sh"
+"$py" -c 'import torch, yaml' >/dev/null 2>&1 ||
+	missing calibrate "$py cannot import torch and yaml; install" \
+	    "python3-torch python3-yaml (apt-get)"
 
 # 1. The whole loop: measure -> fit -> store.
 check "calibrate --device cpu" 0 '^profile ' out -- \

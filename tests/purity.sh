@@ -1,8 +1,8 @@
 #!/bin/sh
 # purity.sh — the pure core does no I/O and pulls in no system libraries.
 #
-# The core (src/util.c diag.c model.c plan.c graph.c mem.c plan_search.c
-# gpu.c report.c and their headers) must not include <yaml.h>, curses or
+# The core (the files of VP_CORE in Makefile.am, read from there so the
+# two lists cannot drift) must not include <yaml.h>, curses or
 # CUDA/NCCL headers, and must not call stdio file or console I/O, exit(),
 # getenv() or read the clock.  The one exception: util.c's oom() writes one
 # line to stderr with fputs and calls abort() (the x* allocators' contract).
@@ -57,11 +57,20 @@ strip() {
 	}' "$1"
 }
 
-core_c="util.c diag.c model.c plan.c graph.c mem.c plan_search.c finetune.c cost.c gpu.c report.c report_compare.c session.c calib.c json.c options.c rules.c planfile.c tui_knobs.c tui_layout.c"
-core=""
-for f in $core_c; do
-	core="$core $f ${f%.c}.h"
-done
+# The core's files: the words of Makefile.am's "VP_CORE = \" block, up
+# to its first line without a continuation backslash.
+core=$(awk '
+    /^VP_CORE[[:space:]]*=/ { on = 1 }
+    on {
+	for (i = 1; i <= NF; i++)
+		if ($i ~ /^src\/[A-Za-z0-9_]+\.[ch]$/) print substr($i, 5)
+	if ($0 !~ /\\[[:space:]]*$/) exit
+    }' "$top/Makefile.am")
+if [ -z "$core" ]; then
+	bad "Makefile.am: no VP_CORE list found in $top/Makefile.am"
+	echo "$pass passed, $fail failed"
+	exit 1
+fi
 
 # Forbidden headers (matched on the #include line itself).
 inc_re='^[[:space:]]*#[[:space:]]*include[[:space:]]*[<"]((n?curses|ncursesw/curses|ncurses/curses|yaml|cuda|cuda_runtime|cuda_runtime_api|cudnn|cublas|cublasLt|cublas_v2|nccl|nvml)\.h|cuda[^>"]*)[>"]'

@@ -1,0 +1,101 @@
+#!/bin/sh
+# make install as a distribution runs it: DESTDIR=<tmp>, then
+#   1. the installed vramplan (and vramplan-probe, when built) holds no path
+#      of the source or build tree (debug sections aside: they name the
+#      build directory by design, and packagers strip them);
+#   2. the probe is in $(pkglibexecdir), not in $(bindir); the library and
+#      catalog in $(pkgdatadir)/models;
+#   3. run from /, with VRAMPLAN_DATA unset, the installed program finds
+#      the library relative to itself in the DESTDIR tree: `vramplan models`
+#      lists it (a model added there only shows it is that tree), and
+#      `vramplan llama-3-8b --gpus 2xA100` answers (exit status 0 or 1).
+# Env (make check sets them): TOP_SRCDIR, TOP_BUILDDIR, VP_PREFIX,
+# VP_EXEC_PREFIX, VP_BINDIR, VP_PKGDATADIR, VP_PKGLIBEXECDIR; MAKE.
+top=${TOP_SRCDIR:?} build=${TOP_BUILDDIR:?}
+pass=0 fail=0
+ok() { pass=$((pass + 1)); echo "ok   $1"; }
+bad() { fail=$((fail + 1)); echo "FAIL $1"; [ -z "$2" ] || sed 's/^/     | /' "$2"; }
+tmp=$(mktemp -d) || exit 1
+trap 'chmod -R u+w "$tmp"; rm -rf "$tmp"' EXIT INT TERM
+root=$tmp/root
+
+# A make of our own: not the jobserver or command-line variables of the
+# make check that runs this test.
+if (unset MAKEFLAGS MFLAGS MAKELEVEL
+    ${MAKE:-make} -C "$build" install DESTDIR="$root") >"$tmp/log" 2>&1
+then ok "make install DESTDIR=..."
+else bad "make install DESTDIR=..." "$tmp/log"; echo "$pass passed, $fail failed"; exit 1
+fi
+
+bin=$root$VP_BINDIR/vramplan
+probe=$root$VP_PKGLIBEXECDIR/vramplan-probe
+data=$root$VP_PKGDATADIR/models
+
+# 1. No source or build directory in the programs.  The configured prefix
+# is taken out of each string first: distcheck installs under the
+# unpacked tarball, so there $(prefix) lies inside the source directory.
+notree() {
+	${STRIP:-strip} --strip-debug -o "$tmp/copy" "$1" 2>"$tmp/err" ||
+	    cp "$1" "$tmp/copy"
+	tr -c '[:print:]' '\n' <"$tmp/copy" | awk -v p="$VP_PREFIX" \
+	    -v e="$VP_EXEC_PREFIX" -v s="$(cd "$top" && pwd)" -v b="$build" '
+	    function cut(str, x,   i) {
+		while (x != "" && (i = index(str, x)) > 0)
+			str = substr(str, 1, i - 1) substr(str, i + length(x))
+		return str
+	    }
+	    { t = cut(cut($0, p), e) }
+	    index(t, s) || index(t, b) { print; n++ }
+	    END { exit n > 0 }' >"$tmp/hits"
+}
+for f in "$bin" "$probe"; do
+	[ -f "$f" ] || continue
+	if notree "$f"; then ok "${f#$root}: no source or build tree path"
+	else bad "${f#$root}: names the source or build tree" "$tmp/hits"
+	fi
+done
+
+# 2. Where things went.
+[ -x "$bin" ] && ok "vramplan in bindir" || bad "vramplan in bindir"
+if [ -f "$build/calib/vramplan-probe" ]; then
+	[ -x "$probe" ] && ok "vramplan-probe in pkglibexecdir" ||
+	    bad "vramplan-probe in pkglibexecdir"
+fi
+[ ! -e "$root$VP_BINDIR/vramplan-probe" ] && ok "no vramplan-probe in bindir" ||
+    bad "no vramplan-probe in bindir"
+[ -f "$data/gpus.yaml" ] && [ -f "$data/llama-3-8b.yaml" ] &&
+    ok "library and catalog in pkgdatadir/models" ||
+    bad "library and catalog in pkgdatadir/models"
+[ -f "$root$VP_PKGDATADIR/calib/calibrate.py" ] && ok "calib scripts in pkgdatadir/calib" ||
+    bad "calib scripts in pkgdatadir/calib"
+
+# 3. Relative to the program: only in the GNU layout (paths.h).
+if [ "$VP_BINDIR" != "$VP_EXEC_PREFIX/bin" ] ||
+    [ "$VP_PKGDATADIR" != "$VP_PREFIX/share/vramplan" ] ||
+    [ "$VP_EXEC_PREFIX" != "$VP_PREFIX" ]; then
+	echo "note: not the GNU layout; the program-relative lookup is not tested"
+else
+	sed 's/^name: .*/name: install-check-model/' "$data/gpt2.yaml" \
+	    >"$data/zz-install-check.yaml"
+	(cd / && env -u VRAMPLAN_DATA -u VRAMPLAN_CALIB_DIR -u VRAMPLAN_PROBE \
+	    "$bin" models) >"$tmp/out" 2>&1
+	st=$?
+	if [ $st -eq 0 ] && grep -q '^llama-3-8b ' "$tmp/out" &&
+	    grep -q '^zz-install-check ' "$tmp/out"; then
+		ok "vramplan models from /: the DESTDIR library"
+	else
+		echo "     exit status $st"; bad "vramplan models from /: the DESTDIR library" "$tmp/out"
+	fi
+	rm -f "$data/zz-install-check.yaml"
+	(cd / && env -u VRAMPLAN_DATA "$bin" llama-3-8b --gpus 2xA100) \
+	    >"$tmp/out" 2>&1
+	st=$?
+	if [ $st -le 1 ] && [ -s "$tmp/out" ]; then
+		ok "vramplan llama-3-8b --gpus 2xA100 from / (exit status $st)"
+	else
+		echo "     exit status $st"; bad "vramplan llama-3-8b --gpus 2xA100 from /" "$tmp/out"
+	fi
+fi
+
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]
