@@ -210,8 +210,7 @@ vp_plan_time(const struct vp_model *m, const struct vp_gpu *gpu,
 	double ga = (double)p->grad_accum, peak, flops, tokens, compute;
 	double link, dp_bw, bytes, comm = 0, t, rank_params, memory = 0;
 
-	assert(tp >= 1 && pp >= 1 && cp >= 1 && ep >= 1 && p->vpp >= 1 &&
-	    node >= 1);
+	assert(vp_plan_degrees_ok(p) && node >= 1);
 	vp_model_params(m, &pc);
 	peak = peak_tflops(gpu, p->precision);
 	c->step_seconds = c->tokens_per_second = NAN;
@@ -474,8 +473,7 @@ vp_search_run(const struct vp_search *s, const struct vp_plan *base,
 	size_t nlist = 0, cap = 0;
 
 	assert(node >= 1);
-	assert(base->tp >= 1 && base->pp >= 1 && base->cp >= 1 &&
-	    base->ep >= 1);
+	assert(vp_plan_degrees_ok(base));
 	memset(out, 0, sizeof *out);
 	q.gpus_per_node = node;
 	q.dp = 0;
