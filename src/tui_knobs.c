@@ -29,8 +29,9 @@ vp_tui_world(const struct vp_tui *t)
 
 	if (t->gs->gpu != NULL)
 		return t->gs->count;
-	/* No card: the degrees make the job, as the estimate has it. */
-	return (p->dp ? p->dp : 1) * p->tp * p->pp;
+	/* No card: the degrees make the job, as the estimate has it
+	 * (dp x tp x pp x cp; 0 past UINT_MAX). */
+	return vp_plan_world(p);
 }
 
 double
