@@ -296,8 +296,8 @@ planner_text(const struct vp_report *r, struct vp_buf *o)
 		vp_buf_printf(o, "\n%sTime%s       ", col(r, C_BOLD),
 		    col(r, C_RESET));
 		vp_report_time(o, r->chosen);
-		vp_buf_printf(o, " (compute at the profile's MFU plus exposed "
-		    "communication%s)\n", r->chosen->bandwidth_bound ?
+		vp_buf_printf(o, " (" VP_TIME_SUMMARY "%s)\n",
+		    r->chosen->bandwidth_bound ?
 		    "; bandwidth-bound" : "");
 	}
 	if (r->nstages > 1) {
