@@ -1007,12 +1007,31 @@ vp_stage_blocks(uint64_t layers, unsigned pp, unsigned stage)
 	return base + (stage < rem ? 1 : 0);
 }
 
+/*
+ * A second lookup table summed into the token embeddings (learned
+ * positions, BERT's token types): `entries` x h weights, trainable
+ * unless the base is frozen; returns the sum.
+ */
+static int32_t
+added_embedding(struct lctx *x, const char *name, uint64_t entries,
+    uint64_t rows, int32_t t)
+{
+	struct vp_graph *g = x->g;
+	int32_t e = ew(x, name, rows * x->h, x->w, -1, -1, -1, -1, VP_CAT_ACT);
+
+	g->t[e].requires_grad = !x->frozen;
+	if (!x->frozen)
+		g->op[g->nop - 1].wgrad_bytes = vp_mul_sat(entries * x->h,
+		    B(x->gd));
+	return ew(x, "embedding add", rows * x->h, x->w, t, e, -1, -1,
+	    VP_CAT_ACT);
+}
+
 /* Embeddings of the first stage; returns the residual stream input. */
 static int32_t
 embeddings(struct lctx *x, uint64_t rows)
 {
 	const struct vp_model *m = x->m;
-	struct vp_graph *g = x->g;
 	int32_t ids, t;
 	struct vp_op *o;
 
@@ -1031,26 +1050,12 @@ embeddings(struct lctx *x, uint64_t rows)
 		o->wgrad_tmp = o->wgrad_bytes;
 		o->wgrad_bytes = 0;
 	}
-	if (m->pos == VP_POS_LEARNED) {
-		int32_t pe = ew(x, "position embedding", rows * x->h, x->w,
-		    -1, -1, -1, -1, VP_CAT_ACT);
-		g->t[pe].requires_grad = !x->frozen;
-		if (!x->frozen)
-			g->op[g->nop - 1].wgrad_bytes =
-			    vp_mul_sat(m->max_seq * x->h, B(x->gd));
-		t = ew(x, "embedding add", rows * x->h, x->w, t, pe, -1, -1,
-		    VP_CAT_ACT);
-	}
-	if (m->type_vocab) {
-		int32_t te = ew(x, "token type embedding", rows * x->h, x->w,
-		    -1, -1, -1, -1, VP_CAT_ACT);
-		g->t[te].requires_grad = !x->frozen;
-		if (!x->frozen)
-			g->op[g->nop - 1].wgrad_bytes =
-			    vp_mul_sat(m->type_vocab * x->h, B(x->gd));
-		t = ew(x, "embedding add", rows * x->h, x->w, t, te, -1, -1,
-		    VP_CAT_ACT);
-	}
+	if (m->pos == VP_POS_LEARNED)
+		t = added_embedding(x, "position embedding", m->max_seq, rows,
+		    t);
+	if (m->type_vocab)
+		t = added_embedding(x, "token type embedding", m->type_vocab,
+		    rows, t);
 	if (x->fam.embed_norm)
 		t = norm(x, "embedding norm", t);
 	/* SP: Megatron scatters the embeddings along the sequence before
