@@ -3,6 +3,7 @@
  */
 #include "calib.h"
 
+#include <assert.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -374,7 +375,7 @@ estimate(struct vp_calib_point *q, const struct vp_profile *prof,
 
 	memset(&mo, 0, sizeof mo);
 	mo.profile = prof;
-	mo.world = q->world ? q->world : 1;
+	mo.world = q->world;
 	vp_mem_estimate(q->model, &q->plan, &mo, out);
 }
 
@@ -389,7 +390,7 @@ seconds(const struct vp_calib_point *q, const struct vp_profile *prof,
 		return NAN;
 	memset(&c, 0, sizeof c);
 	c.plan = q->plan;
-	vp_plan_time(q->model, gpu, prof, q->world ? q->world : 1, &c);
+	vp_plan_time(q->model, gpu, prof, q->world, &c);
 	return c.step_seconds;
 }
 
@@ -407,6 +408,9 @@ vp_calib_fit(struct vp_calib_point *pts, size_t n,
 	for (p = 0; p < n; p++) {
 		struct vp_calib_point *q = &pts[p];
 
+		/* Points are read with vp_plan_defaults' degrees and a world
+		 * of at least 1 (profile_read.c). */
+		assert(q->world >= 1 && vp_plan_degrees_ok(&q->plan));
 		estimate(q, base, &q->est);
 		q->est_seconds_mfu1 = seconds(q, &unit, gpu);
 		if (is_step(q))

@@ -32,7 +32,7 @@ size_t
 vp_model_matrices(const struct vp_model *m, const struct vp_plan *p,
     uint64_t blocks, struct vp_matrix *out)
 {
-	uint64_t tp = p->tp ? p->tp : 1, ep = p->ep ? p->ep : 1;
+	uint64_t tp = p->tp, ep = p->ep;
 	uint64_t h = m->hidden, d = m->head_dim;
 	uint64_t qd = m->heads / tp * d;
 	uint64_t kd = (m->kv_heads >= tp ? m->kv_heads / tp : 1) * d;
@@ -40,6 +40,9 @@ vp_model_matrices(const struct vp_model *m, const struct vp_plan *p,
 	struct vp_family_info fam = vp_model_traits(m);
 	bool gated = vp_act_gated(m->act) && fam.lin[VP_ROLE_GATE] != NULL;
 	size_t n = 0;
+
+	/* The plan is normalised (vp_plan_normalize): no degree is 0. */
+	assert(vp_plan_degrees_ok(p));
 
 	if (m->has_moe) {
 		moe_blocks = blocks > m->moe.first_dense ?
@@ -222,9 +225,10 @@ vp_optimizer_state_bytes(const struct vp_model *m, const struct vp_plan *p,
 {
 	struct vp_matrix mx[VP_MAX_MATRICES];
 	unsigned sb = vp_dtype_bytes[vp_prec_info[p->precision].state];
-	uint64_t total = 0, covered = 0, tp = p->tp ? p->tp : 1, r;
+	uint64_t total = 0, covered = 0, tp = p->tp, r;
 	size_t n, i;
 
+	assert(vp_plan_degrees_ok(p));
 	/* torch.optim keeps states in each parameter's dtype: the adapters'
 	 * under LoRA. */
 	if (p->lora_rank > 0)

@@ -645,7 +645,7 @@ moe(struct lctx *x, int32_t in)
 {
 	const struct vp_model *m = x->m;
 	uint64_t rows = elems_of(x, in) / x->h, k = m->moe.top_k;
-	uint64_t e = m->moe.experts, ep = x->p->ep ? x->p->ep : 1;
+	uint64_t e = m->moe.experts, ep = x->p->ep;
 	uint64_t routed = (uint64_t)((double)rows * (double)k *
 	    (x->p->capacity_factor > 0 ? x->p->capacity_factor : 1.0) + 0.5);
 	int32_t r, gathered, y, out;
@@ -1007,12 +1007,31 @@ vp_stage_blocks(uint64_t layers, unsigned pp, unsigned stage)
 	return base + (stage < rem ? 1 : 0);
 }
 
+/*
+ * A second lookup table summed into the token embeddings (learned
+ * positions, BERT's token types): `entries` x h weights, trainable
+ * unless the base is frozen; returns the sum.
+ */
+static int32_t
+added_embedding(struct lctx *x, const char *name, uint64_t entries,
+    uint64_t rows, int32_t t)
+{
+	struct vp_graph *g = x->g;
+	int32_t e = ew(x, name, rows * x->h, x->w, -1, -1, -1, -1, VP_CAT_ACT);
+
+	g->t[e].requires_grad = !x->frozen;
+	if (!x->frozen)
+		g->op[g->nop - 1].wgrad_bytes = vp_mul_sat(entries * x->h,
+		    B(x->gd));
+	return ew(x, "embedding add", rows * x->h, x->w, t, e, -1, -1,
+	    VP_CAT_ACT);
+}
+
 /* Embeddings of the first stage; returns the residual stream input. */
 static int32_t
 embeddings(struct lctx *x, uint64_t rows)
 {
 	const struct vp_model *m = x->m;
-	struct vp_graph *g = x->g;
 	int32_t ids, t;
 	struct vp_op *o;
 
@@ -1027,30 +1046,16 @@ embeddings(struct lctx *x, uint64_t rows)
 		o->wgrad_bytes = vp_mul_sat(x->V * x->h, B(x->gd));
 	/* Tied embeddings: the head's backward (which runs first) creates
 	 * the shared weight's gradient; this one adds to it. */
-	if (m->tie_embeddings && x->p->stage + 1 >= (x->p->pp ? x->p->pp : 1)) {
+	if (m->tie_embeddings && x->p->stage + 1 >= x->p->pp) {
 		o->wgrad_tmp = o->wgrad_bytes;
 		o->wgrad_bytes = 0;
 	}
-	if (m->pos == VP_POS_LEARNED) {
-		int32_t pe = ew(x, "position embedding", rows * x->h, x->w,
-		    -1, -1, -1, -1, VP_CAT_ACT);
-		g->t[pe].requires_grad = !x->frozen;
-		if (!x->frozen)
-			g->op[g->nop - 1].wgrad_bytes =
-			    vp_mul_sat(m->max_seq * x->h, B(x->gd));
-		t = ew(x, "embedding add", rows * x->h, x->w, t, pe, -1, -1,
-		    VP_CAT_ACT);
-	}
-	if (m->type_vocab) {
-		int32_t te = ew(x, "token type embedding", rows * x->h, x->w,
-		    -1, -1, -1, -1, VP_CAT_ACT);
-		g->t[te].requires_grad = !x->frozen;
-		if (!x->frozen)
-			g->op[g->nop - 1].wgrad_bytes =
-			    vp_mul_sat(m->type_vocab * x->h, B(x->gd));
-		t = ew(x, "embedding add", rows * x->h, x->w, t, te, -1, -1,
-		    VP_CAT_ACT);
-	}
+	if (m->pos == VP_POS_LEARNED)
+		t = added_embedding(x, "position embedding", m->max_seq, rows,
+		    t);
+	if (m->type_vocab)
+		t = added_embedding(x, "token type embedding", m->type_vocab,
+		    rows, t);
 	if (x->fam.embed_norm)
 		t = norm(x, "embedding norm", t);
 	/* SP: Megatron scatters the embeddings along the sequence before
@@ -1071,7 +1076,7 @@ lctx_init(struct lctx *x, const struct vp_model *m, const struct vp_plan *p,
     struct vp_graph *g)
 {
 	const struct vp_prec_info *pi = &vp_prec_info[p->precision];
-	uint64_t tp = p->tp ? p->tp : 1, cp = p->cp ? p->cp : 1;
+	uint64_t tp = p->tp, cp = p->cp;
 
 	memset(x, 0, sizeof *x);
 	x->g = g;
@@ -1185,9 +1190,9 @@ rank_params(struct vp_graph *g, const struct vp_model *m,
     bool first, bool last)
 {
 	struct vp_param_count pc;
-	uint64_t tp = p->tp ? p->tp : 1, ep = p->ep ? p->ep : 1;
+	uint64_t tp = p->tp, ep = p->ep;
 	uint64_t expert_params = 0, dense_here = 0;
-	unsigned pp = p->pp ? p->pp : 1;
+	unsigned pp = p->pp;
 
 	vp_model_params(m, &pc);
 	if (m->has_moe)
@@ -1266,12 +1271,14 @@ int
 vp_graph_build_blocks(const struct vp_model *m, const struct vp_plan *p,
     uint64_t blocks, struct vp_graph *g)
 {
-	unsigned pp = p->pp ? p->pp : 1, st;
+	unsigned pp = p->pp, st;
 	bool first = p->stage == 0, last = p->stage + 1 >= pp;
 	uint64_t offset = 0;
 	uint32_t nl = (uint32_t)blocks;
 	struct lctx x;
 
+	/* Plans reach the lowering normalised (vp_plan_normalize). */
+	assert(vp_plan_degrees_ok(p));
 	assert(p->stage < pp);
 	assert(blocks == nl);
 	memset(g, 0, sizeof *g);
@@ -1294,8 +1301,9 @@ int
 vp_graph_build(const struct vp_model *m, const struct vp_plan *p,
     struct vp_graph *g)
 {
-	return vp_graph_build_blocks(m, p, vp_stage_blocks(m->layers,
-	    p->pp ? p->pp : 1, p->stage), g);
+	assert(vp_plan_degrees_ok(p));
+	return vp_graph_build_blocks(m, p, vp_stage_blocks(m->layers, p->pp,
+	    p->stage), g);
 }
 
 void

@@ -947,8 +947,7 @@ static void
 plan_normalized(const struct vp_plan *p)
 {
 	(void)p;
-	assert(p->tp >= 1 && p->pp >= 1 && p->cp >= 1 && p->ep >= 1 &&
-	    p->vpp >= 1 && p->gpus_per_node >= 1);
+	assert(vp_plan_degrees_ok(p) && p->gpus_per_node >= 1);
 }
 
 /* The replay alone: allocated peak, its breakdown, phase peaks. */

@@ -130,6 +130,13 @@ vp_plan_normalize(struct vp_plan *p)
 		p->gpus_per_node = VP_DEFAULT_GPUS_PER_NODE;
 }
 
+bool
+vp_plan_degrees_ok(const struct vp_plan *p)
+{
+	return p->tp >= 1 && p->pp >= 1 && p->cp >= 1 && p->ep >= 1 &&
+	    p->vpp >= 1;
+}
+
 unsigned
 vp_plan_world(const struct vp_plan *p)
 {
@@ -159,7 +166,7 @@ vp_plan_dp(const struct vp_plan *p, unsigned world)
 {
 	uint64_t mp = (uint64_t)p->tp * p->pp * p->cp;
 
-	assert(p->tp >= 1 && p->pp >= 1 && p->cp >= 1);
+	assert(vp_plan_degrees_ok(p));
 	if (world % mp != 0)
 		return 0;
 	return (unsigned)(world / mp);

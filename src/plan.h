@@ -216,6 +216,9 @@ void vp_plan_defaults(struct vp_plan *p, const struct vp_model *m);
  * at least 1 instead of repeating `x ? x : 1`.
  */
 void vp_plan_normalize(struct vp_plan *p);
+/* True when tp, pp, cp, ep and vpp are all at least 1, as vp_plan_normalize
+ * leaves them: the core's entry points assert(vp_plan_degrees_ok(p)). */
+bool vp_plan_degrees_ok(const struct vp_plan *p);
 /*
  * GPUs the degrees make: dp x tp x pp x cp (dp 0 counts as 1).  EP does
  * not multiply: as in Megatron, the expert-parallel group is carved out

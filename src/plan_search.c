@@ -163,40 +163,46 @@ peak_tflops(const struct vp_gpu *g, enum vp_precision prec)
 }
 
 /*
- * Assumptions of the time model (printed by --explain):
- * (vp_time_assumptions below prints this list for --explain.)
- * - training FLOPs per token = 6 P (forward 2P, backward 4P) + 6 L s h for
- *   causal attention scores and values; full recompute adds a forward
- *   (2P + 2 L s h), selective the attention core (2 L s h);
- * - compute runs at the profile's MFU of the card's dense peak for the
- *   compute dtype; the 1F1B bubble stretches it by (pp-1)/(m vpp);
- * - collectives move 16-bit data at 70 % of the link: intra-node at the
- *   card's GPU-to-GPU figure, inter-node at 25 GB/s per GPU (200 Gb/s);
- *   tensor-parallel all-reduces (4 per block, 6 with full recompute) are
- *   exposed; the data-parallel gradient reduction overlaps backward but
- *   for 20 % (30 % and 1.5x the volume with ZeRO-3/FSDP full);
- *   expert all-to-alls (4 per block) and pipeline sends are exposed;
- *   context-parallel ring exchanges are half hidden.
+ * The time model's constants, and what it assumes in words: this text is
+ * its one description (compare --explain prints it; the report's "Time"
+ * line and vramplan(1)'s "The time model" say the same, shorter and
+ * longer).  Change the code, the constants and the text together.
  */
+#define LINK_EFF_PCT 70		/* of a link's bandwidth a collective gets */
+#define LINK_EFF (LINK_EFF_PCT / 100.0)
+#define NO_LINK_GBS 16		/* GPU-to-GPU GB/s of a card without one */
+#define INTER_NODE_GBS 25	/* per GPU between nodes (200 Gb/s) */
+#define MEM_EFF_PCT 80		/* of the memory bandwidth streaming gets */
+#define STR_(x) #x
+#define STR(x) STR_(x)
+
 const char *const vp_time_assumptions =
-    "Time model assumptions:\n"
+    "Time model assumptions (a step is " VP_TIME_SUMMARY "):\n"
     "  - FLOPs per token: 6 P (4 P with LoRA) + 6 L s h for causal attention; "
-    "full recompute adds 2 P + 2 L s h, selective 2 L s h\n"
+    "full recompute adds 2 P + 2 L s h, selective recompute with eager "
+    "attention 2 L s h\n"
     "  - compute at the profile's MFU of the card's dense peak for the compute "
-    "dtype; the 1F1B bubble adds (pp-1)/(m vpp)\n"
-    "  - collectives at 70 % of the link (intra-node: the card's GPU-to-GPU "
-    "figure; inter-node 25 GB/s per GPU); TP all-reduces exposed; DP "
-    "reduction 80 % overlapped (70 % with ZeRO-3/FSDP, 1.5x volume); expert "
-    "all-to-alls and pipeline sends exposed; CP ring half hidden\n"
-    "  - memory-bound work at 80 % of bandwidth: 28 B per local parameter for "
-    "the optimizer step, saved activations written and read once\n"
+    "dtype (fp8: its fp8 peak), over all GPUs; the 1F1B bubble multiplies it "
+    "by 1 + (pp-1)/(m vpp) for m micro-batches per step\n"
+    "  - collectives move 16-bit data at " STR(LINK_EFF_PCT) " % of the link: "
+    "the card's GPU-to-GPU figure (" STR(NO_LINK_GBS) " GB/s without one); "
+    "DP, EP and pipeline traffic at most " STR(INTER_NODE_GBS) " GB/s per GPU "
+    "when the job spans nodes; TP all-reduces (4 per block, 6 with full "
+    "recompute), expert all-to-alls (4 per block) and pipeline sends exposed; "
+    "DP reduction 80 % overlapped (70 % and 1.5x the volume with ZeRO-3 or "
+    "FSDP full/hybrid); CP ring exchanges half hidden\n"
+    "  - memory-bound work at " STR(MEM_EFF_PCT) " % of the card's bandwidth: "
+    "28 B per local parameter for the optimizer step (the shard under ZeRO or "
+    "FSDP, none with LoRA), saved activations (34 s b h bytes per layer / "
+    "(tp cp)) written and read once per micro-batch\n"
     "  - a plan is bandwidth-bound when communication plus memory-bound time "
-    "exceeds compute\n"
-    "  - cost = hours x GPUs x the cheapest dated price of the card\n";
+    "exceeds compute; no time without the card's TFLOP/s for the compute "
+    "dtype, nor on the CPU\n"
+    "  - cost = hours x GPUs x the cheapest price the catalog lists for the "
+    "card (or --price)\n";
 
-#define LINK_EFF 0.7
-#define INTER_NODE_GBS 25.0
-
+/* A step's time, term by term; vp_time_assumptions above says what each
+ * term assumes. */
 void
 vp_plan_time(const struct vp_model *m, const struct vp_gpu *gpu,
     const struct vp_profile *prof, unsigned world, struct vp_cand *c)
@@ -210,8 +216,7 @@ vp_plan_time(const struct vp_model *m, const struct vp_gpu *gpu,
 	double ga = (double)p->grad_accum, peak, flops, tokens, compute;
 	double link, dp_bw, bytes, comm = 0, t, rank_params, memory = 0;
 
-	assert(tp >= 1 && pp >= 1 && cp >= 1 && ep >= 1 && p->vpp >= 1 &&
-	    node >= 1);
+	assert(vp_plan_degrees_ok(p) && node >= 1);
 	vp_model_params(m, &pc);
 	peak = peak_tflops(gpu, p->precision);
 	c->step_seconds = c->tokens_per_second = NAN;
@@ -231,7 +236,7 @@ vp_plan_time(const struct vp_model *m, const struct vp_gpu *gpu,
 	if (pp > 1)
 		compute *= 1.0 + (double)(pp - 1) / (ga * p->vpp);
 
-	link = isnan(gpu->link_gbs) ? 16.0 : gpu->link_gbs;
+	link = isnan(gpu->link_gbs) ? NO_LINK_GBS : gpu->link_gbs;
 	if (tp > 1) {
 		bytes = mb * s / cp * h * 2;
 		t = 2.0 * (tp - 1) / tp * bytes / (link * 1e9 * LINK_EFF);
@@ -280,7 +285,8 @@ vp_plan_time(const struct vp_model *m, const struct vp_gpu *gpu,
 
 		if (p->lora_rank)
 			local = 0;
-		memory = (28.0 * local + act) / (gpu->bandwidth_gbs * 1e9 * 0.8);
+		memory = (28.0 * local + act) / (gpu->bandwidth_gbs * 1e9 *
+		    (MEM_EFF_PCT / 100.0));
 	}
 	c->step_seconds = compute + comm + memory;
 	c->tokens_per_second = tokens / c->step_seconds;
@@ -474,8 +480,7 @@ vp_search_run(const struct vp_search *s, const struct vp_plan *base,
 	size_t nlist = 0, cap = 0;
 
 	assert(node >= 1);
-	assert(base->tp >= 1 && base->pp >= 1 && base->cp >= 1 &&
-	    base->ep >= 1);
+	assert(vp_plan_degrees_ok(base));
 	memset(out, 0, sizeof *out);
 	q.gpus_per_node = node;
 	q.dp = 0;

@@ -61,12 +61,19 @@ uint64_t vp_plan_worst_peak(const struct vp_model *m, const struct vp_plan *p,
  * stage), for the --host-mem check. */
 uint64_t vp_plan_host_per_node(const struct vp_model *m,
     const struct vp_plan *p, const struct vp_mem_opts *o, unsigned world);
-/* Simple time model (compute at the profile's MFU plus exposed
- * communication); fills step_seconds, tokens_per_second. */
+/* Simple time model, for ranking plans: fills step_seconds,
+ * tokens_per_second and bandwidth_bound; NAN times where the card has no
+ * peak for the compute dtype or the plan runs on the CPU.  What it
+ * assumes: vp_time_assumptions. */
 void vp_plan_time(const struct vp_model *m, const struct vp_gpu *gpu,
     const struct vp_profile *prof, unsigned world, struct vp_cand *c);
 
-/* The time model's assumptions, as printed by --explain. */
+/* What a step's time is made of, for the report's "Time" line; the
+ * first line of vp_time_assumptions. */
+#define VP_TIME_SUMMARY \
+	"compute at the profile's MFU + exposed communication + memory-bound work"
+/* The time model's assumptions, as printed by compare --explain: the one
+ * description of the model (vramplan(1) says the same at length). */
 extern const char *const vp_time_assumptions;
 
 /* Search from base (the fixed knobs), ranking by throughput, then

@@ -1,6 +1,7 @@
 /* report.c — text, JSON and CSV renderings of an estimate (see report.h). */
 #include "report.h"
 
+#include <assert.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -118,7 +119,8 @@ vp_report_bar(struct vp_buf *out, double frac, int width, bool unicode)
 void
 vp_report_layout(struct vp_buf *o, const struct vp_plan *p)
 {
-	vp_buf_printf(o, "TP %u, PP %u", p->tp ? p->tp : 1, p->pp ? p->pp : 1);
+	assert(vp_plan_degrees_ok(p));
+	vp_buf_printf(o, "TP %u, PP %u", p->tp, p->pp);
 	if (p->vpp > 1)
 		vp_buf_printf(o, " (x%u virtual)", p->vpp);
 	if (p->cp > 1)
@@ -298,8 +300,8 @@ planner_text(const struct vp_report *r, struct vp_buf *o)
 		vp_buf_printf(o, "\n%sTime%s       ", col(r, C_BOLD),
 		    col(r, C_RESET));
 		vp_report_time(o, r->chosen);
-		vp_buf_printf(o, " (compute at the profile's MFU plus exposed "
-		    "communication%s)\n", r->chosen->bandwidth_bound ?
+		vp_buf_printf(o, " (" VP_TIME_SUMMARY "%s)\n",
+		    r->chosen->bandwidth_bound ?
 		    "; bandwidth-bound" : "");
 	}
 	if (r->nstages > 1) {
@@ -549,13 +551,14 @@ json_plan(struct vp_json *j, const struct vp_report *r)
 	vp_json_str(j, "attention", vp_attn_names[p->attention]);
 	vp_json_num(j, "dropout", vp_plan_dropout(p, r->model));
 	vp_json_u64(j, "zero", p->zero);
-	/* Degrees left at 0 (unset) are 1. */
-	vp_json_u64(j, "tp", p->tp ? p->tp : 1);
-	vp_json_u64(j, "pp", p->pp ? p->pp : 1);
+	/* The session normalised the degrees; dp 0 (derive) shows as 1. */
+	assert(vp_plan_degrees_ok(p));
+	vp_json_u64(j, "tp", p->tp);
+	vp_json_u64(j, "pp", p->pp);
 	vp_json_u64(j, "dp", p->dp ? p->dp : 1);
-	vp_json_u64(j, "cp", p->cp ? p->cp : 1);
-	vp_json_u64(j, "ep", p->ep ? p->ep : 1);
-	vp_json_u64(j, "vpp", p->vpp ? p->vpp : 1);
+	vp_json_u64(j, "cp", p->cp);
+	vp_json_u64(j, "ep", p->ep);
+	vp_json_u64(j, "vpp", p->vpp);
 	vp_json_bool(j, "sp", p->sp);
 	vp_json_str(j, "fsdp", vp_fsdp_names[p->fsdp]);
 	vp_json_str(j, "framework", vp_framework_names[vp_plan_framework(p)]);

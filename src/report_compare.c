@@ -94,8 +94,9 @@ vp_compare_text(const struct vp_compare_report *r, struct vp_buf *o)
 		vp_buf_printf(o, "Fastest on the fewest cards: %u x %s in %s.\n",
 		    r->cards[fast].gpus_needed, r->cards[fast].gpu->id,
 		    vp_report_hours(b1, sizeof b1, r->cards[fast].at[0].hours));
-	vp_buf_add(o, "Prices are dated cloud list prices from the catalog; "
-	    "cards without one are ranked last by cost.\n");
+	vp_buf_add(o, "Prices are each card's cheapest cloud list price in the "
+	    "catalog (or --price); cards without one are ranked last by "
+	    "cost.\n");
 }
 
 /* One card: the fewest GPUs it needs, the plan there, time and money,

@@ -29,8 +29,9 @@ vp_tui_world(const struct vp_tui *t)
 
 	if (t->gs->gpu != NULL)
 		return t->gs->count;
-	/* No card: the degrees make the job, as the estimate has it. */
-	return (p->dp ? p->dp : 1) * (p->tp ? p->tp : 1) * (p->pp ? p->pp : 1);
+	/* No card: the degrees make the job, as the estimate has it
+	 * (dp x tp x pp x cp; 0 past UINT_MAX). */
+	return vp_plan_world(p);
 }
 
 double
@@ -223,8 +224,9 @@ step_sharding(struct vp_tui *t, int dir, bool big)
 static int
 step_degree(struct vp_tui *t, unsigned *deg, int dir, bool big)
 {
-	unsigned v = *deg ? *deg : 1, hi = 1024, to = v;
+	unsigned v = *deg, hi = 1024, to = v;
 
+	assert(v >= 1);		/* kept so below; the plan starts at 1 */
 	if (t->gs->gpu != NULL) {
 		hi = t->gs->count;
 		if (big)
@@ -252,7 +254,7 @@ step_degree(struct vp_tui *t, unsigned *deg, int dir, bool big)
 static void								\
 show_##fn(const struct vp_tui *t, struct vp_buf *o)			\
 {									\
-	vp_buf_printf(o, "%u", t->ses->plan.field ? t->ses->plan.field : 1); \
+	vp_buf_printf(o, "%u", t->ses->plan.field);			\
 }									\
 static int								\
 step_##fn(struct vp_tui *t, int dir, bool big)				\
@@ -267,7 +269,7 @@ DEGREE_KNOB(ep, ep)
 static void
 show_tp(const struct vp_tui *t, struct vp_buf *o)
 {
-	vp_buf_printf(o, "%u", t->ses->plan.tp ? t->ses->plan.tp : 1);
+	vp_buf_printf(o, "%u", t->ses->plan.tp);
 }
 
 /* Sequence parallelism follows TP unless the user pinned it. */
@@ -479,9 +481,13 @@ vp_tui_run(struct vp_tui *t, bool plan)
 {
 	struct vp_session *s = t->ses;
 	struct vp_diags d = { 0 };
-	unsigned world = vp_tui_world(t);
+	unsigned world;
 	int rc;
 
+	/* Degrees come from vp_cli_setup (defaults, ranges from 1) and
+	 * step_degree, so the plan is normalised before every run. */
+	assert(vp_plan_degrees_ok(&s->plan));
+	world = vp_tui_world(t);
 	s->world = world;
 	s->gpus = t->gs;
 	if (t->gs->gpu != NULL) {

@@ -413,6 +413,28 @@ key(struct job *j, enum vp_ev kind, int ch)
 	return vp_tui_key(&j->t, &ev);
 }
 
+/* Without a card the degrees make the job, CP included, as the
+ * estimate's vp_plan_world counts it. */
+static void
+world_without_card(void **state)
+{
+	struct job j;
+	const struct vp_gpu *g;
+
+	(void)state;
+	job_open(&j, "llama-3-8b", "8xH100");
+	g = j.gs.gpu;
+	j.gs.gpu = NULL;
+	j.ses.plan.dp = 2;
+	j.ses.plan.tp = 2;
+	j.ses.plan.pp = 1;
+	j.ses.plan.cp = 2;
+	assert_int_equal(vp_tui_world(&j.t), 8);
+	j.gs.gpu = g;
+	assert_int_equal(vp_tui_world(&j.t), 8);
+	job_close(&j);
+}
+
 static void
 keys(void **state)
 {
@@ -738,6 +760,7 @@ main(void)
 		cmocka_unit_test(view_every_size),
 		cmocka_unit_test(view_same_numbers),
 		cmocka_unit_test(knob_steps),
+		cmocka_unit_test(world_without_card),
 		cmocka_unit_test(keys),
 		cmocka_unit_test(plan_round_trip),
 		cmocka_unit_test(plan_errors),
