@@ -9,16 +9,14 @@
 #include "config.h"
 
 #include "cli.h"
+#include "cli_calib.h"
 
-#include <dirent.h>
-#include <errno.h>
 #include <getopt.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <sys/stat.h>
 
 #include "gpu_read.h"
 #include "mem.h"
@@ -38,182 +36,6 @@ vp_usage(void)
 {
 	fputs("usage: vramplan MODEL [--gpus NxCARD] [options]  "
 	    "(see vramplan(1), or --help)\n", stderr);
-}
-
-/* The model library and catalog directory, where paths.h says; the text
- * stays valid until the next call. */
-const char *
-vp_data_dir(void)
-{
-	static char dir[4096];
-	struct vp_buf b;
-
-	vp_buf_init(&b);
-	vp_path_find(VP_PATH_MODELS, &b);
-	snprintf(dir, sizeof dir, "%s", b.s);
-	vp_buf_free(&b);
-	return dir;
-}
-
-static int
-flush_out(void)
-{
-	if (fflush(stdout) != 0 || ferror(stdout)) {
-		fprintf(stderr, "vramplan: cannot write the output: %s\n",
-		    strerror(errno));
-		return VP_EXIT_SYSTEM;
-	}
-	return VP_EXIT_OK;
-}
-
-void
-vp_cli_print_diags(struct vp_diags *d)
-{
-	struct vp_buf b;
-
-	vp_buf_init(&b);
-	vp_diags_format(d, &b);
-	fputs(b.s, stderr);
-	vp_buf_free(&b);
-	vp_diags_clear(d);
-}
-
-/* Library model names (file stems), sorted; caller frees. */
-static size_t
-library(char ***out)
-{
-	DIR *dir = opendir(vp_data_dir());
-	struct dirent *e;
-	char **v = NULL;
-	size_t n = 0, cap = 0, i, j;
-
-	if (dir == NULL) {
-		*out = NULL;
-		return 0;
-	}
-	while ((e = readdir(dir)) != NULL) {
-		size_t len = strlen(e->d_name);
-
-		if (len < 6 || strcmp(e->d_name + len - 5, ".yaml") != 0 ||
-		    strcmp(e->d_name, "gpus.yaml") == 0)
-			continue;
-		if (n == cap) {
-			cap = cap ? cap * 2 : 32;
-			v = xreallocarray(v, cap, sizeof *v);
-		}
-		v[n] = xstrdup(e->d_name);
-		v[n][len - 5] = '\0';
-		n++;
-	}
-	closedir(dir);
-	for (i = 1; i < n; i++)
-		for (j = i; j > 0 && strcmp(v[j - 1], v[j]) > 0; j--) {
-			char *t = v[j];
-			v[j] = v[j - 1];
-			v[j - 1] = t;
-		}
-	*out = v;
-	return n;
-}
-
-static void
-library_free(char **v, size_t n)
-{
-	size_t i;
-
-	for (i = 0; i < n; i++)
-		free(v[i]);
-	free(v);
-}
-
-/*
- * MODEL: a path, or a library name (with or without .yaml).  Returns a
- * malloc'd path, or NULL after printing why.
- */
-char *
-vp_cli_resolve_model(const char *arg)
-{
-	struct vp_buf b;
-	char **names;
-	size_t n;
-	const char *near;
-
-	if (access(arg, F_OK) == 0 || strchr(arg, '/') != NULL)
-		return xstrdup(arg);
-	vp_buf_init(&b);
-	vp_buf_printf(&b, "%s/%s", vp_data_dir(), arg);
-	if (strlen(arg) < 5 || strcmp(arg + strlen(arg) - 5, ".yaml") != 0)
-		vp_buf_add(&b, ".yaml");
-	if (access(b.s, R_OK) == 0)
-		return b.s;
-	vp_buf_free(&b);
-	n = library(&names);
-	near = vp_closest(arg, (const char *const *)names, n);
-	if (near)
-		fprintf(stderr, "vramplan: cannot find model '%s': no such "
-		    "file and not in the model library; did you mean '%s'?\n",
-		    arg, near);
-	else
-		fprintf(stderr, "vramplan: cannot find model '%s': no such "
-		    "file and not in the model library (see 'vramplan "
-		    "models')\n", arg);
-	library_free(names, n);
-	return NULL;
-}
-
-/*
- * The user's own catalog ($XDG_CONFIG_HOME/vramplan/gpus.yaml, or
- * ~/.config/vramplan/gpus.yaml) adds cards or replaces same-id ones.  A
- * malformed one is reported with its position and ignored, so the shipped
- * catalog still works.
- */
-static void
-merge_user_catalog(struct vp_catalog *c)
-{
-	const char *xdg = getenv("XDG_CONFIG_HOME"), *home = getenv("HOME");
-	struct vp_diags d = { 0 };
-	struct vp_catalog user;
-	struct vp_buf b;
-
-	vp_buf_init(&b);
-	if (xdg != NULL && *xdg)
-		vp_buf_printf(&b, "%s/vramplan/gpus.yaml", xdg);
-	else if (home != NULL && *home)
-		vp_buf_printf(&b, "%s/.config/vramplan/gpus.yaml", home);
-	if (b.len == 0 || access(b.s, F_OK) != 0) {
-		vp_buf_free(&b);
-		return;
-	}
-	if (vp_catalog_load(b.s, &user, &d) != 0) {
-		vp_cli_print_diags(&d);
-		fprintf(stderr, "vramplan: note: ignoring the user catalog '%s'; "
-		    "using the shipped one\n", b.s);
-	} else {
-		vp_catalog_merge(c, &user);
-		vp_catalog_free(&user);
-	}
-	vp_diags_clear(&d);
-	vp_buf_free(&b);
-}
-
-int
-vp_cli_load_catalog(const char *path, struct vp_catalog *c)
-{
-	struct vp_diags d = { 0 };
-	struct vp_buf b;
-	int rc;
-
-	vp_buf_init(&b);
-	if (path == NULL)
-		vp_buf_printf(&b, "%s/gpus.yaml", vp_data_dir());
-	else
-		vp_buf_add(&b, path);
-	rc = vp_catalog_load(b.s, c, &d);
-	vp_cli_print_diags(&d);
-	vp_buf_free(&b);
-	if (rc == 0 && path == NULL)
-		merge_user_catalog(c);
-	return rc;
 }
 
 /* The most GPUs a job may have (vramplan(1)). */
@@ -564,12 +386,12 @@ vp_cli_setup(int argc, char **argv, unsigned cmd, struct vp_cli_job *job)
 	if (o->has[VP_O_HELP]) {
 		help();
 		job->done = true;
-		return flush_out();
+		return vp_cli_flush();
 	}
 	if (o->has[VP_O_VERSION]) {
 		printf("vramplan %s\n", PACKAGE_VERSION);
 		job->done = true;
-		return flush_out();
+		return vp_cli_flush();
 	}
 	if (first >= argc) {
 		fprintf(stderr, "vramplan: %sno model given\n",
@@ -663,7 +485,7 @@ vp_cmd_estimate(int argc, char **argv)
 		vp_report_text(&job.ses.rep, &out);
 	fputs(out.s, stdout);
 	vp_buf_free(&out);
-	e = flush_out();
+	e = vp_cli_flush();
 	nofit = job.ses.rep.fits == 0 || job.ses.host_short;
 	vp_cli_job_free(&job);
 	if (e != VP_EXIT_OK)
@@ -675,13 +497,13 @@ int
 vp_cmd_models(int argc, char **argv)
 {
 	char **names;
-	size_t n = library(&names), i;
+	size_t n = vp_cli_library(&names), i;
 	int bad = 0;
 
 	if (argc > 1) {
 		fprintf(stderr, "vramplan: models takes no arguments, not "
 		    "'%s'\n", argv[1]);
-		library_free(names, n);
+		vp_cli_library_free(names, n);
 		return VP_EXIT_USAGE;
 	}
 	if (n == 0) {
@@ -718,8 +540,8 @@ vp_cmd_models(int argc, char **argv)
 		vp_model_free(&m);
 		vp_buf_free(&p);
 	}
-	library_free(names, n);
-	if (flush_out() != VP_EXIT_OK)
+	vp_cli_library_free(names, n);
+	if (vp_cli_flush() != VP_EXIT_OK)
 		return VP_EXIT_SYSTEM;
 	return bad ? VP_EXIT_INPUT : VP_EXIT_OK;
 }
@@ -800,48 +622,7 @@ vp_cmd_gpus(int argc, char **argv)
 		    g->bandwidth_gbs, pr);
 	}
 	vp_catalog_free(&cat);
-	return flush_out();
-}
-
-/* Write text to path atomically: a temporary file beside it, renamed. */
-int
-vp_cli_write_atomic(const char *path, const char *text)
-{
-	struct vp_buf tmp;
-	FILE *f;
-	int fd, rc = 0;
-
-	vp_buf_init(&tmp);
-	vp_buf_printf(&tmp, "%s.tmpXXXXXX", path);
-	fd = mkstemp(tmp.s);
-	if (fd < 0) {
-		fprintf(stderr, "vramplan: cannot create '%s': %s\n", tmp.s,
-		    strerror(errno));
-		vp_buf_free(&tmp);
-		return -1;
-	}
-	{
-		/* mkstemp makes 0600; give the file the usual mode. */
-		mode_t mask = umask(0);
-
-		umask(mask);
-		fchmod(fd, 0666 & ~mask);
-	}
-	f = fdopen(fd, "w");
-	if (f == NULL || fputs(text, f) == EOF || fflush(f) != 0 ||
-	    fsync(fd) != 0 || fclose(f) != 0) {
-		fprintf(stderr, "vramplan: cannot write '%s': %s\n", path,
-		    strerror(errno));
-		unlink(tmp.s);
-		rc = -1;
-	} else if (rename(tmp.s, path) != 0) {
-		fprintf(stderr, "vramplan: cannot write '%s': %s\n", path,
-		    strerror(errno));
-		unlink(tmp.s);
-		rc = -1;
-	}
-	vp_buf_free(&tmp);
-	return rc;
+	return vp_cli_flush();
 }
 
 /* --price CARD=USD: the user's price replaces the catalog's. */
@@ -966,7 +747,7 @@ compare_output(const struct vp_optset *o, struct vp_compare_report *rep)
 		    !o->has[VP_O_CSV])
 			vp_buf_printf(&out, "\n%s", vp_time_assumptions);
 		fputs(out.s, stdout);
-		e = flush_out();
+		e = vp_cli_flush();
 	}
 	vp_buf_free(&out);
 	return e;
@@ -992,7 +773,7 @@ vp_cmd_compare(int argc, char **argv)
 	rc = parse_options(argc, argv, VP_CMD_COMPARE, &o, prices, &nprices,
 	    &first);
 	if (rc == VP_EXIT_OK && (rc = compare_checks(&o, first, argc)) < 0) {
-		rc = flush_out();	/* --help */
+		rc = vp_cli_flush();	/* --help */
 		goto out;
 	}
 	if (rc == VP_EXIT_OK)
@@ -1049,14 +830,3 @@ vp_cmd_tui(int argc, char **argv)
 }
 #endif
 
-size_t
-vp_cli_library(char ***names)
-{
-	return library(names);
-}
-
-void
-vp_cli_library_free(char **names, size_t n)
-{
-	library_free(names, n);
-}

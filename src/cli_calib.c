@@ -15,7 +15,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "config.h"
 
-#include "cli.h"
+#include "cli_calib.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -34,6 +34,7 @@
 #include "paths.h"
 #include "plan.h"
 #include "profile_read.h"
+#include "shell.h"
 #include "util.h"
 #include "ydoc.h"
 
@@ -54,37 +55,32 @@ profile_dir(struct vp_buf *out)
 		vp_buf_printf(out, "%s/.local/share/vramplan/profiles", home);
 }
 
-/* The newest file in dir whose name starts with prefix; "" if none. */
+/* The newest file in dir whose name starts with prefix ("" if none); of
+ * equal times, the last in name order. */
 static void
 newest_profile(const char *dir, const char *prefix, struct vp_buf *out)
 {
-	DIR *dp = opendir(dir);
-	struct dirent *e;
+	char **names;
+	size_t n = vp_cli_yaml_files(dir, &names), i;
 	time_t best = 0;
-	size_t plen = strlen(prefix);
 
-	if (dp == NULL)
-		return;
-	while ((e = readdir(dp)) != NULL) {
+	for (i = 0; i < n; i++) {
 		struct vp_buf p;
 		struct stat st;
-		size_t len = strlen(e->d_name);
 
-		if (strncmp(e->d_name, prefix, plen) != 0 || len < 6 ||
-		    strcmp(e->d_name + len - 5, ".yaml") != 0)
+		if (strncmp(names[i], prefix, strlen(prefix)) != 0)
 			continue;
 		vp_buf_init(&p);
-		vp_buf_printf(&p, "%s/%s", dir, e->d_name);
+		vp_buf_printf(&p, "%s/%s", dir, names[i]);
 		if (stat(p.s, &st) == 0 && S_ISREG(st.st_mode) &&
-		    (out->len == 0 || st.st_mtime > best ||
-		    (st.st_mtime == best && strcmp(p.s, out->s) > 0))) {
+		    (out->len == 0 || st.st_mtime >= best)) {
 			out->len = 0;
 			vp_buf_add(out, p.s);
 			best = st.st_mtime;
 		}
 		vp_buf_free(&p);
 	}
-	closedir(dp);
+	vp_cli_names_free(names, n);
 }
 
 static void
@@ -554,39 +550,23 @@ static int
 show(const struct calib_opts *o)
 {
 	struct vp_buf dir;
-	struct dirent *e;
-	DIR *dp;
-	char **names = NULL;
-	size_t n = 0, i, j;
+	struct stat st;
+	char **names;
+	size_t n, i;
 	int bad = 0;
 
 	if (o->profile != NULL)
 		return show_one(o->profile) ? VP_EXIT_INPUT : VP_EXIT_OK;
 	vp_buf_init(&dir);
 	profile_dir(&dir);
-	if (dir.len == 0 || (dp = opendir(dir.s)) == NULL) {
+	if (dir.len == 0 || stat(dir.s, &st) != 0 || !S_ISDIR(st.st_mode)) {
 		printf("no calibrated profiles (%s does not exist); run "
 		    "'vramplan calibrate'\n", dir.len ? dir.s :
 		    "neither XDG_DATA_HOME nor HOME is set, so no directory");
 		vp_buf_free(&dir);
 		return VP_EXIT_OK;
 	}
-	while ((e = readdir(dp)) != NULL) {
-		size_t len = strlen(e->d_name);
-
-		if (len < 6 || strcmp(e->d_name + len - 5, ".yaml") != 0)
-			continue;
-		names = xreallocarray(names, n + 1, sizeof *names);
-		names[n++] = xstrdup(e->d_name);
-	}
-	closedir(dp);
-	for (i = 1; i < n; i++)
-		for (j = i; j > 0 && strcmp(names[j - 1], names[j]) > 0; j--) {
-			char *t = names[j];
-
-			names[j] = names[j - 1];
-			names[j - 1] = t;
-		}
+	n = vp_cli_yaml_files(dir.s, &names);
 	if (n == 0)
 		printf("no calibrated profiles in %s; run 'vramplan "
 		    "calibrate'\n", dir.s);
@@ -597,11 +577,10 @@ show(const struct calib_opts *o)
 		vp_buf_printf(&p, "%s/%s", dir.s, names[i]);
 		bad |= show_one(p.s);
 		vp_buf_free(&p);
-		free(names[i]);
 	}
-	free(names);
+	vp_cli_names_free(names, n);
 	vp_buf_free(&dir);
-	if (fflush(stdout) != 0)
+	if (vp_cli_flush() != VP_EXIT_OK)
 		return VP_EXIT_SYSTEM;
 	return bad ? VP_EXIT_INPUT : VP_EXIT_OK;
 }

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "cli_calib.h"
 
 static const struct vp_cmd cmds[] = {
 	{ "models", "vramplan models", vp_cmd_models },

@@ -33,6 +33,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "cli_calib.h"
 #include "model_read.h"
 #include "planfile.h"
 #include "tui_knobs.h"

@@ -1,0 +1,270 @@
+/*
+ * shell.c — what every command of the shell shares (see shell.h): where
+ * the data is, reading the model and the catalog, printing diagnostics,
+ * listing YAML files, writing a file atomically, flushing the output.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include "config.h"
+
+#include "shell.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/stat.h>
+
+#include "gpu_read.h"
+#include "paths.h"
+
+/* The model library and catalog directory, where paths.h says; the text
+ * stays valid until the next call. */
+const char *
+vp_data_dir(void)
+{
+	static char dir[4096];
+	struct vp_buf b;
+
+	vp_buf_init(&b);
+	vp_path_find(VP_PATH_MODELS, &b);
+	snprintf(dir, sizeof dir, "%s", b.s);
+	vp_buf_free(&b);
+	return dir;
+}
+
+int
+vp_cli_flush(void)
+{
+	if (fflush(stdout) != 0 || ferror(stdout)) {
+		fprintf(stderr, "vramplan: cannot write the output: %s\n",
+		    strerror(errno));
+		return VP_EXIT_SYSTEM;
+	}
+	return VP_EXIT_OK;
+}
+
+void
+vp_cli_print_diags(struct vp_diags *d)
+{
+	struct vp_buf b;
+
+	vp_buf_init(&b);
+	vp_diags_format(d, &b);
+	fputs(b.s, stderr);
+	vp_buf_free(&b);
+	vp_diags_clear(d);
+}
+
+/* Byte order; insertion sort: tens of names, no qsort context needed. */
+static void
+sort_names(char **v, size_t n)
+{
+	size_t i, j;
+
+	for (i = 1; i < n; i++)
+		for (j = i; j > 0 && strcmp(v[j - 1], v[j]) > 0; j--) {
+			char *t = v[j];
+
+			v[j] = v[j - 1];
+			v[j - 1] = t;
+		}
+}
+
+size_t
+vp_cli_yaml_files(const char *dir, char ***out)
+{
+	DIR *dp = opendir(dir);
+	struct dirent *e;
+	char **v = NULL;
+	size_t n = 0, cap = 0;
+
+	*out = NULL;
+	if (dp == NULL)
+		return 0;
+	while ((e = readdir(dp)) != NULL) {
+		size_t len = strlen(e->d_name);
+
+		if (len < 6 || strcmp(e->d_name + len - 5, ".yaml") != 0)
+			continue;
+		if (n == cap) {
+			cap = cap ? cap * 2 : 32;
+			v = xreallocarray(v, cap, sizeof *v);
+		}
+		v[n++] = xstrdup(e->d_name);
+	}
+	closedir(dp);
+	sort_names(v, n);
+	*out = v;
+	return n;
+}
+
+void
+vp_cli_names_free(char **v, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		free(v[i]);
+	free(v);
+}
+
+size_t
+vp_cli_library(char ***names)
+{
+	size_t n = vp_cli_yaml_files(vp_data_dir(), names), i, k = 0;
+
+	/* The stems of the model files; gpus.yaml is the catalog. */
+	for (i = 0; i < n; i++) {
+		char *v = (*names)[i];
+
+		if (strcmp(v, "gpus.yaml") == 0) {
+			free(v);
+			continue;
+		}
+		v[strlen(v) - 5] = '\0';
+		(*names)[k++] = v;
+	}
+	/* "gpt2" before "gpt2-large": the stems' order, not the files'. */
+	sort_names(*names, k);
+	return k;
+}
+
+void
+vp_cli_library_free(char **names, size_t n)
+{
+	vp_cli_names_free(names, n);
+}
+
+/*
+ * MODEL: a path, or a library name (with or without .yaml).  Returns a
+ * malloc'd path, or NULL after printing why.
+ */
+char *
+vp_cli_resolve_model(const char *arg)
+{
+	struct vp_buf b;
+	char **names;
+	size_t n;
+	const char *near;
+
+	if (access(arg, F_OK) == 0 || strchr(arg, '/') != NULL)
+		return xstrdup(arg);
+	vp_buf_init(&b);
+	vp_buf_printf(&b, "%s/%s", vp_data_dir(), arg);
+	if (strlen(arg) < 5 || strcmp(arg + strlen(arg) - 5, ".yaml") != 0)
+		vp_buf_add(&b, ".yaml");
+	if (access(b.s, R_OK) == 0)
+		return b.s;
+	vp_buf_free(&b);
+	n = vp_cli_library(&names);
+	near = vp_closest(arg, (const char *const *)names, n);
+	if (near)
+		fprintf(stderr, "vramplan: cannot find model '%s': no such "
+		    "file and not in the model library; did you mean '%s'?\n",
+		    arg, near);
+	else
+		fprintf(stderr, "vramplan: cannot find model '%s': no such "
+		    "file and not in the model library (see 'vramplan "
+		    "models')\n", arg);
+	vp_cli_library_free(names, n);
+	return NULL;
+}
+
+/*
+ * The user's own catalog ($XDG_CONFIG_HOME/vramplan/gpus.yaml, or
+ * ~/.config/vramplan/gpus.yaml) adds cards or replaces same-id ones.  A
+ * malformed one is reported with its position and ignored, so the shipped
+ * catalog still works.
+ */
+static void
+merge_user_catalog(struct vp_catalog *c)
+{
+	const char *xdg = getenv("XDG_CONFIG_HOME"), *home = getenv("HOME");
+	struct vp_diags d = { 0 };
+	struct vp_catalog user;
+	struct vp_buf b;
+
+	vp_buf_init(&b);
+	if (xdg != NULL && *xdg)
+		vp_buf_printf(&b, "%s/vramplan/gpus.yaml", xdg);
+	else if (home != NULL && *home)
+		vp_buf_printf(&b, "%s/.config/vramplan/gpus.yaml", home);
+	if (b.len == 0 || access(b.s, F_OK) != 0) {
+		vp_buf_free(&b);
+		return;
+	}
+	if (vp_catalog_load(b.s, &user, &d) != 0) {
+		vp_cli_print_diags(&d);
+		fprintf(stderr, "vramplan: note: ignoring the user catalog '%s'; "
+		    "using the shipped one\n", b.s);
+	} else {
+		vp_catalog_merge(c, &user);
+		vp_catalog_free(&user);
+	}
+	vp_diags_clear(&d);
+	vp_buf_free(&b);
+}
+
+int
+vp_cli_load_catalog(const char *path, struct vp_catalog *c)
+{
+	struct vp_diags d = { 0 };
+	struct vp_buf b;
+	int rc;
+
+	vp_buf_init(&b);
+	if (path == NULL)
+		vp_buf_printf(&b, "%s/gpus.yaml", vp_data_dir());
+	else
+		vp_buf_add(&b, path);
+	rc = vp_catalog_load(b.s, c, &d);
+	vp_cli_print_diags(&d);
+	vp_buf_free(&b);
+	if (rc == 0 && path == NULL)
+		merge_user_catalog(c);
+	return rc;
+}
+
+/* Write text to path atomically: a temporary file beside it, renamed. */
+int
+vp_cli_write_atomic(const char *path, const char *text)
+{
+	struct vp_buf tmp;
+	FILE *f;
+	int fd, rc = 0;
+
+	vp_buf_init(&tmp);
+	vp_buf_printf(&tmp, "%s.tmpXXXXXX", path);
+	fd = mkstemp(tmp.s);
+	if (fd < 0) {
+		fprintf(stderr, "vramplan: cannot create '%s': %s\n", tmp.s,
+		    strerror(errno));
+		vp_buf_free(&tmp);
+		return -1;
+	}
+	{
+		/* mkstemp makes 0600; give the file the usual mode. */
+		mode_t mask = umask(0);
+
+		umask(mask);
+		fchmod(fd, 0666 & ~mask);
+	}
+	f = fdopen(fd, "w");
+	if (f == NULL || fputs(text, f) == EOF || fflush(f) != 0 ||
+	    fsync(fd) != 0 || fclose(f) != 0) {
+		fprintf(stderr, "vramplan: cannot write '%s': %s\n", path,
+		    strerror(errno));
+		unlink(tmp.s);
+		rc = -1;
+	} else if (rename(tmp.s, path) != 0) {
+		fprintf(stderr, "vramplan: cannot write '%s': %s\n", path,
+		    strerror(errno));
+		unlink(tmp.s);
+		rc = -1;
+	}
+	vp_buf_free(&tmp);
+	return rc;
+}
+
