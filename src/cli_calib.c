@@ -272,117 +272,6 @@ tmp_path(struct vp_buf *out, const char *what)
 	return 0;
 }
 
-/* A whole (small) text file; NULL after a message. */
-static char *
-slurp(const char *path)
-{
-	struct vp_buf b;
-	char chunk[4096];
-	size_t n;
-	FILE *f = fopen(path, "r");
-
-	if (f == NULL) {
-		fprintf(stderr, "vramplan: cannot read '%s': %s\n", path,
-		    strerror(errno));
-		return NULL;
-	}
-	vp_buf_init(&b);
-	while ((n = fread(chunk, 1, sizeof chunk, f)) > 0 && b.len < (1u << 24))
-		vp_buf_addn(&b, chunk, n);
-	fclose(f);
-	return b.s;
-}
-
-/* What the probe measured that the fit and the key use. */
-struct probe_info;
-static void probe_capacity(const struct ynode *root, const char *path,
-    struct probe_info *pi, struct vp_diags *d);
-
-struct probe_info {
-	char *name, *driver, *cuda;
-	uint64_t memory_total, cublas_workspace;
-	uint64_t capacity;	/* free on the idle device, before a context */
-	char *text;		/* the whole record */
-};
-
-static int
-read_probe(const char *path, struct probe_info *pi)
-{
-	struct vp_diags d = { 0 };
-	struct ydoc *doc;
-	const struct ynode *root, *n, *g;
-	const char *s;
-
-	memset(pi, 0, sizeof *pi);
-	if ((pi->text = slurp(path)) == NULL ||
-	    (doc = ydoc_load(path, &d)) == NULL) {
-		vp_cli_print_diags(&d);
-		return -1;
-	}
-	root = ydoc_root(doc);
-	if (root != NULL && root->kind == YN_MAP) {
-		if ((g = ynode_get(root, "gpu")) != NULL && g->kind == YN_MAP) {
-			if ((n = ynode_get(g, "name")) != NULL &&
-			    ynode_string(n, path, "name", &s, &d) == 0)
-				pi->name = xstrdup(s);
-			if ((n = ynode_get(g, "memory_total_bytes")) != NULL)
-				ynode_u64(n, path, "memory_total_bytes", 0,
-				    UINT64_MAX, &pi->memory_total, &d);
-		}
-		if ((n = ynode_get(root, "driver")) != NULL &&
-		    !ynode_is_null(n) &&
-		    ynode_string(n, path, "driver", &s, &d) == 0)
-			pi->driver = xstrdup(s);
-		if ((n = ynode_get(root, "cuda_driver_version")) != NULL &&
-		    !ynode_is_null(n) &&
-		    ynode_string(n, path, "cuda", &s, &d) == 0)
-			pi->cuda = xstrdup(s);
-		if ((n = ynode_get(root, "cublas_workspace_bytes")) != NULL)
-			ynode_u64(n, path, "cublas_workspace_bytes", 0,
-			    1ULL << 40, &pi->cublas_workspace, &d);
-		probe_capacity(root, path, pi, &d);
-	}
-	vp_diags_clear(&d);
-	ydoc_free(doc);
-	return 0;
-}
-
-/*
- * The card's capacity for one process: what NVML saw free before any
- * context, or (without NVML) the free memory after the context plus the
- * context itself.
- */
-static void
-probe_capacity(const struct ynode *root, const char *path,
-    struct probe_info *pi, struct vp_diags *d)
-{
-	const struct ynode *nv = ynode_get(root, "nvml_before"), *n;
-	uint64_t after = 0, ctx = 0;
-
-	if (nv != NULL && nv->kind == YN_MAP &&
-	    (n = ynode_get(nv, "free_bytes")) != NULL && !ynode_is_null(n) &&
-	    ynode_u64(n, path, "free_bytes", 0, UINT64_MAX, &pi->capacity,
-	    d) == 0 && pi->capacity > 0)
-		return;
-	if ((n = ynode_get(root, "free_after_context_bytes")) != NULL &&
-	    !ynode_is_null(n))
-		ynode_u64(n, path, "free_after_context_bytes", 0, UINT64_MAX,
-		    &after, d);
-	if ((n = ynode_get(root, "context_bytes")) != NULL &&
-	    !ynode_is_null(n))
-		ynode_u64(n, path, "context_bytes", 0, UINT64_MAX, &ctx, d);
-	pi->capacity = after ? after + ctx : 0;
-}
-
-static void
-probe_free(struct probe_info *pi)
-{
-	free(pi->name);
-	free(pi->driver);
-	free(pi->cuda);
-	free(pi->text);
-	memset(pi, 0, sizeof *pi);
-}
 
 /* ---- calibrate ------------------------------------------------------- */
 
@@ -809,7 +698,7 @@ fit_and_store(const struct calib_opts *o, const char *mpath,
 	struct vp_diags d = { 0 };
 	struct vp_measurements m;
 	struct vp_catalog cat = { 0 };
-	struct probe_info pi;
+	struct vp_probe_record pi;
 	struct vp_profile base_prof;
 	struct vp_calib_fit fit;
 	struct vp_profile_key key;
@@ -827,7 +716,8 @@ fit_and_store(const struct calib_opts *o, const char *mpath,
 	}
 	vp_diags_clear(&d);
 	cuda = strcmp(m.device, "cuda") == 0;
-	if (ppath != NULL && read_probe(ppath, &pi) != 0) {
+	if (ppath != NULL && vp_probe_load(ppath, &pi, &d) != 0) {
+		vp_cli_print_diags(&d);
 		vp_measurements_free(&m);
 		return VP_EXIT_INPUT;
 	}
@@ -918,7 +808,7 @@ fit_and_store(const struct calib_opts *o, const char *mpath,
 	vp_buf_free(&name);
 out:
 	vp_profile_key_free(&key);
-	probe_free(&pi);
+	vp_probe_record_free(&pi);
 	vp_catalog_free(&cat);
 	vp_measurements_free(&m);
 	if (rc == VP_EXIT_OK && fflush(stdout) != 0)

@@ -5,6 +5,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "profile_read.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -463,4 +464,137 @@ vp_measurements_free(struct vp_measurements *m)
 	free(m->gpu);
 	free(m->driver);
 	memset(m, 0, sizeof *m);
+}
+
+/* ---- the probe's record -------------------------------------------------- */
+
+/* The file's text for the profile to keep (16 MiB at most, as ydoc). */
+static char *
+read_text(const char *path, struct vp_diags *d)
+{
+	struct vp_buf b;
+	char chunk[4096];
+	size_t n;
+	FILE *f = fopen(path, "r");
+
+	if (f == NULL) {
+		vp_diag_add(d, NULL, (struct vp_srcpos){ 0, 0 }, VP_ERROR,
+		    "cannot read '%s': %s", path, strerror(errno));
+		return NULL;
+	}
+	vp_buf_init(&b);
+	while ((n = fread(chunk, 1, sizeof chunk, f)) > 0 && b.len < (1u << 24))
+		vp_buf_addn(&b, chunk, n);
+	fclose(f);
+	return b.s;
+}
+
+/* An optional string under map (null counts as absent). */
+static int
+opt_string(const struct ynode *map, const char *file, const char *key,
+    char **out, struct vp_diags *d)
+{
+	const struct ynode *n = ynode_get(map, key);
+	const char *s;
+
+	if (n == NULL || ynode_is_null(n))
+		return 0;
+	if (ynode_string(n, file, key, &s, d) != 0)
+		return -1;
+	*out = xstrdup(s);
+	return 0;
+}
+
+/* An optional byte count under map (null counts as absent). */
+static int
+opt_bytes(const struct ynode *map, const char *file, const char *key,
+    uint64_t *out, struct vp_diags *d)
+{
+	const struct ynode *n = ynode_get(map, key);
+
+	if (n == NULL || ynode_is_null(n))
+		return 0;
+	return ynode_u64(n, file, key, 0, UINT64_MAX, out, d);
+}
+
+/*
+ * The card's capacity as PyTorch will see it: NVML's free memory before
+ * any context, else the free memory after the probe's context plus that
+ * context.
+ */
+static int
+probe_capacity(const struct ynode *root, const char *path,
+    struct vp_probe_record *r, struct vp_diags *d)
+{
+	const struct ynode *nv = ynode_get(root, "nvml_before");
+	uint64_t after = 0, ctx = 0;
+	int rc = 0;
+
+	if (nv != NULL && nv->kind == YN_MAP) {
+		rc |= opt_bytes(nv, path, "free_bytes", &r->capacity, d);
+		if (r->capacity > 0)
+			return rc;
+	}
+	rc |= opt_bytes(root, path, "free_after_context_bytes", &after, d);
+	rc |= opt_bytes(root, path, "context_bytes", &ctx, d);
+	r->capacity = after ? after + ctx : 0;
+	return rc;
+}
+
+void
+vp_probe_record_free(struct vp_probe_record *r)
+{
+	if (r == NULL)
+		return;
+	free(r->name);
+	free(r->driver);
+	free(r->cuda);
+	free(r->text);
+	memset(r, 0, sizeof *r);
+}
+
+int
+vp_probe_load(const char *path, struct vp_probe_record *r, struct vp_diags *d)
+{
+	const struct ynode *root, *g, *v;
+	struct ydoc *doc;
+	uint64_t version;
+	int rc = 0;
+
+	memset(r, 0, sizeof *r);
+	if ((doc = ydoc_load(path, d)) == NULL)
+		return -1;
+	root = ydoc_root(doc);
+	if (root == NULL || root->kind != YN_MAP) {
+		vp_diag_add(d, path, root ? root->pos : (struct vp_srcpos){ 1, 1 },
+		    VP_ERROR, "not a vramplan-probe record: expected a mapping "
+		    "with 'vramplan-probe: 1'");
+		ydoc_free(doc);
+		return -1;
+	}
+	if ((v = ynode_get(root, "vramplan-probe")) == NULL) {
+		vp_diag_add(d, path, root->pos, VP_ERROR, "not a vramplan-probe "
+		    "record: no 'vramplan-probe' key (the probe writes "
+		    "'vramplan-probe: 1')");
+		rc = -1;
+	} else if (ynode_u64(v, path, "vramplan-probe", 1, 1, &version,
+	    d) != 0) {
+		rc = -1;
+	}
+	if ((g = ynode_get(root, "gpu")) != NULL && g->kind == YN_MAP) {
+		rc |= opt_string(g, path, "name", &r->name, d);
+		rc |= opt_bytes(g, path, "memory_total_bytes",
+		    &r->memory_total, d);
+	}
+	rc |= opt_string(root, path, "driver", &r->driver, d);
+	rc |= opt_string(root, path, "cuda_driver_version", &r->cuda, d);
+	rc |= opt_bytes(root, path, "cublas_workspace_bytes",
+	    &r->cublas_workspace, d);
+	rc |= probe_capacity(root, path, r, d);
+	ydoc_free(doc);
+	if (rc == 0 && (r->text = read_text(path, d)) == NULL)
+		rc = -1;
+	if (rc != 0)
+		vp_probe_record_free(r);
+	return rc != 0 ? -1 : 0;
 }

@@ -38,4 +38,21 @@ int vp_measurements_load(const char *path, const char *base_dir,
     struct vp_measurements *out, struct vp_diags *d);
 void vp_measurements_free(struct vp_measurements *m);
 
+/*
+ * What calib/vramplan-probe measured that the fit and the profile's key
+ * use.  Fields the record lacks stay 0 or NULL; a field that is there
+ * but malformed, a record that is not a mapping, or one of another format
+ * version is a diagnostic and -1 (with r released).  text is the record
+ * as read, which the profile stores.  vp_probe_record_free releases it.
+ */
+struct vp_probe_record {
+	char *name, *driver, *cuda;
+	uint64_t memory_total, cublas_workspace;
+	uint64_t capacity;	/* free on the idle device, before a context */
+	char *text;
+};
+int vp_probe_load(const char *path, struct vp_probe_record *r,
+    struct vp_diags *d);
+void vp_probe_record_free(struct vp_probe_record *r);
+
 #endif

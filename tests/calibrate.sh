@@ -126,6 +126,23 @@ check "H200 estimate: capacity in JSON" 0 '"capacity_bytes": 150129868800' out -
     env XDG_DATA_HOME="$cdir" "$vp" "$model" --gpus 1xH200 --no-search --json
 check "--probe needs --measurements" 2 'goes with' err -- \
     "$vp" calibrate --probe "$top/tests/data/calib/h200-probe-example.yaml"
+# A malformed probe record is refused with its positions (the reader once
+# dropped them, and leaked the record's text).
+printf 'vramplan-probe: 1\ngpu:\n  name: [1]\n  memory_total_bytes: -5\n' \
+    >"$tmp/bad-probe.yaml"
+check "malformed probe: each field with its position" 3 \
+    'bad-probe.yaml:4:23: error: .memory_total_bytes' err -- \
+    env XDG_DATA_HOME="$tmp/bad-probe-xdg" "$vp" calibrate --measurements \
+    "$top/tests/data/calib/h200-synthetic-measurements.yaml" \
+    --probe "$tmp/bad-probe.yaml"
+grep -q 'bad-probe.yaml:3:9: error' "$tmp/err" &&
+    ok "malformed probe: the first field too" ||
+    bad "malformed probe: the first field too"
+printf 'foo: 1\n' >"$tmp/not-probe.yaml"
+check "not a probe record" 3 'not a vramplan-probe record' err -- \
+    env XDG_DATA_HOME="$tmp/bad-probe-xdg" "$vp" calibrate --measurements \
+    "$top/tests/data/calib/h200-synthetic-measurements.yaml" \
+    --probe "$tmp/not-probe.yaml"
 
 # 4. Rejected profiles.
 mkdir -p "$tmp/p"
