@@ -435,7 +435,7 @@ vp_cli_setup(int argc, char **argv, unsigned cmd, struct vp_cli_job *job)
 	ses->nplans = o->has[VP_O_PLANS] ? (int)o->val[VP_O_PLANS].u : 4;
 	ses->version = PACKAGE_VERSION;
 	if (vp_cli_profile(job->profile, job->gs.gpu, ses->plan.device,
-	    &ses->profile, &job->prof_label) != 0)
+	    &ses->profile, &job->prof_label) < 0)
 		return VP_EXIT_INPUT;
 	ses->profile_label = job->prof_label.s;
 	return VP_EXIT_OK;
@@ -692,7 +692,33 @@ compare_checks(const struct vp_optset *o, int first, int argc)
 		fputs("vramplan: --json and --csv exclude each other\n", stderr);
 		return VP_EXIT_USAGE;
 	}
+	if (o->has[VP_O_PROFILE] && strcmp(o->val[VP_O_PROFILE].s,
+	    "none") != 0) {
+		fputs("vramplan: compare: --profile takes only 'none' here: "
+		    "each card uses the profile stored for it (vramplan "
+		    "calibrate --show)\n", stderr);
+		return VP_EXIT_USAGE;
+	}
 	return VP_EXIT_OK;
+}
+
+/*
+ * One card of compare, under its calibrated profile when one is stored
+ * for it (unless --profile none), as the estimate would take it.
+ */
+static void
+compare_card(const struct vp_optset *o, const struct vp_compare *job,
+    const struct vp_gpu *g, struct vp_card_result *out)
+{
+	struct vp_profile prof;
+	struct vp_buf label;
+	int rc;
+
+	rc = vp_cli_profile(o->has[VP_O_PROFILE] ? o->val[VP_O_PROFILE].s :
+	    NULL, g, VP_DEVICE_CUDA, &prof, &label);
+	vp_buf_free(&label);
+	vp_compare_card(job, g, rc > 0 ? &prof : NULL, out);
+	out->calibrated = rc > 0;
 }
 
 /*
@@ -791,7 +817,7 @@ vp_cmd_compare(int argc, char **argv)
 		for (i = 0; i < cat.n; i++) {
 			if (!card_selected(&cat.v[i], &filt))
 				continue;
-			vp_compare_card(&job, &cat.v[i], &cards[n]);
+			compare_card(&o, &job, &cat.v[i], &cards[n]);
 			anyfit |= cards[n].fits;
 			n++;
 		}

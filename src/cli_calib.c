@@ -190,6 +190,7 @@ vp_cli_profile(const char *path, const struct vp_gpu *gpu, int device,
 		}
 	} else {
 		label_calibrated(label, &key, out, found.s);
+		rc = 1;
 	}
 	vp_profile_key_free(&key);
 	vp_diags_clear(&d);

@@ -17,7 +17,8 @@
  * The profile an estimate uses: --profile FILE, else the calibrated
  * profile stored for this card (or for cpu), else the built-in defaults.
  * Initialises label (the report's "profile:" line; the caller frees it).
- * -1 after printing why a profile file is rejected.
+ * 1: a calibrated profile, 0: the built-in defaults, -1 after printing
+ * why a profile file is rejected.
  */
 int vp_cli_profile(const char *path, const struct vp_gpu *gpu, int device,
     struct vp_profile *out, struct vp_buf *label);

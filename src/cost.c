@@ -60,7 +60,7 @@ point(const struct vp_compare *c, const struct vp_gpu *gpu,
 
 void
 vp_compare_card(const struct vp_compare *c, const struct vp_gpu *gpu,
-    struct vp_card_result *out)
+    const struct vp_profile *calibrated, struct vp_card_result *out)
 {
 	struct vp_profile prof;
 	unsigned n, k;
@@ -71,7 +71,10 @@ vp_compare_card(const struct vp_compare *c, const struct vp_gpu *gpu,
 	out->usd_per_hour = NAN;
 	out->usd_per_billion_tokens = NAN;
 	out->purchase_usd = NAN;
-	vp_profile_default(gpu, &prof);
+	if (calibrated != NULL)
+		prof = *calibrated;
+	else
+		vp_profile_default(gpu, &prof);
 	out->price = vp_gpu_cheapest_price(gpu);
 	if (out->price != NULL)
 		out->usd_per_hour = out->price->usd_per_gpu_hour;

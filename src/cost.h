@@ -36,6 +36,7 @@ struct vp_card_result {
 	double usd_per_billion_tokens;	/* at the needed count */
 	double purchase_usd;		/* launch price x GPUs; NAN: unknown */
 	struct vp_mem mem;		/* exact replay of the needed plan */
+	bool calibrated;		/* under a calibrated profile */
 };
 
 struct vp_compare {
@@ -46,8 +47,9 @@ struct vp_compare {
 	unsigned max_gpus;
 };
 
+/* One card: prof is its calibrated profile, NULL for the built-in one. */
 void vp_compare_card(const struct vp_compare *c, const struct vp_gpu *gpu,
-    struct vp_card_result *out);
+    const struct vp_profile *prof, struct vp_card_result *out);
 
 enum vp_sort { VP_SORT_COST, VP_SORT_TIME, VP_SORT_GPUS };
 void vp_compare_sort(struct vp_card_result *r, size_t n, enum vp_sort key);

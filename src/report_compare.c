@@ -8,6 +8,21 @@
 #include "json.h"
 #include "report.h"
 
+/* The cards whose own calibrated profile was used, when any. */
+static void
+calibrated_note(const struct vp_compare_report *r, struct vp_buf *o)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < r->n; i++)
+		if (r->cards[i].calibrated)
+			vp_buf_printf(o, "%s%s", n++ ? ", " : "Calibrated "
+			    "profiles (vramplan calibrate) used for: ",
+			    r->cards[i].gpu->id);
+	if (n)
+		vp_buf_add(o, "; the others use the built-in defaults.\n");
+}
+
 /* The cheapest and the fastest fitting cards (indexes, -1: none); the
  * picture can only place cards with a price. */
 static void
@@ -97,6 +112,7 @@ vp_compare_text(const struct vp_compare_report *r, struct vp_buf *o)
 	vp_buf_add(o, "Prices are each card's cheapest cloud list price in the "
 	    "catalog (or --price); cards without one are ranked last by "
 	    "cost.\n");
+	calibrated_note(r, o);
 }
 
 /* One card: the fewest GPUs it needs, the plan there, time and money,
@@ -110,6 +126,7 @@ json_card(struct vp_json *j, const struct vp_card_result *c)
 	vp_json_object(j, NULL, VP_JSON_INLINE);
 	vp_json_str(j, "gpu", c->gpu->id);
 	vp_json_bool(j, "fits", c->fits);
+	vp_json_bool(j, "calibrated", c->calibrated);
 	if (!c->fits) {
 		vp_json_str(j, "why", c->why ? c->why : "");
 		vp_json_end(j);

@@ -399,7 +399,7 @@ pick_profile(void *ctx, struct vp_session *s, struct vp_buf *msg)
 
 	rc = vp_cli_profile(sh->job.profile, s->gpus->gpu, s->plan.device,
 	    &s->profile, &label);
-	if (rc != 0) {
+	if (rc < 0) {
 		char why[VP_TUI_MSG];
 
 		last_error(sh, why, sizeof why);

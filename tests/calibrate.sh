@@ -124,6 +124,23 @@ check "H200 estimate: measured capacity" 0 'measured by vramplan-probe' out -- \
     env XDG_DATA_HOME="$cdir" "$vp" "$model" --gpus 1xH200 --no-search
 check "H200 estimate: capacity in JSON" 0 '"capacity_bytes": 150129868800' out -- \
     env XDG_DATA_HOME="$cdir" "$vp" "$model" --gpus 1xH200 --no-search --json
+# compare costs every card under its own stored profile (it once ignored
+# them): the H200 is marked calibrated, the others are not.
+check "compare: the H200 under its profile" 0 \
+    '"gpu": "H200-141G-SXM", "fits": true, "calibrated": true' out -- \
+    env XDG_DATA_HOME="$cdir" "$vp" compare "$model" --tokens 1e9 --json
+grep -q '"gpu": "H100-80G-SXM", "fits": true, "calibrated": false' \
+    "$tmp/out" && ok "compare: other cards built-in" ||
+    bad "compare: other cards built-in"
+check "compare: the text names the calibrated card" 0 \
+    'Calibrated profiles (vramplan calibrate) used for: H200-141G-SXM' out -- \
+    env XDG_DATA_HOME="$cdir" "$vp" compare "$model" --tokens 1e9
+check "compare --profile none: no profile" 0 '"calibrated": false' out -- \
+    env XDG_DATA_HOME="$cdir" "$vp" compare "$model" --tokens 1e9 --json \
+    --profile none
+grep -q '"calibrated": true' "$tmp/out" &&
+    bad "compare --profile none: none calibrated" ||
+    ok "compare --profile none: none calibrated"
 check "--probe needs --measurements" 2 'goes with' err -- \
     "$vp" calibrate --probe "$top/tests/data/calib/h200-probe-example.yaml"
 # A malformed probe record is refused with its positions (the reader once

@@ -276,6 +276,7 @@ run cli-gpus-unknown-option gpus --bogus
 # messages (it lacked --attention, --framework, --plan, ...).
 run cli-compare-lora-targets compare gpt2 --tokens 1e9 --lora-targets qq
 run cli-compare-micro-batch-range compare gpt2 --tokens 1e9 --micro-batch 2000000
+run cli-compare-profile-file compare gpt2 --tokens 1e9 --profile x.yaml
 run compare-gpt2-plan-options compare gpt2 --tokens 1e9 --attention eager \
 	--framework deepspeed --zero 2 --max-gpus 8 --csv
 run compare-plan-file compare models/llama-3-8b.yaml --tokens 1e9 \
