@@ -143,6 +143,10 @@ vp_cli_profile(const char *path, const struct vp_gpu *gpu, int device,
 	struct vp_buf found;
 	const char *builtin = device == VP_DEVICE_CPU ?
 	    "cpu (no caching allocator, no CUDA context)" :
+	    gpu != NULL && !vp_gpu_stack_measured(gpu) ?
+	    "built-in defaults (not calibrated; nothing measured on this "
+	    "card's software stack: CUDA's context, BLAS workspace and "
+	    "collective buffers stand in)" :
 	    "built-in defaults (not calibrated)";
 	int rc = 0;
 

@@ -5,6 +5,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#define X(e, s) s,
+const char *const vp_sort_names[VP_SORT_COUNT] = { VP_SORT_LIST(X) };
+#undef X
+
 /*
  * The least bytes per GPU any plan can reach: weights, gradients and
  * optimizer states fully sharded over n GPUs.  Below this n the search is

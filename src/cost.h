@@ -51,7 +51,12 @@ struct vp_compare {
 void vp_compare_card(const struct vp_compare *c, const struct vp_gpu *gpu,
     const struct vp_profile *prof, struct vp_card_result *out);
 
-enum vp_sort { VP_SORT_COST, VP_SORT_TIME, VP_SORT_GPUS };
+/* compare's orders (--sort): cheapest, fastest, fewest GPUs first. */
+#define VP_SORT_LIST(X) X(COST, "cost") X(TIME, "time") X(GPUS, "gpus")
+#define X(e, s) VP_SORT_##e,
+enum vp_sort { VP_SORT_LIST(X) VP_SORT_COUNT };
+#undef X
+extern const char *const vp_sort_names[VP_SORT_COUNT];
 void vp_compare_sort(struct vp_card_result *r, size_t n, enum vp_sort key);
 
 #endif

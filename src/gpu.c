@@ -216,7 +216,9 @@ vp_gpuset_free(struct vp_gpuset *s)
 }
 
 /*
- * Default software-stack profile.  Sources (shared GPU notes, §3):
+ * Default software-stack profile.  Sources (PyTorch's
+ * c10/cuda/CUDACachingAllocator.cpp and CublasHandlePool.cpp, NCCL's
+ * documentation of NCCL_BUFFSIZE and channels, the forum threads named):
  * - CUDA context with lazy module loading (PyTorch >= 1.13, CUDA >= 11.7):
  *   about 300-500 MB per process; ptrblck quotes ~400 MB (pytorch #109888).
  *   We take 500 MiB on Hopper/Blackwell (bigger kernel images), 400 MiB
@@ -275,6 +277,12 @@ static const struct family_stack family_stack[VP_GPU_FAM_COUNT] = {
 const char *const vp_gpu_family_names[VP_GPU_FAM_COUNT] = {
 	VP_GPU_FAMILY_LIST(X) };
 #undef X
+
+bool
+vp_gpu_stack_measured(const struct vp_gpu *gpu)
+{
+	return family_stack[gpu ? gpu->family : VP_GPU_FAM_GENERIC].measured;
+}
 
 void
 vp_profile_default(const struct vp_gpu *gpu, struct vp_profile *p)

@@ -151,6 +151,9 @@ struct vp_profile {
 /* The lowering a model gets: implementation x architecture. */
 unsigned vp_lowering(const struct vp_model *m);
 extern const char *const vp_lowering_names[VP_LOWERINGS];
+/* Whether the software-stack constants of a card's family were measured
+ * on that stack (false: AMD and Gaudi, whose rows borrow CUDA's). */
+bool vp_gpu_stack_measured(const struct vp_gpu *gpu);
 /* The default profile for a card (NULL gpu: a generic CUDA profile). */
 void vp_profile_default(const struct vp_gpu *gpu, struct vp_profile *out);
 

@@ -7,9 +7,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cost.h"
+
 static const char *const lora_dtype_names[] = { "fp32", "bf16" };
 static const enum vp_dtype lora_dtypes[] = { VP_FP32, VP_BF16 };
-static const char *const sort_names[] = { "cost", "time", "gpus" };
 
 #define F(field) offsetof(struct vp_plan, field)
 #define E(tab) tab, (int)VP_NELEM(tab)
@@ -145,7 +146,8 @@ const struct vp_optdef vp_options[VP_O_COUNT] = {
 [VP_O_GLOBAL_BATCH] = { "global-batch", VP_OK_U64, NOF, NULL, 0, NULL, 1,
     1u << 27, false, NULL, CMP, false, false, VP_OPEN_NONE, "N",
     "sequences per optimizer step" },
-[VP_O_SORT] = { "sort", VP_OK_ENUM, NOF, E(sort_names), NULL, 0, 0, false,
+[VP_O_SORT] = { "sort", VP_OK_ENUM, NOF, vp_sort_names, VP_SORT_COUNT, NULL,
+    0, 0, false,
     NULL, CMP, false, false, VP_OPEN_NONE, "K", "the order of the cards" },
 [VP_O_MAX_GPUS] = { "max-gpus", VP_OK_U64, NOF, NULL, 0, NULL, 1, 65536,
     false, NULL, CMP, false, false, VP_OPEN_NONE, "N",

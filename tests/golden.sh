@@ -376,6 +376,8 @@ run plan-file-fused-alias gpt2 --plan tests/data/plans/fused-alias.yaml --json
 
 # --optimizer-impl (torch.optim's foreach= / fused=): the first option
 # added as one row of the option table.
+# A card whose software stack nobody has measured says so.
+run est-mi300x-unmeasured-stack llama-3-8b --gpus 1xMI300X --no-search
 run opt-impl-for-loop gpt2 --optimizer-impl for-loop --seq 256 --gpus 1xA100
 run opt-impl-foreach-cpu gpt2 --optimizer-impl foreach --seq 256 \
 	--device cpu --precision fp32 --json
