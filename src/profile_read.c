@@ -489,22 +489,6 @@ read_text(const char *path, struct vp_diags *d)
 	return b.s;
 }
 
-/* An optional string under map (null counts as absent). */
-static int
-opt_string(const struct ynode *map, const char *file, const char *key,
-    char **out, struct vp_diags *d)
-{
-	const struct ynode *n = ynode_get(map, key);
-	const char *s;
-
-	if (n == NULL || ynode_is_null(n))
-		return 0;
-	if (ynode_string(n, file, key, &s, d) != 0)
-		return -1;
-	*out = xstrdup(s);
-	return 0;
-}
-
 /* An optional byte count under map (null counts as absent). */
 static int
 opt_bytes(const struct ynode *map, const char *file, const char *key,
@@ -582,12 +566,12 @@ vp_probe_load(const char *path, struct vp_probe_record *r, struct vp_diags *d)
 		rc = -1;
 	}
 	if ((g = ynode_get(root, "gpu")) != NULL && g->kind == YN_MAP) {
-		rc |= opt_string(g, path, "name", &r->name, d);
+		rc |= ynode_opt_string(g, path, "name", &r->name, d);
 		rc |= opt_bytes(g, path, "memory_total_bytes",
 		    &r->memory_total, d);
 	}
-	rc |= opt_string(root, path, "driver", &r->driver, d);
-	rc |= opt_string(root, path, "cuda_driver_version", &r->cuda, d);
+	rc |= ynode_opt_string(root, path, "driver", &r->driver, d);
+	rc |= ynode_opt_string(root, path, "cuda_driver_version", &r->cuda, d);
 	rc |= opt_bytes(root, path, "cublas_workspace_bytes",
 	    &r->cublas_workspace, d);
 	rc |= probe_capacity(root, path, r, d);
