@@ -84,7 +84,8 @@ vp_compare_card(const struct vp_compare *c, const struct vp_gpu *gpu,
 		out->usd_per_hour = out->price->usd_per_gpu_hour;
 	/* Fewest GPUs: one by one to a node, then whole nodes, then
 	 * doubling; counts whose sharded floor cannot fit are skipped. */
-	for (n = 1; n <= c->max_gpus; n = n < 8 ? n + 1 : n < 64 ? n + 8 :
+	for (n = 1; n <= c->max_gpus; n = n < VP_DEFAULT_GPUS_PER_NODE ? n + 1 :
+	    n < 8 * VP_DEFAULT_GPUS_PER_NODE ? n + VP_DEFAULT_GPUS_PER_NODE :
 	    n * 2) {
 		if (floor_bytes(c->model, &c->base, n) > gpu->usable_bytes)
 			continue;

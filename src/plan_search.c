@@ -583,8 +583,9 @@ vp_min_gpus(const struct vp_search *s, const struct vp_plan *base,
 	struct vp_search t = *s;
 	unsigned n;
 
-	/* 1..8 one by one, then whole nodes. */
-	for (n = 1; n <= limit; n = n < 8 ? n + 1 : n + 8) {
+	/* One by one to a node, then whole nodes. */
+	for (n = 1; n <= limit; n = n < VP_DEFAULT_GPUS_PER_NODE ? n + 1 :
+	    n + VP_DEFAULT_GPUS_PER_NODE) {
 		struct vp_plan b = *base;
 
 		t.world = n;
