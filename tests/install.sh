@@ -1,8 +1,8 @@
 #!/bin/sh
 # make install as a distribution runs it: DESTDIR=<tmp>, then
 #   1. the installed vramplan (and vramplan-probe, when built) holds no path
-#      of the source or build tree (debug sections aside: they name the
-#      build directory by design, and packagers strip them);
+#      of the source or build tree, debug information included (configure
+#      maps both to "." with -ffile-prefix-map where the compiler has it);
 #   2. the probe is in $(pkglibexecdir), not in $(bindir); the library and
 #      catalog in $(pkgdatadir)/models;
 #   3. run from /, with VRAMPLAN_DATA unset, the installed program finds
@@ -35,9 +35,7 @@ data=$root$VP_PKGDATADIR/models
 # is taken out of each string first: distcheck installs under the
 # unpacked tarball, so there $(prefix) lies inside the source directory.
 notree() {
-	${STRIP:-strip} --strip-debug -o "$tmp/copy" "$1" 2>"$tmp/err" ||
-	    cp "$1" "$tmp/copy"
-	tr -c '[:print:]' '\n' <"$tmp/copy" | awk -v p="$VP_PREFIX" \
+	tr -c '[:print:]' '\n' <"$1" | awk -v p="$VP_PREFIX" \
 	    -v e="$VP_EXEC_PREFIX" -v s="$(cd "$top" && pwd)" -v b="$build" '
 	    function cut(str, x,   i) {
 		while (x != "" && (i = index(str, x)) > 0)
