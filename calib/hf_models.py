@@ -1,0 +1,197 @@
+"""Real Hugging Face transformers models under calib/harness.py's CPU meter.
+
+    python calib/hf_models.py --write-configs tests/data/hf-val   # regenerate the configs
+    python calib/hf_models.py CONFIG.json [--precision P] [--optimizer O] [--micro-batch B]
+                              [--seq S] [--recompute none|full] [--attention sdpa|eager] [--trace]
+
+Needs torch >= 2 and transformers (requirements-test.txt, in the virtual
+environment `make venv` creates).  The model is built with the real class
+(AutoModelForCausalLM / AutoModelForMaskedLM .from_config, random weights,
+no hub access) from a config.json that vramplan reads too.  The training
+step is harness._train_step's: forward with labels, backward, the
+optimizer's step, zero_grad(set_to_none=True), under harness._measure_cpu's
+exact replay of the CPU allocator's events.  The phases: "forward" is the
+model's forward up to its loss_function, "loss" is that function (HF's
+ForCausalLMLoss / ForMaskedLMLoss: the fp32 upcast and the cross-entropy),
+then "backward", "optimizer", "zero_grad" as for the torch.nn clones.
+"""
+
+import argparse
+import contextlib
+import json
+import os
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+if HERE not in sys.path:
+    sys.path.insert(0, HERE)
+
+import harness  # noqa: E402  (sets the oneDNN ISA cap before torch is imported)
+from harness import torch, nn, phase  # noqa: E402
+
+# The shipped configs: (model_type, the config class's arguments).  Each is
+# the class's own to_dict() (every real field), shrunk: 2-4 layers, small
+# hidden, dropout 0, no cache.  Small vocabularies (256-512) leave the peak
+# to the activations; the 2048-8192 ones to the logits.
+CONFIGS = {
+    "llama-gqa": ("llama", dict(vocab_size=2048, hidden_size=128, intermediate_size=344, num_hidden_layers=2,
+                                num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=2048)),
+    "llama-act": ("llama", dict(vocab_size=256, hidden_size=128, intermediate_size=344, num_hidden_layers=4,
+                                num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=2048)),
+    "qwen2": ("qwen2", dict(vocab_size=2048, hidden_size=128, intermediate_size=344, num_hidden_layers=2,
+                            num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=2048,
+                            tie_word_embeddings=True)),
+    "gpt2": ("gpt2", dict(vocab_size=4096, n_embd=128, n_layer=2, n_head=4, n_positions=1024, bos_token_id=4095, eos_token_id=4095,
+                          attn_pdrop=0.0, embd_pdrop=0.0, resid_pdrop=0.0, summary_first_dropout=0.0)),
+    "gpt2-act": ("gpt2", dict(vocab_size=512, n_embd=128, n_layer=3, n_head=4, n_positions=1024, bos_token_id=511,
+                              eos_token_id=511, attn_pdrop=0.0, embd_pdrop=0.0, resid_pdrop=0.0, summary_first_dropout=0.0)),
+    "bert": ("bert", dict(vocab_size=4096, hidden_size=128, num_hidden_layers=2, num_attention_heads=4,
+                          intermediate_size=512, max_position_embeddings=512, hidden_dropout_prob=0.0,
+                          attention_probs_dropout_prob=0.0)),
+}
+
+
+def write_configs(out_dir):
+    import transformers
+    os.makedirs(out_dir, exist_ok=True)
+    for name, (mt, kw) in sorted(CONFIGS.items()):
+        cfg = transformers.CONFIG_MAPPING[mt](use_cache=False, **kw)
+        d = cfg.to_dict()
+        d.pop("transformers_version", None)   # the file stays put when the pin moves
+        path = os.path.join(out_dir, name + ".config.json")
+        with open(path, "w") as f:
+            json.dump(d, f, indent=2, sort_keys=True)
+            f.write("\n")
+        print(path)
+
+
+def load_config(path):
+    import transformers
+    with open(path) as f:
+        d = json.load(f)
+    mt = d.pop("model_type")
+    return transformers.CONFIG_MAPPING[mt].from_dict(d)
+
+
+class HFStep(nn.Module):
+    """model(ids, labels) -> loss, as harness._train_step calls it, with the
+    phase marks: "forward" around the HF forward, "loss" (nested; the
+    replay gives events to the mark that started last) around its
+    loss_function.  The output object (and with it the logits) dies before
+    forward returns, as in a training loop that keeps only the loss."""
+
+    def __init__(self, model):
+        super().__init__()
+        self.model = model
+        inner = model.loss_function
+
+        def loss_function(*a, **k):
+            with phase("loss"):
+                return inner(*a, **k)
+        model.loss_function = loss_function
+
+    def forward(self, ids, labels):
+        with phase("forward"):
+            out = self.model(input_ids=ids, labels=labels)
+            loss = out.loss
+            del out
+        return loss
+
+
+def build(config_path, attention, recompute, precision):
+    import transformers
+    cfg = load_config(config_path)
+    if cfg.model_type == "bert":
+        auto = transformers.AutoModelForMaskedLM
+    else:
+        auto = transformers.AutoModelForCausalLM
+    model = auto.from_config(cfg, attn_implementation=attention)
+    if any(p.dtype != torch.float32 for p in model.parameters()):
+        model = model.float()
+    got = getattr(model.config, "_attn_implementation", attention)
+    if got != attention:
+        raise harness.HarnessError("%s: asked for attention %s, transformers chose %s" % (config_path, attention, got))
+    model.train()
+    if recompute == "full":
+        model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
+    if precision == "bf16":
+        model.to(torch.bfloat16)
+    return HFStep(model), cfg
+
+
+def measure(config_path, precision="fp32", optimizer="adamw", micro_batch=2, seq=64, recompute="none",
+            attention="sdpa", steps=2, seed=0, num_threads=2, trace=False, optimizer_impl="default"):
+    """harness.measure's result keys (allocated_peak_bytes, peak_phase,
+    peak_step, phases, steps_detail, checks, ...) for an HF model."""
+    import transformers
+    torch.set_num_threads(int(num_threads))
+    torch.manual_seed(seed)
+    o = {"device": "cpu", "precision": precision}
+    model, cfg = build(config_path, attention, recompute, precision)
+    gen = torch.Generator().manual_seed(seed + 1)
+    ids = torch.randint(0, int(cfg.vocab_size), (micro_batch, seq), generator=gen)
+    labels = ids
+    trainable = [p for p in model.parameters() if p.requires_grad]
+    opt = harness.make_optimizer(optimizer, trainable, "cpu", optimizer_impl)
+    params = list(model.parameters())
+    buffers = list(model.buffers())
+    seen = {}
+    weights = harness._unique_bytes(params, seen)
+    bufs = harness._unique_bytes(buffers, seen)
+    inputs = harness._unique_bytes([ids, labels], seen)
+    res = {
+        "torch": torch.__version__, "transformers": transformers.__version__,
+        "model_class": type(model.model).__name__, "attention_impl": model.model.config._attn_implementation,
+        "precision": precision, "optimizer": optimizer, "foreach": harness.effective_foreach(opt),
+        "micro_batch": micro_batch, "seq": seq, "recompute": recompute,
+        "weights_bytes": weights, "buffers_bytes": bufs, "inputs_bytes": inputs,
+        "baseline_bytes": weights + bufs + inputs,
+    }
+    import gc
+    gc.collect()
+    info = {}
+    rep = harness._measure_cpu(res, model, ids, labels, opt, o, None, info, params, buffers, steps, trace)
+    res["grad_bytes"] = info.get("grad_bytes")
+    res["optimizer_state_bytes"] = harness._unique_bytes(harness._optimizer_tensors(opt))
+    res["final_loss"] = info.get("loss")
+    if trace:
+        res["_replay"] = rep
+    del model, opt, ids, labels, params, buffers, trainable
+    gc.collect()
+    return res
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(prog="hf_models.py")
+    ap.add_argument("config", nargs="?")
+    ap.add_argument("--write-configs", metavar="DIR")
+    ap.add_argument("--precision", default="fp32")
+    ap.add_argument("--optimizer", default="adamw")
+    ap.add_argument("--micro-batch", type=int, default=2)
+    ap.add_argument("--seq", type=int, default=64)
+    ap.add_argument("--recompute", default="none")
+    ap.add_argument("--attention", default="sdpa")
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--trace", action="store_true", help="the largest allocations live at the peak, on stderr")
+    a = ap.parse_args(argv)
+    if a.write_configs:
+        write_configs(a.write_configs)
+        return 0
+    if not a.config:
+        ap.error("a config.json is needed")
+    res = measure(a.config, a.precision, a.optimizer, a.micro_batch, a.seq, a.recompute, a.attention,
+                  num_threads=a.threads, trace=a.trace)
+    rep = res.pop("_replay", None)
+    if rep is not None:
+        peak, peak_i, ph, st, per = rep.summarize()
+        top, groups, tot = rep.live_at(peak_i, top=25)
+        for t in top:
+            sys.stderr.write("%12d  %-16s %s\n" % (t["bytes"], t["allocated_in"], t["op"]))
+        sys.stderr.write("by phase: %s\n" % json.dumps(groups))
+    json.dump(res, sys.stdout, indent=1, default=str)
+    sys.stdout.write("\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

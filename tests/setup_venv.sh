@@ -1,0 +1,37 @@
+#!/bin/sh
+# setup_venv.sh DIR REQUIREMENTS — build the PyTorch 2 test environment
+# (`make venv`; .ci/run calls it before make check): a virtual environment
+# in DIR with every package of REQUIREMENTS at its pinned version.  Python
+# 3.11 (VENV_PYTHON, default /usr/bin/python3, else python3 on PATH).
+# Safe to run again: nothing is done while DIR/.requirements equals
+# REQUIREMENTS; a changed file rebuilds DIR from scratch.  The environment
+# is built under DIR.new and renamed, so a failed install leaves no half
+# environment for the tests to find.
+set -eu
+dir=${1:?usage: setup_venv.sh DIR REQUIREMENTS}
+req=${2:?usage: setup_venv.sh DIR REQUIREMENTS}
+py=${VENV_PYTHON:-/usr/bin/python3}
+[ -x "$py" ] || py=python3
+if [ -x "$dir/bin/python" ] && cmp -s "$req" "$dir/.requirements"; then
+	echo "setup_venv: $dir is up to date"
+	exit 0
+fi
+"$py" -c 'import sys; sys.exit(sys.version_info[:2] != (3, 11))' || {
+	echo "setup_venv: $py is not Python 3.11 (set VENV_PYTHON)" >&2
+	exit 1
+}
+rm -rf "$dir.new"
+"$py" -m venv "$dir.new"
+if ! "$dir.new/bin/python" -m pip install --no-input -q --disable-pip-version-check \
+    -r "$req" >"$dir.new/pip.log" 2>&1; then
+	cat "$dir.new/pip.log" >&2
+	echo "setup_venv: pip install -r $req failed" >&2
+	exit 1
+fi
+"$dir.new/bin/python" -c 'import torch, transformers, yaml'
+cp "$req" "$dir.new/.requirements"
+# Renamed whole: bin/python finds its packages from its own place (only
+# the console scripts' #! lines name DIR.new, and nothing here runs them).
+rm -rf "$dir"
+mv "$dir.new" "$dir"
+echo "setup_venv: $dir ready ($("$dir/bin/python" -c 'import torch, transformers; print("torch", torch.__version__ + ", transformers", transformers.__version__)'))"
