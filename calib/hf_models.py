@@ -113,7 +113,10 @@ def build(config_path, attention, recompute, precision):
         raise harness.HarnessError("%s: asked for attention %s, transformers chose %s" % (config_path, attention, got))
     model.train()
     if recompute == "full":
-        model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
+        import warnings
+        with warnings.catch_warnings():   # transformers 5 renames it activation_checkpointing_enable
+            warnings.simplefilter("ignore", FutureWarning)
+            model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
     if precision == "bf16":
         model.to(torch.bfloat16)
     return HFStep(model), cfg
