@@ -245,38 +245,74 @@ vp_gpuset_free(struct vp_gpuset *s)
  * as placeholders, marked measured = false, until a calibrated profile
  * replaces them.
  */
+/*
+ * cuBLAS's workspace per handle and stream, allocated through the caching
+ * allocator (aten/src/ATen/cuda/CublasHandlePool.cpp): the default
+ * CUBLAS_WORKSPACE_CONFIG ":4096:2:16:8" is 2 x 4 MiB + 8 x 16 KiB =
+ * 8,519,680 B; on sm_90 and later 32 MiB (":4096:8" since PyTorch 2.1
+ * [the release is the change's date, unconfirmed]).
+ */
+#define VP_CUBLAS_PRE_SM90 (2 * (4ULL << 20) + 8 * (16ULL << 10))
+#define VP_CUBLAS_SM90 (32ULL << 20)
+
 struct family_stack {
-	uint64_t context_mib, cublas_mib;
+	uint64_t context_mib, cublas_bytes;
 	double mfu;
 	bool measured;		/* the constants were measured on this stack */
 };
 
 static const struct family_stack family_stack[VP_GPU_FAM_COUNT] = {
-	/*                                ctx  cuBLAS mfu   measured */
-	[VP_GPU_FAM_GENERIC]            = { 400,  8, 0.40, true },
-	[VP_GPU_FAM_VOLTA]              = { 400,  8, 0.40, true },
-	[VP_GPU_FAM_TURING]             = { 400,  8, 0.40, true },
-	[VP_GPU_FAM_AMPERE]             = { 400,  8, 0.40, true },
-	[VP_GPU_FAM_AMPERE_CONSUMER]    = { 400,  8, 0.35, true },
-	[VP_GPU_FAM_AMPERE_WORKSTATION] = { 400,  8, 0.40, true },
-	[VP_GPU_FAM_ADA]                = { 400,  8, 0.40, true },
-	[VP_GPU_FAM_ADA_CONSUMER]       = { 400,  8, 0.35, true },
-	[VP_GPU_FAM_ADA_WORKSTATION]    = { 400,  8, 0.40, true },
-	[VP_GPU_FAM_HOPPER]             = { 500, 32, 0.40, true },
-	[VP_GPU_FAM_BLACKWELL]          = { 500, 32, 0.40, true },
+	/*                                ctx  cuBLAS workspace    mfu   measured */
+	[VP_GPU_FAM_GENERIC]            = { 400, VP_CUBLAS_PRE_SM90, 0.40, true },
+	[VP_GPU_FAM_VOLTA]              = { 400, VP_CUBLAS_PRE_SM90, 0.40, true },
+	[VP_GPU_FAM_TURING]             = { 400, VP_CUBLAS_PRE_SM90, 0.40, true },
+	[VP_GPU_FAM_AMPERE]             = { 400, VP_CUBLAS_PRE_SM90, 0.40, true },
+	[VP_GPU_FAM_AMPERE_CONSUMER]    = { 400, VP_CUBLAS_PRE_SM90, 0.35, true },
+	[VP_GPU_FAM_AMPERE_WORKSTATION] = { 400, VP_CUBLAS_PRE_SM90, 0.40, true },
+	[VP_GPU_FAM_ADA]                = { 400, VP_CUBLAS_PRE_SM90, 0.40, true },
+	[VP_GPU_FAM_ADA_CONSUMER]       = { 400, VP_CUBLAS_PRE_SM90, 0.35, true },
+	[VP_GPU_FAM_ADA_WORKSTATION]    = { 400, VP_CUBLAS_PRE_SM90, 0.40, true },
+	[VP_GPU_FAM_HOPPER]             = { 500, VP_CUBLAS_SM90, 0.40, true },
+	[VP_GPU_FAM_BLACKWELL]          = { 500, VP_CUBLAS_SM90, 0.40, true },
 	/* Consumer and workstation Blackwell keep the pre-Hopper figures:
 	 * the bigger ones were measured on the datacenter parts only. */
-	[VP_GPU_FAM_BLACKWELL_CONSUMER] = { 400,  8, 0.35, true },
-	[VP_GPU_FAM_BLACKWELL_WORKSTATION] = { 400, 8, 0.40, true },
-	[VP_GPU_FAM_CDNA2]              = { 400,  8, 0.40, false },
-	[VP_GPU_FAM_CDNA3]              = { 400,  8, 0.40, false },
-	[VP_GPU_FAM_GAUDI]              = { 400,  8, 0.40, false },
+	[VP_GPU_FAM_BLACKWELL_CONSUMER] = { 400, VP_CUBLAS_PRE_SM90, 0.35, true },
+	[VP_GPU_FAM_BLACKWELL_WORKSTATION] = { 400,VP_CUBLAS_PRE_SM90, 0.40, true },
+	[VP_GPU_FAM_CDNA2]              = { 400, VP_CUBLAS_PRE_SM90, 0.40, false },
+	[VP_GPU_FAM_CDNA3]              = { 400, VP_CUBLAS_PRE_SM90, 0.40, false },
+	[VP_GPU_FAM_GAUDI]              = { 400, VP_CUBLAS_PRE_SM90, 0.40, false },
 };
 
 #define X(e, s) s,
 const char *const vp_gpu_family_names[VP_GPU_FAM_COUNT] = {
 	VP_GPU_FAMILY_LIST(X) };
 #undef X
+
+/*
+ * What the versions change in a built-in profile (a calibrated one
+ * measured its own stack and is taken as it is):
+ * - CUDA module loading: lazy from CUDA 11.7 with PyTorch 1.13
+ *   (pytorch/pytorch#86509 sets CUDA_MODULE_LOADING=LAZY when unset);
+ *   before, every kernel of libtorch_cuda loads with the context: 1343 MiB
+ *   measured on a V100 with CUDA 11.2 and driver 460 (the transformers
+ *   docs' perf_train_gpu_one, tests/data/published_gpu: hf-bert-00), the
+ *   one measurement we have of an eager context;
+ * - the sm_90 workspace is 32 MiB only from PyTorch 2.1; earlier releases
+ *   used the pre-Hopper default there too.
+ */
+void
+vp_stack_consts(const struct vp_profile *pr, unsigned torch, unsigned cuda,
+    uint64_t *context, uint64_t *workspace)
+{
+	*context = pr->context_bytes;
+	*workspace = pr->cublas_workspace_bytes;
+	if (pr->calibrated)
+		return;
+	if (torch < 113 || cuda < 1107)
+		*context = 1343ULL << 20;
+	if (torch < 201 && *workspace == VP_CUBLAS_SM90)
+		*workspace = VP_CUBLAS_PRE_SM90;
+}
 
 bool
 vp_gpu_stack_measured(const struct vp_gpu *gpu)
@@ -295,7 +331,7 @@ vp_profile_default(const struct vp_gpu *gpu, struct vp_profile *p)
 	memset(p, 0, sizeof *p);
 	p->name = "built-in";
 	p->context_bytes = f->context_mib << 20;
-	p->cublas_workspace_bytes = f->cublas_mib << 20;
+	p->cublas_workspace_bytes = f->cublas_bytes;
 	p->nccl_bytes_per_group = 256ULL << 20;
 	p->frag_share = 0.05;
 	p->alloc_round_bytes = 512;

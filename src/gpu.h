@@ -151,6 +151,10 @@ struct vp_profile {
 /* The lowering a model gets: implementation x architecture. */
 unsigned vp_lowering(const struct vp_model *m);
 extern const char *const vp_lowering_names[VP_LOWERINGS];
+/* The CUDA context and cuBLAS workspace of a profile under a software
+ * stack (versions as major * 100 + minor); a calibrated profile's own. */
+void vp_stack_consts(const struct vp_profile *pr, unsigned torch,
+    unsigned cuda, uint64_t *context, uint64_t *workspace);
 /* Whether the software-stack constants of a card's family were measured
  * on that stack (false: AMD and Gaudi, whose rows borrow CUDA's). */
 bool vp_gpu_stack_measured(const struct vp_gpu *gpu);

@@ -40,7 +40,7 @@ struct lctx {
 	bool cpu;
 	double drop;		/* dropout probability */
 	uint32_t layer;		/* current block, 0 = outside */
-	bool torch113;		/* PyTorch 1.13 saved-tensor rules (CPU build) */
+	bool torch113;		/* PyTorch 1.x saved-tensor rules (--torch) */
 	uint64_t wmult;		/* weight matrices per linear call (experts) */
 	uint64_t tp;		/* tensor-parallel degree */
 	bool sp;		/* sequence parallel (Megatron): norm/dropout
@@ -1101,9 +1101,9 @@ lctx_init(struct lctx *x, const struct vp_model *m, const struct vp_plan *p,
 	x->gd = pi->grad;
 	x->autocast = pi->autocast;
 	x->cpu = p->device == VP_DEVICE_CPU;
-	/* The CPU estimate follows the PyTorch 1.13 CPU build it is
-	 * validated against; CUDA estimates follow PyTorch 2.x. */
-	x->torch113 = x->cpu;
+	/* Saved-tensor rules that changed with PyTorch 2.0 follow --torch
+	 * (the CPU grid measures Debian's 1.13 and says so). */
+	x->torch113 = p->torch_version < 200;
 	x->r = pi->autocast ? VP_FP32 : pi->weight;
 	x->drop = vp_plan_dropout(p, m);
 	x->wmult = 1;

@@ -471,6 +471,12 @@ optim_tmp(const struct vp_graph *g, const struct vp_plan *p)
 	default:		/* foreach (default is resolved by then) */
 		break;
 	}
+	/* PyTorch 1.x's _multi_tensor_adam makes denom = _foreach_add(
+	 * exp_avg_sq_sqrt, eps) anew, beside exp_avg_sq_sqrt: two copies
+	 * (measured on 1.13); 2.0 adds eps in place. */
+	if (oi->loop_tmp && p->torch_version < 200)
+		return oi->foreach_tmp ? vp_mul_sat(2 * g->trainable,
+		    state_b) : 0;
 	return oi->foreach_tmp ? vp_mul_sat(g->trainable, state_b) : 0;
 }
 
@@ -917,8 +923,8 @@ levels(struct vp_mem *out, const struct vp_model *m, const struct vp_plan *p,
 	r = vp_mem_reserved(out->allocated_peak, pr->frag_share, pr);
 	out->reserved_peak = r;
 	out->frag_bytes = r - out->allocated_peak;
-	out->context_bytes = pr->context_bytes;
-	out->workspace_bytes = pr->cublas_workspace_bytes;
+	vp_stack_consts(pr, p->torch_version, p->cuda_version,
+	    &out->context_bytes, &out->workspace_bytes);
 	/* One NCCL communicator per process group this rank is in. */
 	out->nccl_bytes = vp_mul_sat(vp_plan_groups(p, o->world),
 	    pr->nccl_bytes_per_group);

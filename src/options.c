@@ -137,6 +137,16 @@ const struct vp_optdef vp_options[VP_O_COUNT] = {
 [VP_O_LOSS] = { "loss", VP_OK_ENUM, VP_OF_INT, F(loss), E(vp_loss_names),
     NULL, 0, 0, false, NULL, ALL, true, false, VP_OPEN_NONE, "L",
     "the loss (chunked: Liger's fused linear cross-entropy)" },
+[VP_O_TORCH] = { "torch", VP_OK_VERSION, VP_OF_UNSIGNED, F(torch_version),
+    NULL, 0, NULL, 100, 399, false, "a version from 1.0 to 3.99, e.g. 2.13",
+    ALL, true, false, VP_OPEN_NONE, "VERSION",
+    "the PyTorch the job runs (default 2.13): which saved-tensor and "
+    "optimizer rules apply, lazy or eager CUDA module loading" },
+[VP_O_CUDA] = { "cuda", VP_OK_VERSION, VP_OF_UNSIGNED, F(cuda_version),
+    NULL, 0, NULL, 900, 1499, false, "a version from 9.0 to 14.99, e.g. 12.4",
+    ALL, true, false, VP_OPEN_NONE, "VERSION",
+    "the CUDA runtime PyTorch was built with (default 13.0): before 11.7 "
+    "every kernel loads with the context" },
 [VP_O_TOKENS] = { "tokens", VP_OK_DOUBLE, NOF, NULL, 0, NULL, 1, 1e18,
     false, "a count such as 2e9", CMP, false, false, VP_OPEN_NONE, "N",
     "tokens to train" },
@@ -303,6 +313,32 @@ add_expect(const struct vp_optdef *od, struct vp_buf *err)
 }
 
 int
+vp_parse_version(const char *text, unsigned *out)
+{
+	unsigned major = 0, minor = 0, nd = 0;
+	const char *s = text;
+
+	for (; *s >= '0' && *s <= '9' && nd < 4; s++, nd++)
+		major = major * 10 + (unsigned)(*s - '0');
+	if (nd == 0)
+		return -1;
+	if (*s == '.') {
+		for (s++, nd = 0; *s >= '0' && *s <= '9' && nd < 2; s++, nd++)
+			minor = minor * 10 + (unsigned)(*s - '0');
+		if (nd == 0)
+			return -1;
+		if (*s == '.')	/* the patch level: the rules do not vary */
+			for (s++; *s >= '0' && *s <= '9'; s++)
+				;
+	}
+	/* A local version label ("2.13.0+cpu", "1.13.0a0") is the build's. */
+	if (*s != '\0' && *s != '+' && *s != 'a' && *s != 'r')
+		return -1;
+	*out = major * 100 + minor;
+	return 0;
+}
+
+int
 vp_option_check_number(enum vp_optid id, double x, struct vp_buf *err)
 {
 	const struct vp_optdef *od = &vp_options[id];
@@ -343,7 +379,7 @@ vp_option_parse(enum vp_optid id, const char *text, union vp_optval *v,
     struct vp_buf *err)
 {
 	const struct vp_optdef *od = &vp_options[id];
-	const char *why, *bad = NULL;
+	const char *why = "invalid", *bad = NULL;
 	uint64_t lo = (uint64_t)od->min;
 	unsigned bits;
 
@@ -385,6 +421,14 @@ vp_option_parse(enum vp_optid id, const char *text, union vp_optval *v,
 	case VP_OK_STRING:
 		v->s = text;
 		return 0;
+	case VP_OK_VERSION:
+		if (vp_parse_version(text, &bits) == 0 && bits >= od->min &&
+		    bits <= od->max) {
+			v->u = bits;
+			return 0;
+		}
+		why = "not a supported version";
+		break;
 	}
 	vp_buf_printf(err, "--%s '%s' is %s", od->name, text, why);
 	add_expect(od, err);
@@ -544,6 +588,8 @@ vp_option_value(enum vp_optid id, const struct vp_plan *p,
 		memcpy(&w, field, sizeof w);
 		if (od->kind == VP_OK_TARGETS)
 			add_targets(out, w);
+		else if (od->kind == VP_OK_VERSION)
+			vp_buf_printf(out, "%u.%u", w / 100, w % 100);
 		else
 			vp_buf_printf(out, "%u", w);
 		break;

@@ -45,6 +45,7 @@
 	X(LORA_DTYPE, "lora-dtype") X(QUANT, "quant") X(OFFLOAD, "offload") \
 	X(OFFLOAD_NVME, "offload-nvme") X(HOST_MEM, "host-mem") \
 	X(ACT_OFFLOAD, "activation-offload") X(LOSS, "loss") \
+	X(TORCH, "torch") X(CUDA, "cuda") \
 	X(TOKENS, "tokens") X(STEPS, "steps") X(GLOBAL_BATCH, "global-batch") \
 	X(SORT, "sort") X(MAX_GPUS, "max-gpus") X(PRICE, "price") \
 	X(VENDOR, "vendor") X(SEGMENT, "segment") X(MIN_MEM, "min-mem") \
@@ -66,6 +67,8 @@ enum vp_optkind {
 	VP_OK_DOUBLE,		/* a number (.x) */
 	VP_OK_GIB,		/* a number of GiB (.x); the field is bytes */
 	VP_OK_TARGETS,		/* "q,v" or all-linear (.u, the bit set) */
+	VP_OK_VERSION,		/* "2.13" or "2.13.1" (.u, major*100+minor;
+				 * min and max in the same encoding) */
 	VP_OK_STRING,		/* any text (.s) */
 };
 
@@ -155,6 +158,9 @@ int vp_option_find(const char *name);
  */
 int vp_option_parse(enum vp_optid id, const char *text, union vp_optval *v,
     struct vp_buf *err);
+/* A version as "X.Y" (a third part is ignored): major * 100 + minor, or
+ * -1 when text is not one. */
+int vp_parse_version(const char *text, unsigned *out);
 /* A number against its row's range, with the same wording. */
 int vp_option_check_number(enum vp_optid id, double x, struct vp_buf *err);
 

@@ -5,6 +5,7 @@
 
 #include <assert.h>
 #include <limits.h>
+#include <stdio.h>
 #include <string.h>
 
 #define X(e, s) s,
@@ -88,6 +89,8 @@ void
 vp_plan_defaults(struct vp_plan *p, const struct vp_model *m)
 {
 	memset(p, 0, sizeof *p);
+	p->torch_version = VP_TORCH_CURRENT;
+	p->cuda_version = VP_CUDA_CURRENT;
 	p->precision = VP_PREC_BF16_MIXED;
 	p->optimizer = VP_OPT_ADAMW;
 	p->micro_batch = 1;
@@ -217,6 +220,13 @@ vp_lora_parse_targets(const char *s, unsigned *out, const char **bad)
 	}
 	*out = set;
 	return 0;
+}
+
+const char *
+vp_version_name(unsigned v, char *buf, size_t len)
+{
+	snprintf(buf, len, "%u.%u", v / 100, v % 100);
+	return buf;
 }
 
 enum vp_optimpl

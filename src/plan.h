@@ -9,6 +9,7 @@
 #define VP_PLAN_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "model.h"
@@ -198,7 +199,19 @@ struct vp_plan {
 	bool activation_offload;	/* saved activations to host memory */
 	uint64_t host_mem_bytes;	/* per node; 0 = unlimited */
 	enum vp_loss loss;
+	/* The software stack (--torch, --cuda): major * 100 + minor. */
+	unsigned torch_version;
+	unsigned cuda_version;
 };
+
+/*
+ * The stack an estimate assumes unless --torch and --cuda say otherwise:
+ * a current one.  Versions are major * 100 + minor (2.13 is 213, CUDA
+ * 13.0 is 1300); vp_version_name spells them back.
+ */
+#define VP_TORCH_CURRENT 213u
+#define VP_CUDA_CURRENT 1300u
+const char *vp_version_name(unsigned v, char *buf, size_t len);
 
 /*
  * GPUs per node when nothing says otherwise: the 8-GPU server (DGX/HGX,

@@ -72,6 +72,25 @@ read_targets(const struct ynode *n, const char *file, uint64_t *out,
 	return 0;
 }
 
+/* A version ("2.13"; YAML may read it as a number, so the scalar's text
+ * is what counts) in the row's range. */
+static int
+read_version_value(const struct ynode *n, const char *file,
+    const struct vp_optdef *od, uint64_t *out, struct vp_diags *d)
+{
+	unsigned v;
+
+	if (n->kind != YN_SCALAR || vp_parse_version(n->str, &v) != 0 ||
+	    v < od->min || v > od->max) {
+		vp_diag_add(d, file, n->pos, VP_ERROR, "'%s' must be %s, not "
+		    "'%.32s'", od->name, od->expect, n->kind == YN_SCALAR ?
+		    n->str : ynode_kind_name(n));
+		return -1;
+	}
+	*out = v;
+	return 0;
+}
+
 /* A number of a row that also takes 0 (off): nothing between. */
 static int
 check_zero_off(const struct ynode *n, const char *file,
@@ -114,6 +133,8 @@ read_value(const struct ynode *n, const char *file, enum vp_optid key,
 	case VP_OK_STRING:
 		assert(key == VP_O_GPUS);
 		return read_gpus(n, file, k, d);
+	case VP_OK_VERSION:
+		return read_version_value(n, file, od, &v->u, d);
 	}
 	return -1;
 }

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "model_read.h"
+#include "options.h"
 #include "plan.h"
 #include "ydoc.h"
 
@@ -433,8 +434,17 @@ vp_measurements_load(const char *path, const char *base_dir,
 		    &out->pts[out->n++], &mi[i], d) != 0)
 			goto out;
 	}
-	for (i = 0; i < out->n; i++)
+	for (i = 0; i < out->n; i++) {
+		unsigned ver;
+
 		out->pts[i].model = &out->models[mi[i]];
+		/* Each point is estimated on the stack it was measured on. */
+		if (out->torch != NULL && vp_parse_version(out->torch,
+		    &ver) == 0)
+			out->pts[i].plan.torch_version = ver;
+		if (out->cuda != NULL && vp_parse_version(out->cuda, &ver) == 0)
+			out->pts[i].plan.cuda_version = ver;
+	}
 	rc = 0;
 out:
 	free(mi);

@@ -230,6 +230,7 @@ static void
 plan_line(const struct vp_report *r, struct vp_buf *o)
 {
 	const struct vp_plan *p = r->plan;
+	char v1[16], v2[16];
 
 	/* The optimizer's kernels when the user chose them. */
 	vp_buf_printf(o, "%s, %s%s%s%s, micro-batch %llu x seq %llu, "
@@ -243,9 +244,14 @@ plan_line(const struct vp_report *r, struct vp_buf *o)
 	    vp_attn_names[p->attention], vp_plan_dropout(p, r->model));
 	vp_buf_printf(o, "%-11s", "");
 	vp_report_layout(o, p);
-	vp_buf_printf(o, ", %s semantics, device %s\n",
+	vp_buf_printf(o, ", %s semantics, device %s, PyTorch %s",
 	    vp_framework_names[vp_plan_framework(p)],
-	    vp_device_names[p->device]);
+	    vp_device_names[p->device],
+	    vp_version_name(p->torch_version, v1, sizeof v1));
+	if (p->device == VP_DEVICE_CUDA)
+		vp_buf_printf(o, " + CUDA %s", vp_version_name(p->cuda_version,
+		    v2, sizeof v2));
+	vp_buf_add(o, "\n");
 	if (p->lora_rank || p->quant || p->offload || p->loss ||
 	    p->activation_offload) {
 		vp_buf_printf(o, "%-11s", "");
@@ -537,6 +543,7 @@ static void
 json_plan(struct vp_json *j, const struct vp_report *r)
 {
 	const struct vp_plan *p = r->plan;
+	char v[16];
 
 	vp_json_break(j);
 	vp_json_object(j, "plan", VP_JSON_INLINE);
@@ -570,6 +577,10 @@ json_plan(struct vp_json *j, const struct vp_report *r)
 	vp_json_bool(j, "activation_offload", p->activation_offload);
 	vp_json_str(j, "loss", vp_loss_names[p->loss]);
 	vp_json_str(j, "device", vp_device_names[p->device]);
+	vp_json_str(j, "torch", vp_version_name(p->torch_version, v,
+	    sizeof v));
+	vp_json_str(j, "cuda", p->device == VP_DEVICE_CUDA ?
+	    vp_version_name(p->cuda_version, v, sizeof v) : NULL);
 	vp_json_end(j);
 }
 

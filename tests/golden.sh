@@ -376,6 +376,15 @@ run plan-file-fused-alias gpt2 --plan tests/data/plans/fused-alias.yaml --json
 
 # --optimizer-impl (torch.optim's foreach= / fused=): the first option
 # added as one row of the option table.
+# The software stack: CUDA before 11.7 loads every kernel with the context
+# (1343 MiB measured on a V100, CUDA 11.2); PyTorch 2.0 on Hopper uses the
+# pre-Hopper cuBLAS workspace; a version that is not one is refused.
+run stack-cuda-11.2-eager bert-large --gpus 1xV100-16G-SXM2 --cuda 11.2 \
+	--seq 512 --micro-batch 1 --precision fp32 --no-search
+run stack-torch-2.0-hopper gpt2 --gpus 1xH100 --torch 2.0 --seq 256 \
+	--no-search --json
+run stack-bad-torch gpt2 --torch 2.x
+run stack-bad-cuda gpt2 --cuda 8.0
 # A card whose software stack nobody has measured says so.
 run est-mi300x-unmeasured-stack llama-3-8b --gpus 1xMI300X --no-search
 run opt-impl-for-loop gpt2 --optimizer-impl for-loop --seq 256 --gpus 1xA100

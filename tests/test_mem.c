@@ -374,23 +374,24 @@ exact_peak_cuda_levels(void **state)
 	 * rounded).  The peak stays at nll_loss:
 	 *   5312 + 57344 + Lg 16384 + 2 * 16384 + 512 = 112320.
 	 * Reserved: 112320 * 1.05 = 117936, rounded up to a 2 MiB segment
-	 * = 2097152.  Device: + 400 MiB context (419430400) + 8 MiB cuBLAS
-	 * workspace (8388608) = 429916160; one GPU, no NCCL.
+	 * = 2097152.  Device: + 400 MiB context (419430400) + the cuBLAS
+	 * workspace (2 x 4 MiB + 8 x 16 KiB = 8519680) = 430047232; one GPU,
+	 * no NCCL.
 	 */
 	assert_true(r.allocated_peak == 112320);
 	assert_true(r.term[VP_CAT_LOGITS] == 16384 + 2 * 16384 + 512);
 	assert_true(r.reserved_peak == 2097152);
 	assert_true(r.frag_bytes == 2097152 - 112320);
 	assert_true(r.context_bytes == 419430400);
-	assert_true(r.workspace_bytes == 8388608);
+	assert_true(r.workspace_bytes == 8519680);
 	assert_true(r.nccl_bytes == 0);
-	assert_true(r.device_peak == 429916160);
+	assert_true(r.device_peak == 430047232);
 	check_levels(&r, &p);
 
 	/* Two GPUs: + 256 MiB of NCCL buffers = 268435456. */
 	r = estimate(&m, &p, 2);
 	assert_true(r.nccl_bytes == 268435456);
-	assert_true(r.device_peak == 429916160 + 268435456);
+	assert_true(r.device_peak == 430047232 + 268435456);
 	vp_model_free(&m);
 }
 
@@ -663,11 +664,11 @@ cuda_levels(void **state)
 		assert_true(r.reserved_peak < r.allocated_peak * 105 / 100 +
 		    seg + 1);
 		/* Device = reserved + context + workspace (+ NCCL). */
-		want = r.reserved_peak + 419430400ULL + 8388608ULL +
+		want = r.reserved_peak + 419430400ULL + 8519680ULL +
 		    (worlds[i] > 1 ? 268435456ULL : 0);
 		assert_true(r.device_peak == want);
 		assert_true(r.context_bytes == 419430400ULL);
-		assert_true(r.workspace_bytes == 8388608ULL);
+		assert_true(r.workspace_bytes == 8519680ULL);
 		assert_true(r.nccl_bytes ==
 		    (worlds[i] > 1 ? 268435456ULL : 0));
 	}
