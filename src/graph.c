@@ -50,6 +50,10 @@ struct lctx {
 	uint64_t global_layer;	/* index of the block in the whole model */
 	bool fp8;		/* Transformer Engine fp8 linears */
 	bool frozen;		/* LoRA: base weights take no gradient */
+	int32_t embed_op;	/* the token embedding lookup, -1 = none */
+	int32_t wgrad_op;	/* the last op that made a weight gradient */
+	bool wgrad_view;	/* ... and hands it over as a view sharing
+				 * the storage of another tensor */
 	struct vp_family_info fam;	/* what the family's code does */
 };
 
@@ -326,6 +330,11 @@ linear_w(struct lctx *x, struct lin l, int32_t in, uint64_t din,
 		/* Autocast: dW comes out in 16 bit, then is cast to fp32. */
 		if (x->autocast && wdt != x->c)
 			o->wgrad_tmp = vp_mul_sat(wel, B(x->c));
+		/* F.linear multiplies by weight.t(): dW leaves through
+		 * TBackward0 as a view of the matmul's result, unless the
+		 * autocast cast's backward (ToCopyBackward0) copies it. */
+		x->wgrad_op = (int32_t)(x->g->nop - 1);
+		x->wgrad_view = !(x->autocast && wdt != x->c);
 	}
 	/* SP: a row-parallel layer's full output is reduce-scattered. */
 	if (kind == LIN_ROW && x->sp && x->tp > 1)
@@ -869,6 +878,8 @@ fused_linear_ce(struct lctx *x, int32_t hsd, uint64_t rows)
 		/* Backward hands it to the weight: the same bytes become the
 		 * gradient. */
 		o->wgrad_bytes = vp_mul_sat(x->V * x->h, B(x->gd));
+		x->wgrad_op = (int32_t)(x->g->nop - 1);
+		x->wgrad_view = false;
 	}
 	loss = tnew(x, 1, VP_FP32, VP_CAT_LOGITS, "loss", true);
 	OUT(o, loss);
@@ -1044,12 +1055,7 @@ embeddings(struct lctx *x, uint64_t rows)
 	OUT(o, t);
 	if (!x->frozen)
 		o->wgrad_bytes = vp_mul_sat(x->V * x->h, B(x->gd));
-	/* Tied embeddings: the head's backward (which runs first) creates
-	 * the shared weight's gradient; this one adds to it. */
-	if (m->tie_embeddings && x->p->stage + 1 >= x->p->pp) {
-		o->wgrad_tmp = o->wgrad_bytes;
-		o->wgrad_bytes = 0;
-	}
+	x->embed_op = (int32_t)(x->g->nop - 1);
 	if (m->pos == VP_POS_LEARNED)
 		t = added_embedding(x, "position embedding", m->max_seq, rows,
 		    t);
@@ -1116,10 +1122,57 @@ lctx_init(struct lctx *x, const struct vp_model *m, const struct vp_plan *p,
 	 * keep --lora-dtype and autocast handles their matmuls.
 	 */
 	x->frozen = p->lora_rank > 0;
+	x->embed_op = -1;
+	x->wgrad_op = -1;
 	if (x->frozen && x->autocast) {
 		x->w = x->c;
 		x->r = x->c;
 	}
+}
+
+/*
+ * Tied embeddings on a stage that has both uses: the head's backward
+ * (which runs first) makes the shared weight's gradient, and the lookup's
+ * dense gradient is added to it.  Both go to the weight's one
+ * AccumulateGrad node; the engine adds each producer's output into that
+ * node's InputBuffer (engine.cpp, evaluate_function -> InputBuffer::add),
+ * so the head's gradient waits there through the whole backward until the
+ * lookup's arrives.  Adding two dense gradients there, PyTorch 1.13's
+ * InputBuffer::accumulate (input_buffer.cpp) always does `old_var + var`:
+ * a third V x h tensor while both addends live (measured on the CPU: the
+ * `aten::add` under EmbeddingBackward0's evaluate_function, fp32, bf16 and
+ * bf16 autocast alike).  PyTorch 2.x adds in place into a buffered tensor
+ * it can reuse (can_accumulate_inplace: dense, and the last reference to
+ * it and to its storage).  F.linear's dW reaches the buffer as
+ * TBackward0's view, which shares its storage with the matmul's result,
+ * so the sum is still out of place (measured on 2.13, fp32); the fp32
+ * copy made by autocast's cast (ToCopyBackward0) or the fused loss's own
+ * gradient is reused (measured: no add under bf16 autocast on 2.13).
+ * AccumulateGrad then steals the sum (accumulate_grad.h: new_grad's use
+ * count allows it and its layout obeys the parameter's), so .grad costs
+ * nothing more; on a later micro-batch it adds the sum into .grad in
+ * place.  Megatron writes the head's dW into main_grad itself
+ * (gradient_accumulation_fusion) and hands autograd none, so nothing
+ * waits there.
+ */
+static void
+tie_embeddings(struct lctx *x)
+{
+	struct vp_op *e, *h;
+
+	if (x->embed_op < 0 || x->wgrad_op < 0 || x->frozen)
+		return;
+	e = &x->g->op[x->embed_op];
+	h = &x->g->op[x->wgrad_op];
+	/* The lookup's gradient only adds to the head's: a transient. */
+	e->wgrad_tmp = e->wgrad_bytes;
+	e->wgrad_bytes = 0;
+	if (x->p->framework == VP_FW_MEGATRON)
+		return;
+	h->wgrad_waits = true;
+	e->wgrad_adds_to = (uint32_t)x->wgrad_op + 1;
+	if (x->wgrad_view || x->torch113)
+		e->wgrad_sum = e->wgrad_tmp;
 }
 
 /*
@@ -1164,6 +1217,8 @@ lower_ops(struct lctx *x, uint32_t blocks, uint64_t offset, bool first,
 	if (last) {
 		head_and_loss(x, t);
 		g->input_bytes = n * B(VP_INT64);	/* labels */
+		if (first && x->m->tie_embeddings)
+			tie_embeddings(x);
 	} else {
 		/*
 		 * Megatron frees the sent output's storage; backward starts

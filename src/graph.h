@@ -61,6 +61,17 @@ struct vp_op {
 	uint64_t bwd_tmp;	/* workspace while its backward runs */
 	uint64_t wgrad_bytes;	/* parameter gradient it creates (persistent) */
 	uint64_t wgrad_tmp;	/* low-precision weight grad before the cast */
+	/*
+	 * A weight used by two ops (tied embeddings).  Both uses' gradients
+	 * go to the weight's one AccumulateGrad node, whose input buffer
+	 * keeps the first to arrive (from the op with `wgrad_waits`) until
+	 * the other op's backward (`wgrad_adds_to` = 1 + its index, 0 =
+	 * none) adds to it, making a new `wgrad_sum` bytes when the waiting
+	 * one cannot be reused (0 when it is added in place).
+	 */
+	bool wgrad_waits;
+	uint32_t wgrad_adds_to;
+	uint64_t wgrad_sum;
 	bool recompute;		/* selective recompute: saved are re-made */
 };
 

@@ -61,6 +61,8 @@ struct sim {
 	uint64_t unit_grad;	/* a unit's full gradient before reduction */
 	bool grads_prealloc;	/* gradients go into a preallocated buffer */
 	bool grads_offload;	/* gradients leave for host RAM when made */
+	uint64_t wgrad_waiting;	/* weight gradients held by autograd until
+				 * another use's is added (tied weights) */
 	uint8_t *away;		/* tensor offloaded to host (not counted) */
 	uint64_t *away_bytes;	/* per block */
 	uint64_t host_act, host_act_peak;
@@ -339,6 +341,17 @@ count_refs(struct sim *s)
 	}
 }
 
+/* Whether a weight gradient made now is a transient rather than the
+ * persistent gradient: it goes into a preallocated buffer, to the host,
+ * into a gradient held already (a later micro-batch), or is
+ * reduce-scattered to 1/gshard. */
+static bool
+wgrad_is_transient(const struct sim *s)
+{
+	return !s->first_mb || s->grads_prealloc || s->grads_offload ||
+	    s->gshard > 1;
+}
+
 /* Backward of one op. */
 static void
 backward_op(struct sim *s, const struct vp_op *o)
@@ -371,11 +384,26 @@ backward_op(struct sim *s, const struct vp_op *o)
 			if (s->first_mb && !s->grads_prealloc &&
 			    !s->grads_offload)
 				add(s, VP_CAT_GRADS, o->wgrad_bytes / s->gshard);
-			if (!s->first_mb || s->grads_prealloc ||
-			    s->grads_offload || s->gshard > 1)
+			/* One that waits for another use of its weight
+			 * (graph.c, tie_embeddings) lives until then. */
+			if (wgrad_is_transient(s) && o->wgrad_waits) {
+				add(s, VP_CAT_TRANSIENT, o->wgrad_bytes);
+				s->wgrad_waiting += o->wgrad_bytes;
+			} else if (wgrad_is_transient(s)) {
 				tmp += o->wgrad_bytes;
+			}
 		}
+		/* Adding to the waiting gradient out of place (InputBuffer::
+		 * accumulate) makes the sum while both addends live. */
+		if (o->wgrad_adds_to)
+			tmp += o->wgrad_sum;
 		check(s, tmp, VP_CAT_TRANSIENT);
+		if (o->wgrad_adds_to && wgrad_is_transient(s)) {
+			uint64_t w = g->op[o->wgrad_adds_to - 1].wgrad_bytes;
+
+			sub(s, VP_CAT_TRANSIENT, w);
+			s->wgrad_waiting -= w;
+		}
 		for (k = 0; k < VP_OP_MAXIO && o->out[k] >= 0; k++)
 			g_free(s, o->out[k]);
 	}
@@ -783,6 +811,12 @@ collect_top(struct sim *s, struct vp_mem *out)
 		v[nv].name = "op workspace / gradient accumulation";
 		v[nv].cat = VP_CAT_TRANSIENT;
 		v[nv].bytes = s->stop_extra;
+		v[nv++].count = 1;
+	}
+	if (s->wgrad_waiting) {
+		v[nv].name = "weight gradient waiting for its tied use";
+		v[nv].cat = VP_CAT_TRANSIENT;
+		v[nv].bytes = s->wgrad_waiting;
 		v[nv++].count = 1;
 	}
 	for (i = 0; i < g->nt; i++) {

@@ -298,6 +298,65 @@ exact_peak_at_end_of_backward(void **state)
 	vp_model_free(&m);
 }
 
+/*
+ * The same one-layer model with the embedding tied to the head (GPT-2
+ * style).  The shared weight's gradient comes from two uses: the head's
+ * (first in backward), which waits in the weight's AccumulateGrad input
+ * buffer, and the lookup's, added to it out of place (PyTorch 1.13's
+ * InputBuffer::accumulate; see tie_embeddings in src/graph.c).
+ */
+static void
+exact_peak_tied_embedding(void **state)
+{
+	struct vp_model m;
+	struct vp_plan p;
+	struct vp_mem r;
+
+	(void)state;
+	tiny_model(&m);
+	m.tie_embeddings = true;
+	validate(&m);
+	tiny_plan(&p, &m, 1, 4);
+	r = estimate(&m, &p, 1);
+	/*
+	 * Parameters 1072 - V h 256 = 816: W = 3264 bytes, gradients 3264,
+	 * of which the shared V h weight's 1024.  As in
+	 * exact_peak_at_end_of_backward the peak is the embedding's
+	 * backward, with every gradient made and the activations freed:
+	 *   W 3264 + labels 32 + gradients 3264 (the head's V h one still
+	 *   waiting in the buffer) + T1's gradient 128 + the lookup's dense
+	 *   gradient 1024 + the sum of the two 1024 = 8736
+	 * (7712 without the sum).  AccumulateGrad steals the sum and both
+	 * addends die, which leaves the 3264 of gradients.
+	 */
+	assert_true(r.allocated_peak == 8736);
+	assert_int_equal(r.peak_phase, VP_PHASE_BACKWARD);
+	assert_string_equal(r.peak_op, "embedding");
+	assert_true(r.term[VP_CAT_GRADS] == 3264);
+	assert_true(r.term[VP_CAT_TRANSIENT] == 128 + 1024 + 1024);
+	assert_true(r.grads_bytes == 3264);
+	/*
+	 * With two micro-batches the second runs with the 3264 of
+	 * gradients held, so the head's gradient is a new tensor that waits
+	 * in the buffer through the whole backward, raising every check of
+	 * it by 1024 (with s = 4 that puts the peak in the block).  With
+	 * s = 2 (H = 64, labels 16) the embedding stays the peak:
+	 *   W 3264 + labels 16 + gradients 3264 + the waiting 1024 + T1's
+	 *   gradient 64 + the lookup's 1024 + the sum 1024 = 9680,
+	 * after which the sum is added into .grad in place (8784 before,
+	 * at lm_head, when the head's gradient lived for its own op only).
+	 */
+	tiny_plan(&p, &m, 1, 2);
+	p.grad_accum = 2;
+	r = estimate(&m, &p, 1);
+	assert_true(r.allocated_peak == 9680);
+	assert_int_equal(r.peak_phase, VP_PHASE_BACKWARD);
+	assert_string_equal(r.peak_op, "embedding");
+	assert_true(r.term[VP_CAT_TRANSIENT] == 1024 + 64 + 1024 + 1024);
+	check_levels(&r, &p);
+	vp_model_free(&m);
+}
+
 static void
 exact_peak_full_recompute(void **state)
 {
@@ -805,6 +864,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(exact_peak_in_loss),
 		cmocka_unit_test(exact_peak_at_end_of_backward),
+		cmocka_unit_test(exact_peak_tied_embedding),
 		cmocka_unit_test(exact_peak_full_recompute),
 		cmocka_unit_test(exact_peak_cuda_levels),
 		cmocka_unit_test(peak_covers_persistent_state),

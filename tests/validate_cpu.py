@@ -114,6 +114,11 @@ GRID = [
     ("gpt2-3l", "bf16-mixed", "adamw", 2, 128, "full", "eager", 0.1),
     ("gpt2-3l", "bf16-mixed", "adam", 1, 512, "none", "sdpa", 0.0),
     ("gpt2-3l", "bf16", "adamw", 4, 64, "none", "eager", 0.0),
+    # GPT-2-style, 4 layers, vocab 16384, tied, plain SGD, per-layer checkpointing
+    ("gpt2-4l-16k", "fp32", "sgd", 2, 64, "full", "eager", 0.0),
+    ("gpt2-4l-16k", "bf16", "sgd", 2, 64, "full", "eager", 0.0),
+    ("gpt2-4l-16k", "bf16-mixed", "sgd", 1, 32, "full", "eager", 0.0),
+    ("gpt2-4l-16k", "fp32", "sgd", 2, 64, "none", "eager", 0.0),
     # BERT-style encoder (vocab 4096)
     ("bert-tiny", "fp32", "adamw", 4, 64, "none", "eager", 0.1),
     ("bert-tiny", "fp32", "sgd", 4, 64, "none", "eager", 0.0),
