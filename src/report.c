@@ -29,7 +29,19 @@ add_row(struct vp_row *rows, int n, const char *label, uint64_t bytes,
 	rows[n].bytes = bytes;
 	rows[n].total = total;
 	rows[n].err_bytes = err_bytes;
+	rows[n].band = NULL;
 	return n + 1;
+}
+
+/* A level's row: the calibrated error bar, or the built-in band. */
+static int
+add_level(struct vp_row *rows, int n, const struct vp_report *r,
+    const char *label, uint64_t bytes, double err, enum vp_lvl lvl)
+{
+	n = add_row(rows, n, label, bytes, true, vp_scale(bytes, err));
+	if (err == 0)
+		rows[n - 1].band = &r->band[lvl];
+	return n;
 }
 
 /* A term's row, labelled with its name in vp_cat_names. */
@@ -65,13 +77,13 @@ vp_report_rows(const struct vp_report *r, struct vp_row *rows)
 	    m->term[VP_CAT_INPUT], false, 0);
 	n = add_term(rows, n, m, VP_CAT_LOGITS);
 	n = add_term(rows, n, m, VP_CAT_TRANSIENT);
-	n = add_row(rows, n, "allocated peak", m->allocated_peak, true,
-	    vp_scale(m->allocated_peak, r->err_allocated));
+	n = add_level(rows, n, r, "allocated peak", m->allocated_peak,
+	    r->err_allocated, VP_LVL_ALLOCATED);
 	if (r->plan->device == VP_DEVICE_CUDA) {
 		n = add_row(rows, n, "allocator rounding + fragmentation",
 		    m->frag_bytes, false, 0);
-		n = add_row(rows, n, "reserved peak", m->reserved_peak,
-		    true, vp_scale(m->reserved_peak, r->err_reserved));
+		n = add_level(rows, n, r, "reserved peak", m->reserved_peak,
+		    r->err_reserved, VP_LVL_RESERVED);
 		n = add_row(rows, n, "CUDA context + kernels",
 		    m->context_bytes, false, 0);
 		n = add_row(rows, n, "cuBLAS workspaces",
@@ -79,8 +91,8 @@ vp_report_rows(const struct vp_report *r, struct vp_row *rows)
 		if (m->nccl_bytes)
 			n = add_row(rows, n, "NCCL buffers",
 			    m->nccl_bytes, false, 0);
-		n = add_row(rows, n, "device peak", m->device_peak, true,
-		    vp_scale(m->device_peak, r->err_device));
+		n = add_level(rows, n, r, "device peak", m->device_peak,
+		    r->err_device, VP_LVL_DEVICE);
 	}
 	return n;
 }
@@ -154,13 +166,43 @@ vp_report_peak(struct vp_buf *o, const struct vp_mem *mem)
 		vp_buf_printf(o, ", at '%s'", mem->peak_op);
 }
 
+void
+vp_report_band(const struct vp_band *b, struct vp_buf *o)
+{
+	vp_buf_printf(o, "  -%.1f%% +%.1f%%", 100 * b->below, 100 * b->above);
+}
+
 int
 vp_report_verdict(const struct vp_report *r, struct vp_buf *o)
 {
 	const struct vp_mem *mem = r->mem;
+	const struct vp_band *b = &r->band[VP_LVL_DEVICE];
 	uint64_t cap = r->gpus->gpu->usable_bytes;
+	uint64_t hi = vp_band_high(mem->device_peak, b);
+	uint64_t lo = vp_band_low(mem->device_peak, b);
 	char b1[32], b2[32], b3[32];
 
+	if (r->verdict == VP_VERDICT_TIGHT) {
+		vp_buf_printf(o, "%s%sTIGHT%s: ", col(r, C_BOLD),
+		    col(r, C_YELLOW), col(r, C_RESET));
+		if (r->fits)
+			vp_buf_printf(o, "fits by the estimate with %s "
+			    "headroom, ", vp_fmt_bytes(b1, sizeof b1,
+			    cap - mem->device_peak));
+		else
+			vp_buf_printf(o, "the estimate is %s over, ",
+			    vp_fmt_bytes(b1, sizeof b1,
+			    mem->device_peak - cap));
+		vp_buf_printf(o, "but the device peak is known only to "
+		    "within %s to %s (-%.1f%% +%.1f%%, from %s) and the card "
+		    "has %s; "
+		    "calibrate on the card (vramplan calibrate) or leave more "
+		    "room", vp_fmt_bytes(b1, sizeof b1, lo),
+		    vp_fmt_bytes(b2, sizeof b2, hi), 100 * b->below,
+		    100 * b->above, b->source, vp_fmt_bytes(b3, sizeof b3,
+		    cap));
+		return 1;
+	}
 	if (r->fits) {
 		uint64_t head = cap - mem->device_peak;
 		double share = (double)head / (double)cap;
@@ -448,6 +490,8 @@ vp_report_text(const struct vp_report *r, struct vp_buf *o)
 				vp_buf_printf(o, "  %s %s", r->unicode ?
 				    "±" : "+/-", vp_fmt_bytes(b1,
 				    sizeof b1, rows[i].err_bytes));
+			else if (rows[i].band != NULL)
+				vp_report_band(rows[i].band, o);
 			vp_buf_add(o, "\n");
 			continue;
 		}
@@ -601,6 +645,33 @@ json_gpus(struct vp_json *j, const struct vp_report *r)
 
 /* The breakdown of the worst stage's peak, by term and level.  The
  * names are the JSON's own (stable for scripts), not the text rows'. */
+/* Each level's band: its ends in bytes, its sides, where it comes from
+ * (on the CPU only the allocated level exists). */
+static void
+json_uncertainty(struct vp_json *j, const struct vp_report *r)
+{
+	const struct vp_mem *mem = r->mem;
+	const uint64_t at[VP_LVL_COUNT] = { mem->allocated_peak,
+	    mem->reserved_peak, mem->device_peak };
+	int l;
+
+	vp_json_object(j, "uncertainty", VP_JSON_INLINE);
+	for (l = 0; l < VP_LVL_COUNT; l++) {
+		const struct vp_band *b = &r->band[l];
+
+		if (r->plan->device == VP_DEVICE_CPU && l != VP_LVL_ALLOCATED)
+			continue;
+		vp_json_object(j, vp_lvl_names[l], VP_JSON_INLINE);
+		vp_json_u64(j, "low_bytes", vp_band_low(at[l], b));
+		vp_json_u64(j, "high_bytes", vp_band_high(at[l], b));
+		vp_json_num(j, "below", b->below);
+		vp_json_num(j, "above", b->above);
+		vp_json_str(j, "source", b->source);
+		vp_json_end(j);
+	}
+	vp_json_end(j);
+}
+
 static void
 json_per_gpu(struct vp_json *j, const struct vp_report *r)
 {
@@ -641,6 +712,7 @@ json_per_gpu(struct vp_json *j, const struct vp_report *r)
 		vp_json_u64(j, "device_err_bytes",
 		    vp_scale(mem->device_peak, r->err_device));
 	}
+	json_uncertainty(j, r);
 	vp_json_str(j, "peak_phase", vp_phase_names[mem->peak_phase]);
 	vp_json_str(j, "peak_op", mem->peak_op ? mem->peak_op : "");
 	vp_json_u64(j, "peak_layer", mem->peak_layer);
@@ -797,9 +869,11 @@ vp_report_json(const struct vp_report *r, struct vp_buf *o)
 	vp_json_break(&j);
 	if (r->gpus) {
 		vp_json_bool(&j, "fits", r->fits);
+		vp_json_str(&j, "verdict", vp_verdict_names[r->verdict]);
 		vp_json_u64(&j, "max_micro_batch", r->max_micro_batch);
 	} else {
 		vp_json_null(&j, "fits");
+		vp_json_null(&j, "verdict");
 		vp_json_null(&j, "max_micro_batch");
 	}
 	vp_json_end(&j);

@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "band.h"
 #include "gpu.h"
 #include "mem.h"
 #include "model.h"
@@ -59,6 +60,11 @@ struct vp_report {
 	 * report prints each level with its +/- (0: no error bar). */
 	double err_allocated, err_reserved, err_device;
 	bool measured_capacity;		/* the card's capacity is the probe's */
+	/* How well each level is known: the calibrated profile's error bar
+	 * or, without one, the band of the published runs (band.h); the
+	 * verdict against the card (with --gpus). */
+	struct vp_band band[VP_LVL_COUNT];
+	enum vp_verdict verdict;
 };
 
 /* One row of the per-GPU breakdown. */
@@ -67,6 +73,7 @@ struct vp_row {
 	uint64_t bytes;
 	bool total;		/* a level line, not a term */
 	uint64_t err_bytes;	/* +/- of a level from calibration, or 0 */
+	const struct vp_band *band;	/* a level's band without one, or NULL */
 };
 #define VP_REPORT_MAXROWS 20
 int vp_report_rows(const struct vp_report *r, struct vp_row *rows);
@@ -102,6 +109,8 @@ void vp_report_layout(struct vp_buf *out, const struct vp_plan *p);
 void vp_report_time(struct vp_buf *o, const struct vp_cand *c);
 void vp_report_peak(struct vp_buf *o, const struct vp_mem *mem);
 int vp_report_verdict(const struct vp_report *r, struct vp_buf *o);
+/* A level's band as the text report and the TUI show it: "-4.6% +18.3%". */
+void vp_report_band(const struct vp_band *b, struct vp_buf *o);
 void vp_report_max_mb(const struct vp_report *r, struct vp_buf *o);
 uint64_t vp_report_scale(const struct vp_report *r);
 const char *vp_report_hours(char *b, size_t n, double h);

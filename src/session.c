@@ -300,6 +300,15 @@ vp_session_run(struct vp_session *s, struct vp_diags *d)
 		r->err_allocated = s->profile.err_allocated;
 		r->err_reserved = s->profile.err_reserved;
 		r->err_device = s->profile.err_device;
+		vp_band_calibrated(r->err_allocated,
+		    &r->band[VP_LVL_ALLOCATED]);
+		vp_band_calibrated(r->err_reserved, &r->band[VP_LVL_RESERVED]);
+		vp_band_calibrated(r->err_device, &r->band[VP_LVL_DEVICE]);
+	} else {
+		int l;
+
+		for (l = 0; l < VP_LVL_COUNT; l++)
+			vp_band_builtin(&s->plan, (enum vp_lvl)l, &r->band[l]);
 	}
 	if (gpu != NULL) {
 		uint64_t cap = gpu->usable_bytes;
@@ -307,6 +316,8 @@ vp_session_run(struct vp_session *s, struct vp_diags *d)
 		r->gpus = s->gpus;
 		r->measured_capacity = s->profile.usable_bytes != 0;
 		r->fits = s->mem.device_peak <= cap;
+		r->verdict = vp_band_verdict(s->mem.device_peak,
+		    &r->band[VP_LVL_DEVICE], cap);
 		r->max_micro_batch = vp_max_micro_batch(s->model, &s->plan,
 		    &s->mo, cap, 1u << 16);
 	}

@@ -626,6 +626,14 @@ draw_row(const struct vp_tui *t, struct vp_screen *s, const struct vp_rect *r,
 			snprintf(e, sizeof e, "%s %s", t->unicode ? "±" :
 			    "+/-", b);
 			put(s, r, 4 + lw + 13, line, VP_A_DIM, e);
+		} else if (rows[i].band != NULL && r->w >= 4 + lw + 12 + 15) {
+			struct vp_buf e;
+
+			/* The band of the published runs, as the report. */
+			vp_buf_init(&e);
+			vp_report_band(rows[i].band, &e);
+			put(s, r, 4 + lw + 12, line, VP_A_DIM, e.s);
+			vp_buf_free(&e);
 		}
 		return;
 	}

@@ -24,6 +24,8 @@ listed with what is missing; calibration records are reported apart.
 
 It fails when
   - the mean |error| over the scored single-GPU records exceeds GATE_PCT,
+  - a scored measurement lies outside the band vramplan states for its
+    level (JSON per_gpu.uncertainty; src/band.c is made from these runs);
   - a verdict is wrong (a run that ran must fit, an OOM must not) and the
     record is not in KNOWN_WRONG,
   - vramplan fails, or a record's settings match no rule below.
@@ -351,6 +353,13 @@ for r in records:
         verdict += "; fit check only: " + FIT_CHECK_ONLY[rid]
     else:
         scored.setdefault(fam, []).append((rid, e, single))
+        # The band vramplan states for this level (src/band.c) must hold
+        # the measurement: it is made from these runs' residuals.
+        band = g["uncertainty"][level]
+        if not band["low_bytes"] <= meas <= band["high_bytes"]:
+            verdict += "; OUTSIDE the stated band %.2f-%.2f GiB" % (
+                band["low_bytes"] / GiB, band["high_bytes"] / GiB)
+            failed.append(rid)
     print("%-40s %-9s %9.2f %9.2f %+7.1f%%  %s%s%s" % (
         rid, level, meas / GiB, est / GiB, e, verdict,
         "" if single else " [%d GPUs]" % r["parallelism"]["num_gpus"],

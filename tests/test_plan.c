@@ -25,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "band.h"
 #include "gpu.h"
 #include "mem.h"
 #include "model.h"
@@ -441,6 +442,48 @@ rule_book(void **state)
 	vp_model_free(&m);
 }
 
+/*
+ * The three-way verdict: FITS when the whole band is under the capacity,
+ * DOES NOT FIT when the whole band is over it, TIGHT in between; a level
+ * is never known better than the one inside it; the CPU's band is the
+ * CPU grid's.
+ */
+static void
+band_verdict(void **state)
+{
+	struct vp_band b = { 0.10, 0.20, "test" };
+	struct vp_model m;
+	struct vp_plan p;
+	struct vp_band a, r, d;
+
+	(void)state;
+	assert_int_equal(vp_band_low(1000, &b), 900);
+	assert_int_equal(vp_band_high(1000, &b), 1200);
+	assert_int_equal(vp_band_verdict(1000, &b, 1200), VP_VERDICT_FITS);
+	assert_int_equal(vp_band_verdict(1000, &b, 1199), VP_VERDICT_TIGHT);
+	assert_int_equal(vp_band_verdict(1000, &b, 900), VP_VERDICT_TIGHT);
+	assert_int_equal(vp_band_verdict(1000, &b, 899), VP_VERDICT_NOFIT);
+
+	memset(&m, 0, sizeof m);
+	vp_plan_defaults(&p, &m);
+	for (int t = 0; t < 3; t++) {
+		p.lora_rank = t ? 16 : 0;
+		p.quant = t == 2 ? VP_QUANT_NF4 : VP_QUANT_NONE;
+		assert_int_equal(vp_plan_tech(&p), t);
+		vp_band_builtin(&p, VP_LVL_ALLOCATED, &a);
+		vp_band_builtin(&p, VP_LVL_RESERVED, &r);
+		vp_band_builtin(&p, VP_LVL_DEVICE, &d);
+		assert_true(a.below >= 0.03 && a.above >= 0.03);
+		assert_true(r.below >= a.below && r.above >= a.above);
+		assert_true(d.below >= r.below && d.above >= r.above);
+	}
+	p.device = VP_DEVICE_CPU;
+	vp_band_builtin(&p, VP_LVL_ALLOCATED, &a);
+	assert_true(a.below == 0.05 && a.above == 0.05);
+	vp_band_calibrated(0.02, &a);
+	assert_true(a.below == 0.02 && a.above == 0.02);
+}
+
 int
 main(void)
 {
@@ -453,6 +496,7 @@ main(void)
 		cmocka_unit_test(plan_world),
 		cmocka_unit_test(plan_normalize),
 		cmocka_unit_test(rule_book),
+		cmocka_unit_test(band_verdict),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
