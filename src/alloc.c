@@ -201,7 +201,7 @@ parse_divisions(struct parser *p, struct vp_alloc_conf *c)
 	v = tok(p, p->i);
 	if (strcmp(v, "[") != 0) {
 		/* The old form: one number for every band. */
-		if (vp_parse_u64(v, 1, 1ULL << 32, &n, &es) != 0 || !is_pow2(n))
+		if (vp_parse_u64(v, 1, 1ULL << 31, &n, &es) != 0 || !is_pow2(n))
 			return fail(p, "'%s' value '%s' is not a power of 2; "
 			    "allowed: %s", key, v, allowed);
 		for (k = 0; k < VP_ALLOC_BANDS; k++)
@@ -217,7 +217,7 @@ parse_divisions(struct parser *p, struct vp_alloc_conf *c)
 		if (!tok_is(p, p->i + 1, ":") || tok(p, p->i + 2) == NULL)
 			return fail(p, "'%s' list entry '%s' needs ':N'; "
 			    "allowed: %s", key, v, allowed);
-		if (vp_parse_u64(tok(p, p->i + 2), 0, 1ULL << 32, &n, &es) != 0
+		if (vp_parse_u64(tok(p, p->i + 2), 0, 1ULL << 31, &n, &es) != 0
 		    || (n != 0 && !is_pow2(n)))
 			return fail(p, "'%s' divisions '%s' is not 0 or a "
 			    "power of 2; allowed: %s", key, tok(p, p->i + 2),

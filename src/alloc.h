@@ -90,8 +90,9 @@ uint64_t vp_alloc_roundup_power2_next_division(uint64_t bytes,
     uint32_t divisions);
 /* get_allocation_size: a new segment's size for a rounded request. */
 uint64_t vp_alloc_segment_size(uint64_t rounded_bytes);
-/* should_split for a non-expandable block of block_bytes in the small
- * (small_pool != 0) or large pool, serving a rounded request. */
+/* should_split: whether a block of block_bytes in the small
+ * (small_pool != 0) or large pool, serving a rounded request, is split
+ * (with expandable_segments, the small pool's 512 B rule for both). */
 int vp_alloc_should_split(const struct vp_alloc_conf *c, int small_pool,
     uint64_t block_bytes, uint64_t rounded_bytes);
 

@@ -607,9 +607,10 @@ conf_format(void **state)
 }
 
 /*
- * A random trace on three streams, in both modes: the statistics agree
- * with the snapshot, allocated never exceeds reserved, and when all is
- * freed, empty_cache returns every byte.
+ * A random trace on three streams, in both modes: allocated never
+ * exceeds reserved nor reserved the capacity; when all is freed and the
+ * streams have synchronised, the snapshot shows only free blocks, and
+ * empty_cache returns every byte.
  */
 static void
 random_trace(void **state)
@@ -657,6 +658,19 @@ random_trace(void **state)
 		}
 		while (n > 0)
 			assert_int_equal(vp_alloc_deallocate(a, live[--n]), 0);
+		for (uint32_t k = 0; k < 3; k++)
+			vp_alloc_sync_stream(a, k);
+		{
+			struct vp_buf b;
+
+			vp_buf_init(&b);
+			vp_alloc_snapshot(a, &b);
+			assert_non_null(b.s);
+			assert_null(strstr(b.s, " A"));
+			assert_null(strstr(b.s, " P"));
+			vp_buf_free(&b);
+		}
+		assert_int_equal(st->sync_all_streams > 0, 1);
 		vp_alloc_empty_cache(a);
 		assert_int_equal(st->allocated_bytes.current, 0);
 		assert_int_equal(st->requested_bytes.current, 0);
