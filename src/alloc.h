@@ -7,8 +7,8 @@
  *
  * Source: pytorch/pytorch c10/cuda/CUDACachingAllocator.cpp, class
  * DeviceCachingAllocator (commit 001074d25084), and the option parser
- * c10/core/AllocatorConfig.cpp; /work/shared/notes/gpu-memory-semantics.md
- * §1 lists the rules.  Function names in comments are the source's.
+ * c10/core/AllocatorConfig.cpp.  Function names in comments are the
+ * source's.
  *
  * Pure: no I/O, no clock, no environment.  The caller passes the
  * PYTORCH_CUDA_ALLOC_CONF string to vp_alloc_conf_parse and the device's
