@@ -503,7 +503,7 @@ vp_cmd_models(int argc, char **argv)
 	if (argc > 1) {
 		fprintf(stderr, "vramplan: models takes no arguments, not "
 		    "'%s'\n", argv[1]);
-		vp_cli_library_free(names, n);
+		vp_cli_names_free(names, n);
 		return VP_EXIT_USAGE;
 	}
 	if (n == 0) {
@@ -540,7 +540,7 @@ vp_cmd_models(int argc, char **argv)
 		vp_model_free(&m);
 		vp_buf_free(&p);
 	}
-	vp_cli_library_free(names, n);
+	vp_cli_names_free(names, n);
 	if (vp_cli_flush() != VP_EXIT_OK)
 		return VP_EXIT_SYSTEM;
 	return bad ? VP_EXIT_INPUT : VP_EXIT_OK;

@@ -312,6 +312,16 @@ add_expect(const struct vp_optdef *od, struct vp_buf *err)
 	vp_buf_add(err, ")");
 }
 
+void
+vp_lora_targets_expect(struct vp_buf *out)
+{
+	int i;
+
+	for (i = 0; i < VP_LORA_TARGET_COUNT; i++)
+		vp_buf_printf(out, "%s, ", vp_lora_target_names[i]);
+	vp_buf_add(out, "or all-linear");
+}
+
 int
 vp_parse_version(const char *text, unsigned *out)
 {
@@ -412,11 +422,10 @@ vp_option_parse(enum vp_optid id, const char *text, union vp_optval *v,
 			v->u = bits;
 			return 0;
 		}
-		vp_buf_printf(err, "unknown --%s '%s' (a comma list of",
+		vp_buf_printf(err, "unknown --%s '%s' (a comma list of ",
 		    od->name, bad);
-		for (int i = 0; i < VP_LORA_TARGET_COUNT; i++)
-			vp_buf_printf(err, " %s,", vp_lora_target_names[i]);
-		vp_buf_add(err, " or all-linear)");
+		vp_lora_targets_expect(err);
+		vp_buf_add(err, ")");
 		return -1;
 	case VP_OK_STRING:
 		v->s = text;

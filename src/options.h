@@ -161,6 +161,9 @@ int vp_option_parse(enum vp_optid id, const char *text, union vp_optval *v,
 /* A version as "X.Y" (a third part is ignored): major * 100 + minor, or
  * -1 when text is not one. */
 int vp_parse_version(const char *text, unsigned *out);
+/* The LoRA targets' list, as the messages spell it: "q, k, ..., down, or
+ * all-linear". */
+void vp_lora_targets_expect(struct vp_buf *out);
 /* A number against its row's range, with the same wording. */
 int vp_option_check_number(enum vp_optid id, double x, struct vp_buf *err);
 

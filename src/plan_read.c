@@ -63,9 +63,13 @@ read_targets(const struct ynode *n, const char *file, uint64_t *out,
 		return 0;
 	}
 	if (vp_lora_parse_targets(s, &bits, &bad) != 0) {
+		struct vp_buf list;
+
+		vp_buf_init(&list);
+		vp_lora_targets_expect(&list);
 		vp_diag_add(d, file, n->pos, VP_ERROR, "unknown 'lora-targets' "
-		    "'%s' (a comma list of q, k, v, o, gate, up, down, or "
-		    "all-linear)", bad);
+		    "'%s' (a comma list of %s)", bad, list.s);
+		vp_buf_free(&list);
 		return -1;
 	}
 	*out = bits;

@@ -131,12 +131,6 @@ vp_cli_library(char ***names)
 	return k;
 }
 
-void
-vp_cli_library_free(char **names, size_t n)
-{
-	vp_cli_names_free(names, n);
-}
-
 /*
  * MODEL: a path, or a library name (with or without .yaml).  Returns a
  * malloc'd path, or NULL after printing why.
@@ -168,7 +162,7 @@ vp_cli_resolve_model(const char *arg)
 		fprintf(stderr, "vramplan: cannot find model '%s': no such "
 		    "file and not in the model library (see 'vramplan "
 		    "models')\n", arg);
-	vp_cli_library_free(names, n);
+	vp_cli_names_free(names, n);
 	return NULL;
 }
 

@@ -43,9 +43,9 @@ void vp_cli_print_diags(struct vp_diags *d);
  * directory cannot be read.  vp_cli_names_free releases them. */
 size_t vp_cli_yaml_files(const char *dir, char ***names);
 void vp_cli_names_free(char **names, size_t n);
-/* The model library's names (file stems), sorted; 0 when none. */
+/* The model library's names (file stems), sorted; 0 when none
+ * (vp_cli_names_free releases them). */
 size_t vp_cli_library(char ***names);
-void vp_cli_library_free(char **names, size_t n);
 
 /* Temporary file beside path, fsync, rename: never half-written.  0, or
  * -1 after printing why. */

@@ -489,7 +489,7 @@ shell_free(struct shell *sh)
 	stop_curses(sh);
 	release_stderr(sh);
 	vp_screen_free(&sh->scr);
-	vp_cli_library_free(sh->names, sh->nnames);
+	vp_cli_names_free(sh->names, sh->nnames);
 	vp_cli_job_free(&sh->job);
 }
 
