@@ -275,24 +275,36 @@ linear_w(struct lctx *x, struct lin l, int32_t in, uint64_t din,
 {
 	uint64_t n = elems_of(x, in) / din, nout = n;
 	uint64_t wel = vp_mul_sat(din * dout + (bias ? dout : 0), x->wmult);
-	enum vp_dtype cdt = x->autocast ? x->c : wdt;
-	int32_t xin = x->autocast ? cast(x, in, x->c, VP_CAT_ACT) : in, wc = -1;
+	/* bitsandbytes replaces the block projections, the linears LoRA
+	 * can target.  Its Linear4bit casts the input to its compute dtype
+	 * (ours) whatever autocast says, and the output back to the
+	 * input's dtype (bitsandbytes/nn/modules.py, Linear4bit.forward). */
+	bool quant = x->p->quant != VP_QUANT_NONE && l.lora_bits != 0;
+	enum vp_dtype cdt = x->autocast || quant ? x->c : wdt;
+	int32_t xin = x->autocast || quant ? cast(x, in, x->c, VP_CAT_ACT) :
+	    in, wc = -1;
 	/* Experts (wmult > 1) are not split by TP. */
 	enum lin_kind kind = x->wmult == 1 ? l.kind : LIN_LOCAL;
-	/* bitsandbytes replaces the block projections, the linears LoRA
-	 * can target. */
-	bool quant = x->p->quant != VP_QUANT_NONE && l.lora_bits != 0;
 	struct vp_op *o;
 	int32_t y;
-	/* With sharded weights (ZeRO-3, FSDP full/hybrid) the unit runs
-	 * from its gathered 16-bit buffer: no autocast copies. */
+	/*
+	 * Autocast's copy of an fp32 weight.  With sharded weights (ZeRO-3,
+	 * FSDP full/hybrid) the unit runs from its gathered 16-bit buffer:
+	 * no copies.  Autocast caches only the copies of leaves that
+	 * require grad (autocast_mode.cpp, cached_cast): a frozen weight's
+	 * copy (a head upcast by --kbit-prep) is made per call and lives
+	 * while the op keeps it for the input's gradient.
+	 */
 	if (x->autocast && wdt != x->c && !x->sharded_weights && !quant)
-		wc = tnew(x, wel, x->c, VP_CAT_CAST, "autocast weight", false);
+		wc = tnew(x, wel, x->c, trainable ? VP_CAT_CAST : outcat,
+		    trainable ? "autocast weight" : "autocast weight (frozen)",
+		    false);
 	o = opnew(x, l.name);
 	IN(o, xin);
 	if (wc >= 0) {
 		OUT(o, wc);
-		SAVE(o, wc);
+		if (trainable || rg_of(x, xin))
+			SAVE(o, wc);
 	}
 	/* SP: a column-parallel layer all-gathers its sequence-sharded
 	 * input (a transient, gathered again in backward) and saves the
@@ -336,6 +348,8 @@ linear_w(struct lctx *x, struct lin l, int32_t in, uint64_t din,
 		x->wgrad_op = (int32_t)(x->g->nop - 1);
 		x->wgrad_view = !(x->autocast && wdt != x->c);
 	}
+	if (quant)
+		y = cast(x, y, dt_of(x, in), outcat);
 	/* SP: a row-parallel layer's full output is reduce-scattered. */
 	if (kind == LIN_ROW && x->sp && x->tp > 1)
 		y = ew(x, "reduce-scatter", elems_of(x, y) / x->tp, dt_of(x, y),
@@ -371,8 +385,11 @@ linear(struct lctx *x, struct lin l, int32_t in, uint64_t din,
 	    ad);
 	a = ew(x, "lora scale", elems_of(x, a), dt_of(x, a), a, -1, -1, -1,
 	    VP_CAT_ACT);
-	return ew(x, "lora add", elems_of(x, y), promote(dt_of(x, y),
+	a = ew(x, "lora add", elems_of(x, y), promote(dt_of(x, y),
 	    dt_of(x, a)), y, a, -1, -1, outcat);
+	/* PEFT casts the sum back to the base layer's dtype
+	 * (`result.to(torch_result_dtype)`, peft/tuners/lora/layer.py). */
+	return cast(x, a, dt_of(x, y), outcat);
 }
 
 /* Dropout: CUDA saves a 1-byte mask; CPU an input-dtype noise tensor. */
@@ -530,6 +547,20 @@ attention_core(struct lctx *x, int32_t q, int32_t k, int32_t v,
 	int32_t sc, pr, out;
 	size_t first = x->g->nop;
 
+	/*
+	 * Autocast runs attention's matmuls and kernels in the compute
+	 * dtype: fp32 q, k and v (a base upcast by --kbit-prep) are cast
+	 * first, each copy kept by the kernel (HF's FlashAttention-2 path
+	 * casts them itself, to the same dtype).
+	 */
+	if (x->autocast && cdt != x->c) {
+		int32_t q0 = q, k0 = k;
+
+		q = cast(x, q, x->c, VP_CAT_ACT);
+		k = k0 == q0 ? q : cast(x, k, x->c, VP_CAT_ACT);
+		v = v == q0 ? q : v == k0 ? k : cast(x, v, x->c, VP_CAT_ACT);
+		cdt = x->c;
+	}
 	if (x->p->attention != VP_ATTN_EAGER) {
 		/*
 		 * SDPA / FlashAttention: saves q, k, v, the output and the
@@ -1127,6 +1158,17 @@ lctx_init(struct lctx *x, const struct vp_model *m, const struct vp_plan *p,
 	if (x->frozen && x->autocast) {
 		x->w = x->c;
 		x->r = x->c;
+	}
+	/*
+	 * PEFT's prepare_model_for_kbit_training casts every parameter
+	 * bitsandbytes did not quantize (embeddings, norms, the head) to
+	 * fp32 (peft/utils/other.py): the embeddings, every norm's output
+	 * and so the residual stream are fp32, and each Linear4bit casts its
+	 * output back to its fp32 input.
+	 */
+	if (p->quant != VP_QUANT_NONE && p->kbit_prep == VP_KBIT_UPCAST) {
+		x->w = VP_FP32;
+		x->r = VP_FP32;
 	}
 }
 

@@ -119,6 +119,10 @@ const struct vp_optdef vp_options[VP_O_COUNT] = {
 [VP_O_QUANT] = { "quant", VP_OK_ENUM, VP_OF_INT, F(quant),
     E(vp_quant_names), NULL, 0, 0, false, NULL, ALL, true, false,
     VP_OPEN_NONE, "Q", "bitsandbytes base (needs --lora)" },
+[VP_O_KBIT_PREP] = { "kbit-prep", VP_OK_ENUM, VP_OF_INT, F(kbit_prep),
+    E(vp_kbit_names), NULL, 0, 0, false, NULL, ALL, true, false,
+    VP_OPEN_NONE, "P", "the parameters --quant leaves: upcast to fp32 "
+    "(PEFT's prepare_model_for_kbit_training, the default) or keep" },
 [VP_O_OFFLOAD] = { "offload", VP_OK_ENUM, VP_OF_INT, F(offload),
     E(vp_offload_names), NULL, 0, 0, false, NULL, ALL, true, false,
     VP_OPEN_NONE, "W", "what moves to host RAM (needs ZeRO or FSDP)" },
@@ -231,6 +235,7 @@ _Static_assert(sizeof(enum vp_precision) == sizeof(int) &&
     sizeof(enum vp_fsdp) == sizeof(int) &&
     sizeof(enum vp_device) == sizeof(int) &&
     sizeof(enum vp_quant) == sizeof(int) &&
+    sizeof(enum vp_kbit) == sizeof(int) &&
     sizeof(enum vp_offload) == sizeof(int) &&
     sizeof(enum vp_dtype) == sizeof(int) &&
     sizeof(enum vp_loss) == sizeof(int), "plan enums are int-sized");

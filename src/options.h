@@ -42,7 +42,8 @@
 	X(DEVICE, "device") X(OPTIMIZER_IMPL, "optimizer-impl") \
 	X(FUSED, "fused-optimizer") X(LORA, "lora") \
 	X(LORA_TARGETS, "lora-targets") X(LORA_DROPOUT, "lora-dropout") \
-	X(LORA_DTYPE, "lora-dtype") X(QUANT, "quant") X(OFFLOAD, "offload") \
+	X(LORA_DTYPE, "lora-dtype") X(QUANT, "quant") X(KBIT_PREP, "kbit-prep") \
+	X(OFFLOAD, "offload") \
 	X(OFFLOAD_NVME, "offload-nvme") X(HOST_MEM, "host-mem") \
 	X(ACT_OFFLOAD, "activation-offload") X(LOSS, "loss") \
 	X(TORCH, "torch") X(CUDA, "cuda") \

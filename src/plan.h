@@ -35,6 +35,14 @@
 #define VP_DEVICE_LIST(X) X(CUDA, "cuda") X(CPU, "cpu")
 /* Quantized frozen base weights (bitsandbytes). */
 #define VP_QUANT_LIST(X) X(NONE, "none") X(NF4, "nf4") X(FP4, "fp4") X(INT8, "int8")
+/*
+ * How a quantized base is prepared for training: UPCAST is PEFT's
+ * prepare_model_for_kbit_training (Hugging Face Trainer and TRL recipes),
+ * which casts every parameter it did not quantize to fp32; KEEP leaves
+ * them in the load dtype (torchtune, Unsloth, fms-acceleration's
+ * accelerated-peft plugin).
+ */
+#define VP_KBIT_LIST(X) X(UPCAST, "upcast") X(KEEP, "keep")
 /* What moves off the GPU (ZeRO-Offload / FSDP CPU offload / Infinity). */
 #define VP_OFFLOAD_LIST(X) X(NONE, "none") X(OPTIMIZER, "optimizer") \
 	X(PARAMS, "params") X(ALL, "optimizer+params")
@@ -85,6 +93,9 @@ enum vp_fsdp { VP_FSDP_LIST(X) VP_FSDP_COUNT };
 #define X(e, s) VP_QUANT_##e,
 enum vp_quant { VP_QUANT_LIST(X) VP_QUANT_COUNT };
 #undef X
+#define X(e, s) VP_KBIT_##e,
+enum vp_kbit { VP_KBIT_LIST(X) VP_KBIT_COUNT };
+#undef X
 #define X(e, s) VP_OFFLOAD_##e,
 enum vp_offload { VP_OFFLOAD_LIST(X) VP_OFFLOAD_COUNT };
 #undef X
@@ -108,6 +119,7 @@ extern const char *const vp_attn_names[VP_ATTN_COUNT];
 extern const char *const vp_device_names[VP_DEVICE_COUNT];
 extern const char *const vp_fsdp_names[VP_FSDP_COUNT];
 extern const char *const vp_quant_names[VP_QUANT_COUNT];
+extern const char *const vp_kbit_names[VP_KBIT_COUNT];
 extern const char *const vp_offload_names[VP_OFFLOAD_COUNT];
 extern const char *const vp_loss_names[VP_LOSS_COUNT];
 extern const char *const vp_lora_target_names[VP_LORA_TARGET_COUNT];
@@ -194,6 +206,7 @@ struct vp_plan {
 	double lora_dropout;
 	enum vp_dtype lora_dtype;	/* adapter weights (fp32 or bf16) */
 	enum vp_quant quant;	/* frozen base storage */
+	enum vp_kbit kbit_prep;	/* the rest of a quantized base */
 	enum vp_offload offload;
 	bool offload_nvme;	/* ZeRO-Infinity: offload target is NVMe */
 	bool activation_offload;	/* saved activations to host memory */

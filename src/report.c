@@ -301,8 +301,10 @@ plan_line(const struct vp_report *r, struct vp_buf *o)
 			vp_buf_printf(o, "LoRA rank %u (%s adapters, dropout "
 			    "%.2g), ", p->lora_rank, vp_dtype_names[p->lora_dtype],
 			    p->lora_dropout);
-		vp_buf_printf(o, "base %s, offload %s%s%s, loss %s\n",
-		    vp_quant_names[p->quant], vp_offload_names[p->offload],
+		vp_buf_printf(o, "base %s%s, offload %s%s%s, loss %s\n",
+		    vp_quant_names[p->quant], p->quant == VP_QUANT_NONE ? "" :
+		    p->kbit_prep == VP_KBIT_UPCAST ? " (the rest upcast to fp32)"
+		    : " (the rest kept)", vp_offload_names[p->offload],
 		    p->offload_nvme ? " to NVMe" : "", p->activation_offload ?
 		    " + activations" : "", vp_loss_names[p->loss]);
 	}
@@ -616,6 +618,8 @@ json_plan(struct vp_json *j, const struct vp_report *r)
 	vp_json_u64(j, "gpus_per_node", p->gpus_per_node);
 	vp_json_u64(j, "lora_rank", p->lora_rank);
 	vp_json_str(j, "quant", vp_quant_names[p->quant]);
+	vp_json_str(j, "kbit_prep", p->quant != VP_QUANT_NONE ?
+	    vp_kbit_names[p->kbit_prep] : NULL);
 	vp_json_str(j, "offload", vp_offload_names[p->offload]);
 	vp_json_bool(j, "offload_nvme", p->offload_nvme);
 	vp_json_bool(j, "activation_offload", p->activation_offload);

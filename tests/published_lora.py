@@ -50,7 +50,12 @@ for r in rows:
     if "lora_dropout 0.05" in r["notes"]:
         args += ["--lora-dropout", "0.05"]
     if r["quant"] != "none":
-        args += ["--quant", r["quant"]]
+        # LitGPT quantizes through Lightning's BitsandbytesPrecision and
+        # casts nothing else: no PEFT prepare_model_for_kbit_training.
+        if not r["id"].startswith("litgpt-"):
+            sys.exit("%s: no rule for how the quantized model is prepared"
+                     % r["id"])
+        args += ["--quant", r["quant"], "--kbit-prep", "keep"]
     out = subprocess.run(args, capture_output=True, text=True)
     if out.returncode not in (0, 1):
         print("%-40s vramplan failed: %s" % (r["id"], out.stderr.strip()))
