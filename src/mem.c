@@ -589,6 +589,11 @@ sharding(const struct vp_graph *g, const struct vp_model *m,
 			live = 1000000000ULL;
 		sh->gather = live * vp_dtype_bytes[cd];
 	}
+	/* A zero_grad() that keeps the gradients (set_to_none=False, the
+	 * default before PyTorch 2.0): from the second step they exist
+	 * before forward, and backward adds each new one into them. */
+	if (p->zero == 0 && vp_plan_zero_grad(p) == VP_ZEROGRAD_ZEROS)
+		sh->grads_prealloc = true;
 	if (p->zero == 0 && dp > 1) {
 		/* torch DDP (gradient_as_bucket_view=False): its buckets
 		 * hold a second copy of every gradient. */

@@ -99,6 +99,10 @@ const struct vp_optdef vp_options[VP_O_COUNT] = {
     F(optimizer_impl), E(vp_optimpl_names), NULL, 0, 0, false, NULL, ALL,
     true, false, VP_OPEN_NONE, "I", "torch.optim's kernels (default: foreach "
     "on cuda, for-loop on cpu; DeepSpeed and Megatron fuse)" },
+[VP_O_ZERO_GRAD] = { "zero-grad", VP_OK_ENUM, VP_OF_INT, F(zero_grad),
+    E(vp_zerograd_names), NULL, 0, 0, false, NULL, ALL, true, false,
+    VP_OPEN_NONE, "Z", "what zero_grad() leaves between steps: none or "
+    "zeros (default: PyTorch's, none from 2.0)" },
 [VP_O_FUSED] = { .name = "fused-optimizer", .kind = VP_OK_FLAG,
     .field = VP_OF_NONE, .cmds = ALL, .open = VP_OPEN_NONE,
     .help = "the same as --optimizer-impl fused",
@@ -236,6 +240,7 @@ _Static_assert(sizeof(enum vp_precision) == sizeof(int) &&
     sizeof(enum vp_device) == sizeof(int) &&
     sizeof(enum vp_quant) == sizeof(int) &&
     sizeof(enum vp_kbit) == sizeof(int) &&
+    sizeof(enum vp_zerograd) == sizeof(int) &&
     sizeof(enum vp_offload) == sizeof(int) &&
     sizeof(enum vp_dtype) == sizeof(int) &&
     sizeof(enum vp_loss) == sizeof(int), "plan enums are int-sized");

@@ -23,6 +23,8 @@ const char *const vp_lora_target_names[VP_LORA_TARGET_COUNT] = {
 	VP_LORA_TARGET_LIST(X) };
 const char *const vp_framework_names[VP_FW_COUNT] = { VP_FRAMEWORK_LIST(X) };
 const char *const vp_optimpl_names[VP_OPTIMPL_COUNT] = { VP_OPTIMPL_LIST(X) };
+const char *const vp_zerograd_names[VP_ZEROGRAD_COUNT] = {
+	VP_ZEROGRAD_LIST(X) };
 #undef X
 
 #define X(e, s, b) b,
@@ -241,6 +243,17 @@ vp_plan_optimizer_impl(const struct vp_plan *p)
 	 * parameter is on a CUDA device (native tensors), else the loop. */
 	return p->device == VP_DEVICE_CPU ? VP_OPTIMPL_FOR_LOOP :
 	    VP_OPTIMPL_FOREACH;
+}
+
+enum vp_zerograd
+vp_plan_zero_grad(const struct vp_plan *p)
+{
+	if (p->zero_grad != VP_ZEROGRAD_DEFAULT)
+		return p->zero_grad;
+	/* Optimizer.zero_grad and Module.zero_grad: set_to_none defaults
+	 * to True from PyTorch 2.0 (False before). */
+	return p->torch_version >= 200 ? VP_ZEROGRAD_NONE :
+	    VP_ZEROGRAD_ZEROS;
 }
 
 enum vp_framework

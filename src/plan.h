@@ -71,6 +71,15 @@
  */
 #define VP_OPTIMPL_LIST(X) X(DEFAULT, "default") X(FOR_LOOP, "for-loop") \
 	X(FOREACH, "foreach") X(FUSED, "fused")
+/*
+ * What zero_grad() does with the gradients between steps: `none` frees
+ * them (set_to_none=True, PyTorch's default since 2.0), `zeros` keeps them
+ * allocated and zeroed (the default before 2.0), so from the second step
+ * they exist through forward and backward, and each new gradient is added
+ * into them in place.  default: PyTorch's default for --torch.
+ */
+#define VP_ZEROGRAD_LIST(X) X(DEFAULT, "default") X(NONE, "none") \
+	X(ZEROS, "zeros")
 
 #define X(e, s) VP_PREC_##e,
 enum vp_precision { VP_PREC_LIST(X) VP_PREC_COUNT };
@@ -111,6 +120,9 @@ enum vp_framework { VP_FRAMEWORK_LIST(X) VP_FW_COUNT };
 #define X(e, s) VP_OPTIMPL_##e,
 enum vp_optimpl { VP_OPTIMPL_LIST(X) VP_OPTIMPL_COUNT };
 #undef X
+#define X(e, s) VP_ZEROGRAD_##e,
+enum vp_zerograd { VP_ZEROGRAD_LIST(X) VP_ZEROGRAD_COUNT };
+#undef X
 
 extern const char *const vp_prec_names[VP_PREC_COUNT];
 extern const char *const vp_opt_names[VP_OPT_COUNT];
@@ -125,6 +137,7 @@ extern const char *const vp_loss_names[VP_LOSS_COUNT];
 extern const char *const vp_lora_target_names[VP_LORA_TARGET_COUNT];
 extern const char *const vp_framework_names[VP_FW_COUNT];
 extern const char *const vp_optimpl_names[VP_OPTIMPL_COUNT];
+extern const char *const vp_zerograd_names[VP_ZEROGRAD_COUNT];
 
 /* Element types and their sizes in bytes. */
 #define VP_DTYPE_LIST(X) X(FP32, "fp32", 4) X(BF16, "bf16", 2) \
@@ -200,6 +213,7 @@ struct vp_plan {
 	unsigned gpus_per_node;	/* for hybrid sharding and placement */
 	enum vp_device device;
 	enum vp_optimpl optimizer_impl;	/* torch.optim's kernels */
+	enum vp_zerograd zero_grad;	/* what zero_grad() leaves */
 	/* Fine-tuning. */
 	unsigned lora_rank;	/* 0 = full fine-tuning */
 	unsigned lora_targets;	/* bit set of enum vp_lora_target */
@@ -266,6 +280,9 @@ enum vp_framework vp_plan_framework(const struct vp_plan *p);
 /* The optimizer kernels that step: fused under a framework that fuses
  * (DeepSpeed, Megatron), else the plan's, default resolved by device. */
 enum vp_optimpl vp_plan_optimizer_impl(const struct vp_plan *p);
+/* What zero_grad() leaves between steps, default resolved by --torch
+ * (never VP_ZEROGRAD_DEFAULT). */
+enum vp_zerograd vp_plan_zero_grad(const struct vp_plan *p);
 /* NCCL process groups a rank belongs to (DP, TP, PP pair, CP, EP). */
 unsigned vp_plan_groups(const struct vp_plan *p, unsigned world);
 /* The plan's checks against the model are the rule book, rules.h. */

@@ -444,6 +444,8 @@ vp_measurements_load(const char *path, const char *base_dir,
 			out->pts[i].plan.torch_version = ver;
 		if (out->cuda != NULL && vp_parse_version(out->cuda, &ver) == 0)
 			out->pts[i].plan.cuda_version = ver;
+		/* calib/calibrate.py zeroes with set_to_none=True. */
+		out->pts[i].plan.zero_grad = VP_ZEROGRAD_NONE;
 	}
 	rc = 0;
 out:

@@ -293,6 +293,8 @@ plan_line(const struct vp_report *r, struct vp_buf *o)
 	if (p->device == VP_DEVICE_CUDA)
 		vp_buf_printf(o, " + CUDA %s", vp_version_name(p->cuda_version,
 		    v2, sizeof v2));
+	if (vp_plan_zero_grad(p) == VP_ZEROGRAD_ZEROS && p->zero == 0)
+		vp_buf_add(o, ", zero_grad keeps the gradients");
 	vp_buf_add(o, "\n");
 	if (p->lora_rank || p->quant || p->offload || p->loss ||
 	    p->activation_offload) {
@@ -597,6 +599,7 @@ json_plan(struct vp_json *j, const struct vp_report *r)
 	vp_json_str(j, "optimizer", vp_opt_names[p->optimizer]);
 	vp_json_str(j, "optimizer_impl",
 	    vp_optimpl_names[vp_plan_optimizer_impl(p)]);
+	vp_json_str(j, "zero_grad", vp_zerograd_names[vp_plan_zero_grad(p)]);
 	vp_json_u64(j, "micro_batch", p->micro_batch);
 	vp_json_u64(j, "seq", p->seq);
 	vp_json_u64(j, "grad_accum", p->grad_accum);

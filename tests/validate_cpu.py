@@ -236,7 +236,10 @@ def estimate(cmd, c):
     if x.get("impl", "default") != "default":
         argv += ["--optimizer-impl", x["impl"]]
     # The estimate follows the stack the harness measures on.
-    argv += ["--torch", ".".join(harness.torch.__version__.split("+")[0].split(".")[:2])]
+    # The harness zeroes the gradients with set_to_none=True whatever the
+    # PyTorch (calib/harness.py).
+    argv += ["--torch", ".".join(harness.torch.__version__.split("+")[0].split(".")[:2]),
+             "--zero-grad", "none"]
     pr = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True)
     if pr.returncode != 0:
         raise RuntimeError("exit %d: %s" % (pr.returncode, pr.stderr.strip()[-300:]))

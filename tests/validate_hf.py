@@ -147,7 +147,8 @@ def estimate(cmd, c):
     m, p, o, b, s, r, a = c
     argv = cmd + [config_path(m), "--device", "cpu", "--json", "--precision", p, "--optimizer", o,
                   "--micro-batch", str(b), "--seq", str(s), "--recompute", r, "--attention", a, "--dropout", "0",
-                  "--torch", ".".join(torch.__version__.split("+")[0].split(".")[:2])]
+                  "--torch", ".".join(torch.__version__.split("+")[0].split(".")[:2]),
+                  "--zero-grad", "none"]
     pr = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True)
     if pr.returncode != 0:
         raise RuntimeError("exit %d: %s" % (pr.returncode, pr.stderr.strip()[-300:]))
