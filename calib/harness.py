@@ -71,7 +71,7 @@ LOSSES = ("full", "chunked")
 
 # LoRA targets (vramplan's names) in canonical order; "all-linear" = every one
 # of them the model has.
-LORA_TARGETS = ("q", "k", "v", "o", "gate", "up", "down")
+LORA_TARGETS = ("q", "k", "v", "o", "gate", "up", "down", "head")
 LORA_DTYPES = {"fp32": "float32", "bf16": "bfloat16"}
 
 # Chunked (fused linear) cross-entropy: the per-row log-softmax/gradient
@@ -1150,6 +1150,8 @@ def _lora_sites(model, fam):
             add("down", layer, "output_dense", "layer.%d.output.dense" % i)
     else:
         raise HarnessError("--lora is not supported for the %s family" % fam)
+    if fam in ("llama", "gpt2"):
+        add("head", model, "lm_head", "lm_head")    # PEFT's target_modules=["lm_head"]
     return sites
 
 
@@ -1180,7 +1182,8 @@ def apply_lora(model, fam, c, lo):
     sites = _lora_sites(model, fam)
     want = lo["targets"]
     if want == "all-linear":
-        targets = [t for t in LORA_TARGETS if sites[t]]
+        # PEFT's all-linear leaves the output layer out.
+        targets = [t for t in LORA_TARGETS if sites[t] and t != "head"]
     else:
         lacking = [t for t in want if not sites[t]]
         if lacking:
@@ -1735,6 +1738,9 @@ def measure(model_cfg, device="cpu", precision=None, optimizer=None, micro_batch
         elif o["precision"] in ("fp16", "fp16-mixed"):
             model.to(torch.float16)
         targets, names = apply_lora(model, fam, c, lo)
+        if "head" in targets and o["loss"] == "chunked":
+            raise HarnessError("--loss chunked reads lm_head.weight directly: "
+                               "no adapter on the head can run under it")
         lora_info = dict(lo)
         lora_info.update({"targets": targets, "modules": names, "n_modules": len(names),
                           "scaling": lo["alpha"] / lo["r"],

@@ -362,7 +362,7 @@ load_model_plan(const char *model_arg, struct vp_optset *o,
 		return VP_EXIT_INPUT;
 	vp_plan_defaults(p, m);
 	vp_optset_apply(o, p);
-	if (p->lora_targets == (1u << VP_LORA_TARGET_COUNT) - 1)
+	if (p->lora_targets == VP_LORA_ALL_LINEAR)
 		p->lora_targets &= vp_lora_available(m);
 	return VP_EXIT_OK;
 }

@@ -96,13 +96,28 @@ vp_model_matrices(const struct vp_model *m, const struct vp_plan *p,
 unsigned
 vp_lora_available(const struct vp_model *m)
 {
-	unsigned all = (1u << VP_LORA_TARGET_COUNT) - 1;
-
-	bool gate = vp_act_gated(m->act) &&
-	    vp_model_traits(m).lin[VP_ROLE_GATE] != NULL;
+	unsigned all = VP_LORA_ALL_LINEAR;
+	struct vp_family_info fam = vp_model_traits(m);
+	bool gate = vp_act_gated(m->act) && fam.lin[VP_ROLE_GATE] != NULL;
 
 	/* The expert matrices always list a gate (vp_model_matrices). */
-	return gate || m->has_moe ? all : all & ~BIT(GATE);
+	if (!gate && !m->has_moe)
+		all &= ~BIT(GATE);
+	/* The LM head of a decoder (lm_head, torchtune's output). */
+	if (fam.head == VP_HEAD_LM)
+		all |= BIT(HEAD);
+	return all;
+}
+
+uint64_t
+vp_lora_head_params(const struct vp_model *m, const struct vp_plan *p)
+{
+	if (!(p->lora_targets & BIT(HEAD)) ||
+	    vp_model_traits(m).head != VP_HEAD_LM)
+		return 0;
+	/* A: r x h; B: V/tp x r (the head is column-parallel). */
+	return vp_mul_sat(p->lora_rank, m->hidden + (m->vocab + p->tp - 1) /
+	    p->tp);
 }
 
 uint64_t

@@ -38,9 +38,12 @@ unsigned vp_role_lora_bits(enum vp_role role);
 size_t vp_model_matrices(const struct vp_model *m, const struct vp_plan *p,
     uint64_t blocks, struct vp_matrix *out);
 
-/* Adapter parameters: r (in + out) per adapted matrix. */
+/* Adapter parameters: r (in + out) per adapted matrix of `blocks`
+ * blocks, and those of the LM head (on the last pipeline stage). */
 uint64_t vp_lora_params(const struct vp_model *m, const struct vp_plan *p,
     uint64_t blocks);
+uint64_t vp_lora_head_params(const struct vp_model *m,
+    const struct vp_plan *p);
 /* Targets the model has (a gated MLP has gate; others do not). */
 unsigned vp_lora_available(const struct vp_model *m);
 

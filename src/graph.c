@@ -82,7 +82,8 @@ struct lin {
 	unsigned lora_bits;
 	enum lin_kind kind;
 };
-static const struct lin LIN_LM_HEAD = { "lm_head", 0, LIN_COL };
+static const struct lin LIN_LM_HEAD = { "lm_head", 1u << VP_LORA_HEAD,
+    LIN_COL };
 static const struct lin LIN_HEAD = { "head", 0, LIN_COL };
 static const struct lin LIN_MLM_DECODER = { "mlm decoder", 0, LIN_COL };
 static const struct lin LIN_MLM_TRANSFORM = { "mlm transform", 0, LIN_LOCAL };
@@ -279,7 +280,8 @@ linear_w(struct lctx *x, struct lin l, int32_t in, uint64_t din,
 	 * can target.  Its Linear4bit casts the input to its compute dtype
 	 * (ours) whatever autocast says, and the output back to the
 	 * input's dtype (bitsandbytes/nn/modules.py, Linear4bit.forward). */
-	bool quant = x->p->quant != VP_QUANT_NONE && l.lora_bits != 0;
+	bool quant = x->p->quant != VP_QUANT_NONE &&
+	    (l.lora_bits & VP_LORA_ALL_LINEAR) != 0;
 	enum vp_dtype cdt = x->autocast || quant ? x->c : wdt;
 	int32_t xin = x->autocast || quant ? cast(x, in, x->c, VP_CAT_ACT) :
 	    in, wc = -1;
@@ -1331,6 +1333,9 @@ persistent_terms(struct vp_graph *g, const struct lctx *x,
 	g->weight_bytes = vp_mul_sat(g->params, B(x->w));
 	if (p->lora_rank > 0) {
 		g->trainable = vp_lora_params(m, p, real_blocks);
+		if (last)
+			g->trainable = vp_add_sat(g->trainable,
+			    vp_lora_head_params(m, p));
 		g->adapter_bytes = vp_mul_sat(g->trainable, B(p->lora_dtype));
 		g->weight_bytes = vp_add_sat(vp_frozen_base_bytes(m, p,
 		    real_blocks, g->params, x->w), g->adapter_bytes);
@@ -1354,9 +1359,14 @@ persistent_terms(struct vp_graph *g, const struct lctx *x,
 	g->optim_state_bytes = vp_optimizer_state_bytes(m, p, real_blocks,
 	    first, last, g->trainable);
 	if (p->lora_rank > 0) {
-		/* The largest trainable tensor is an adapter: r x max dim. */
+		/* The largest trainable tensor is an adapter: r x max dim
+		 * (the vocabulary's, for the head's). */
+		uint64_t dim = x->f > x->h ? x->f : x->h;
+
+		if (last && vp_lora_head_params(m, p) && x->V > dim)
+			dim = x->V;
 		g->largest_param_bytes = vp_mul_sat((uint64_t)p->lora_rank *
-		    (x->f > x->h ? x->f : x->h), B(p->lora_dtype));
+		    dim, B(p->lora_dtype));
 		return;
 	}
 	g->largest_param_bytes = vp_mul_sat(first || last ?

@@ -112,7 +112,7 @@ const struct vp_optdef vp_options[VP_O_COUNT] = {
     "LoRA adapters on a frozen base (PEFT); 0: full fine-tuning" },
 [VP_O_LORA_TARGETS] = { "lora-targets", VP_OK_TARGETS, VP_OF_UNSIGNED,
     F(lora_targets), NULL, 0, NULL, 0, 0, false, NULL, ALL, true, false,
-    VP_OPEN_NONE, "LIST", "q,k,v,o,gate,up,down or all-linear (default q,v)" },
+    VP_OPEN_NONE, "LIST", "q,k,v,o,gate,up,down,head or all-linear (default q,v)" },
 [VP_O_LORA_DROPOUT] = { "lora-dropout", VP_OK_DOUBLE, VP_OF_DOUBLE,
     F(lora_dropout), NULL, 0, NULL, 0, 0.99, false,
     "a probability from 0 to 0.99", ALL, true, false, VP_OPEN_NONE, "P",

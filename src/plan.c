@@ -193,7 +193,7 @@ vp_lora_parse_targets(const char *s, unsigned *out, const char **bad)
 	int i;
 
 	if (strcmp(s, "all-linear") == 0 || strcmp(s, "all") == 0) {
-		*out = (1u << VP_LORA_TARGET_COUNT) - 1;
+		*out = VP_LORA_ALL_LINEAR;
 		return 0;
 	}
 	while (*p) {

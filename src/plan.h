@@ -47,9 +47,12 @@
 #define VP_OFFLOAD_LIST(X) X(NONE, "none") X(OPTIMIZER, "optimizer") \
 	X(PARAMS, "params") X(ALL, "optimizer+params")
 #define VP_LOSS_LIST(X) X(FULL, "full") X(CHUNKED, "chunked")
-/* LoRA target names: the projections of a transformer block. */
+/* LoRA target names: the projections of a transformer block, then the
+ * LM head (PEFT's target_modules=["lm_head"], torchtune's
+ * apply_lora_to_output).  HEAD stays last: all-linear is every target
+ * before it, as PEFT's all-linear leaves the output layer out. */
 #define VP_LORA_TARGET_LIST(X) X(Q, "q") X(K, "k") X(V, "v") X(O, "o") \
-	X(GATE, "gate") X(UP, "up") X(DOWN, "down")
+	X(GATE, "gate") X(UP, "up") X(DOWN, "down") X(HEAD, "head")
 /* FSDP strategies; NONE = not FSDP (DDP or DeepSpeed ZeRO by --zero). */
 #define VP_FSDP_LIST(X) X(NONE, "none") X(FULL, "full") X(GRAD_OP, "grad-op") \
 	X(HYBRID, "hybrid")
@@ -114,6 +117,8 @@ enum vp_loss { VP_LOSS_LIST(X) VP_LOSS_COUNT };
 #define X(e, s) VP_LORA_##e,
 enum vp_lora_target { VP_LORA_TARGET_LIST(X) VP_LORA_TARGET_COUNT };
 #undef X
+/* --lora-targets all-linear: every block projection, not the head. */
+#define VP_LORA_ALL_LINEAR ((1u << VP_LORA_HEAD) - 1)
 #define X(e, s) VP_FW_##e,
 enum vp_framework { VP_FRAMEWORK_LIST(X) VP_FW_COUNT };
 #undef X

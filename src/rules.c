@@ -304,6 +304,22 @@ quant(const struct vp_plan *p, const struct vp_model *m, unsigned world,
 	return rc;
 }
 
+/* Liger's fused loss reads the head's weight itself (graph.c,
+ * fused_linear_ce): an adapter on the head would never run. */
+static int
+lora_head_loss(const struct vp_plan *p, const struct vp_model *m,
+    unsigned world, struct vp_diags *d)
+{
+	(void)m;
+	(void)world;
+	if (p->lora_rank == 0 || !(p->lora_targets & (1u << VP_LORA_HEAD)) ||
+	    p->loss != VP_LOSS_CHUNKED)
+		return 0;
+	return refuse(d, "--lora-targets head and --loss chunked do not "
+	    "combine: the fused loss multiplies by the head's weight itself, "
+	    "so no adapter on the head runs; drop one of them");
+}
+
 static int
 fp8_quant(const struct vp_plan *p, const struct vp_model *m, unsigned world,
     struct vp_diags *d)
@@ -418,6 +434,7 @@ static const struct rule rules[] = {
 	{ lora_targets, 0, false },
 	{ lora_rank, VP_RK_TP, false },
 	{ quant, 0, false },
+	{ lora_head_loss, 0, false },
 	{ fp8_quant, 0, false },
 	{ fp8_cuda, 0, false },
 	{ nvme_needs_offload, 0, false },

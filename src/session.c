@@ -171,8 +171,9 @@ fill_lora(struct vp_session *s)
 
 		/* Trainable parameters of the whole model, not per rank. */
 		whole.tp = whole.pp = whole.ep = 1;
-		s->rep.trainable = vp_lora_params(s->model, &whole,
-		    s->model->layers);
+		s->rep.trainable = vp_add_sat(vp_lora_params(s->model,
+		    &whole, s->model->layers), vp_lora_head_params(s->model,
+		    &whole));
 	}
 	s->lora_targets[0] = '\0';
 	for (i = 0; i < VP_LORA_TARGET_COUNT; i++)

@@ -346,6 +346,7 @@ run ft-chunked-loss llama-3-8b --gpus 1xH100 --loss chunked --zero 0 \
 run ft-adafactor gpt2-xl --gpus 1xA10 --optimizer adafactor --no-search
 run ft-bad-target gpt2 --lora 8 --lora-targets gate
 run ft-bad-target-name gpt2 --lora 8 --lora-targets q,vv
+run ft-head-chunked-loss gpt2 --lora 8 --lora-targets q,head --loss chunked
 run ft-bad-rank gpt2 --lora 5000
 run ft-bad-quant-no-lora llama-2-7b --quant nf4
 run ft-bad-quant-cpu llama-2-7b --quant nf4 --lora 8 --device cpu

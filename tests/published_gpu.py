@@ -203,9 +203,7 @@ def express(r):
             if t.startswith("MLP"):
                 targets += ["gate", "up", "down"]
             elif t.startswith("final output projection"):
-                missing.append("LoRA on the output projection "
-                               "(apply_lora_to_output=True): vramplan never "
-                               "adapts the LM head")
+                targets += ["head"]     # apply_lora_to_output=True
             elif t in LORA_TARGET:
                 targets += LORA_TARGET[t]
             else:

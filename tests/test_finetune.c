@@ -139,7 +139,8 @@ lora_lowering_matches_view(void **state)
 		{ VP_ARCH_ENCODER, VP_POS_LEARNED, VP_IMPL_HF, VP_ACT_GELU, -1 },
 		{ VP_ARCH_ENCODER, VP_POS_LEARNED, VP_IMPL_TORCH_NN, VP_ACT_RELU, -1 },
 	};
-	static const char *const targets[] = { "q", "q,v", "all-linear" };
+	static const char *const targets[] = { "q", "q,v", "all-linear",
+	    "q,v,head", "head" };
 	struct vp_diags d = { 0 };
 	struct vp_model m;
 	struct vp_plan p;
@@ -174,9 +175,21 @@ lora_lowering_matches_view(void **state)
 			assert_int_equal(vp_lora_parse_targets(targets[j], &set,
 			    &bad), 0);
 			p.lora_targets = set & vp_lora_available(&m);
+			if (p.lora_targets == 0)
+				continue;	/* no head on an encoder */
 			assert_int_equal(lowered_adapter_params(&m, &p),
-			    vp_lora_params(&m, &p, m.layers));
+			    vp_lora_params(&m, &p, m.layers) +
+			    vp_lora_head_params(&m, &p));
 		}
+	}
+	/* all-linear leaves the head out, as PEFT's does. */
+	{
+		unsigned set;
+		const char *bad;
+
+		assert_int_equal(vp_lora_parse_targets("all-linear", &set,
+		    &bad), 0);
+		assert_false(set & (1u << VP_LORA_HEAD));
 	}
 	/* Megatron's fused qkv under q: r (h + q + 2 kv) per block =
 	 * 4 (64 + 64 + 2 x 32) x 2 = 1536. */

@@ -160,6 +160,10 @@ GRID = [
     ("gpt2-3l", "bf16", "sgd", 2, 128, "full", "eager", 0.0, LORA(64, "q,k,v,o", 0.0, "bf16")),
     ("bert-tiny", "fp32", "adamw", 4, 64, "none", "eager", 0.1, LORA(8, "q,v", 0.1)),
     ("bert-tiny", "bf16-mixed", "sgd", 8, 64, "none", "sdpa", 0.0, LORA(16, "all-linear")),
+    # an adapter on the LM head (torchtune's apply_lora_to_output): its B
+    # makes a vocabulary-wide tensor per token
+    ("tiny-llama", "bf16", "adamw", 2, 64, "none", "eager", 0.0, LORA(8, "q,v,head", 0.0, "bf16")),
+    ("gpt2-tiny", "bf16-mixed", "adamw", 2, 64, "full", "sdpa", 0.0, LORA(8, "head", 0.1)),
     # ---- chunked (Liger fused linear) cross-entropy, full fine-tuning: contrasts with
     # tiny-llama/fp32/adamw/b2s64 and llama-mqa-32k/bf16-mixed/adamw/b1s128 above
     ("tiny-llama", "fp32", "adamw", 2, 64, "none", "eager", 0.0, CHUNKED()),
