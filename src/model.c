@@ -78,6 +78,12 @@ vp_model_family(const struct vp_model *m)
 	return VP_FAMILY_LLAMA;
 }
 
+bool
+vp_model_runs_hf(const struct vp_model *m)
+{
+	return m->impl == VP_IMPL_HF;
+}
+
 struct vp_family_info
 vp_model_traits(const struct vp_model *m)
 {

@@ -202,6 +202,9 @@ void vp_model_params(const struct vp_model *m, struct vp_param_count *out);
  * rule files without a `family` key have always been lowered by).
  */
 enum vp_family vp_model_family(const struct vp_model *m);
+/* Whether the model runs Hugging Face transformers' modelling code
+ * (`implementation: hf`), which --transformers then names. */
+bool vp_model_runs_hf(const struct vp_model *m);
 /*
  * The family's row as this model runs it: `implementation: megatron`
  * fuses q, k and v of a pre-norm block into Megatron's linear_qkv.  The

@@ -444,6 +444,9 @@ vp_measurements_load(const char *path, const char *base_dir,
 			out->pts[i].plan.torch_version = ver;
 		if (out->cuda != NULL && vp_parse_version(out->cuda, &ver) == 0)
 			out->pts[i].plan.cuda_version = ver;
+		/* calib/harness.py's modules clone transformers 4.40's
+		 * modelling code, whatever transformers is installed. */
+		out->pts[i].plan.transformers_version = 440;
 	}
 	rc = 0;
 out:

@@ -293,6 +293,10 @@ plan_line(const struct vp_report *r, struct vp_buf *o)
 	if (p->device == VP_DEVICE_CUDA)
 		vp_buf_printf(o, " + CUDA %s", vp_version_name(p->cuda_version,
 		    v2, sizeof v2));
+	/* Only a Hugging Face model runs transformers' code. */
+	if (vp_model_runs_hf(r->model))
+		vp_buf_printf(o, ", transformers %s", vp_version_name(
+		    p->transformers_version, v2, sizeof v2));
 	vp_buf_add(o, "\n");
 	if (p->lora_rank || p->quant || p->offload || p->loss ||
 	    p->activation_offload) {
@@ -625,6 +629,8 @@ json_plan(struct vp_json *j, const struct vp_report *r)
 	    sizeof v));
 	vp_json_str(j, "cuda", p->device == VP_DEVICE_CUDA ?
 	    vp_version_name(p->cuda_version, v, sizeof v) : NULL);
+	vp_json_str(j, "transformers", vp_model_runs_hf(r->model) ?
+	    vp_version_name(p->transformers_version, v, sizeof v) : NULL);
 	vp_json_end(j);
 }
 

@@ -262,8 +262,9 @@ def express(r):
 
 
 def stack_args(r):
-    """--torch / --cuda for what the record's software field states (the
-    current stack's defaults otherwise)."""
+    """--torch / --cuda / --transformers for what the record's software
+    field states (the current stack's defaults otherwise; "~v4.16" is
+    taken as 4.16)."""
     sw = r.get("software") or ""
     out = []
     m = re.search(r"CUDA (\d+\.\d+)", sw)
@@ -272,6 +273,9 @@ def stack_args(r):
     m = re.search(r"(?:PyTorch|torch) v?(\d+\.\d+)", sw)
     if m:
         out += ["--torch", m.group(1)]
+    m = re.search(r"transformers ~?v?(\d+\.\d+)", sw)
+    if m:
+        out += ["--transformers", m.group(1)]
     return out
 
 

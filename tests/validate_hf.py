@@ -12,8 +12,10 @@ calib/harness.py's exact allocator replay, and
 
     $VRAMPLAN CONFIG --device cpu --json --precision P --optimizer O
               --micro-batch B --seq S --recompute R --attention A --dropout 0
+              --torch T --transformers X
 
-gives the estimate (per_gpu.allocated_peak_bytes, per_gpu.peak_phase).
+gives the estimate (per_gpu.allocated_peak_bytes, per_gpu.peak_phase), on
+the stack measured: T the installed torch, X the installed transformers.
 
 The gate: mean |error| <= MEAN_LIMIT_PCT, max |error| <= MAX_LIMIT_PCT and
 the same peak phase, over the cases that are not KNOWN.  A KNOWN case is
@@ -147,7 +149,8 @@ def estimate(cmd, c):
     m, p, o, b, s, r, a = c
     argv = cmd + [config_path(m), "--device", "cpu", "--json", "--precision", p, "--optimizer", o,
                   "--micro-batch", str(b), "--seq", str(s), "--recompute", r, "--attention", a, "--dropout", "0",
-                  "--torch", ".".join(torch.__version__.split("+")[0].split(".")[:2])]
+                  "--torch", ".".join(torch.__version__.split("+")[0].split(".")[:2]),
+                  "--transformers", ".".join(transformers.__version__.split(".")[:2])]
     pr = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True)
     if pr.returncode != 0:
         raise RuntimeError("exit %d: %s" % (pr.returncode, pr.stderr.strip()[-300:]))
