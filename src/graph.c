@@ -518,7 +518,11 @@ activation(struct lctx *x, enum vp_act act, int32_t in)
 	}
 }
 
-/* Attention core on q (b,a,s,d), k and v (b,a,s,d after repeat). */
+/*
+ * Attention core on q (b,a,s,d), k and v (b,a,s,d after repeat).  q, k
+ * and v may be one tensor (a fused projection whose views they are), so
+ * the output's size comes from the dimensions: b*a*s rows of d.
+ */
 static int32_t
 attention_core(struct lctx *x, int32_t q, int32_t k, int32_t v,
     bool fp32_softmax, bool mask_fp32)
@@ -544,7 +548,7 @@ attention_core(struct lctx *x, int32_t q, int32_t k, int32_t v,
 		IN(o, k);
 		IN(o, v);
 		rg = rg_of(x, q) || rg_of(x, k) || rg_of(x, v);
-		out = tnew(x, elems_of(x, q), cdt, VP_CAT_ACT, "attn out", rg);
+		out = tnew(x, rows * x->d, cdt, VP_CAT_ACT, "attn out", rg);
 		lse = tnew(x, rows, VP_FP32, VP_CAT_ACT, "lse", false);
 		OUT(o, out);
 		OUT(o, lse);
@@ -595,7 +599,7 @@ attention_core(struct lctx *x, int32_t q, int32_t k, int32_t v,
 		if (x->autocast)
 			pr = cast(x, pr, cdt, VP_CAT_ACT);
 	}
-	out = ew2(x, "pv matmul", elems_of(x, q), promote(dt_of(x, pr), cdt),
+	out = ew2(x, "pv matmul", rows * x->d, promote(dt_of(x, pr), cdt),
 	    pr, v, VP_CAT_ACT);
 	/* Selective recompute: the core's saved tensors are re-made. */
 	if (x->p->recompute == VP_RECOMP_SELECTIVE) {
