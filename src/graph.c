@@ -610,6 +610,33 @@ attention_core(struct lctx *x, int32_t q, int32_t k, int32_t v,
 	return out;
 }
 
+/*
+ * Whether attention's output goes back to the (b, s, a*d) layout without
+ * a copy.  Eager's p.v product is (b, a, s, d), so transpose(1, 2)
+ * .contiguous() copies it.  A fused kernel writes its output in q's
+ * layout (measured: PyTorch 2.13's CPU flash kernel; CUDA's flash and
+ * efficient kernels work in (b, s, a, d) as well; calib/harness.py's
+ * MemEffAttention for 1.13 writes (b, s, a, d)), and Hugging Face's q is a
+ * transposed view of its projection (q_view): the transpose back is then a
+ * view, unless transformers made q contiguous before sdpa.
+ */
+static bool
+attn_out_view(const struct lctx *x)
+{
+	if (x->p->attention == VP_ATTN_EAGER || !x->fam.q_view)
+		return false;
+	return !(x->p->attention == VP_ATTN_SDPA && x->fam.sdpa_contiguous);
+}
+
+/* t.contiguous() of a transposed (b, s, heads, d) view: a copy of `width`
+ * (heads * d) elements per token. */
+static int32_t
+contiguous(struct lctx *x, const char *name, int32_t t, uint64_t width)
+{
+	return ew(x, name, x->b * x->s * width, dt_of(x, t), t, -1, -1, -1,
+	    VP_CAT_ACT);
+}
+
 static void
 begin_layer(struct lctx *x, uint32_t l, int32_t input)
 {
@@ -708,6 +735,7 @@ prenorm_block(struct lctx *x, int32_t in)
 	const struct vp_family_info *fam = &x->fam;
 	uint64_t n = x->b * x->s, qd = x->a * x->d, kd = x->kv * x->d;
 	int32_t h1, q, k, v, ctx, o, res, h2, mlp;
+	bool repeated;
 
 	h1 = norm(x, "input norm", in);
 	if (fam->fused_qkv) {
@@ -749,17 +777,34 @@ prenorm_block(struct lctx *x, int32_t in)
 		t3 = ew(x, "rope mul", n * kd, dt, t3, -1, -1, -1, VP_CAT_ACT);
 		k = ew(x, "rope add", n * kd, dt, t1, t3, -1, -1, VP_CAT_ACT);
 	}
-	if (x->kv < x->a && fam->repeat_kv) {
+	repeated = x->kv < x->a && fam->repeat_kv;
+	if (repeated) {
 		/* repeat_kv: expand + reshape copies k and v to a heads. */
 		k = ew(x, "repeat k", n * qd, dt_of(x, k), k, -1, -1, -1,
 		    VP_CAT_ACT);
 		v = ew(x, "repeat v", n * qd, dt_of(x, v), v, -1, -1, -1,
 		    VP_CAT_ACT);
 	}
+	/* transformers 4.48 to 4.55: q, k and v made contiguous (the
+	 * repeated k and v are already); the transposed views' storage
+	 * goes once nothing else holds it. */
+	if (x->p->attention == VP_ATTN_SDPA && fam->sdpa_contiguous) {
+		int32_t qkv = q;
+
+		q = contiguous(x, "q contiguous", qkv, qd);
+		if (!repeated) {
+			k = contiguous(x, "k contiguous", fam->fused_qkv ? qkv :
+			    k, kd);
+			v = contiguous(x, "v contiguous", fam->fused_qkv ? qkv :
+			    v, kd);
+		}
+	}
 	ctx = attention_core(x, q, k, v, fam->softmax_fp32, fam->mask_fp32);
-	/* transpose(1, 2).contiguous(): a copy in (b, s, a*d) layout. */
-	ctx = ew(x, "attn transpose", n * qd, dt_of(x, ctx), ctx, -1, -1, -1,
-	    VP_CAT_ACT);
+	/* transpose(1, 2).contiguous(): a copy in (b, s, a*d) layout, or a
+	 * view of a fused kernel's output. */
+	if (!attn_out_view(x))
+		ctx = ew(x, "attn transpose", n * qd, dt_of(x, ctx), ctx, -1,
+		    -1, -1, VP_CAT_ACT);
 	o = linear(x, block_lin(x, VP_ROLE_O), ctx, qd, x->h, m->o_bias > 0,
 	    true, VP_CAT_ACT);
 	/* Llama-family modules drop out only the attention probabilities;
@@ -815,8 +860,9 @@ postnorm_block(struct lctx *x, int32_t in)
 		    true, VP_CAT_ACT);
 	}
 	ctx = attention_core(x, q, k, v, fam->softmax_fp32, fam->mask_fp32);
-	ctx = ew(x, "attn transpose", n * qd, dt_of(x, ctx), ctx, -1, -1, -1,
-	    VP_CAT_ACT);
+	if (!attn_out_view(x))
+		ctx = ew(x, "attn transpose", n * qd, dt_of(x, ctx), ctx, -1,
+		    -1, -1, VP_CAT_ACT);
 	o = linear(x, block_lin(x, VP_ROLE_O), ctx, qd, x->h, true, true,
 	    VP_CAT_ACT);
 	if (fam->resid_dropout)
@@ -1092,7 +1138,7 @@ lctx_init(struct lctx *x, const struct vp_model *m, const struct vp_plan *p,
 	x->g = g;
 	x->m = m;
 	x->p = p;
-	x->fam = vp_model_traits(m);
+	x->fam = vp_model_traits_at(m, p->transformers_version);
 	x->b = p->micro_batch;
 	/* Context parallel: each rank holds seq/cp of every activation;
 	 * attention still sees the whole sequence's keys. */

@@ -2,6 +2,7 @@
 #include "model.h"
 
 #include <assert.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -35,19 +36,19 @@ const struct vp_family_info vp_family_info[VP_FAMILY_COUNT] = {
 		.source = "transformers LlamaForCausalLM (v4.40)",
 		.arch = VP_ARCH_DECODER, .block = VP_BLOCK_PRE_NORM,
 		.head = VP_HEAD_LM, .repeat_kv = true, .softmax_fp32 = true,
-		.logits_fp32 = true, .lin = DECODER_LINEARS,
+		.logits_fp32 = true, .q_view = true, .lin = DECODER_LINEARS,
 	},
 	[VP_FAMILY_GPT2] = {
 		.source = "transformers GPT2LMHeadModel",
 		.arch = VP_ARCH_DECODER, .block = VP_BLOCK_PRE_NORM,
 		.head = VP_HEAD_LM, .fused_qkv = true, .resid_dropout = true,
-		.embed_dropout = true, .lin = DECODER_LINEARS,
+		.embed_dropout = true, .q_view = true, .lin = DECODER_LINEARS,
 	},
 	[VP_FAMILY_BERT] = {
 		.source = "transformers BertForMaskedLM",
 		.arch = VP_ARCH_ENCODER, .block = VP_BLOCK_POST_NORM,
 		.head = VP_HEAD_MLM, .mask_fp32 = true, .resid_dropout = true,
-		.embed_norm = true, .embed_dropout = true,
+		.embed_norm = true, .embed_dropout = true, .q_view = true,
 		.lin = { [VP_ROLE_Q] = "query", [VP_ROLE_K] = "key",
 		    [VP_ROLE_V] = "value", [VP_ROLE_O] = "attn output",
 		    [VP_ROLE_FC] = "intermediate", [VP_ROLE_DOWN] = "output" },
@@ -97,6 +98,56 @@ vp_model_traits(const struct vp_model *m)
 	assert(t.lin[VP_ROLE_O] != NULL && t.lin[VP_ROLE_DOWN] != NULL);
 	return t;
 }
+
+/*
+ * What later transformers releases changed in the code the rows describe
+ * (v4.40), each from the first release that has it: found by reading the
+ * released wheels from PyPI, where the release before still has the old
+ * code (a patch release is taken to change nothing of this).  A change
+ * sets one bool of the row for the families it names.
+ */
+#define FAM(f) (1u << VP_FAMILY_##f)
+#define TRAIT(f) offsetof(struct vp_family_info, f)
+static const struct hf_change {
+	unsigned since;		/* transformers major * 100 + minor */
+	unsigned families;	/* FAM() bits */
+	size_t trait;		/* a bool of struct vp_family_info */
+	bool value;
+} hf_changes[] = {
+	/*
+	 * integrations/sdpa_attention.py (4.48: Llama and GPT-2 go through
+	 * it) calls .contiguous() on q, k and v before
+	 * F.scaled_dot_product_attention (the workaround for pytorch#112577);
+	 * 4.56 no longer does (4.55.0 still did).  BERT kept its own sdpa
+	 * class, which does so only on CUDA with a mask, until 5.0, whose
+	 * integration no longer does.
+	 */
+	{ 448, FAM(LLAMA) | FAM(GPT2), TRAIT(sdpa_contiguous), true },
+	{ 456, FAM(LLAMA) | FAM(GPT2), TRAIT(sdpa_contiguous), false },
+};
+#undef TRAIT
+
+struct vp_family_info
+vp_model_traits_at(const struct vp_model *m, unsigned transformers)
+{
+	struct vp_family_info t = vp_model_traits(m);
+	unsigned fam = 1u << vp_model_family(m);
+	size_t i;
+
+	if (!vp_model_runs_hf(m))
+		return t;
+	/* In release order, so a later change to a trait wins. */
+	for (i = 0; i < VP_NELEM(hf_changes); i++) {
+		const struct hf_change *c = &hf_changes[i];
+		bool *b = (bool *)((char *)&t + c->trait);
+
+		assert(i == 0 || hf_changes[i - 1].since <= c->since);
+		if (c->since <= transformers && (c->families & fam))
+			*b = c->value;
+	}
+	return t;
+}
+#undef FAM
 
 void
 vp_model_init(struct vp_model *m)

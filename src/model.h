@@ -111,6 +111,13 @@ struct vp_family_info {
 	bool embed_norm;	/* LayerNorm after the embeddings (BERT) */
 	bool embed_dropout;	/* dropout on the summed embeddings */
 	bool logits_fp32;	/* logits.float() before the loss (Llama) */
+	bool q_view;		/* q reaches attention as a transposed view
+				 * of its (b, s, a*d) projection (Hugging
+				 * Face): a fused kernel's output takes that
+				 * layout, so its transpose back is a view */
+	/* Set by later transformers releases (hf_changes in model.c, read
+	 * through vp_model_traits_at); false in every row. */
+	bool sdpa_contiguous;	/* q, k, v made contiguous before sdpa */
 	/* Module name of each linear the block has (the op names in
 	 * --explain); NULL = the family has no such linear. */
 	const char *lin[VP_ROLE_COUNT];
@@ -211,6 +218,16 @@ bool vp_model_runs_hf(const struct vp_model *m);
  * lowering and the fine-tuning view both take their traits from here.
  */
 struct vp_family_info vp_model_traits(const struct vp_model *m);
+/*
+ * The same as the code of a transformers release runs it (`transformers`
+ * as major * 100 + minor, --transformers): the rows follow v4.40, and
+ * each later change (hf_changes in model.c) applies from the first
+ * release that has it, to a model that runs Hugging Face code.  The
+ * lowering reads this; the fine-tuning view needs only the linears, which
+ * no release changed.
+ */
+struct vp_family_info vp_model_traits_at(const struct vp_model *m,
+    unsigned transformers);
 
 bool vp_act_gated(enum vp_act a);
 /* Parameters of one MLP block (gated or not) of intermediate size ffn. */
