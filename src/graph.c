@@ -134,7 +134,8 @@ opnew(struct lctx *x, const char *name)
 	o->layer = x->layer;
 	for (i = 0; i < VP_OP_MAXIO; i++)
 		o->in[i] = o->out[i] = o->saved[i] = -1;
-	o->keep[0] = o->keep[1] = -1;
+	for (i = 0; i < VP_OP_MAXKEEP; i++)
+		o->keep[i] = -1;
 	return o;
 }
 
@@ -939,13 +940,13 @@ fused_linear_ce(struct lctx *x, int32_t hsd, uint64_t rows)
 /*
  * The head builders (vp_family_info.head): each takes the last block's
  * output and returns the logits the loss reads, with *rows the rows the
- * loss covers and *held a tensor Python still references until the loss
- * exists (-1 for none).  Logits are upcast to fp32 always with the
- * family's logits_fp32 (Llama's `logits.float()`), otherwise under CUDA
- * autocast only.
+ * loss covers and held[] the tensors Python still references until the
+ * loss exists (-1 for none).  Logits are upcast to fp32 always with the
+ * family's logits_fp32 (v4.40 Llama's `logits.float()`) or loss_fp32
+ * (ForCausalLMLoss), otherwise under CUDA autocast only.
  */
 typedef int32_t (*head_fn)(struct lctx *x, int32_t hsd, uint64_t *rows,
-    int32_t *held);
+    int32_t held[2]);
 
 static int32_t
 logits_upcast(struct lctx *x, int32_t lg)
@@ -959,27 +960,44 @@ logits_upcast(struct lctx *x, int32_t lg)
  * Decoder (HF v4.40 Llama/GPT-2): final norm, lm_head gives (b,s,V)
  * logits in the compute dtype, the upcast, and the shift
  * `logits[..., :-1, :].contiguous()` copies b(s-1)V.
+ *
+ * From 4.46 (Llama; GPT-2 from 4.48, loss_fp32) the model hands its
+ * logits to ForCausalLMLoss (loss/loss_utils.py) and holds them until
+ * the loss exists; the loss function upcasts them (`logits.float()`, a
+ * copy unless they are fp32 already) and keeps its upcast until it
+ * returns.  From 4.49 (pad_labels) it pads and shifts the labels instead
+ * (`nn.functional.pad(labels, (0, 1), value=ignore_index)`): no shifted
+ * copy, and the cross-entropy covers all b*s rows (the last of each
+ * sequence ignored).
  */
 static int32_t
-lm_head(struct lctx *x, int32_t hsd, uint64_t *rows, int32_t *held)
+lm_head(struct lctx *x, int32_t hsd, uint64_t *rows, int32_t held[2])
 {
-	int32_t lg;
+	int32_t lg, up;
 
 	hsd = norm(x, "final norm", hsd);
 	lg = linear(x, LIN_LM_HEAD, hsd, x->h, x->V, false, true,
 	    VP_CAT_LOGITS);
-	lg = logits_upcast(x, lg);
-	/* `logits` stays referenced until the loss is computed. */
-	*held = lg;
+	up = x->fam.loss_fp32 ? cast(x, lg, VP_FP32, VP_CAT_LOGITS) :
+	    logits_upcast(x, lg);
+	/* v4.40 rebinds `logits` to its upcast: the 16-bit ones go. */
+	held[0] = x->fam.loss_fp32 && up != lg ? lg : -1;
+	held[1] = -1;
+	if (x->fam.pad_labels) {
+		*rows = x->b * x->s;
+		return up;
+	}
+	/* The upcast stays referenced until the loss is computed. */
+	held[1] = up;
 	*rows = x->b * (x->s - 1);
-	return ew(x, "shift logits", *rows * x->V, dt_of(x, lg), lg, -1, -1,
+	return ew(x, "shift logits", *rows * x->V, dt_of(x, up), up, -1, -1,
 	    -1, VP_CAT_LOGITS);
 }
 
 /* BertForMaskedLM: dense h→h, GELU, LayerNorm, the decoder; the loss
  * reads the head's output directly. */
 static int32_t
-mlm_head(struct lctx *x, int32_t hsd, uint64_t *rows, int32_t *held)
+mlm_head(struct lctx *x, int32_t hsd, uint64_t *rows, int32_t held[2])
 {
 	int32_t t, lg;
 
@@ -989,7 +1007,7 @@ mlm_head(struct lctx *x, int32_t hsd, uint64_t *rows, int32_t *held)
 	t = norm(x, "mlm norm", t);
 	lg = linear(x, LIN_MLM_DECODER, t, x->h, x->V, true, true,
 	    VP_CAT_LOGITS);
-	*held = -1;
+	held[0] = held[1] = -1;
 	*rows = x->b * x->s;
 	return logits_upcast(x, lg);
 }
@@ -997,13 +1015,13 @@ mlm_head(struct lctx *x, int32_t hsd, uint64_t *rows, int32_t *held)
 /* torch.nn stacks: a linear head straight on the last layer's output,
  * shifted when the model is a decoder. */
 static int32_t
-linear_head(struct lctx *x, int32_t hsd, uint64_t *rows, int32_t *held)
+linear_head(struct lctx *x, int32_t hsd, uint64_t *rows, int32_t held[2])
 {
 	int32_t lg;
 
 	lg = linear(x, LIN_HEAD, hsd, x->h, x->V, x->m->bias, true,
 	    VP_CAT_LOGITS);
-	*held = -1;
+	held[0] = held[1] = -1;
 	*rows = x->b * x->s;
 	if (x->m->arch == VP_ARCH_DECODER) {
 		*rows = x->b * (x->s - 1);
@@ -1028,14 +1046,14 @@ head_and_loss(struct lctx *x, int32_t hsd)
 {
 	const struct vp_model *m = x->m;
 	uint64_t nshift;
-	int32_t lg, ls, loss, held;
+	int32_t lg, ls, loss, held[2];
 	struct vp_op *o;
 
 	if (x->p->loss == VP_LOSS_CHUNKED)
 		return fused_linear_ce(x, hsd, m->arch == VP_ARCH_DECODER ?
 		    x->b * (x->s - 1) : x->b * x->s);
 	assert(x->fam.head < VP_HEAD_COUNT);
-	lg = head_builders[x->fam.head](x, hsd, &nshift, &held);
+	lg = head_builders[x->fam.head](x, hsd, &nshift, held);
 	/*
 	 * Cross-entropy's log_softmax runs in fp32 under autocast (both
 	 * devices list it); on CPU it reads 16-bit logits directly and its
@@ -1049,9 +1067,11 @@ head_and_loss(struct lctx *x, int32_t hsd)
 		    x->g->t[lg].bytes;
 	o = opnew(x, "nll_loss");
 	IN(o, ls);
-	/* shift_logits (and logits) stay referenced until after the loss. */
+	/* The logits the loss read (and those the head holds) stay
+	 * referenced until after the loss. */
 	o->keep[0] = lg;
-	o->keep[1] = held;
+	o->keep[1] = held[0];
+	o->keep[2] = held[1];
 	loss = tnew(x, 1, VP_FP32, VP_CAT_LOGITS, "loss", true);
 	OUT(o, loss);
 	/* NLL backward allocates a zeroed (rows, V) gradient. */

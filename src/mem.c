@@ -273,7 +273,7 @@ forward(struct sim *s, size_t a, size_t b, bool segment_rerun)
 		check(s, o->fwd_tmp, VP_CAT_TRANSIENT);
 		for (k = 0; k < VP_OP_MAXIO && o->in[k] >= 0; k++)
 			t_unref(s, o->in[k]);
-		for (k = 0; k < 2; k++)
+		for (k = 0; k < VP_OP_MAXKEEP; k++)
 			if (o->keep[k] >= 0)
 				t_unref(s, o->keep[k]);
 		/* Leaving autocast drops its weight cache. */
@@ -312,7 +312,7 @@ count_refs(struct sim *s)
 
 		for (k = 0; k < VP_OP_MAXIO && o->in[k] >= 0; k++)
 			s->refs[o->in[k]]++;
-		for (k = 0; k < 2; k++)
+		for (k = 0; k < VP_OP_MAXKEEP; k++)
 			if (o->keep[k] >= 0)
 				s->refs[o->keep[k]]++;
 		if (s->seg_of[i] < 0)

@@ -115,6 +115,17 @@ static const struct hf_change {
 	bool value;
 } hf_changes[] = {
 	/*
+	 * loss/loss_utils.py's ForCausalLMLoss upcasts the logits it gets
+	 * (`logits = logits.float()`); Llama's forward calls it from 4.46
+	 * with the logits it keeps (4.45 and before: `logits =
+	 * logits.float()` in the model, which let the 16-bit ones go).
+	 * GPT-2 calls it from 4.48 (4.47.1 still ran its own
+	 * CrossEntropyLoss on 16-bit logits: no upcast at all).
+	 */
+	{ 446, FAM(LLAMA), TRAIT(logits_fp32), false },
+	{ 446, FAM(LLAMA), TRAIT(loss_fp32), true },
+	{ 448, FAM(GPT2), TRAIT(loss_fp32), true },
+	/*
 	 * integrations/sdpa_attention.py (4.48: Llama and GPT-2 go through
 	 * it) calls .contiguous() on q, k and v before
 	 * F.scaled_dot_product_attention (the workaround for pytorch#112577);
@@ -123,6 +134,13 @@ static const struct hf_change {
 	 * integration no longer does.
 	 */
 	{ 448, FAM(LLAMA) | FAM(GPT2), TRAIT(sdpa_contiguous), true },
+	/*
+	 * 4.49: ForCausalLMLoss pads the labels with ignore_index and
+	 * shifts them (`nn.functional.pad(labels, (0, 1))`,
+	 * huggingface/transformers#35646) where 4.48.3 copied
+	 * `logits[..., :-1, :].contiguous()`.
+	 */
+	{ 449, FAM(LLAMA) | FAM(GPT2), TRAIT(pad_labels), true },
 	{ 456, FAM(LLAMA) | FAM(GPT2), TRAIT(sdpa_contiguous), false },
 };
 #undef TRAIT

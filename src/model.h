@@ -118,6 +118,10 @@ struct vp_family_info {
 	/* Set by later transformers releases (hf_changes in model.c, read
 	 * through vp_model_traits_at); false in every row. */
 	bool sdpa_contiguous;	/* q, k, v made contiguous before sdpa */
+	bool loss_fp32;		/* the shared ForCausalLMLoss upcasts the
+				 * logits, which the model still holds */
+	bool pad_labels;	/* the loss pads the labels: no shifted
+				 * copy of the logits, b*s rows */
 	/* Module name of each linear the block has (the op names in
 	 * --explain); NULL = the family has no such linear. */
 	const char *lin[VP_ROLE_COUNT];
