@@ -629,6 +629,22 @@ attn_out_view(const struct lctx *x)
 	return !(x->p->attention == VP_ATTN_SDPA && x->fam.sdpa_contiguous);
 }
 
+/*
+ * Whether sdpa reads the kv heads as they are (enable_gqa=True, from
+ * transformers 4.54: sdpa_gqa) rather than repeat_kv's copies: PyTorch
+ * has the argument from 2.5, and transformers passes it only without a
+ * mask (nothing is padded here) and, from 5.17 (the first release read to
+ * check it, #46960), for a head dim of at most 256; above that, earlier
+ * releases passed it anyway and PyTorch fell back to its math kernel,
+ * which is not modelled: repeat_kv's copies are counted there.
+ */
+static bool
+gqa_in_kernel(const struct lctx *x)
+{
+	return x->p->attention == VP_ATTN_SDPA && x->fam.sdpa_gqa &&
+	    x->p->torch_version >= 205 && x->d <= 256;
+}
+
 /* t.contiguous() of a transposed (b, s, heads, d) view: a copy of `width`
  * (heads * d) elements per token. */
 static int32_t
@@ -778,7 +794,7 @@ prenorm_block(struct lctx *x, int32_t in)
 		t3 = ew(x, "rope mul", n * kd, dt, t3, -1, -1, -1, VP_CAT_ACT);
 		k = ew(x, "rope add", n * kd, dt, t1, t3, -1, -1, VP_CAT_ACT);
 	}
-	repeated = x->kv < x->a && fam->repeat_kv;
+	repeated = x->kv < x->a && fam->repeat_kv && !gqa_in_kernel(x);
 	if (repeated) {
 		/* repeat_kv: expand + reshape copies k and v to a heads. */
 		k = ew(x, "repeat k", n * qd, dt_of(x, k), k, -1, -1, -1,

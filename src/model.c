@@ -141,6 +141,13 @@ static const struct hf_change {
 	 * `logits[..., :-1, :].contiguous()`.
 	 */
 	{ 449, FAM(LLAMA) | FAM(GPT2), TRAIT(pad_labels), true },
+	/*
+	 * 4.54: sdpa_attention_forward passes enable_gqa=True instead of
+	 * calling repeat_kv when use_gqa_in_sdpa allows it (PyTorch >= 2.5,
+	 * no mask; #39412; 4.53.3 still repeated).  graph.c checks the
+	 * PyTorch side.
+	 */
+	{ 454, FAM(LLAMA), TRAIT(sdpa_gqa), true },
 	{ 456, FAM(LLAMA) | FAM(GPT2), TRAIT(sdpa_contiguous), false },
 };
 #undef TRAIT

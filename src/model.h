@@ -122,6 +122,8 @@ struct vp_family_info {
 				 * logits, which the model still holds */
 	bool pad_labels;	/* the loss pads the labels: no shifted
 				 * copy of the logits, b*s rows */
+	bool sdpa_gqa;		/* sdpa gets enable_gqa=True instead of
+				 * repeat_kv's copies (PyTorch >= 2.5) */
 	/* Module name of each linear the block has (the op names in
 	 * --explain); NULL = the family has no such linear. */
 	const char *lin[VP_ROLE_COUNT];

@@ -276,6 +276,15 @@ def stack_args(r):
     m = re.search(r"transformers ~?v?(\d+\.\d+)", sw)
     if m:
         out += ["--transformers", m.group(1)]
+    elif "torchtune" in sw:
+        # torchtune runs its own modules, not transformers': like 4.40's
+        # Llama they repeat k and v before sdpa (expand + flatten: copies)
+        # and hand the loss fp32 logits (TransformerDecoder's
+        # self.output(h).float()); the April 2024 recipes also slice the
+        # logits, November's pad the labels.  No transformers release is
+        # that code; 4.40's rows, which these runs were scored with, are
+        # the nearest.
+        out += ["--transformers", "4.40"]
     return out
 
 
