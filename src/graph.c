@@ -571,8 +571,10 @@ attention_core(struct lctx *x, int32_t q, int32_t k, int32_t v,
 	sc = ew2(x, "qk matmul", ss, cdt, q, k, VP_CAT_ACT);
 	sc = ew(x, "scale", ss, cdt, sc, -1, -1, -1, VP_CAT_ACT);
 	/*
-	 * The additive mask: HF BERT builds it in the parameters' dtype
-	 * (fp32 under autocast), so the sum is promoted to fp32.
+	 * The additive mask: HF BERT builds it in the parameters' dtype,
+	 * Llama's causal mask in the embeddings' (both fp32 under
+	 * autocast), so the sum is promoted to fp32, and so is its
+	 * gradient in backward.
 	 */
 	sc = ew(x, "mask add", ss, mask_fp32 && x->autocast ? VP_FP32 : cdt,
 	    sc, -1, -1, -1, VP_CAT_ACT);

@@ -36,7 +36,8 @@ const struct vp_family_info vp_family_info[VP_FAMILY_COUNT] = {
 		.source = "transformers LlamaForCausalLM (v4.40)",
 		.arch = VP_ARCH_DECODER, .block = VP_BLOCK_PRE_NORM,
 		.head = VP_HEAD_LM, .repeat_kv = true, .softmax_fp32 = true,
-		.logits_fp32 = true, .q_view = true, .lin = DECODER_LINEARS,
+		.mask_fp32 = true, .logits_fp32 = true, .q_view = true,
+		.lin = DECODER_LINEARS,
 	},
 	[VP_FAMILY_GPT2] = {
 		.source = "transformers GPT2LMHeadModel",
