@@ -573,11 +573,13 @@ attention_core(struct lctx *x, int32_t q, int32_t k, int32_t v,
 	/*
 	 * The additive mask: HF BERT builds it in the parameters' dtype,
 	 * Llama's causal mask in the embeddings' (both fp32 under
-	 * autocast), so the sum is promoted to fp32, and so is its
-	 * gradient in backward.
+	 * autocast; GPT-2's too from transformers 4.55), so the sum is
+	 * promoted to fp32, and so is its gradient in backward.  From 5.0
+	 * BERT has none when nothing is padded (mask_skip).
 	 */
-	sc = ew(x, "mask add", ss, mask_fp32 && x->autocast ? VP_FP32 : cdt,
-	    sc, -1, -1, -1, VP_CAT_ACT);
+	if (!x->fam.mask_skip)
+		sc = ew(x, "mask add", ss, mask_fp32 && x->autocast ? VP_FP32 :
+		    cdt, sc, -1, -1, -1, VP_CAT_ACT);
 	if (fp32_softmax && cdt != VP_FP32) {
 		/* Llama: softmax(dtype=float32).to(q.dtype), then dropout. */
 		if (x->autocast && !x->cpu)

@@ -149,7 +149,24 @@ static const struct hf_change {
 	 * PyTorch side.
 	 */
 	{ 454, FAM(LLAMA), TRAIT(sdpa_gqa), true },
+	/*
+	 * 4.55: GPT-2's mask comes from masking_utils.create_causal_mask,
+	 * which gives eager attention an additive float mask in the
+	 * embeddings' dtype (fp32 under autocast): the scores, and so the
+	 * softmax, become fp32, then `.type(value.dtype)` copies them back.
+	 * 4.54 passed no mask without padding (torch.where in the scores'
+	 * dtype).
+	 */
+	{ 455, FAM(GPT2), TRAIT(mask_fp32), true },
 	{ 456, FAM(LLAMA) | FAM(GPT2), TRAIT(sdpa_contiguous), false },
+	/*
+	 * 5.0: BERT's mask comes from masking_utils.create_bidirectional_mask,
+	 * None when nothing is padded (allow_is_bidirectional_skip): no
+	 * additive mask at all, where 4.57 always added the extended
+	 * (b, 1, 1, s) mask in the parameters' dtype.
+	 */
+	{ 500, FAM(BERT), TRAIT(mask_fp32), false },
+	{ 500, FAM(BERT), TRAIT(mask_skip), true },
 };
 #undef TRAIT
 

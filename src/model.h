@@ -124,6 +124,8 @@ struct vp_family_info {
 				 * copy of the logits, b*s rows */
 	bool sdpa_gqa;		/* sdpa gets enable_gqa=True instead of
 				 * repeat_kv's copies (PyTorch >= 2.5) */
+	bool mask_skip;		/* no additive mask when nothing is padded
+				 * (a bidirectional mask that may be None) */
 	/* Module name of each linear the block has (the op names in
 	 * --explain); NULL = the family has no such linear. */
 	const char *lin[VP_ROLE_COUNT];
