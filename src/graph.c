@@ -12,7 +12,8 @@
  * SiLU/GELU their input, native_layer_norm input+mean+rstd, mul saves the
  * other operand when it requires no grad, CUDA native_dropout a bool mask,
  * CPU dropout an input-dtype noise tensor) and the Hugging Face modeling
- * files (Llama v4.40, GPT-2, BERT).
+ * files (Llama, GPT-2, BERT as of v4.40; what later releases changed is
+ * hf_changes in model.c, which the traits carry here).
  */
 #include "graph.h"
 

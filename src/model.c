@@ -40,13 +40,13 @@ const struct vp_family_info vp_family_info[VP_FAMILY_COUNT] = {
 		.lin = DECODER_LINEARS,
 	},
 	[VP_FAMILY_GPT2] = {
-		.source = "transformers GPT2LMHeadModel",
+		.source = "transformers GPT2LMHeadModel (v4.40)",
 		.arch = VP_ARCH_DECODER, .block = VP_BLOCK_PRE_NORM,
 		.head = VP_HEAD_LM, .fused_qkv = true, .resid_dropout = true,
 		.embed_dropout = true, .q_view = true, .lin = DECODER_LINEARS,
 	},
 	[VP_FAMILY_BERT] = {
-		.source = "transformers BertForMaskedLM",
+		.source = "transformers BertForMaskedLM (v4.40)",
 		.arch = VP_ARCH_ENCODER, .block = VP_BLOCK_POST_NORM,
 		.head = VP_HEAD_MLM, .mask_fp32 = true, .resid_dropout = true,
 		.embed_norm = true, .embed_dropout = true, .q_view = true,
