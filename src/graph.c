@@ -799,7 +799,11 @@ prenorm_block(struct lctx *x, int32_t in)
 		t3 = ew(x, "rope mul", n * kd, dt, t3, -1, -1, -1, VP_CAT_ACT);
 		k = ew(x, "rope add", n * kd, dt, t1, t3, -1, -1, VP_CAT_ACT);
 	}
-	repeated = x->kv < x->a && fam->repeat_kv && !gqa_in_kernel(x);
+	/* FlashAttention takes fewer kv heads than heads: Hugging Face's
+	 * flash path never calls repeat_kv (4.40's LlamaFlashAttention2,
+	 * integrations/flash_attention.py later). */
+	repeated = x->kv < x->a && fam->repeat_kv &&
+	    x->p->attention != VP_ATTN_FLASH && !gqa_in_kernel(x);
 	if (repeated) {
 		/* repeat_kv: expand + reshape copies k and v to a heads. */
 		k = ew(x, "repeat k", n * qd, dt_of(x, k), k, -1, -1, -1,

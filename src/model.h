@@ -103,7 +103,8 @@ struct vp_family_info {
 				 * c_attn; in a post-norm block
 				 * nn.MultiheadAttention's in_proj,
 				 * relaid out, q scaled) */
-	bool repeat_kv;		/* GQA: k and v copied to every head */
+	bool repeat_kv;		/* GQA: k and v copied to every head
+				 * (eager and sdpa; never with flash) */
 	bool softmax_fp32;	/* eager softmax(dtype=float32) (Llama) */
 	bool mask_fp32;		/* additive mask in the params' dtype */
 	bool resid_dropout;	/* dropout on attention and MLP outputs */
