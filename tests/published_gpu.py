@@ -47,9 +47,11 @@ import yaml
 # test was written (21 records; HF BERT 16.2%, fms 12.8%, torchtune Llama 2
 # 7.4%, torchtune Llama 3.2 1.7%), 9.35% once --cuda gave the BERT runs'
 # CUDA 11.2 its eager context (BERT 7.2%), 9.33% once --transformers gave
-# the fms runs 4.48.1's loss (fms 12.6%); the gate sits half a point above
-# it.  It must only go down: lower it when the estimate improves, never
-# raise it to make a change pass.
+# the fms runs 4.48.1's loss (fms 12.6%), when the gate was set half a
+# point above it; 9.35% once flash attention stopped copying k and v
+# (the Mixtral QLoRA runs, already low, lose 0.2-0.4 GiB).  It must only
+# go down: lower it when the estimate improves, never raise it to make a
+# change pass.
 GATE_PCT = 9.83
 
 # Verdicts that are wrong today, with the reason.  A new wrong verdict
