@@ -9,8 +9,9 @@
  * torch.autocast's casts and weight cache), op by op, so that mem.c can
  * replay the step like the autograd engine and the caching allocator see
  * it.  Differences between implementations are lowering variants chosen by
- * the traits of the model's family (vp_model_traits, model.h): which block
- * and head builder, fused q/k/v, dropouts, fp32 casts.  Never fudge
+ * the traits of the model's family as the plan's transformers release runs
+ * it (vp_model_traits_at, model.h): which block and head builder, fused
+ * q/k/v, dropouts, fp32 casts, the loss's shift, sdpa's GQA.  Never fudge
  * factors, and never a family guessed from the position kind.
  *
  * Pure.  Ownership: vp_graph_build fills a caller-owned struct vp_graph;
