@@ -195,6 +195,21 @@ def estimate_argv(vramplan, model, row, device, gpu, profile):
              "--recompute", row["recompute"], "--attention", row["attention"], "--dropout", "0"]
     if profile and os.path.isfile(profile):
         argv += ["--profile", profile]
+    # The stack measured: harness rows clone transformers 4.40's code, HF
+    # rows run the installed release.
+    try:
+        import torch
+        argv += ["--torch", ".".join(torch.__version__.split("+")[0].split(".")[:2])]
+    except ImportError:
+        pass
+    if row["kind"] == "harness":
+        argv += ["--transformers", "4.40"]
+    else:
+        try:
+            import transformers
+            argv += ["--transformers", ".".join(transformers.__version__.split(".")[:2])]
+        except ImportError:
+            pass
     argv += ["--json"]
     return argv
 

@@ -12,7 +12,8 @@
  * SiLU/GELU their input, native_layer_norm input+mean+rstd, mul saves the
  * other operand when it requires no grad, CUDA native_dropout a bool mask,
  * CPU dropout an input-dtype noise tensor) and the Hugging Face modeling
- * files (Llama v4.40, GPT-2, BERT).
+ * files (Llama, GPT-2, BERT as of v4.40; what later releases changed is
+ * hf_changes in model.c, which the traits carry here).
  */
 #include "graph.h"
 
@@ -135,7 +136,8 @@ opnew(struct lctx *x, const char *name)
 	o->layer = x->layer;
 	for (i = 0; i < VP_OP_MAXIO; i++)
 		o->in[i] = o->out[i] = o->saved[i] = -1;
-	o->keep[0] = o->keep[1] = -1;
+	for (i = 0; i < VP_OP_MAXKEEP; i++)
+		o->keep[i] = -1;
 	return o;
 }
 
@@ -537,7 +539,11 @@ activation(struct lctx *x, enum vp_act act, int32_t in)
 	}
 }
 
-/* Attention core on q (b,a,s,d), k and v (b,a,s,d after repeat). */
+/*
+ * Attention core on q (b,a,s,d), k and v (b,a,s,d after repeat).  q, k
+ * and v may be one tensor (a fused projection whose views they are), so
+ * the output's size comes from the dimensions: b*a*s rows of d.
+ */
 static int32_t
 attention_core(struct lctx *x, int32_t q, int32_t k, int32_t v,
     bool fp32_softmax, bool mask_fp32)
@@ -577,7 +583,7 @@ attention_core(struct lctx *x, int32_t q, int32_t k, int32_t v,
 		IN(o, k);
 		IN(o, v);
 		rg = rg_of(x, q) || rg_of(x, k) || rg_of(x, v);
-		out = tnew(x, elems_of(x, q), cdt, VP_CAT_ACT, "attn out", rg);
+		out = tnew(x, rows * x->d, cdt, VP_CAT_ACT, "attn out", rg);
 		lse = tnew(x, rows, VP_FP32, VP_CAT_ACT, "lse", false);
 		OUT(o, out);
 		OUT(o, lse);
@@ -599,11 +605,15 @@ attention_core(struct lctx *x, int32_t q, int32_t k, int32_t v,
 	sc = ew2(x, "qk matmul", ss, cdt, q, k, VP_CAT_ACT);
 	sc = ew(x, "scale", ss, cdt, sc, -1, -1, -1, VP_CAT_ACT);
 	/*
-	 * The additive mask: HF BERT builds it in the parameters' dtype
-	 * (fp32 under autocast), so the sum is promoted to fp32.
+	 * The additive mask: HF BERT builds it in the parameters' dtype,
+	 * Llama's causal mask in the embeddings' (both fp32 under
+	 * autocast; GPT-2's too from transformers 4.55), so the sum is
+	 * promoted to fp32, and so is its gradient in backward.  From 5.0
+	 * BERT has none when nothing is padded (mask_skip).
 	 */
-	sc = ew(x, "mask add", ss, mask_fp32 && x->autocast ? VP_FP32 : cdt,
-	    sc, -1, -1, -1, VP_CAT_ACT);
+	if (!x->fam.mask_skip)
+		sc = ew(x, "mask add", ss, mask_fp32 && x->autocast ? VP_FP32 :
+		    cdt, sc, -1, -1, -1, VP_CAT_ACT);
 	if (fp32_softmax && cdt != VP_FP32) {
 		/* Llama: softmax(dtype=float32).to(q.dtype), then dropout. */
 		if (x->autocast && !x->cpu)
@@ -628,7 +638,7 @@ attention_core(struct lctx *x, int32_t q, int32_t k, int32_t v,
 		if (x->autocast)
 			pr = cast(x, pr, cdt, VP_CAT_ACT);
 	}
-	out = ew2(x, "pv matmul", elems_of(x, q), promote(dt_of(x, pr), cdt),
+	out = ew2(x, "pv matmul", rows * x->d, promote(dt_of(x, pr), cdt),
 	    pr, v, VP_CAT_ACT);
 	/* Selective recompute: the core's saved tensors are re-made. */
 	if (x->p->recompute == VP_RECOMP_SELECTIVE) {
@@ -637,6 +647,49 @@ attention_core(struct lctx *x, int32_t q, int32_t k, int32_t v,
 			x->g->op[i].recompute = true;
 	}
 	return out;
+}
+
+/*
+ * Whether attention's output goes back to the (b, s, a*d) layout without
+ * a copy.  Eager's p.v product is (b, a, s, d), so transpose(1, 2)
+ * .contiguous() copies it.  A fused kernel writes its output in q's
+ * layout (measured: PyTorch 2.13's CPU flash kernel; CUDA's flash and
+ * efficient kernels work in (b, s, a, d) as well; calib/harness.py's
+ * MemEffAttention for 1.13 writes (b, s, a, d)), and Hugging Face's q is a
+ * transposed view of its projection (q_view): the transpose back is then a
+ * view, unless transformers made q contiguous before sdpa.
+ */
+static bool
+attn_out_view(const struct lctx *x)
+{
+	if (x->p->attention == VP_ATTN_EAGER || !x->fam.q_view)
+		return false;
+	return !(x->p->attention == VP_ATTN_SDPA && x->fam.sdpa_contiguous);
+}
+
+/*
+ * Whether sdpa reads the kv heads as they are (enable_gqa=True, from
+ * transformers 4.54: sdpa_gqa) rather than repeat_kv's copies: PyTorch
+ * has the argument from 2.5, and transformers passes it only without a
+ * mask (nothing is padded here) and, from 5.17 (the first release read to
+ * check it, #46960), for a head dim of at most 256; above that, earlier
+ * releases passed it anyway and PyTorch fell back to its math kernel,
+ * which is not modelled: repeat_kv's copies are counted there.
+ */
+static bool
+gqa_in_kernel(const struct lctx *x)
+{
+	return x->p->attention == VP_ATTN_SDPA && x->fam.sdpa_gqa &&
+	    x->p->torch_version >= 205 && x->d <= 256;
+}
+
+/* t.contiguous() of a transposed (b, s, heads, d) view: a copy of `width`
+ * (heads * d) elements per token. */
+static int32_t
+contiguous(struct lctx *x, const char *name, int32_t t, uint64_t width)
+{
+	return ew(x, name, x->b * x->s * width, dt_of(x, t), t, -1, -1, -1,
+	    VP_CAT_ACT);
 }
 
 static void
@@ -737,6 +790,7 @@ prenorm_block(struct lctx *x, int32_t in)
 	const struct vp_family_info *fam = &x->fam;
 	uint64_t n = x->b * x->s, qd = x->a * x->d, kd = x->kv * x->d;
 	int32_t h1, q, k, v, ctx, o, res, h2, mlp;
+	bool repeated;
 
 	h1 = norm(x, "input norm", in);
 	if (fam->fused_qkv) {
@@ -778,17 +832,38 @@ prenorm_block(struct lctx *x, int32_t in)
 		t3 = ew(x, "rope mul", n * kd, dt, t3, -1, -1, -1, VP_CAT_ACT);
 		k = ew(x, "rope add", n * kd, dt, t1, t3, -1, -1, VP_CAT_ACT);
 	}
-	if (x->kv < x->a && fam->repeat_kv) {
+	/* FlashAttention takes fewer kv heads than heads: Hugging Face's
+	 * flash path never calls repeat_kv (4.40's LlamaFlashAttention2,
+	 * integrations/flash_attention.py later). */
+	repeated = x->kv < x->a && fam->repeat_kv &&
+	    x->p->attention != VP_ATTN_FLASH && !gqa_in_kernel(x);
+	if (repeated) {
 		/* repeat_kv: expand + reshape copies k and v to a heads. */
 		k = ew(x, "repeat k", n * qd, dt_of(x, k), k, -1, -1, -1,
 		    VP_CAT_ACT);
 		v = ew(x, "repeat v", n * qd, dt_of(x, v), v, -1, -1, -1,
 		    VP_CAT_ACT);
 	}
+	/* transformers 4.48 to 4.55: q, k and v made contiguous (the
+	 * repeated k and v are already); the transposed views' storage
+	 * goes once nothing else holds it. */
+	if (x->p->attention == VP_ATTN_SDPA && fam->sdpa_contiguous) {
+		int32_t qkv = q;
+
+		q = contiguous(x, "q contiguous", qkv, qd);
+		if (!repeated) {
+			k = contiguous(x, "k contiguous", fam->fused_qkv ? qkv :
+			    k, kd);
+			v = contiguous(x, "v contiguous", fam->fused_qkv ? qkv :
+			    v, kd);
+		}
+	}
 	ctx = attention_core(x, q, k, v, fam->softmax_fp32, fam->mask_fp32);
-	/* transpose(1, 2).contiguous(): a copy in (b, s, a*d) layout. */
-	ctx = ew(x, "attn transpose", n * qd, dt_of(x, ctx), ctx, -1, -1, -1,
-	    VP_CAT_ACT);
+	/* transpose(1, 2).contiguous(): a copy in (b, s, a*d) layout, or a
+	 * view of a fused kernel's output. */
+	if (!attn_out_view(x))
+		ctx = ew(x, "attn transpose", n * qd, dt_of(x, ctx), ctx, -1,
+		    -1, -1, VP_CAT_ACT);
 	o = linear(x, block_lin(x, VP_ROLE_O), ctx, qd, x->h, m->o_bias > 0,
 	    true, VP_CAT_ACT);
 	/* Llama-family modules drop out only the attention probabilities;
@@ -844,8 +919,9 @@ postnorm_block(struct lctx *x, int32_t in)
 		    true, VP_CAT_ACT);
 	}
 	ctx = attention_core(x, q, k, v, fam->softmax_fp32, fam->mask_fp32);
-	ctx = ew(x, "attn transpose", n * qd, dt_of(x, ctx), ctx, -1, -1, -1,
-	    VP_CAT_ACT);
+	if (!attn_out_view(x))
+		ctx = ew(x, "attn transpose", n * qd, dt_of(x, ctx), ctx, -1,
+		    -1, -1, VP_CAT_ACT);
 	o = linear(x, block_lin(x, VP_ROLE_O), ctx, qd, x->h, true, true,
 	    VP_CAT_ACT);
 	if (fam->resid_dropout)
@@ -922,13 +998,13 @@ fused_linear_ce(struct lctx *x, int32_t hsd, uint64_t rows)
 /*
  * The head builders (vp_family_info.head): each takes the last block's
  * output and returns the logits the loss reads, with *rows the rows the
- * loss covers and *held a tensor Python still references until the loss
- * exists (-1 for none).  Logits are upcast to fp32 always with the
- * family's logits_fp32 (Llama's `logits.float()`), otherwise under CUDA
- * autocast only.
+ * loss covers and held[] the tensors Python still references until the
+ * loss exists (-1 for none).  Logits are upcast to fp32 always with the
+ * family's logits_fp32 (v4.40 Llama's `logits.float()`) or loss_fp32
+ * (ForCausalLMLoss), otherwise under CUDA autocast only.
  */
 typedef int32_t (*head_fn)(struct lctx *x, int32_t hsd, uint64_t *rows,
-    int32_t *held);
+    int32_t held[2]);
 
 static int32_t
 logits_upcast(struct lctx *x, int32_t lg)
@@ -942,27 +1018,44 @@ logits_upcast(struct lctx *x, int32_t lg)
  * Decoder (HF v4.40 Llama/GPT-2): final norm, lm_head gives (b,s,V)
  * logits in the compute dtype, the upcast, and the shift
  * `logits[..., :-1, :].contiguous()` copies b(s-1)V.
+ *
+ * From 4.46 (Llama; GPT-2 from 4.48, loss_fp32) the model hands its
+ * logits to ForCausalLMLoss (loss/loss_utils.py) and holds them until
+ * the loss exists; the loss function upcasts them (`logits.float()`, a
+ * copy unless they are fp32 already) and keeps its upcast until it
+ * returns.  From 4.49 (pad_labels) it pads and shifts the labels instead
+ * (`nn.functional.pad(labels, (0, 1), value=ignore_index)`): no shifted
+ * copy, and the cross-entropy covers all b*s rows (the last of each
+ * sequence ignored).
  */
 static int32_t
-lm_head(struct lctx *x, int32_t hsd, uint64_t *rows, int32_t *held)
+lm_head(struct lctx *x, int32_t hsd, uint64_t *rows, int32_t held[2])
 {
-	int32_t lg;
+	int32_t lg, up;
 
 	hsd = norm(x, "final norm", hsd);
 	lg = linear(x, LIN_LM_HEAD, hsd, x->h, x->V, false, true,
 	    VP_CAT_LOGITS);
-	lg = logits_upcast(x, lg);
-	/* `logits` stays referenced until the loss is computed. */
-	*held = lg;
+	up = x->fam.loss_fp32 ? cast(x, lg, VP_FP32, VP_CAT_LOGITS) :
+	    logits_upcast(x, lg);
+	/* v4.40 rebinds `logits` to its upcast: the 16-bit ones go. */
+	held[0] = x->fam.loss_fp32 && up != lg ? lg : -1;
+	held[1] = -1;
+	if (x->fam.pad_labels) {
+		*rows = x->b * x->s;
+		return up;
+	}
+	/* The upcast stays referenced until the loss is computed. */
+	held[1] = up;
 	*rows = x->b * (x->s - 1);
-	return ew(x, "shift logits", *rows * x->V, dt_of(x, lg), lg, -1, -1,
+	return ew(x, "shift logits", *rows * x->V, dt_of(x, up), up, -1, -1,
 	    -1, VP_CAT_LOGITS);
 }
 
 /* BertForMaskedLM: dense h→h, GELU, LayerNorm, the decoder; the loss
  * reads the head's output directly. */
 static int32_t
-mlm_head(struct lctx *x, int32_t hsd, uint64_t *rows, int32_t *held)
+mlm_head(struct lctx *x, int32_t hsd, uint64_t *rows, int32_t held[2])
 {
 	int32_t t, lg;
 
@@ -972,7 +1065,7 @@ mlm_head(struct lctx *x, int32_t hsd, uint64_t *rows, int32_t *held)
 	t = norm(x, "mlm norm", t);
 	lg = linear(x, LIN_MLM_DECODER, t, x->h, x->V, true, true,
 	    VP_CAT_LOGITS);
-	*held = -1;
+	held[0] = held[1] = -1;
 	*rows = x->b * x->s;
 	return logits_upcast(x, lg);
 }
@@ -980,13 +1073,13 @@ mlm_head(struct lctx *x, int32_t hsd, uint64_t *rows, int32_t *held)
 /* torch.nn stacks: a linear head straight on the last layer's output,
  * shifted when the model is a decoder. */
 static int32_t
-linear_head(struct lctx *x, int32_t hsd, uint64_t *rows, int32_t *held)
+linear_head(struct lctx *x, int32_t hsd, uint64_t *rows, int32_t held[2])
 {
 	int32_t lg;
 
 	lg = linear(x, LIN_HEAD, hsd, x->h, x->V, x->m->bias, true,
 	    VP_CAT_LOGITS);
-	*held = -1;
+	held[0] = held[1] = -1;
 	*rows = x->b * x->s;
 	if (x->m->arch == VP_ARCH_DECODER) {
 		*rows = x->b * (x->s - 1);
@@ -1011,14 +1104,14 @@ head_and_loss(struct lctx *x, int32_t hsd)
 {
 	const struct vp_model *m = x->m;
 	uint64_t nshift;
-	int32_t lg, ls, loss, held;
+	int32_t lg, ls, loss, held[2];
 	struct vp_op *o;
 
 	if (x->p->loss == VP_LOSS_CHUNKED)
 		return fused_linear_ce(x, hsd, m->arch == VP_ARCH_DECODER ?
 		    x->b * (x->s - 1) : x->b * x->s);
 	assert(x->fam.head < VP_HEAD_COUNT);
-	lg = head_builders[x->fam.head](x, hsd, &nshift, &held);
+	lg = head_builders[x->fam.head](x, hsd, &nshift, held);
 	/*
 	 * Cross-entropy's log_softmax runs in fp32 under autocast (both
 	 * devices list it); on CPU it reads 16-bit logits directly and its
@@ -1032,9 +1125,11 @@ head_and_loss(struct lctx *x, int32_t hsd)
 		    x->g->t[lg].bytes;
 	o = opnew(x, "nll_loss");
 	IN(o, ls);
-	/* shift_logits (and logits) stay referenced until after the loss. */
+	/* The logits the loss read (and those the head holds) stay
+	 * referenced until after the loss. */
 	o->keep[0] = lg;
-	o->keep[1] = held;
+	o->keep[1] = held[0];
+	o->keep[2] = held[1];
 	loss = tnew(x, 1, VP_FP32, VP_CAT_LOGITS, "loss", true);
 	OUT(o, loss);
 	/* NLL backward allocates a zeroed (rows, V) gradient. */
@@ -1121,7 +1216,7 @@ lctx_init(struct lctx *x, const struct vp_model *m, const struct vp_plan *p,
 	x->g = g;
 	x->m = m;
 	x->p = p;
-	x->fam = vp_model_traits(m);
+	x->fam = vp_model_traits_at(m, p->transformers_version);
 	x->b = p->micro_batch;
 	/* Context parallel: each rank holds seq/cp of every activation;
 	 * attention still sees the whole sequence's keys. */

@@ -9,8 +9,9 @@
  * torch.autocast's casts and weight cache), op by op, so that mem.c can
  * replay the step like the autograd engine and the caching allocator see
  * it.  Differences between implementations are lowering variants chosen by
- * the traits of the model's family (vp_model_traits, model.h): which block
- * and head builder, fused q/k/v, dropouts, fp32 casts.  Never fudge
+ * the traits of the model's family as the plan's transformers release runs
+ * it (vp_model_traits_at, model.h): which block and head builder, fused
+ * q/k/v, dropouts, fp32 casts, the loss's shift, sdpa's GQA.  Never fudge
  * factors, and never a family guessed from the position kind.
  *
  * Pure.  Ownership: vp_graph_build fills a caller-owned struct vp_graph;
@@ -40,6 +41,9 @@ extern const char *const vp_cat_names[VP_CAT_COUNT];
 /* Tensors one op may consume, create or save (each list); the op
  * builders assert they never need more. */
 #define VP_OP_MAXIO 6
+/* Tensors Python still references until an op has run (the loss: the
+ * logits the model holds, the loss function's upcast, the shifted copy). */
+#define VP_OP_MAXKEEP 3
 
 struct vp_tensor {
 	uint64_t bytes;
@@ -56,7 +60,8 @@ struct vp_op {
 	int32_t in[VP_OP_MAXIO];	/* consumed tensors, -1 = none */
 	int32_t out[VP_OP_MAXIO];	/* created tensors, -1 = none */
 	int32_t saved[VP_OP_MAXIO];	/* kept for backward */
-	int32_t keep[2];	/* only referenced (by Python) until this op */
+	int32_t keep[VP_OP_MAXKEEP];	/* only referenced (by Python)
+					 * until this op, -1 = none */
 	uint64_t fwd_tmp;	/* workspace while the op runs forward */
 	uint64_t bwd_tmp;	/* workspace while its backward runs */
 	uint64_t wgrad_bytes;	/* parameter gradient it creates (persistent) */

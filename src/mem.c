@@ -273,7 +273,7 @@ forward(struct sim *s, size_t a, size_t b, bool segment_rerun)
 		check(s, o->fwd_tmp, VP_CAT_TRANSIENT);
 		for (k = 0; k < VP_OP_MAXIO && o->in[k] >= 0; k++)
 			t_unref(s, o->in[k]);
-		for (k = 0; k < 2; k++)
+		for (k = 0; k < VP_OP_MAXKEEP; k++)
 			if (o->keep[k] >= 0)
 				t_unref(s, o->keep[k]);
 		/* Leaving autocast drops its weight cache. */
@@ -312,7 +312,7 @@ count_refs(struct sim *s)
 
 		for (k = 0; k < VP_OP_MAXIO && o->in[k] >= 0; k++)
 			s->refs[o->in[k]]++;
-		for (k = 0; k < 2; k++)
+		for (k = 0; k < VP_OP_MAXKEEP; k++)
 			if (o->keep[k] >= 0)
 				s->refs[o->keep[k]]++;
 		if (s->seg_of[i] < 0)
@@ -1074,16 +1074,51 @@ extrapolate(uint64_t a, uint64_t b, double k)
 }
 
 /*
+ * Whether replays of na and nb blocks peak at the same place: the same
+ * phase and op, in the same block counted from the first or from the
+ * last (or both outside the blocks).  Only then is the line through them
+ * the line the peak follows.
+ */
+static bool
+same_place(const struct vp_mem *a, uint32_t na, const struct vp_mem *b,
+    uint32_t nb)
+{
+	if (a->peak_phase != b->peak_phase || a->peak_op == NULL ||
+	    b->peak_op == NULL || strcmp(a->peak_op, b->peak_op) != 0)
+		return false;
+	if (a->peak_layer == 0 || b->peak_layer == 0)
+		return a->peak_layer == b->peak_layer;
+	return a->peak_layer == b->peak_layer ||
+	    na - a->peak_layer == nb - b->peak_layer;
+}
+
+/* A replay of the stage lowered with `blocks` blocks, without the
+ * pipeline's in-flight share. */
+static void
+replay_blocks(const struct vp_model *m, const struct vp_plan *p,
+    const struct vp_mem_opts *q, uint64_t blocks, struct vp_mem *out)
+{
+	struct vp_graph g;
+
+	vp_graph_build_blocks(m, p, blocks, &g);
+	replay(&g, m, p, q, out, NULL);
+	vp_graph_free(&g);
+}
+
+/*
  * Blocks are identical, so every phase's peak is affine in the number of
  * blocks (each block adds its saved tensors, its gradients, its states):
  * replay two and three blocks and extend the line.  Exact for the
- * per-phase peaks the replay reports (tested against the full replay).
+ * per-phase peaks the replay reports (tested against the full replay)
+ * while the peak stays at one place; when the two-block replay peaks
+ * elsewhere than the three-block one (a first stage whose lone second
+ * block leaves the peak at the embedding's backward), three and four
+ * blocks give the line.
  */
 int
 vp_mem_estimate_fast(const struct vp_model *m, const struct vp_plan *p,
     const struct vp_mem_opts *o, struct vp_mem *out)
 {
-	struct vp_graph g;
 	struct vp_mem a, b;
 	struct vp_mem_opts q = *o;
 	uint64_t blocks, inflight;
@@ -1100,12 +1135,14 @@ vp_mem_estimate_fast(const struct vp_model *m, const struct vp_plan *p,
 	q.explain = 0;
 	/* Replay without the pipeline's in-flight share; add it after. */
 	one.stage = p->stage;
-	vp_graph_build_blocks(m, &one, 2, &g);
-	replay(&g, m, &one, &q, &a, NULL);
-	vp_graph_free(&g);
-	vp_graph_build_blocks(m, &one, 3, &g);
-	replay(&g, m, &one, &q, &b, NULL);
-	vp_graph_free(&g);
+	replay_blocks(m, &one, &q, 2, &a);
+	replay_blocks(m, &one, &q, 3, &b);
+	if (a.allocated_peak != UINT64_MAX && b.allocated_peak != UINT64_MAX &&
+	    !same_place(&a, 2, &b, 3)) {
+		a = b;
+		replay_blocks(m, &one, &q, 4, &b);
+		k = (double)blocks - 4.0;
+	}
 	if (a.allocated_peak == UINT64_MAX || b.allocated_peak == UINT64_MAX) {
 		*out = b;
 		levels(out, m, p, o);

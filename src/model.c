@@ -2,6 +2,7 @@
 #include "model.h"
 
 #include <assert.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -35,19 +36,20 @@ const struct vp_family_info vp_family_info[VP_FAMILY_COUNT] = {
 		.source = "transformers LlamaForCausalLM (v4.40)",
 		.arch = VP_ARCH_DECODER, .block = VP_BLOCK_PRE_NORM,
 		.head = VP_HEAD_LM, .repeat_kv = true, .softmax_fp32 = true,
-		.logits_fp32 = true, .lin = DECODER_LINEARS,
+		.mask_fp32 = true, .logits_fp32 = true, .q_view = true,
+		.lin = DECODER_LINEARS,
 	},
 	[VP_FAMILY_GPT2] = {
-		.source = "transformers GPT2LMHeadModel",
+		.source = "transformers GPT2LMHeadModel (v4.40)",
 		.arch = VP_ARCH_DECODER, .block = VP_BLOCK_PRE_NORM,
 		.head = VP_HEAD_LM, .fused_qkv = true, .resid_dropout = true,
-		.embed_dropout = true, .lin = DECODER_LINEARS,
+		.embed_dropout = true, .q_view = true, .lin = DECODER_LINEARS,
 	},
 	[VP_FAMILY_BERT] = {
-		.source = "transformers BertForMaskedLM",
+		.source = "transformers BertForMaskedLM (v4.40)",
 		.arch = VP_ARCH_ENCODER, .block = VP_BLOCK_POST_NORM,
 		.head = VP_HEAD_MLM, .mask_fp32 = true, .resid_dropout = true,
-		.embed_norm = true, .embed_dropout = true,
+		.embed_norm = true, .embed_dropout = true, .q_view = true,
 		.lin = { [VP_ROLE_Q] = "query", [VP_ROLE_K] = "key",
 		    [VP_ROLE_V] = "value", [VP_ROLE_O] = "attn output",
 		    [VP_ROLE_FC] = "intermediate", [VP_ROLE_DOWN] = "output" },
@@ -78,6 +80,12 @@ vp_model_family(const struct vp_model *m)
 	return VP_FAMILY_LLAMA;
 }
 
+bool
+vp_model_runs_hf(const struct vp_model *m)
+{
+	return m->impl == VP_IMPL_HF;
+}
+
 struct vp_family_info
 vp_model_traits(const struct vp_model *m)
 {
@@ -91,6 +99,98 @@ vp_model_traits(const struct vp_model *m)
 	assert(t.lin[VP_ROLE_O] != NULL && t.lin[VP_ROLE_DOWN] != NULL);
 	return t;
 }
+
+/*
+ * What later transformers releases changed in the code the rows describe
+ * (v4.40), each from the first release that has it: found by reading the
+ * released wheels from PyPI, where the release before still has the old
+ * code (a patch release is taken to change nothing of this).  A change
+ * sets one bool of the row for the families it names.
+ */
+#define FAM(f) (1u << VP_FAMILY_##f)
+#define TRAIT(f) offsetof(struct vp_family_info, f)
+static const struct hf_change {
+	unsigned since;		/* transformers major * 100 + minor */
+	unsigned families;	/* FAM() bits */
+	size_t trait;		/* a bool of struct vp_family_info */
+	bool value;
+} hf_changes[] = {
+	/*
+	 * loss/loss_utils.py's ForCausalLMLoss upcasts the logits it gets
+	 * (`logits = logits.float()`); Llama's forward calls it from 4.46
+	 * with the logits it keeps (4.45 and before: `logits =
+	 * logits.float()` in the model, which let the 16-bit ones go).
+	 * GPT-2 calls it from 4.48 (4.47.1 still ran its own
+	 * CrossEntropyLoss on 16-bit logits: no upcast at all).
+	 */
+	{ 446, FAM(LLAMA), TRAIT(logits_fp32), false },
+	{ 446, FAM(LLAMA), TRAIT(loss_fp32), true },
+	{ 448, FAM(GPT2), TRAIT(loss_fp32), true },
+	/*
+	 * integrations/sdpa_attention.py (4.48: Llama and GPT-2 go through
+	 * it) calls .contiguous() on q, k and v before
+	 * F.scaled_dot_product_attention (the workaround for pytorch#112577);
+	 * 4.56 no longer does (4.55.0 still did).  BERT kept its own sdpa
+	 * class, which does so only on CUDA with a mask, until 5.0, whose
+	 * integration no longer does.
+	 */
+	{ 448, FAM(LLAMA) | FAM(GPT2), TRAIT(sdpa_contiguous), true },
+	/*
+	 * 4.49: ForCausalLMLoss pads the labels with ignore_index and
+	 * shifts them (`nn.functional.pad(labels, (0, 1))`,
+	 * huggingface/transformers#35646) where 4.48.3 copied
+	 * `logits[..., :-1, :].contiguous()`.
+	 */
+	{ 449, FAM(LLAMA) | FAM(GPT2), TRAIT(pad_labels), true },
+	/*
+	 * 4.54: sdpa_attention_forward passes enable_gqa=True instead of
+	 * calling repeat_kv when use_gqa_in_sdpa allows it (PyTorch >= 2.5,
+	 * no mask; #39412; 4.53.3 still repeated).  graph.c checks the
+	 * PyTorch side.
+	 */
+	{ 454, FAM(LLAMA), TRAIT(sdpa_gqa), true },
+	/*
+	 * 4.55: GPT-2's mask comes from masking_utils.create_causal_mask,
+	 * which gives eager attention an additive float mask in the
+	 * embeddings' dtype (fp32 under autocast): the scores, and so the
+	 * softmax, become fp32, then `.type(value.dtype)` copies them back.
+	 * 4.54 passed no mask without padding (torch.where in the scores'
+	 * dtype).
+	 */
+	{ 455, FAM(GPT2), TRAIT(mask_fp32), true },
+	{ 456, FAM(LLAMA) | FAM(GPT2), TRAIT(sdpa_contiguous), false },
+	/*
+	 * 5.0: BERT's mask comes from masking_utils.create_bidirectional_mask,
+	 * None when nothing is padded (allow_is_bidirectional_skip): no
+	 * additive mask at all, where 4.57 always added the extended
+	 * (b, 1, 1, s) mask in the parameters' dtype.
+	 */
+	{ 500, FAM(BERT), TRAIT(mask_fp32), false },
+	{ 500, FAM(BERT), TRAIT(mask_skip), true },
+};
+#undef TRAIT
+
+struct vp_family_info
+vp_model_traits_at(const struct vp_model *m, unsigned transformers)
+{
+	struct vp_family_info t = vp_model_traits(m);
+	unsigned fam = 1u << vp_model_family(m);
+	size_t i;
+
+	if (!vp_model_runs_hf(m))
+		return t;
+	/* In release order, so a later change to a trait wins. */
+	for (i = 0; i < VP_NELEM(hf_changes); i++) {
+		const struct hf_change *c = &hf_changes[i];
+		bool *b = (bool *)((char *)&t + c->trait);
+
+		assert(i == 0 || hf_changes[i - 1].since <= c->since);
+		if (c->since <= transformers && (c->families & fam))
+			*b = c->value;
+	}
+	return t;
+}
+#undef FAM
 
 void
 vp_model_init(struct vp_model *m)

@@ -103,7 +103,8 @@ struct vp_family_info {
 				 * c_attn; in a post-norm block
 				 * nn.MultiheadAttention's in_proj,
 				 * relaid out, q scaled) */
-	bool repeat_kv;		/* GQA: k and v copied to every head */
+	bool repeat_kv;		/* GQA: k and v copied to every head
+				 * (eager and sdpa; never with flash) */
 	bool softmax_fp32;	/* eager softmax(dtype=float32) (Llama) */
 	bool mask_fp32;		/* additive mask in the params' dtype */
 	bool resid_dropout;	/* dropout on attention and MLP outputs */
@@ -111,6 +112,21 @@ struct vp_family_info {
 	bool embed_norm;	/* LayerNorm after the embeddings (BERT) */
 	bool embed_dropout;	/* dropout on the summed embeddings */
 	bool logits_fp32;	/* logits.float() before the loss (Llama) */
+	bool q_view;		/* q reaches attention as a transposed view
+				 * of its (b, s, a*d) projection (Hugging
+				 * Face): a fused kernel's output takes that
+				 * layout, so its transpose back is a view */
+	/* Set by later transformers releases (hf_changes in model.c, read
+	 * through vp_model_traits_at); false in every row. */
+	bool sdpa_contiguous;	/* q, k, v made contiguous before sdpa */
+	bool loss_fp32;		/* the shared ForCausalLMLoss upcasts the
+				 * logits, which the model still holds */
+	bool pad_labels;	/* the loss pads the labels: no shifted
+				 * copy of the logits, b*s rows */
+	bool sdpa_gqa;		/* sdpa gets enable_gqa=True instead of
+				 * repeat_kv's copies (PyTorch >= 2.5) */
+	bool mask_skip;		/* no additive mask when nothing is padded
+				 * (a bidirectional mask that may be None) */
 	/* Module name of each linear the block has (the op names in
 	 * --explain); NULL = the family has no such linear. */
 	const char *lin[VP_ROLE_COUNT];
@@ -202,12 +218,25 @@ void vp_model_params(const struct vp_model *m, struct vp_param_count *out);
  * rule files without a `family` key have always been lowered by).
  */
 enum vp_family vp_model_family(const struct vp_model *m);
+/* Whether the model runs Hugging Face transformers' modelling code
+ * (`implementation: hf`), which --transformers then names. */
+bool vp_model_runs_hf(const struct vp_model *m);
 /*
  * The family's row as this model runs it: `implementation: megatron`
  * fuses q, k and v of a pre-norm block into Megatron's linear_qkv.  The
  * lowering and the fine-tuning view both take their traits from here.
  */
 struct vp_family_info vp_model_traits(const struct vp_model *m);
+/*
+ * The same as the code of a transformers release runs it (`transformers`
+ * as major * 100 + minor, --transformers): the rows follow v4.40, and
+ * each later change (hf_changes in model.c) applies from the first
+ * release that has it, to a model that runs Hugging Face code.  The
+ * lowering reads this; the fine-tuning view needs only the linears, which
+ * no release changed.
+ */
+struct vp_family_info vp_model_traits_at(const struct vp_model *m,
+    unsigned transformers);
 
 bool vp_act_gated(enum vp_act a);
 /* Parameters of one MLP block (gated or not) of intermediate size ffn. */

@@ -155,6 +155,12 @@ const struct vp_optdef vp_options[VP_O_COUNT] = {
     ALL, true, false, VP_OPEN_NONE, "VERSION",
     "the CUDA runtime PyTorch was built with (default 13.0): before 11.7 "
     "every kernel loads with the context" },
+[VP_O_TRANSFORMERS] = { "transformers", VP_OK_VERSION, VP_OF_UNSIGNED,
+    F(transformers_version), NULL, 0, NULL, 400, 999, false,
+    "a version from 4.0 to 9.99, e.g. 5.24", ALL, true, false,
+    VP_OPEN_NONE, "VERSION",
+    "the Hugging Face transformers a Hugging Face model runs (default "
+    "5.24): the loss's shift and upcast, sdpa's GQA, the attention masks" },
 [VP_O_TOKENS] = { "tokens", VP_OK_DOUBLE, NOF, NULL, 0, NULL, 1, 1e18,
     false, "a count such as 2e9", CMP, false, false, VP_OPEN_NONE, "N",
     "tokens to train" },

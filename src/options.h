@@ -47,7 +47,7 @@
 	X(OFFLOAD, "offload") \
 	X(OFFLOAD_NVME, "offload-nvme") X(HOST_MEM, "host-mem") \
 	X(ACT_OFFLOAD, "activation-offload") X(LOSS, "loss") \
-	X(TORCH, "torch") X(CUDA, "cuda") \
+	X(TORCH, "torch") X(CUDA, "cuda") X(TRANSFORMERS, "transformers") \
 	X(TOKENS, "tokens") X(STEPS, "steps") X(GLOBAL_BATCH, "global-batch") \
 	X(SORT, "sort") X(MAX_GPUS, "max-gpus") X(PRICE, "price") \
 	X(VENDOR, "vendor") X(SEGMENT, "segment") X(MIN_MEM, "min-mem") \

@@ -94,6 +94,7 @@ vp_plan_defaults(struct vp_plan *p, const struct vp_model *m)
 	memset(p, 0, sizeof *p);
 	p->torch_version = VP_TORCH_CURRENT;
 	p->cuda_version = VP_CUDA_CURRENT;
+	p->transformers_version = VP_TRANSFORMERS_CURRENT;
 	p->precision = VP_PREC_BF16_MIXED;
 	p->optimizer = VP_OPT_ADAMW;
 	p->micro_batch = 1;

@@ -231,18 +231,23 @@ struct vp_plan {
 	bool activation_offload;	/* saved activations to host memory */
 	uint64_t host_mem_bytes;	/* per node; 0 = unlimited */
 	enum vp_loss loss;
-	/* The software stack (--torch, --cuda): major * 100 + minor. */
+	/* The software stack (--torch, --cuda, --transformers): major * 100
+	 * + minor. */
 	unsigned torch_version;
 	unsigned cuda_version;
+	unsigned transformers_version;	/* whose modelling code a Hugging
+					 * Face model runs (vp_model_traits) */
 };
 
 /*
- * The stack an estimate assumes unless --torch and --cuda say otherwise:
- * a current one.  Versions are major * 100 + minor (2.13 is 213, CUDA
- * 13.0 is 1300); vp_version_name spells them back.
+ * The stack an estimate assumes unless --torch, --cuda and --transformers
+ * say otherwise: a current one.  Versions are major * 100 + minor (2.13 is
+ * 213, CUDA 13.0 is 1300, transformers 5.24 is 524); vp_version_name
+ * spells them back.
  */
 #define VP_TORCH_CURRENT 213u
 #define VP_CUDA_CURRENT 1300u
+#define VP_TRANSFORMERS_CURRENT 524u
 const char *vp_version_name(unsigned v, char *buf, size_t len);
 
 /*

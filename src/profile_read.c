@@ -446,6 +446,9 @@ vp_measurements_load(const char *path, const char *base_dir,
 			out->pts[i].plan.cuda_version = ver;
 		/* calib/calibrate.py zeroes with set_to_none=True. */
 		out->pts[i].plan.zero_grad = VP_ZEROGRAD_NONE;
+		/* calib/harness.py's modules clone transformers 4.40's
+		 * modelling code, whatever transformers is installed. */
+		out->pts[i].plan.transformers_version = 440;
 	}
 	rc = 0;
 out:

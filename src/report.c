@@ -293,6 +293,10 @@ plan_line(const struct vp_report *r, struct vp_buf *o)
 	if (p->device == VP_DEVICE_CUDA)
 		vp_buf_printf(o, " + CUDA %s", vp_version_name(p->cuda_version,
 		    v2, sizeof v2));
+	/* Only a Hugging Face model runs transformers' code. */
+	if (vp_model_runs_hf(r->model))
+		vp_buf_printf(o, ", transformers %s", vp_version_name(
+		    p->transformers_version, v2, sizeof v2));
 	if (vp_plan_zero_grad(p) == VP_ZEROGRAD_ZEROS && p->zero == 0)
 		vp_buf_add(o, ", zero_grad keeps the gradients");
 	vp_buf_add(o, "\n");
@@ -632,6 +636,8 @@ json_plan(struct vp_json *j, const struct vp_report *r)
 	    sizeof v));
 	vp_json_str(j, "cuda", p->device == VP_DEVICE_CUDA ?
 	    vp_version_name(p->cuda_version, v, sizeof v) : NULL);
+	vp_json_str(j, "transformers", vp_model_runs_hf(r->model) ?
+	    vp_version_name(p->transformers_version, v, sizeof v) : NULL);
 	vp_json_end(j);
 }
 

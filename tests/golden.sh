@@ -386,6 +386,15 @@ run stack-torch-2.0-hopper gpt2 --gpus 1xH100 --torch 2.0 --seq 256 \
 	--no-search --json
 run stack-bad-torch gpt2 --torch 2.x
 run stack-bad-cuda gpt2 --cuda 8.0
+# --transformers: whose modelling code a Hugging Face model runs (named
+# in the report and the JSON; a torch-nn model names none); a plan file
+# may carry it.
+run stack-transformers-4.40 llama-3-8b --gpus 1xH100 --transformers 4.40 \
+	--seq 2048 --no-search --json
+run stack-transformers-torch-nn tests/data/val/torchnn-enc.yaml \
+	--device cpu --transformers 4.40
+run stack-bad-transformers gpt2 --transformers 3.9
+run plan-file-transformers gpt2 --plan tests/data/plans/transformers.yaml
 # A card whose software stack nobody has measured says so.
 run est-mi300x-unmeasured-stack llama-3-8b --gpus 1xMI300X --no-search
 run opt-impl-for-loop gpt2 --optimizer-impl for-loop --seq 256 --gpus 1xA100

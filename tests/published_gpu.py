@@ -279,8 +279,9 @@ def kbit_prep(r, n):
 
 
 def stack_args(r):
-    """--torch / --cuda for what the record's software field states (the
-    current stack's defaults otherwise)."""
+    """--torch / --cuda / --transformers for what the record's software
+    field states (the current stack's defaults otherwise; "~v4.16" is
+    taken as 4.16)."""
     sw = r.get("software") or ""
     out = []
     m = re.search(r"CUDA (\d+\.\d+)", sw)
@@ -291,6 +292,18 @@ def stack_args(r):
         out += ["--torch", m.group(1)]
     elif r["source_family"] in TORCH_ASSUMED:
         out += ["--torch", TORCH_ASSUMED[r["source_family"]]]
+    m = re.search(r"transformers ~?v?(\d+\.\d+)", sw)
+    if m:
+        out += ["--transformers", m.group(1)]
+    elif "torchtune" in sw:
+        # torchtune runs its own modules, not transformers': like 4.40's
+        # Llama they repeat k and v before sdpa (expand + flatten: copies)
+        # and hand the loss fp32 logits (TransformerDecoder's
+        # self.output(h).float()); the April 2024 recipes also slice the
+        # logits, November's pad the labels.  No transformers release is
+        # that code; 4.40's rows, which these runs were scored with, are
+        # the nearest.
+        out += ["--transformers", "4.40"]
     return out
 
 

@@ -85,6 +85,9 @@ grid(const struct vp_model *m, const struct vp_profile *t,
 				q->model = m;
 				q->world = 1;
 				vp_plan_defaults(&q->plan, m);
+				/* As vp_measurements_load: the harness's
+				 * modules clone transformers 4.40. */
+				q->plan.transformers_version = 440;
 				q->plan.device = cuda ? VP_DEVICE_CUDA :
 				    VP_DEVICE_CPU;
 				q->plan.dp = 1;

@@ -259,8 +259,72 @@ family_drives_lowering(void **state)
 		    pass == 0 ? 2 : 0);
 		assert_int_equal(count_ops(&g, "embedding dropout"),
 		    pass == 0 ? 1 : 0);
-		/* Both keep the decoder's LM head and shifted loss. */
-		assert_int_equal(count_ops(&g, "shift logits"), 1);
+		/* Both keep the decoder's LM head. */
+		assert_int_equal(count_ops(&g, "lm_head"), 1);
+		vp_graph_free(&g);
+	}
+	vp_diags_clear(&d);
+}
+
+/*
+ * --transformers and --torch reach the lowering: the shifted copy of the
+ * logits goes with 4.49, repeat_kv's copies under sdpa with 4.54 on
+ * PyTorch 2.5 (never under flash, always under eager), the contiguous
+ * q, k and v and the transpose copy are 4.48 to 4.55's.
+ */
+static void
+transformers_release_drives_lowering(void **state)
+{
+	static const struct {
+		unsigned tf, torch;
+		enum vp_attention attn;
+		size_t shift, repeat, contig, transpose;
+	} cases[] = {
+		{ 440, 213, VP_ATTN_SDPA,  1, 2, 0, 0 },
+		{ 448, 213, VP_ATTN_SDPA,  1, 2, 1, 2 },
+		{ 449, 213, VP_ATTN_SDPA,  0, 2, 1, 2 },
+		{ 454, 213, VP_ATTN_SDPA,  0, 0, 3, 2 },
+		{ 454, 204, VP_ATTN_SDPA,  0, 2, 1, 2 },
+		{ 456, 213, VP_ATTN_SDPA,  0, 0, 0, 0 },
+		{ 524, 213, VP_ATTN_EAGER, 0, 2, 0, 2 },
+		{ 440, 213, VP_ATTN_FLASH, 1, 0, 0, 0 },
+	};
+	struct vp_diags d = { 0 };
+	struct vp_model m;
+	struct vp_plan p;
+	struct vp_graph g;
+	size_t i;
+
+	(void)state;
+	vp_model_init(&m);		/* Llama family, 4 heads / 2 kv */
+	m.layers = 2;
+	m.hidden = 64;
+	m.heads = 4;
+	m.kv_heads = 2;
+	m.ffn = 256;
+	m.vocab = 128;
+	m.act = VP_ACT_SWIGLU;
+	m.norm = VP_NORM_RMSNORM;
+	assert_int_equal(vp_model_validate(&m, &d), 0);
+	for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		vp_plan_defaults(&p, &m);
+		p.seq = 16;
+		p.micro_batch = 1;
+		p.precision = VP_PREC_FP32;
+		p.transformers_version = cases[i].tf;
+		p.torch_version = cases[i].torch;
+		p.attention = cases[i].attn;
+		assert_int_equal(vp_graph_build(&m, &p, &g), 0);
+		assert_int_equal(count_ops(&g, "shift logits"), cases[i].shift);
+		/* Counts over the two layers; the contiguous copies are
+		 * per layer: q, and k and v when not repeated. */
+		assert_int_equal(count_ops(&g, "repeat k"), cases[i].repeat);
+		assert_int_equal(count_ops(&g, "repeat v"), cases[i].repeat);
+		assert_int_equal(count_ops(&g, "q contiguous") +
+		    count_ops(&g, "k contiguous") + count_ops(&g,
+		    "v contiguous"), cases[i].contig * 2);
+		assert_int_equal(count_ops(&g, "attn transpose"),
+		    cases[i].transpose);
 		vp_graph_free(&g);
 	}
 	vp_diags_clear(&d);
@@ -276,6 +340,7 @@ main(void)
 		cmocka_unit_test(lora_params_exact),
 		cmocka_unit_test(lora_lowering_matches_view),
 		cmocka_unit_test(family_drives_lowering),
+		cmocka_unit_test(transformers_release_drives_lowering),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

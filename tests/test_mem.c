@@ -161,26 +161,28 @@ check_levels(const struct vp_mem *r, const struct vp_plan *p)
  *   W = 1072 * 4 = 4288 weights; labels n * 8 (input ids are not counted
  *   by the replay: only `input_bytes / 2`, the labels, is added)
  *
- * Lowering (graph.c), tensor numbers T0..T26 in creation order:
+ * Lowering (graph.c) of transformers 4.40's code (tiny_plan pins it),
+ * tensor numbers T0..T25 in creation order:
  *   Op0  embedding        out T1 (H)                 wgrad V h 4 = 1024
  *   Op1  input norm       out T4 (H), T2, T3 (R, R)  saves T1 T2 T3
  *                                                    wgrad 2h 4 = 64,
  *                                                    bwd_tmp n h 4 = H
  *   Op2-4 q/k/v_proj      out T5, T6, T7 (H)         save T4; wgrad 256 each
  *   Op5  sdpa             out T8 (H), T9 (LSE)       saves T5-T9
- *   Op6  attn transpose   out T10 (H)
- *   Op7  o_proj           out T11 (H)                saves T10; wgrad 256
- *   Op8  residual add     in T1, T11; out T12 (H)
- *   Op9  post attn norm   out T15 (H), T13, T14      saves T12 T13 T14
- *   Op10 fc_in            out T16 (F)                saves T15; wgrad 512
- *   Op11 relu             out T17 (F)                saves T17 (result)
- *   Op12 down_proj        out T18 (H)                saves T17; wgrad 512
- *   Op13 residual add     in T12, T18; out T19 (H)
- *   Op14 final norm       out T22 (H), T20, T21      saves T19 T20 T21
- *   Op15 lm_head          out T23 (Lg)               saves T22; wgrad 1024
- *   Op16 shift logits     out T24 (Ls)
- *   Op17 log_softmax      out T25 (Ls)               saves T25
- *   Op18 nll_loss         in T25, keeps T23 and T24 referenced; out T26 (4)
+ *        (its output is in q's (b, s, a, d) layout: the transpose back
+ *        is a view, so o_proj reads T8 itself)
+ *   Op6  o_proj           out T10 (H)                saves T8; wgrad 256
+ *   Op7  residual add     in T1, T10; out T11 (H)
+ *   Op8  post attn norm   out T14 (H), T12, T13      saves T11 T12 T13
+ *   Op9  fc_in            out T15 (F)                saves T14; wgrad 512
+ *   Op10 relu             out T16 (F)                saves T16 (result)
+ *   Op11 down_proj        out T17 (H)                saves T16; wgrad 512
+ *   Op12 residual add     in T11, T17; out T18 (H)
+ *   Op13 final norm       out T21 (H), T19, T20      saves T18 T19 T20
+ *   Op14 lm_head          out T22 (Lg)               saves T21; wgrad 1024
+ *   Op15 shift logits     out T23 (Ls)
+ *   Op16 log_softmax      out T24 (Ls)               saves T24
+ *   Op17 nll_loss         in T24, keeps T22 and T23 referenced; out T25 (4)
  */
 static void
 tiny_plan(struct vp_plan *p, const struct vp_model *m, uint64_t b, uint64_t s)
@@ -194,6 +196,7 @@ tiny_plan(struct vp_plan *p, const struct vp_model *m, uint64_t b, uint64_t s)
 	p->recompute = VP_RECOMP_NONE;
 	p->attention = VP_ATTN_SDPA;
 	p->device = VP_DEVICE_CPU;	/* no 512-byte rounding */
+	p->transformers_version = 440;	/* the code the walks follow */
 }
 
 static void
@@ -214,41 +217,41 @@ exact_peak_in_loss(void **state)
 	 *
 	 * Forward (live after each op, after its frees):
 	 *   Op0 +H 9408; Op1 +H+2R 14528; Op2-4 +3H 26816;
-	 *   Op5 +H+LSE 31936; Op6 +H 36032; Op7 +H 40128;
-	 *   Op8 +H, T11 dies (its only reference was Op8) → 40128;
-	 *   Op9 +H+2R 45248; Op10 +F 53440;
-	 *   Op11 +F, T16 dies (ReLU saves its result, not its input) → 53440;
-	 *   Op12 +H 57536; Op13 +H, T18 dies → 57536; Op14 +H+2R 62656;
-	 *   Op15 +Lg 79040; Op16 +Ls 95168 (T23 still kept for the loss);
-	 *   Op17 +Ls 111296 (T24 kept too);
-	 *   Op18 +4 → 111300: the peak, checked before its inputs go.
-	 *   Then T23, T24 and the unreferenced loss die: 78784.
+	 *   Op5 +H+LSE 31936; Op6 +H 36032;
+	 *   Op7 +H, T10 dies (its only reference was Op7) → 36032;
+	 *   Op8 +H+2R 41152; Op9 +F 49344;
+	 *   Op10 +F, T15 dies (ReLU saves its result, not its input) → 49344;
+	 *   Op11 +H 53440; Op12 +H, T17 dies → 53440; Op13 +H+2R 58560;
+	 *   Op14 +Lg 74944; Op15 +Ls 91072 (T22 still kept for the loss);
+	 *   Op16 +Ls 107200 (T23 kept too);
+	 *   Op17 +4 → 107204: the peak, checked before its inputs go.
+	 *   Then T22, T23 and the unreferenced loss die: 74688.
 	 * Backward never gets higher: nll_loss' backward +Ls, log_softmax's
-	 * +Ls → 78784 + 4 + 2 Ls = 111040 < 111300, and from there
+	 * +Ls → 74688 + 4 + 2 Ls = 106948 < 107204, and from there
 	 * activations are freed faster than the 4288 bytes of gradients grow.
 	 *
-	 * So the peak is 111300, in the loss phase at nll_loss:
+	 * So the peak is 107204, in the loss phase at nll_loss:
 	 *   weights 4288, inputs 1024,
-	 *   activations T1 T4 T5 T6 T7 T8 T10 T12 T15 T19 T22 (11 H =
-	 *     45056; T11 and T18 are dead), T2 T3 T13 T14 T20 T21 (6 R =
-	 *     3072), T9 (LSE 1024), T17 (F 8192) → 57344,
+	 *   activations T1 T4 T5 T6 T7 T8 T11 T14 T18 T21 (10 H =
+	 *     40960; T10 and T17 are dead), T2 T3 T12 T13 T19 T20 (6 R =
+	 *     3072), T9 (LSE 1024), T16 (F 8192) → 53248,
 	 *   logits and loss Lg + 2 Ls + 4 = 16384 + 32256 + 4 = 48644;
-	 *   4288 + 1024 + 57344 + 48644 = 111300.
+	 *   4288 + 1024 + 53248 + 48644 = 107204.
 	 */
-	assert_true(r.allocated_peak == 111300);
+	assert_true(r.allocated_peak == 107204);
 	assert_int_equal(r.peak_phase, VP_PHASE_LOSS);
 	assert_string_equal(r.peak_op, "nll_loss");
 	assert_true(r.term[VP_CAT_WEIGHTS] == 4288);
 	assert_true(r.term[VP_CAT_INPUT] == 1024);
-	assert_true(r.term[VP_CAT_ACT] == 57344);
+	assert_true(r.term[VP_CAT_ACT] == 53248);
 	assert_true(r.term[VP_CAT_LOGITS] == 48644);
 	assert_true(r.term[VP_CAT_GRADS] == 0);
 	assert_true(r.term[VP_CAT_TRANSIENT] == 0);
 	/*
-	 * Saved for backward at the end of the forward: the 57344 of
-	 * activations plus the log_softmax result Ls = 73472.
+	 * Saved for backward at the end of the forward: the 53248 of
+	 * activations plus the log_softmax result Ls = 69376.
 	 */
-	assert_true(r.saved_per_microbatch == 73472);
+	assert_true(r.saved_per_microbatch == 69376);
 	/* fp32 gradients of every parameter: 4288 bytes. */
 	assert_true(r.grads_bytes == 4288);
 	assert_true(r.weights_bytes == 4288);
@@ -277,7 +280,7 @@ exact_peak_at_end_of_backward(void **state)
 	 * Lg = 512, Ls = 3*32*4 = 384.  Base W 4288 + labels 32 = 4320.
 	 *
 	 * With so few tokens the parameters dominate: the forward tops out
-	 * at 4320 + 1792 (the forward's activations) + Lg + 2 Ls + 4 = 7396,
+	 * at 4320 + 1664 (the forward's activations) + Lg + 2 Ls + 4 = 7268,
 	 * while the backward ends holding every gradient.  Its last op is
 	 * the embedding's backward: its 1024-byte weight gradient appears
 	 * while the gradient of its output T1 (H = 128) is still live, and
@@ -291,9 +294,9 @@ exact_peak_at_end_of_backward(void **state)
 	assert_true(r.term[VP_CAT_GRADS] == 4288);
 	assert_true(r.term[VP_CAT_TRANSIENT] == 128);
 	assert_true(r.term[VP_CAT_ACT] == 0);
-	/* Saved at the end of the forward: 11 H + 6 R + LSE + F + Ls
-	 * = 1408 + 96 + 32 + 256 + 384 = 2176. */
-	assert_true(r.saved_per_microbatch == 2176);
+	/* Saved at the end of the forward: 10 H + 6 R + LSE + F + Ls
+	 * = 1280 + 96 + 32 + 256 + 384 = 2048. */
+	assert_true(r.saved_per_microbatch == 2048);
 	check_levels(&r, &p);
 	vp_model_free(&m);
 }
@@ -370,43 +373,43 @@ exact_peak_full_recompute(void **state)
 	p.recompute = VP_RECOMP_FULL;
 	r = estimate(&m, &p, 1);
 	/*
-	 * Same sizes as exact_peak_in_loss.  Ops 1-13 (the block) are one
+	 * Same sizes as exact_peak_in_loss.  Ops 1-12 (the block) are one
 	 * checkpoint segment: its forward saves nothing; the block input T1
 	 * is held until the segment's backward is done.
 	 *
 	 * Forward: the block's intermediates die as soon as consumed; after
-	 * the block only T1 and T19 remain (5312 + 2H = 13504).  The head:
-	 * Op14 +H+2R 18624, Op15 +Lg 35008, Op16 +Ls 51136, Op17 +Ls 67264,
-	 * Op18 +4 → 67268, then down to 34752 (saved: T1, T19, T20, T21,
-	 * T22, T25 = 3H + 2R + Ls = 29440).
+	 * the block only T1 and T18 remain (5312 + 2H = 13504).  The head:
+	 * Op13 +H+2R 18624, Op14 +Lg 35008, Op15 +Ls 51136, Op16 +Ls 67264,
+	 * Op17 +4 → 67268, then down to 34752 (saved: T1, T18, T19, T20,
+	 * T21, T24 = 3H + 2R + Ls = 29440).
 	 *
 	 * Backward of the head: nll_loss +Ls, log_softmax +Ls (67008),
-	 * lm_head and final norm free the logits and T19/T22; gradients
-	 * 1024 + 64 appear; live 14592 = 5312 + 1088 + T1 H + T19's grad H.
+	 * lm_head and final norm free the logits and T18/T21; gradients
+	 * 1024 + 64 appear; live 14592 = 5312 + 1088 + T1 H + T18's grad H.
 	 *
 	 * Re-run of the block's forward, saving this time (live after each
-	 * op): Op1 19712, Op2-4 32000, Op5 37120, Op6 41216, Op7 45312,
-	 * Op8 49408 → T11 dies 45312, Op9 50432, Op10 58624, Op11 66816 →
-	 * T16 dies 58624, Op12 62720, Op13 66816 → T18 and the unreferenced
-	 * T19 die → 58624.
+	 * op): Op1 19712, Op2-4 32000, Op5 37120, Op6 41216,
+	 * Op7 45312 → T10 dies 41216, Op8 46336, Op9 54528, Op10 62720 →
+	 * T15 dies 54528, Op11 58624, Op12 62720 → T17 and the unreferenced
+	 * T18 die → 54528.
 	 *
-	 * Backward of the block: Op13 +2H grads (T12, T18) 66816, frees
-	 * T19's grad 62720; Op12 +F grad of T17, +512 wgrad → 71424, frees
-	 * T18's grad 67328; Op11 (ReLU) +F grad of T16 → 75520 ← the peak.
+	 * Backward of the block: Op12 +2H grads (T11, T17) 62720, frees
+	 * T18's grad 58624; Op11 +F grad of T16, +512 wgrad → 67328, frees
+	 * T17's grad 63232; Op10 (ReLU) +F grad of T15 → 71424 ← the peak.
 	 * From there saved tensors go faster than gradients come.
 	 *
 	 * At the peak: weights 4288, inputs 1024, gradients 1024 + 64 + 512
-	 * = 1600, activations T1 T4-T8 T10 T12 T15 (9 H = 36864) + 4 R
-	 * + LSE (3072) + T17 F (8192) = 48128, activation gradients T12's H
-	 * + T17's F + T16's F = 20480.
-	 *   4288 + 1024 + 1600 + 48128 + 20480 = 75520.
+	 * = 1600, activations T1 T4-T8 T11 T14 (8 H = 32768) + 4 R
+	 * + LSE (3072) + T16 F (8192) = 44032, activation gradients T11's H
+	 * + T16's F + T15's F = 20480.
+	 *   4288 + 1024 + 1600 + 44032 + 20480 = 71424.
 	 */
-	assert_true(r.allocated_peak == 75520);
+	assert_true(r.allocated_peak == 71424);
 	assert_int_equal(r.peak_phase, VP_PHASE_BACKWARD);
 	assert_string_equal(r.peak_op, "relu");
 	assert_int_equal(r.peak_layer, 1);
 	assert_true(r.term[VP_CAT_GRADS] == 1600);
-	assert_true(r.term[VP_CAT_ACT] == 48128);
+	assert_true(r.term[VP_CAT_ACT] == 44032);
 	assert_true(r.term[VP_CAT_TRANSIENT] == 20480);
 	assert_true(r.term[VP_CAT_LOGITS] == 0);
 	assert_true(r.saved_per_microbatch == 29440);
@@ -431,16 +434,16 @@ exact_peak_cuda_levels(void **state)
 	 * bytes.  All sizes there are multiples of 512 except Ls = 16128 →
 	 * 16384 and the 4-byte loss → 512 (weights and labels are not
 	 * rounded).  The peak stays at nll_loss:
-	 *   5312 + 57344 + Lg 16384 + 2 * 16384 + 512 = 112320.
-	 * Reserved: 112320 * 1.05 = 117936, rounded up to a 2 MiB segment
+	 *   5312 + 53248 + Lg 16384 + 2 * 16384 + 512 = 108224.
+	 * Reserved: 108224 * 1.05 = 113635, rounded up to a 2 MiB segment
 	 * = 2097152.  Device: + 400 MiB context (419430400) + the cuBLAS
 	 * workspace (2 x 4 MiB + 8 x 16 KiB = 8519680) = 430047232; one GPU,
 	 * no NCCL.
 	 */
-	assert_true(r.allocated_peak == 112320);
+	assert_true(r.allocated_peak == 108224);
 	assert_true(r.term[VP_CAT_LOGITS] == 16384 + 2 * 16384 + 512);
 	assert_true(r.reserved_peak == 2097152);
-	assert_true(r.frag_bytes == 2097152 - 112320);
+	assert_true(r.frag_bytes == 2097152 - 108224);
 	assert_true(r.context_bytes == 419430400);
 	assert_true(r.workspace_bytes == 8519680);
 	assert_true(r.nccl_bytes == 0);

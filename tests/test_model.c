@@ -1329,6 +1329,65 @@ family_rows_complete(void **state)
 	}
 }
 
+/*
+ * hf_changes: each change applies from its first release on, only to the
+ * families it names and only to Hugging Face code.
+ */
+static void
+transformers_release_rows(void **state)
+{
+	struct vp_model m;
+	struct vp_family_info t;
+
+	(void)state;
+	vp_model_init(&m);			/* Llama family, hf */
+	t = vp_model_traits_at(&m, 440);
+	assert_true(t.logits_fp32);
+	assert_false(t.loss_fp32 || t.pad_labels || t.sdpa_gqa ||
+	    t.sdpa_contiguous || t.mask_skip);
+	assert_true(t.mask_fp32 && t.q_view && t.repeat_kv);
+	assert_true(vp_model_traits_at(&m, 445).logits_fp32);
+	t = vp_model_traits_at(&m, 446);
+	assert_false(t.logits_fp32);
+	assert_true(t.loss_fp32);
+	assert_false(vp_model_traits_at(&m, 447).sdpa_contiguous);
+	assert_true(vp_model_traits_at(&m, 448).sdpa_contiguous);
+	assert_false(vp_model_traits_at(&m, 448).pad_labels);
+	assert_true(vp_model_traits_at(&m, 449).pad_labels);
+	assert_false(vp_model_traits_at(&m, 453).sdpa_gqa);
+	assert_true(vp_model_traits_at(&m, 454).sdpa_gqa);
+	assert_true(vp_model_traits_at(&m, 455).sdpa_contiguous);
+	t = vp_model_traits_at(&m, 456);
+	assert_false(t.sdpa_contiguous);
+	assert_true(t.loss_fp32 && t.pad_labels && t.sdpa_gqa);
+	/* A Megatron Llama runs no transformers code. */
+	m.impl = VP_IMPL_MEGATRON;
+	t = vp_model_traits_at(&m, 524);
+	assert_true(t.logits_fp32);
+	assert_false(t.loss_fp32 || t.pad_labels || t.sdpa_gqa);
+
+	/* GPT-2: the shared loss from 4.48, the fp32 eager mask from 4.55. */
+	vp_model_init(&m);
+	m.pos = VP_POS_LEARNED;
+	assert_false(vp_model_traits_at(&m, 447).loss_fp32);
+	assert_true(vp_model_traits_at(&m, 448).loss_fp32);
+	assert_false(vp_model_traits_at(&m, 454).mask_fp32);
+	assert_true(vp_model_traits_at(&m, 455).mask_fp32);
+	assert_false(vp_model_traits_at(&m, 524).sdpa_gqa);
+
+	/* BERT: the extended mask until 4.57, none without padding from 5.0;
+	 * its own loss and sdpa class are untouched. */
+	vp_model_init(&m);
+	m.arch = VP_ARCH_ENCODER;
+	t = vp_model_traits_at(&m, 457);
+	assert_true(t.mask_fp32);
+	assert_false(t.mask_skip);
+	t = vp_model_traits_at(&m, 500);
+	assert_false(t.mask_fp32);
+	assert_true(t.mask_skip);
+	assert_false(t.loss_fp32 || t.pad_labels || t.sdpa_contiguous);
+}
+
 int
 main(void)
 {
@@ -1368,6 +1427,7 @@ main(void)
 		cmocka_unit_test(family_default_and_explicit),
 		cmocka_unit_test(hf_families_set_family),
 		cmocka_unit_test(family_rows_complete),
+		cmocka_unit_test(transformers_release_rows),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -191,12 +191,22 @@ fast_matches_exact(void **state)
 	struct vp_plan p;
 	struct vp_profile prof;
 	struct vp_mem_opts o;
-	static const struct { unsigned tp, pp, zero; enum vp_recompute rc;
-	    enum vp_precision prec; } cases[] = {
-		{ 1, 1, 0, VP_RECOMP_NONE, VP_PREC_BF16_MIXED },
-		{ 2, 1, 3, VP_RECOMP_FULL, VP_PREC_BF16_MIXED },
-		{ 1, 4, 1, VP_RECOMP_NONE, VP_PREC_BF16_MASTER },
-		{ 4, 2, 0, VP_RECOMP_SELECTIVE, VP_PREC_FP32 },
+	static const struct { unsigned tp, pp, zero, cp; enum vp_recompute rc;
+	    enum vp_precision prec; enum vp_attention attn; } cases[] = {
+		{ 1, 1, 0, 1, VP_RECOMP_NONE, VP_PREC_BF16_MIXED,
+		    VP_ATTN_EAGER },
+		{ 2, 1, 3, 1, VP_RECOMP_FULL, VP_PREC_BF16_MIXED,
+		    VP_ATTN_EAGER },
+		{ 1, 4, 1, 1, VP_RECOMP_NONE, VP_PREC_BF16_MASTER,
+		    VP_ATTN_EAGER },
+		{ 4, 2, 0, 1, VP_RECOMP_SELECTIVE, VP_PREC_FP32,
+		    VP_ATTN_EAGER },
+		/* The first stage's two-block backward peaks at the
+		 * embedding, the three-block one in its last block: the
+		 * line goes through three and four blocks (it was 26.8 MB
+		 * low through two and three). */
+		{ 1, 2, 3, 1, VP_RECOMP_NONE, VP_PREC_BF16_MIXED,
+		    VP_ATTN_SDPA },
 	};
 	size_t i;
 
@@ -215,11 +225,13 @@ fast_matches_exact(void **state)
 		p.zero = cases[i].zero;
 		p.recompute = cases[i].rc;
 		p.precision = cases[i].prec;
-		p.attention = VP_ATTN_EAGER;
+		p.attention = cases[i].attn;
+		p.cp = cases[i].cp;
+		p.sp = p.tp > 1;
 		p.dp = 2;
 		p.seq = 1024;
 		p.grad_accum = 8;
-		o.world = p.tp * p.pp * p.dp;
+		o.world = p.tp * p.pp * p.cp * p.dp;
 		for (st = 0; st < p.pp; st++) {
 			p.stage = st;
 			vp_mem_estimate(&m, &p, &o, &a);

@@ -11,7 +11,10 @@ measures the allocated peak of two training steps on CPU, and
     $VRAMPLAN MODEL --device cpu --json --precision P --optimizer O
               --micro-batch B --seq S --recompute R --attention A --dropout D
               [--lora R --lora-targets LIST --lora-dropout P --lora-dtype T] [--loss L]
-(VRAMPLAN defaults to ./src/vramplan) gives the estimate, read from
+              --torch V --transformers 4.40
+(VRAMPLAN defaults to ./src/vramplan; V the harness's torch, and 4.40 the
+transformers whose modelling code the harness's modules clone) gives the
+estimate, read from
 per_gpu.allocated_peak_bytes / per_gpu.peak_phase.  The LoRA / loss flags are
 passed only for the cases that set them (the 9th tuple element), so the
 original 53 command lines are unchanged.
@@ -239,11 +242,11 @@ def estimate(cmd, c):
         argv += ["--loss", x.get("loss", "full")]
     if x.get("impl", "default") != "default":
         argv += ["--optimizer-impl", x["impl"]]
-    # The estimate follows the stack the harness measures on.
-    # The harness zeroes the gradients with set_to_none=True whatever the
-    # PyTorch (calib/harness.py).
+    # The estimate follows the stack the harness measures on: its PyTorch;
+    # its modules clone transformers 4.40's modelling code; it zeroes the
+    # gradients with set_to_none=True whatever the PyTorch.
     argv += ["--torch", ".".join(harness.torch.__version__.split("+")[0].split(".")[:2]),
-             "--zero-grad", "none"]
+             "--transformers", "4.40", "--zero-grad", "none"]
     pr = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True)
     if pr.returncode != 0:
         raise RuntimeError("exit %d: %s" % (pr.returncode, pr.stderr.strip()[-300:]))

@@ -12,8 +12,10 @@ calib/harness.py's exact allocator replay, and
 
     $VRAMPLAN CONFIG --device cpu --json --precision P --optimizer O
               --micro-batch B --seq S --recompute R --attention A --dropout 0
+              --torch T --transformers X
 
-gives the estimate (per_gpu.allocated_peak_bytes, per_gpu.peak_phase).
+gives the estimate (per_gpu.allocated_peak_bytes, per_gpu.peak_phase), on
+the stack measured: T the installed torch, X the installed transformers.
 
 The gate: mean |error| <= MEAN_LIMIT_PCT, max |error| <= MAX_LIMIT_PCT and
 the same peak phase, over the cases that are not KNOWN.  A KNOWN case is
@@ -82,44 +84,18 @@ GRID = [
     ("bert", "bf16", "adamw", 4, 128, "full", "sdpa"),
 ]
 
-# Why today's estimator misses a case (measured with torch 2.13.0 and
-# transformers 5.24.0; the live tensors at the peaks compared with
-# `vramplan ... --explain`).  The estimate is asked for this PyTorch
-# (--torch, so 2.x's saved-tensor rules apply: the RMSNorm miss this list
-# once had is gone), but it still lowers transformers 4.40's modelling
-# code, which these do not follow:
-LOSS5 = ("transformers 5 ForCausalLMLoss pads the labels instead of copying logits[..., :-1, :]: "
-         "no b(s-1)V fp32 shift copy, so the estimate's loss phase is that much too high and it "
-         "names loss, not backward, as the peak")
-GQA = ("sdpa GQA: transformers 5 passes enable_gqa=True to torch's CPU flash kernel, no repeat_kv "
-       "copies of K and V (the estimate saves 2*b*s*heads*head_dim per layer)")
-SOFTMAX = ("bf16-mixed eager: torch 2.x CPU autocast runs softmax in fp32 (1.13 kept bf16): the saved "
-           "fp32 probabilities b*heads*s*s*4 B per layer are missing from the estimate")
-UPCAST = ("GPT-2 pure bf16: transformers 5's ForCausalLMLoss upcasts the logits to fp32 (v4.40's "
-          "GPT-2 did not; the estimate's gpt2 family has no logits_fp32), missing fp32 logits "
-          "and their gradient at the backward peak")
-KNOWN = {
-    "llama-gqa/fp32/adamw/b2s64/norc/sdpa": LOSS5 + "; " + GQA,
-    "llama-gqa/fp32/adamw/b2s64/norc/eager": LOSS5,
-    "llama-gqa/bf16-mixed/adamw/b2s128/norc/sdpa": LOSS5 + "; " + GQA,
-    "llama-gqa/bf16/adamw/b2s64/norc/eager": LOSS5,
-    "llama-gqa/bf16-mixed/adamw/b2s128/rc/sdpa": LOSS5,
-    "llama-act/fp32/adamw/b4s512/norc/sdpa": GQA + " (together 17.8 MB of the 18.2 MB over)",
-    "llama-act/bf16-mixed/adamw/b4s512/norc/eager": SOFTMAX + " (they offset: bytes within "
-                                                    "1%, but the phase is loss, not backward)",
-    "llama-act/fp32/adamw/b4s512/rc/sdpa": GQA + " (in the recomputed layer)",
-    "qwen2/fp32/adamw/b2s96/norc/sdpa": LOSS5 + "; " + GQA,
-    "qwen2/bf16-mixed/adamw/b2s96/norc/eager": LOSS5 + "; " + SOFTMAX,
-    "qwen2/bf16/adamw/b3s64/norc/sdpa": LOSS5 + "; " + GQA,
-    "gpt2/fp32/adamw/b2s64/norc/sdpa": LOSS5,
-    "gpt2/bf16-mixed/adamw/b4s128/norc/eager": SOFTMAX,
-    "gpt2/bf16/adamw/b2s64/rc/sdpa": UPCAST + " (so the estimate peaks in the optimizer step)",
-    "gpt2-act/fp32/adamw/b4s512/norc/sdpa": ("not yet traced: 9.4 MB over in 3 layers, peak phase loss "
-                                             "not backward; suspect the estimate's CPU sdpa (torch 1.13's "
-                                             "blocked MemEffAttention) against torch 2.13's CPU flash kernel"),
-    "gpt2-act/bf16-mixed/adamw/b4s512/norc/eager": SOFTMAX + " (measured: 3 x 16 MiB fp32 + 3 x 8 MiB bf16 "
-                                                   "copies; estimated: 3 x 8 MiB bf16)",
-}
+# Why today's estimator misses a case, measured (torch and transformers
+# versions, the live tensors at the peaks compared with `vramplan ...
+# --explain`).  Empty: the estimate is asked for the measured PyTorch and
+# transformers (--torch, --transformers), and what transformers 5 does
+# that 4.40 did not is modelled (src/model.c, hf_changes): the loss pads
+# the labels instead of copying the shifted logits, and upcasts them for
+# GPT-2 too; sdpa gets enable_gqa instead of repeat_kv's copies; GPT-2's
+# eager mask is an fp32 additive one, BERT's is none.  The misses this list
+# once held were those, plus two the estimator had for every version:
+# sdpa's output transposes back without a copy, and a fused q, k, v
+# projection made GPT-2's sdpa output three times too large.
+KNOWN = {}
 
 
 def case_name(c):
@@ -148,6 +124,7 @@ def estimate(cmd, c):
     argv = cmd + [config_path(m), "--device", "cpu", "--json", "--precision", p, "--optimizer", o,
                   "--micro-batch", str(b), "--seq", str(s), "--recompute", r, "--attention", a, "--dropout", "0",
                   "--torch", ".".join(torch.__version__.split("+")[0].split(".")[:2]),
+                  "--transformers", ".".join(transformers.__version__.split(".")[:2]),
                   "--zero-grad", "none"]
     pr = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True)
     if pr.returncode != 0:
