@@ -43,6 +43,8 @@ struct lctx {
 	uint32_t layer;		/* current block, 0 = outside */
 	bool torch113;		/* PyTorch 1.x saved-tensor rules (--torch) */
 	uint64_t wmult;		/* weight matrices per linear call (experts) */
+	uint16_t pieces;	/* tensors made now stand for this many
+				 * per-expert ones (moe: experts looped) */
 	uint64_t tp;		/* tensor-parallel degree */
 	bool sp;		/* sequence parallel (Megatron): norm/dropout
 				 * regions sharded along the sequence */
@@ -116,6 +118,7 @@ tnew(struct lctx *x, uint64_t elems, enum vp_dtype dt, enum vp_cat cat,
 	t->cat = (uint8_t)cat;
 	t->dtype = (uint8_t)dt;
 	t->requires_grad = rg;
+	t->pieces = x->pieces;
 	return (int32_t)g->nt++;
 }
 
@@ -289,6 +292,9 @@ linear_w(struct lctx *x, struct lin l, int32_t in, uint64_t din,
 	    in, wc = -1;
 	/* Experts (wmult > 1) are not split by TP. */
 	enum lin_kind kind = x->wmult == 1 ? l.kind : LIN_LOCAL;
+	/* Experts run in a loop make their per-call temporaries one
+	 * expert's weight at a time. */
+	uint64_t one_at_a_time = x->pieces > 1 ? x->wmult : 1;
 	struct vp_op *o;
 	int32_t y;
 	/*
@@ -321,8 +327,8 @@ linear_w(struct lctx *x, struct lin l, int32_t in, uint64_t din,
 	/* bitsandbytes dequantizes the weight to 16 bit for the matmul,
 	 * in forward and again in backward. */
 	if (quant) {
-		o->fwd_tmp += vp_mul_sat(wel, B(x->c));
-		o->bwd_tmp += vp_mul_sat(wel, B(x->c));
+		o->fwd_tmp += vp_mul_sat(wel / one_at_a_time, B(x->c));
+		o->bwd_tmp += vp_mul_sat(wel / one_at_a_time, B(x->c));
 	}
 	y = tnew(x, vp_mul_sat(nout, dout), cdt, outcat, l.name,
 	    trainable || rg_of(x, xin));
@@ -345,7 +351,7 @@ linear_w(struct lctx *x, struct lin l, int32_t in, uint64_t din,
 		o->wgrad_bytes = vp_mul_sat(wel, B(gdt));
 		/* Autocast: dW comes out in 16 bit, then is cast to fp32. */
 		if (x->autocast && wdt != x->c)
-			o->wgrad_tmp = vp_mul_sat(wel, B(x->c));
+			o->wgrad_tmp = vp_mul_sat(wel / one_at_a_time, B(x->c));
 		/* F.linear multiplies by weight.t(): dW leaves through
 		 * TBackward0 as a view of the matmul's result, unless the
 		 * autocast cast's backward (ToCopyBackward0) copies it. */
@@ -728,12 +734,56 @@ mlp_block(struct lctx *x, int32_t in, uint64_t f)
 }
 
 /*
+ * Experts run one at a time: what the region [t0, nt) makes and no op
+ * saves is a per-expert temporary, freed before the next expert runs, so
+ * it is one piece's size; what is saved stays whole (every expert's
+ * saved tensors wait for backward), and its gradient is a piece
+ * (struct vp_tensor, pieces: mem.c sizes gradients by it).
+ */
+static void
+per_expert_temporaries(struct lctx *x, size_t t0, size_t op0)
+{
+	struct vp_graph *g = x->g;
+	uint8_t *saved = xcalloc(g->nt - t0 + 1, 1);
+	size_t i, t;
+	int k;
+
+	for (i = op0; i < g->nop; i++)
+		for (k = 0; k < VP_OP_MAXIO && g->op[i].saved[k] >= 0; k++)
+			if ((size_t)g->op[i].saved[k] >= t0)
+				saved[g->op[i].saved[k] - t0] = 1;
+	for (t = t0; t < g->nt; t++)
+		if (g->t[t].pieces > 1 && !saved[t - t0])
+			g->t[t].bytes = (g->t[t].bytes + g->t[t].pieces - 1) /
+			    g->t[t].pieces;
+	free(saved);
+}
+
+/*
+ * Whether the experts run one at a time: transformers 4.x's MoE blocks
+ * (MixtralSparseMoeBlock, Qwen2MoeSparseMoeBlock...) loop over the
+ * experts in Python, each an nn.Linear per projection; 5.0 stores them
+ * as 3D parameters behind the experts interface, whose default is
+ * grouped_mm (PreTrainedModel.get_correct_experts_implementation): one
+ * batched op, as Megatron's grouped GEMM and the torch.nn stacks are.
+ */
+static bool
+experts_looped(const struct lctx *x)
+{
+	return vp_model_runs_hf(x->m) && x->p->transformers_version < 500;
+}
+
+/*
  * Mixture of experts, as HF Mixtral/Qwen-MoE run it: a router linear and
  * its fp32 softmax; each token's hidden state gathered once per chosen
  * expert (b*s*top_k rows in all, assuming balanced routing), the experts'
  * MLPs over those rows (every expert's weights get gradients), the
  * outputs scaled by the routing weights (the mul saves both) and
- * index-added back; shared experts run densely on every token.
+ * index-added back; shared experts run densely on every token.  When the
+ * experts are looped (experts_looped), the routed rows are lowered as one
+ * batch whose temporaries and gradients are one expert's share, and each
+ * expert's IndexBackward makes a zeroed gradient of the whole input
+ * before it is added to the others.
  */
 static int32_t
 moe(struct lctx *x, int32_t in)
@@ -745,6 +795,8 @@ moe(struct lctx *x, int32_t in)
 	    (x->p->capacity_factor > 0 ? x->p->capacity_factor : 1.0) + 0.5);
 	int32_t r, gathered, y, out;
 	uint32_t i;
+	size_t t0, op0;
+	bool looped;
 
 	r = linear(x, LIN_ROUTER, in, x->h, e, false, true, VP_CAT_ACT);
 	r = ew(x, "router softmax", rows * e, VP_FP32, r, -1, -1, -1,
@@ -756,11 +808,19 @@ moe(struct lctx *x, int32_t in)
 	 * experts and, with balanced routing, receives as many rows as it
 	 * sends; the all-to-all send and receive buffers are transient.
 	 */
+	looped = experts_looped(x) && e / ep > 1;
+	t0 = x->g->nt;
+	op0 = x->g->nop;
+	if (looped)
+		x->pieces = (uint16_t)(e / ep < UINT16_MAX ? e / ep :
+		    UINT16_MAX);
 	gathered = ew(x, "expert gather", routed * x->h, dt_of(x, in), in, -1,
 	    -1, -1, VP_CAT_ACT);
 	if (ep > 1)
 		x->g->op[x->g->nop - 1].fwd_tmp = x->g->op[x->g->nop - 1].bwd_tmp =
 		    2 * x->g->t[gathered].bytes;
+	if (looped)
+		x->g->op[x->g->nop - 1].bwd_tmp += x->g->t[in].bytes;
 	x->wmult = e / ep;
 	y = mlp_block(x, gathered, m->moe.ffn);
 	x->wmult = 1;
@@ -769,6 +829,9 @@ moe(struct lctx *x, int32_t in)
 	if (ep > 1)
 		x->g->op[x->g->nop - 1].fwd_tmp = x->g->op[x->g->nop - 1].bwd_tmp =
 		    2 * x->g->t[y].bytes;
+	x->pieces = 0;
+	if (looped)
+		per_expert_temporaries(x, t0, op0);
 	out = ew(x, "expert combine", rows * x->h, dt_of(x, y), y, -1, -1, -1,
 	    VP_CAT_ACT);
 	for (i = 0; i < m->moe.shared_experts; i++) {

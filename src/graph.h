@@ -52,6 +52,10 @@ struct vp_tensor {
 	uint8_t cat;		/* enum vp_cat */
 	uint8_t dtype;		/* enum vp_dtype */
 	bool requires_grad;
+	/* Experts run one at a time (graph.c, moe): the tensor stands for
+	 * `pieces` per-expert tensors, so its gradient in backward exists
+	 * one piece at a time (0 and 1: whole). */
+	uint16_t pieces;
 };
 
 struct vp_op {

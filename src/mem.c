@@ -74,15 +74,19 @@ struct sim {
 	struct vp_timeline *tl;	/* NULL: no timeline */
 };
 
+/* CUDA caching allocator: every block is a multiple of 512 bytes. */
 static uint64_t
-tb(const struct sim *s, int32_t t)
+rb(const struct sim *s, uint64_t b)
 {
-	uint64_t b = s->g->t[t].bytes;
-
-	/* CUDA caching allocator: every block is a multiple of 512 bytes. */
 	if (s->cuda && b <= UINT64_MAX - 511)
 		b = (b + 511) / 512 * 512;
 	return b;
+}
+
+static uint64_t
+tb(const struct sim *s, int32_t t)
+{
+	return rb(s, s->g->t[t].bytes);
 }
 
 static void
@@ -194,11 +198,21 @@ t_unref(struct sim *s, int32_t t)
 	}
 }
 
+/* The gradient of tensor t: one piece of it when experts run one at a
+ * time (struct vp_tensor, pieces). */
+static uint64_t
+gb(const struct sim *s, int32_t t)
+{
+	unsigned n = s->g->t[t].pieces;
+
+	return n > 1 ? rb(s, s->g->t[t].bytes / n) : tb(s, t);
+}
+
 static void
 g_alloc(struct sim *s, int32_t t)
 {
 	s->galive[t] = 1;
-	add(s, VP_CAT_TRANSIENT, tb(s, t));
+	add(s, VP_CAT_TRANSIENT, gb(s, t));
 }
 
 static void
@@ -206,7 +220,7 @@ g_free(struct sim *s, int32_t t)
 {
 	if (s->galive[t] && !s->stopped) {
 		s->galive[t] = 0;
-		sub(s, VP_CAT_TRANSIENT, tb(s, t));
+		sub(s, VP_CAT_TRANSIENT, gb(s, t));
 	}
 }
 
@@ -375,7 +389,7 @@ backward_op(struct sim *s, const struct vp_op *o)
 			if (!s->galive[t])
 				g_alloc(s, t);
 			else
-				tmp += tb(s, t);	/* grad + new part */
+				tmp += gb(s, t);	/* grad + new part */
 		}
 		if (o->wgrad_bytes) {
 			/* A gradient computed into a preallocated buffer or
@@ -846,7 +860,8 @@ collect_top(struct sim *s, struct vp_mem *out)
 				v[nv].layer = g->t[i].layer;
 				nv++;
 			}
-			v[j].bytes += tb(s, (int32_t)i);
+			v[j].bytes += pass ? gb(s, (int32_t)i) :
+			    tb(s, (int32_t)i);
 			v[j].count++;
 		}
 	}

@@ -50,11 +50,13 @@ import yaml
 # CUDA 11.2 its eager context (BERT 7.2%), 6.40% once --kbit-prep upcast
 # gave fms's baseline QLoRA its fp32 residual stream and PEFT's sum was
 # cast back to the base layer's dtype (fms 5.7%), 4.93% once the BERT
-# runs' PyTorch 1.x kept its zeroed gradients between steps (BERT 3.6%).
-# The gate sits about half a point above it.  It
+# runs' PyTorch 1.x kept its zeroed gradients between steps (BERT 3.6%),
+# 4.20% once --transformers gave the fms runs 4.48.1's loss, 3.31% once
+# transformers 4.x's experts ran one at a time (fms 2.3%).  The gate
+# sits about half a point above it.  It
 # must only go down: lower it when the estimate improves, never raise it to
 # make a change pass.
-GATE_PCT = 5.40
+GATE_PCT = 3.80
 
 # Verdicts that are wrong today, with the reason.  A new wrong verdict
 # fails the test; one of these that becomes right is reported so that it

@@ -28,6 +28,7 @@
 #include <string.h>
 
 #include "gpu.h"
+#include "graph.h"
 #include "mem.h"
 #include "model.h"
 #include "plan.h"
@@ -831,6 +832,60 @@ grad_accum_and_pipeline(void **state)
  * plans whose token count times vocab or hidden overflows in
  * vp_plan_check.
  */
+/*
+ * transformers 4.x loops over the experts: what the expert region makes
+ * and nothing saves is one expert's share (routed rows / experts), and
+ * every gradient there is a piece; 5.x's grouped_mm is one batched op.
+ * A 1-block Mixtral-style model, h = 64, 4 experts of f = 128, top-2,
+ * fp32, 1 x 16 tokens: 32 routed rows, so the routing mul's output (read
+ * only by the index_add) is 32 x 64 x 4 B = 8192 B batched, 2048 B looped.
+ */
+static void
+moe_experts_looped_in_4x(void **state)
+{
+	static const unsigned versions[] = { 448, 524 };
+	struct vp_model m;
+	struct vp_plan p;
+	size_t v;
+
+	(void)state;
+	vp_model_init(&m);
+	m.layers = 1;
+	m.hidden = 64;
+	m.heads = 4;
+	m.ffn = 256;
+	m.vocab = 100;
+	m.act = VP_ACT_SWIGLU;
+	m.norm = VP_NORM_RMSNORM;
+	m.pos = VP_POS_ROPE;
+	m.has_moe = true;
+	m.moe.experts = 4;
+	m.moe.top_k = 2;
+	m.moe.ffn = 128;
+	validate(&m);
+	for (v = 0; v < 2; v++) {
+		struct vp_graph g;
+		size_t t, found = 0;
+
+		vp_plan_defaults(&p, &m);
+		p.precision = VP_PREC_FP32;
+		p.micro_batch = 1;
+		p.seq = 16;
+		p.transformers_version = versions[v];
+		assert_int_equal(vp_graph_build(&m, &p, &g), 0);
+		for (t = 0; t < g.nt; t++) {
+			if (strcmp(g.t[t].name, "routing weight mul") != 0)
+				continue;
+			found++;
+			assert_int_equal(g.t[t].bytes, v == 0 ? 2048 : 8192);
+			assert_int_equal(g.t[t].pieces, v == 0 ? 4 : 0);
+		}
+		assert_int_equal(found, 1);
+		vp_graph_free(&g);
+	}
+	vp_model_free(&m);
+}
+
 static void
 bug_huge_plan_wraps(void **state)
 {
@@ -878,6 +933,7 @@ main(void)
 		cmocka_unit_test(cpu_has_no_overhead),
 		cmocka_unit_test(cuda_levels),
 		cmocka_unit_test(max_micro_batch_boundary),
+		cmocka_unit_test(moe_experts_looped_in_4x),
 		cmocka_unit_test(grad_accum_and_pipeline),
 		cmocka_unit_test(bug_huge_plan_wraps),
 	};
