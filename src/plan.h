@@ -234,6 +234,9 @@ struct vp_plan {
 	/* The software stack (--torch, --cuda): major * 100 + minor. */
 	unsigned torch_version;
 	unsigned cuda_version;
+	/* PYTORCH_CUDA_ALLOC_CONF of the job ("" = PyTorch's defaults);
+	 * the option parser checks it with vp_alloc_conf_parse. */
+	char alloc_conf[128];
 };
 
 /*
