@@ -53,7 +53,7 @@ bench_model(const char *dir, const char *name, uint64_t capacity,
 		struct vp_model m;
 		struct vp_plan p;
 		struct vp_profile prof;
-		struct vp_mem_opts o;
+		struct vp_mem_opts o = { 0 };
 		struct vp_mem r;
 		double t0, t1, t2, t3;
 

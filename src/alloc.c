@@ -3,13 +3,18 @@
  *
  * Layout.  Blocks live in one growable array and are named by index
  * (-1 = none); a segment is a doubly linked list of blocks by address
- * (prev, next), as in the source.  Free mapped blocks of each pool sit in
- * a treap ordered by (stream, size, address) (BlockPool::blocks, the best
- * fit's order); unmapped parts of expandable segments in a second treap per
- * pool ordered by (stream, address) (BlockPool::unmapped).  A block is in
- * at most one of them, so one set of tree links per block suffices.  Every
- * operation is O(log n) expected, except the whole-cache sweeps the source
- * does too (release, garbage collection).
+ * (prev, next), as in the source.  Free mapped blocks of each pool are
+ * kept in the best fit's order, (stream, size, address) (BlockPool::
+ * blocks), as buckets: one per (stream, size) that has free blocks, in a
+ * sorted array, each a binary min-heap on the address.  A training step
+ * frees and reuses thousands of blocks of a few dozen sizes (Llama-3.1-405B:
+ * up to 3,700 free blocks, at most 26 sizes), so a best fit is a search
+ * among a few dozen keys and a look at a heap's top, and an insertion or
+ * removal touches one small contiguous heap; a tree over every block was
+ * four times slower.  Unmapped parts of expandable segments sit in a treap
+ * per pool ordered by (stream, address) (BlockPool::unmapped).  Every
+ * operation is O(log n), except the whole-cache sweeps the source does too
+ * (release, garbage collection), which sort what they collect.
  */
 #include <assert.h>
 #include <stdlib.h>
@@ -326,6 +331,11 @@ vp_alloc_conf_parse(struct vp_alloc_conf *c, const char *s,
 	int rc = 0;
 
 	vp_alloc_conf_init(&out);
+	/* What vp_alloc_conf_format writes for the defaults reads back. */
+	if (s != NULL && strcmp(s, "defaults") == 0) {
+		*c = out;
+		return 0;
+	}
 	if (s != NULL)
 		lex(s, &p.t);
 	for (p.i = 0; p.i < p.t.n; p.i++) {
@@ -477,8 +487,9 @@ struct blk {
 	uint64_t addr, size, requested;
 	uint64_t gc_base;	/* the pool's get_free_block count at insert */
 	int32_t prev, next;	/* neighbours in the segment */
-	int32_t left, right;	/* treap links (free or unmapped set) */
+	int32_t left, right, up;	/* treap links (unmapped set) */
 	uint32_t prio;		/* treap priority */
+	uint32_t bucket;	/* that bucket, while free and mapped */
 	uint32_t stream;
 	int32_t es;		/* expandable segment, or NONE */
 	uint32_t gen;		/* handle generation, bumped per allocation
@@ -503,16 +514,43 @@ struct pending {
 	size_t n, cap;
 };
 
+/* A free block in its bucket's heap: the address is copied here so that
+ * sifting reads one contiguous array. */
+struct hent {
+	uint64_t addr;
+	int32_t b;
+};
+
+/* The free blocks of one (stream, size), a min-heap on the address; an
+ * unused bucket keeps its heap and links the next unused in n. */
+struct fbucket {
+	uint64_t size;
+	uint32_t stream;
+	uint32_t n, cap;
+	uint32_t hnext;		/* the next in its hash chain */
+	uint8_t small;
+	struct hent *h;
+};
+
 struct vp_alloc {
 	struct vp_alloc_conf conf;
 	uint64_t capacity;	/* 0 = unlimited */
 	int set_fraction;
 	uint64_t allowed;	/* allowed_memory_maximum */
 	uint64_t space;		/* an expandable segment's virtual bytes */
+	int round512;		/* no divisions: round_size is 512 B steps */
 	struct blk *b;
 	size_t nb, capb;
+	uint32_t *hpos;		/* per block: its place in its bucket's heap
+				 * (apart from b[]: sifting writes it) */
 	int32_t freelist;	/* dead block slots, linked through next */
-	int32_t free_root[2], unmapped_root[2];	/* [small] */
+	struct fbucket *fb;	/* buckets, by a stable number */
+	uint32_t nfb, capfb, fb_free;	/* fb_free: a number to reuse */
+	uint32_t *ord[2];	/* [small]: the non-empty buckets, sorted */
+	uint32_t nord[2], capord[2];
+	uint32_t *htab;		/* (pool, stream, size) -> bucket chains */
+	uint32_t nhtab;		/* a power of two, at least 2 * nfb */
+	int32_t unmapped_root[2];	/* [small] */
 	uint64_t gc_calls[2];	/* get_free_blocks_call_count, per pool */
 	struct eseg *es;
 	size_t nes;
@@ -565,13 +603,15 @@ blk_new(struct vp_alloc *a)
 			a->capb = a->capb ? 2 * a->capb : 256;
 			assert(a->capb < INT32_MAX);
 			a->b = xreallocarray(a->b, a->capb, sizeof *a->b);
+			a->hpos = xreallocarray(a->hpos, a->capb,
+			    sizeof *a->hpos);
 		}
 		i = (int32_t)a->nb++;
 		a->b[i].gen = 0;
 	}
 	x = &a->b[i];
 	x->addr = x->size = x->requested = x->gc_base = 0;
-	x->prev = x->next = x->left = x->right = NONE;
+	x->prev = x->next = x->left = x->right = x->up = NONE;
 	x->prio = rnd(a);
 	x->stream = 0;
 	x->es = NONE;
@@ -622,63 +662,95 @@ key_of(const struct blk *x)
 	return k;
 }
 
-/* Split t into nodes before k (or at most k when incl) and the rest. */
+/*
+ * Insertion and removal rotate, with parent links, instead of splitting
+ * and merging: an insertion compares down one path and rotates up by
+ * priority, a removal rotates the node down to a leaf (fewer than two
+ * rotations expected) without searching.  The shape depends on the
+ * priorities, the order only on the keys, so no result depends on the
+ * shape.
+ */
 static void
-tsplit(struct blk *B, int kind, int32_t t, const struct key *k, int incl,
-    int32_t *l, int32_t *r)
+rot_up(struct blk *B, int32_t *root, int32_t x)
 {
-	int c;
+	int32_t p = B[x].up, g = B[p].up, c;
 
-	if (t == NONE) {
-		*l = *r = NONE;
-		return;
-	}
-	c = keycmp(kind, k, &B[t]);
-	if (c > 0 || (incl && c == 0)) {
-		tsplit(B, kind, B[t].right, k, incl, &B[t].right, r);
-		*l = t;
+	if (B[p].left == x) {
+		c = B[x].right;
+		B[p].left = c;
+		B[x].right = p;
 	} else {
-		tsplit(B, kind, B[t].left, k, incl, l, &B[t].left);
-		*r = t;
+		c = B[x].left;
+		B[p].right = c;
+		B[x].left = p;
 	}
-}
-
-static int32_t
-tmerge(struct blk *B, int32_t l, int32_t r)
-{
-	if (l == NONE)
-		return r;
-	if (r == NONE)
-		return l;
-	if (B[l].prio > B[r].prio) {
-		B[l].right = tmerge(B, B[l].right, r);
-		return l;
-	}
-	B[r].left = tmerge(B, l, B[r].left);
-	return r;
+	if (c != NONE)
+		B[c].up = p;
+	B[p].up = x;
+	B[x].up = g;
+	if (g == NONE)
+		*root = x;
+	else if (B[g].left == p)
+		B[g].left = x;
+	else
+		B[g].right = x;
 }
 
 static void
 tinsert(struct vp_alloc *a, int32_t *root, int kind, int32_t i)
 {
-	struct key k = key_of(&a->b[i]);
-	int32_t l, r;
+	struct blk *B = a->b;
+	struct key k = key_of(&B[i]);
+	int32_t t = *root;
 
-	a->b[i].left = a->b[i].right = NONE;
-	tsplit(a->b, kind, *root, &k, 0, &l, &r);
-	*root = tmerge(a->b, tmerge(a->b, l, i), r);
+	B[i].left = B[i].right = B[i].up = NONE;
+	if (t == NONE) {
+		*root = i;
+		return;
+	}
+	for (;;) {
+		int32_t *link = keycmp(kind, &k, &B[t]) < 0 ? &B[t].left :
+		    &B[t].right;
+
+		if (*link == NONE) {
+			*link = i;
+			B[i].up = t;
+			break;
+		}
+		t = *link;
+	}
+	/* A max-heap on the priorities. */
+	while (B[i].up != NONE && B[B[i].up].prio < B[i].prio)
+		rot_up(B, root, i);
 }
 
 static void
 terase(struct vp_alloc *a, int32_t *root, int kind, int32_t i)
 {
-	struct key k = key_of(&a->b[i]);
-	int32_t l, m, r;
+	struct blk *B = a->b;
+	int32_t l, r, p, t;
 
-	tsplit(a->b, kind, *root, &k, 0, &l, &m);
-	tsplit(a->b, kind, m, &k, 1, &m, &r);
-	assert(m == i);
-	*root = tmerge(a->b, l, r);
+	(void)kind;
+	/* i is in this tree. */
+	for (t = i; B[t].up != NONE; t = B[t].up)
+		;
+	assert(t == *root);
+	for (;;) {
+		l = B[i].left;
+		r = B[i].right;
+		if (l == NONE && r == NONE)
+			break;
+		rot_up(B, root, r == NONE || (l != NONE && B[l].prio >
+		    B[r].prio) ? l : r);
+	}
+	p = B[i].up;
+	if (p == NONE)
+		*root = NONE;
+	else if (B[p].left == i)
+		B[p].left = NONE;
+	else
+		B[p].right = NONE;
+	B[i].up = NONE;
 }
 
 /* The first node at or after k (after k when strict), or NONE. */
@@ -701,59 +773,303 @@ tlower(const struct blk *B, int kind, int32_t t, const struct key *k,
 	return best;
 }
 
-/* The last node before k, or NONE. */
+/* The node after i (which is in the tree) in the tree's order. */
 static int32_t
-tbefore(const struct blk *B, int kind, int32_t t, const struct key *k)
+tnext(const struct vp_alloc *a, int32_t i)
 {
-	int32_t best = NONE;
+	const struct blk *B = a->b;
+	int32_t t = B[i].right;
 
-	while (t != NONE) {
-		if (keycmp(kind, k, &B[t]) > 0) {
-			best = t;
-			t = B[t].right;
-		} else {
+	if (t != NONE) {
+		while (B[t].left != NONE)
 			t = B[t].left;
-		}
+		return t;
 	}
-	return best;
+	while (B[i].up != NONE && B[B[i].up].right == i)
+		i = B[i].up;
+	return B[i].up;
 }
 
-static int32_t
-tnext(const struct vp_alloc *a, int kind, int32_t root, int32_t i)
-{
-	struct key k = key_of(&a->b[i]);
+/* ---- the free set: buckets of heaps ------------------------------------ */
 
-	return tlower(a->b, kind, root, &k, 1);
+/* The position in the pool's sorted list of the first bucket at or after
+ * (stream, size). */
+static uint32_t
+bk_lower(const struct vp_alloc *a, int small, uint32_t stream, uint64_t size)
+{
+	const uint32_t *v = a->ord[small];
+	uint32_t lo = 0, hi = a->nord[small], mid;
+
+	while (lo < hi) {
+		const struct fbucket *k;
+
+		mid = lo + (hi - lo) / 2;
+		k = &a->fb[v[mid]];
+		if (k->stream < stream || (k->stream == stream &&
+		    k->size < size))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
 }
 
 static void
-tcollect(struct vp_alloc *a, int32_t t)
+heap_set(struct vp_alloc *a, struct fbucket *k, uint32_t pos,
+    struct hent e)
 {
-	if (t == NONE)
-		return;
-	tcollect(a, a->b[t].left);
-	if (a->ntmp == a->captmp) {
-		a->captmp = a->captmp ? 2 * a->captmp : 64;
-		a->tmp = xreallocarray(a->tmp, a->captmp, sizeof *a->tmp);
+	k->h[pos] = e;
+	a->hpos[e.b] = pos;
+}
+
+static void
+heap_up(struct vp_alloc *a, struct fbucket *k, uint32_t pos)
+{
+	struct hent e = k->h[pos];
+
+	while (pos > 0 && k->h[(pos - 1) / 2].addr > e.addr) {
+		heap_set(a, k, pos, k->h[(pos - 1) / 2]);
+		pos = (pos - 1) / 2;
 	}
-	a->tmp[a->ntmp++] = t;
-	tcollect(a, a->b[t].right);
+	heap_set(a, k, pos, e);
+}
+
+static void
+heap_down(struct vp_alloc *a, struct fbucket *k, uint32_t pos)
+{
+	struct hent e = k->h[pos];
+	uint32_t c;
+
+	for (;;) {
+		c = 2 * pos + 1;
+		if (c >= k->n)
+			break;
+		if (c + 1 < k->n && k->h[c + 1].addr < k->h[c].addr)
+			c++;
+		if (k->h[c].addr >= e.addr)
+			break;
+		heap_set(a, k, pos, k->h[c]);
+		pos = c;
+	}
+	heap_set(a, k, pos, e);
+}
+
+/* The non-empty buckets are also hashed by (pool, stream, size): a
+ * request or a freed block usually finds its exact size there. */
+static uint32_t
+bk_hash(const struct vp_alloc *a, int small, uint32_t stream, uint64_t size)
+{
+	uint64_t h = (size >> 9) * 0x9e3779b97f4a7c15ULL ^
+	    ((uint64_t)stream << 1 | (uint64_t)small) * 0xff51afd7ed558ccdULL;
+
+	return (uint32_t)(h >> 32) & (a->nhtab - 1);
+}
+
+static uint32_t
+bk_find(const struct vp_alloc *a, int small, uint32_t stream, uint64_t size)
+{
+	uint32_t id;
+
+	if (a->nhtab == 0)
+		return UINT32_MAX;
+	for (id = a->htab[bk_hash(a, small, stream, size)]; id != UINT32_MAX;
+	    id = a->fb[id].hnext)
+		if (a->fb[id].size == size && a->fb[id].stream == stream &&
+		    a->fb[id].small == small)
+			return id;
+	return UINT32_MAX;
+}
+
+static void
+bk_hash_add(struct vp_alloc *a, uint32_t id)
+{
+	uint32_t *slot;
+
+	if (2 * a->nfb > a->nhtab) {
+		uint32_t j;
+
+		a->nhtab = a->nhtab ? 2 * a->nhtab : 64;
+		while (2 * a->nfb > a->nhtab)
+			a->nhtab *= 2;
+		a->htab = xreallocarray(a->htab, a->nhtab, sizeof *a->htab);
+		for (j = 0; j < a->nhtab; j++)
+			a->htab[j] = UINT32_MAX;
+		for (j = 0; j < a->nfb; j++)
+			if (j != id && a->fb[j].n > 0) {
+				slot = &a->htab[bk_hash(a, a->fb[j].small,
+				    a->fb[j].stream, a->fb[j].size)];
+				a->fb[j].hnext = *slot;
+				*slot = j;
+			}
+	}
+	slot = &a->htab[bk_hash(a, a->fb[id].small, a->fb[id].stream,
+	    a->fb[id].size)];
+	a->fb[id].hnext = *slot;
+	*slot = id;
+}
+
+static void
+bk_hash_del(struct vp_alloc *a, uint32_t id)
+{
+	uint32_t *slot = &a->htab[bk_hash(a, a->fb[id].small,
+	    a->fb[id].stream, a->fb[id].size)];
+
+	while (*slot != id)
+		slot = &a->fb[*slot].hnext;
+	*slot = a->fb[id].hnext;
 }
 
 /* BlockPool::insert_into_blocks: remember the pool's call count. */
 static void
 insert_free(struct vp_alloc *a, int32_t i)
 {
-	int s = a->b[i].small;
+	struct blk *x = &a->b[i];
+	int s = x->small;
+	uint32_t at, id = bk_find(a, s, x->stream, x->size);
+	struct fbucket *k;
 
-	a->b[i].gc_base = a->gc_calls[s];
-	tinsert(a, &a->free_root[s], BY_SIZE, i);
+	x->gc_base = a->gc_calls[s];
+	if (id == UINT32_MAX) {
+		/* A new bucket: an unused one (with its heap) or more. */
+		if (a->fb_free != UINT32_MAX) {
+			id = a->fb_free;
+			a->fb_free = a->fb[id].n;
+		} else {
+			if (a->nfb == a->capfb) {
+				a->capfb = a->capfb ? 2 * a->capfb : 16;
+				a->fb = xreallocarray(a->fb, a->capfb,
+				    sizeof *a->fb);
+			}
+			id = a->nfb++;
+			a->fb[id].h = NULL;
+			a->fb[id].cap = 0;
+		}
+		a->fb[id].size = x->size;
+		a->fb[id].stream = x->stream;
+		a->fb[id].small = (uint8_t)s;
+		a->fb[id].n = 0;
+		at = bk_lower(a, s, x->stream, x->size);
+		if (a->nord[s] == a->capord[s]) {
+			a->capord[s] = a->capord[s] ? 2 * a->capord[s] : 16;
+			a->ord[s] = xreallocarray(a->ord[s], a->capord[s],
+			    sizeof *a->ord[s]);
+		}
+		memmove(&a->ord[s][at + 1], &a->ord[s][at],
+		    (a->nord[s] - at) * sizeof *a->ord[s]);
+		a->ord[s][at] = id;
+		a->nord[s]++;
+		bk_hash_add(a, id);
+	}
+	k = &a->fb[id];
+	if (k->n == k->cap) {
+		k->cap = k->cap ? 2 * k->cap : 8;
+		k->h = xreallocarray(k->h, k->cap, sizeof *k->h);
+	}
+	x->bucket = id;
+	k->h[k->n] = (struct hent){ x->addr, i };
+	heap_up(a, k, k->n++);
 }
 
 static void
 erase_free(struct vp_alloc *a, int32_t i)
 {
-	terase(a, &a->free_root[a->b[i].small], BY_SIZE, i);
+	struct blk *x = &a->b[i];
+	int s = x->small;
+	uint32_t id = x->bucket, pos = a->hpos[i], at;
+	struct fbucket *k = &a->fb[id];
+
+	assert(id < a->nfb && k->size == x->size && pos < k->n &&
+	    k->h[pos].b == i);
+	k->n--;
+	if (pos < k->n) {
+		heap_set(a, k, pos, k->h[k->n]);
+		if (pos > 0 && k->h[(pos - 1) / 2].addr > k->h[pos].addr)
+			heap_up(a, k, pos);
+		else
+			heap_down(a, k, pos);
+	}
+	if (k->n == 0) {
+		at = bk_lower(a, s, k->stream, k->size);
+		assert(at < a->nord[s] && a->ord[s][at] == id);
+		memmove(&a->ord[s][at], &a->ord[s][at + 1],
+		    (a->nord[s] - at - 1) * sizeof *a->ord[s]);
+		a->nord[s]--;
+		bk_hash_del(a, id);
+		k->n = a->fb_free;
+		a->fb_free = id;
+	}
+}
+
+/* The best fit's candidate: the free block of the pool first in (stream,
+ * size, address) order at or after (stream, size), or NONE. */
+static int32_t
+free_lower(const struct vp_alloc *a, int small, uint32_t stream,
+    uint64_t size)
+{
+	uint32_t at, id = bk_find(a, small, stream, size);
+
+	/* An exact size is the best fit when there is one. */
+	if (id != UINT32_MAX)
+		return a->fb[id].h[0].b;
+	at = bk_lower(a, small, stream, size);
+	return at < a->nord[small] ? a->fb[a->ord[small][at]].h[0].b : NONE;
+}
+
+/* The free block after i (which is free) in that order, or NONE: the
+ * lowest address above i's in its bucket, else the next bucket's first.
+ * A scan of one bucket: only the expandable-segment search asks. */
+static int32_t
+free_next(const struct vp_alloc *a, int32_t i)
+{
+	const struct blk *x = &a->b[i];
+	int s = x->small;
+	uint32_t at = bk_lower(a, s, x->stream, x->size), j;
+	const struct fbucket *k = &a->fb[x->bucket];
+	int32_t best = NONE;
+
+	for (j = 0; j < k->n; j++)
+		if (k->h[j].addr > x->addr && (best == NONE ||
+		    k->h[j].addr < a->b[best].addr))
+			best = k->h[j].b;
+	if (best != NONE || at + 1 == a->nord[s])
+		return best;
+	return a->fb[a->ord[s][at + 1]].h[0].b;
+}
+
+static int
+cmp_hent(const void *x, const void *y)
+{
+	const struct hent *p = x, *q = y;
+
+	return p->addr < q->addr ? -1 : p->addr > q->addr;
+}
+
+/* Every free block of a pool, in (stream, size, address) order, into
+ * a->tmp[0, ntmp), for the sweeps. */
+static void
+free_collect(struct vp_alloc *a, int small)
+{
+	struct hent *v;
+	uint32_t at, j;
+	size_t n = 0;
+
+	for (at = 0; at < a->nord[small]; at++)
+		n += a->fb[a->ord[small][at]].n;
+	if (n > a->captmp) {
+		a->captmp = n;
+		a->tmp = xreallocarray(a->tmp, a->captmp, sizeof *a->tmp);
+	}
+	a->ntmp = 0;
+	for (at = 0; at < a->nord[small]; at++) {
+		const struct fbucket *k = &a->fb[a->ord[small][at]];
+
+		v = xreallocarray(NULL, k->n, sizeof *v);
+		memcpy(v, k->h, k->n * sizeof *v);
+		qsort(v, k->n, sizeof *v, cmp_hent);
+		for (j = 0; j < k->n; j++)
+			a->tmp[a->ntmp++] = v[j].b;
+		free(v);
+	}
 }
 
 /* ---- creation ----------------------------------------------------------- */
@@ -762,11 +1078,16 @@ struct vp_alloc *
 vp_alloc_new(const struct vp_alloc_conf *c, uint64_t capacity_bytes)
 {
 	struct vp_alloc *a = xcalloc(1, sizeof *a);
+	size_t k;
 
 	a->conf = *c;
 	a->capacity = capacity_bytes;
 	a->freelist = NONE;
-	a->free_root[0] = a->free_root[1] = NONE;
+	a->fb_free = UINT32_MAX;
+	a->round512 = 1;
+	for (k = 0; k < VP_ALLOC_BANDS; k++)
+		if (c->roundup_power2_divisions[k] > 1)
+			a->round512 = 0;
 	a->unmapped_root[0] = a->unmapped_root[1] = NONE;
 	a->rng = 2463534242u;
 	/* ExpandableSegment: 1 1/8 of the device's memory of address space;
@@ -790,7 +1111,14 @@ vp_alloc_free(struct vp_alloc *a)
 		free(a->es[i].mapped);
 	for (i = 0; i < a->npend; i++)
 		free(a->pend[i].v);
+	for (i = 0; i < a->nfb; i++)
+		free(a->fb[i].h);
+	free(a->fb);
+	free(a->ord[0]);
+	free(a->ord[1]);
+	free(a->htab);
 	free(a->b);
+	free(a->hpos);
 	free(a->es);
 	free(a->pend);
 	free(a->tmp);
@@ -1038,7 +1366,7 @@ find_expandable(struct vp_alloc *a, int small, uint32_t stream,
 	struct eseg *e;
 
 	for (; it != NONE && a->b[it].stream == stream;
-	    it = tnext(a, BY_ADDR, root, it)) {
+	    it = tnext(a, it)) {
 		c = it;
 		if (free_and_idle(a, a->b[c].prev))
 			c = a->b[c].prev;
@@ -1147,8 +1475,7 @@ release_blocks(struct vp_alloc *a, int small)
 	size_t k, n;
 	int32_t i;
 
-	a->ntmp = 0;
-	tcollect(a, a->free_root[small]);
+	free_collect(a, small);
 	n = 0;
 	for (k = 0; k < a->ntmp; k++) {
 		i = a->tmp[k];
@@ -1199,12 +1526,21 @@ release_available(struct vp_alloc *a, int small, uint32_t stream,
     uint64_t size)
 {
 	uint64_t mss = a->conf.max_split_size_bytes, total = 0;
-	struct key k = { stream, size < mss ? mss : size, 0 };
-	int32_t root = a->free_root[small], it, cur;
+	uint64_t want = size < mss ? mss : size;
+	size_t j;
+	int32_t it, cur;
 
 	if (mss == UINT64_MAX)
 		return 0;
-	it = tlower(a->b, BY_SIZE, root, &k, 0);
+	/* j: the first free block at or after (stream, want). */
+	free_collect(a, small);
+	for (j = 0; j < a->ntmp; j++) {
+		it = a->tmp[j];
+		if (a->b[it].stream > stream || (a->b[it].stream == stream &&
+		    a->b[it].size >= want))
+			break;
+	}
+	it = j < a->ntmp ? a->tmp[j] : NONE;
 	if (it != NONE && a->b[it].stream == stream) {
 		if (a->b[it].es != NONE || a->b[it].prev != NONE ||
 		    a->b[it].next != NONE)
@@ -1212,17 +1548,18 @@ release_available(struct vp_alloc *a, int small, uint32_t stream,
 		release_block(a, it);
 		return 1;
 	}
-	it = tbefore(a->b, BY_SIZE, root, &k);
-	while (it != NONE && total < k.size && a->b[it].size >= mss &&
-	    a->b[it].stream == stream && a->b[it].es == NONE &&
-	    a->b[it].prev == NONE && a->b[it].next == NONE) {
-		cur = it;
-		it = tbefore(a->b, BY_SIZE, root, &(struct key){
-		    a->b[cur].stream, a->b[cur].size, a->b[cur].addr });
+	/* Else the largest ones below it, downwards. */
+	while (j > 0 && total < want) {
+		cur = a->tmp[j - 1];
+		if (a->b[cur].size < mss || a->b[cur].stream != stream ||
+		    a->b[cur].es != NONE || a->b[cur].prev != NONE ||
+		    a->b[cur].next != NONE)
+			break;
 		total += a->b[cur].size;
 		release_block(a, cur);
+		j--;
 	}
-	return total >= k.size;
+	return total >= want;
 }
 
 /* garbage_collect_cached_blocks: free unsplit large segments that have
@@ -1242,8 +1579,7 @@ garbage_collect(struct vp_alloc *a)
 	if (reserved <= thr)
 		return;
 	target = reserved - thr;
-	a->ntmp = 0;
-	tcollect(a, a->free_root[0]);
+	free_collect(a, 0);
 	for (k = 0; k < a->ntmp; k++) {
 		i = a->tmp[k];
 		if (a->b[i].es == NONE && a->b[i].prev == NONE &&
@@ -1256,8 +1592,7 @@ garbage_collect(struct vp_alloc *a)
 		double avg = (double)total_age / (double)count;
 
 		freed = 0;
-		a->ntmp = 0;
-		tcollect(a, a->free_root[0]);
+		free_collect(a, 0);
 		for (k = 0; k < a->ntmp; k++) {
 			i = a->tmp[k];
 			age = a->gc_calls[0] - a->b[i].gc_base;
@@ -1288,24 +1623,23 @@ exp_size(const struct vp_alloc *a, int32_t i)
 static int32_t
 get_free_block(struct vp_alloc *a, int small, uint32_t stream, uint64_t size)
 {
-	struct key k = { stream, size, 0 };
 	uint64_t mss = a->conf.max_split_size_bytes;
-	int32_t root = a->free_root[small], it, nx;
+	int32_t it, nx;
 
 	if (gc_on(a))
 		a->gc_calls[small]++;
-	it = tlower(a->b, BY_SIZE, root, &k, 0);
+	it = free_lower(a, small, stream, size);
 	if (it == NONE || a->b[it].stream != stream)
 		return NONE;
 	if (a->b[it].es != NONE && a->conf.expandable_segments) {
 		/* A block followed by unmapped space counts as the size it
 		 * can grow to. */
-		nx = tnext(a, BY_SIZE, root, it);
+		nx = free_next(a, it);
 		while (a->b[it].es != NONE && nx != NONE &&
 		    a->b[nx].stream == stream &&
 		    exp_size(a, nx) < exp_size(a, it)) {
 			it = nx;
-			nx = tnext(a, BY_SIZE, root, nx);
+			nx = free_next(a, nx);
 		}
 	}
 	/* No oversize block for a request under max_split_size, and an
@@ -1380,7 +1714,9 @@ vp_alloc_allocate(struct vp_alloc *a, uint64_t bytes, uint32_t stream,
 		a->st.last_oom_bytes = bytes;
 		return VP_ALLOC_OOM;
 	}
-	size = vp_alloc_round_size(&a->conf, bytes);
+	size = a->round512 ? (bytes < VP_ALLOC_MIN_BLOCK ? VP_ALLOC_MIN_BLOCK :
+	    (bytes + VP_ALLOC_MIN_BLOCK - 1) & ~(VP_ALLOC_MIN_BLOCK - 1)) :
+	    vp_alloc_round_size(&a->conf, bytes);
 	small = size <= VP_ALLOC_SMALL_SIZE;
 	alloc_size = vp_alloc_segment_size(size);
 	i = get_free_block(a, small, stream, size);

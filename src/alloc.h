@@ -67,8 +67,9 @@ struct vp_alloc_conf {
 
 void vp_alloc_conf_init(struct vp_alloc_conf *c);
 /*
- * Parse a PYTORCH_CUDA_ALLOC_CONF string ("" or NULL: the defaults) into
- * *c, starting from the defaults, as PyTorch does.  Returns 0, or -1 with
+ * Parse a PYTORCH_CUDA_ALLOC_CONF string ("", NULL or the word "defaults",
+ * which PyTorch itself does not know: the defaults) into *c, starting
+ * from the defaults, as PyTorch does.  Returns 0, or -1 with
  * *c untouched and one message in err ("'KEY' value 'V' ...; allowed:
  * ..."), lowercase and without a final full stop, for the CLI to print.
  * Options that do not change device memory (release_lock_on_cudamalloc,

@@ -121,7 +121,8 @@ vp_compare_card(const struct vp_compare *c, const struct vp_gpu *gpu,
 	if (!isnan(gpu->launch_price_usd))
 		out->purchase_usd = gpu->launch_price_usd * out->gpus_needed;
 	{
-		struct vp_mem_opts o = { &prof, out->gpus_needed, 0 };
+		struct vp_mem_opts o = { &prof, out->gpus_needed, 0,
+		    gpu->usable_bytes };
 		struct vp_plan p = out->at[0].cand.plan;
 
 		p.stage = out->at[0].cand.worst_stage;

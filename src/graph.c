@@ -349,6 +349,10 @@ linear_w(struct lctx *x, struct lin l, int32_t in, uint64_t din,
 			SAVE(o, xin);	/* needed for dW */
 		}
 		o->wgrad_bytes = vp_mul_sat(wel, B(gdt));
+		o->wgrad_count = (uint32_t)x->wmult;
+		if (bias)
+			o->wgrad_bias_bytes = vp_mul_sat(dout * x->wmult,
+			    B(gdt));
 		/* Autocast: dW comes out in 16 bit, then is cast to fp32. */
 		if (x->autocast && wdt != x->c)
 			o->wgrad_tmp = vp_mul_sat(wel / one_at_a_time, B(x->c));
@@ -466,8 +470,11 @@ norm(struct lctx *x, const char *name, int32_t in)
 			SAVE(o, mean);
 			SAVE(o, rstd);
 		}
-		if (!x->frozen)
+		if (!x->frozen) {
+			/* gamma and beta */
 			o->wgrad_bytes = vp_mul_sat(2 * x->h, B(x->gd));
+			o->wgrad_bias_bytes = vp_mul_sat(x->h, B(x->gd));
+		}
 		/* Backward: dgamma/dbeta partial sums per row block. */
 		o->bwd_tmp = vp_mul_sat(n, B(VP_FP32));
 		return y;

@@ -61,6 +61,15 @@ struct vp_tensor {
 struct vp_op {
 	const char *name;	/* static string, e.g. "q_proj" */
 	uint32_t layer;		/* 0 = outside the blocks */
+	/*
+	 * The tensors wgrad_bytes is made of, for the caching allocator
+	 * (the replay only sums): wgrad_count equal weight gradients (the
+	 * experts of a MoE linear; 0 means 1) and as many biases, which
+	 * take wgrad_bias_bytes of the total.  (Placed beside the fields of
+	 * their size: the op stays 152 bytes, which the replay's speed
+	 * notices.)
+	 */
+	uint32_t wgrad_count;
 	int32_t in[VP_OP_MAXIO];	/* consumed tensors, -1 = none */
 	int32_t out[VP_OP_MAXIO];	/* created tensors, -1 = none */
 	int32_t saved[VP_OP_MAXIO];	/* kept for backward */
@@ -70,6 +79,7 @@ struct vp_op {
 	uint64_t bwd_tmp;	/* workspace while its backward runs */
 	uint64_t wgrad_bytes;	/* parameter gradient it creates (persistent) */
 	uint64_t wgrad_tmp;	/* low-precision weight grad before the cast */
+	uint64_t wgrad_bias_bytes;
 	/*
 	 * A weight used by two ops (tied embeddings).  Both uses' gradients
 	 * go to the weight's one AccumulateGrad node, whose input buffer
@@ -78,9 +88,9 @@ struct vp_op {
 	 * none) adds to it, making a new `wgrad_sum` bytes when the waiting
 	 * one cannot be reused (0 when it is added in place).
 	 */
-	bool wgrad_waits;
-	uint32_t wgrad_adds_to;
 	uint64_t wgrad_sum;
+	uint32_t wgrad_adds_to;
+	bool wgrad_waits;
 	bool recompute;		/* selective recompute: saved are re-made */
 };
 

@@ -23,12 +23,35 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "alloc.h"
+
 #define X(e, s) s,
 const char *const vp_phase_names[VP_PHASE_COUNT] = { VP_PHASE_LIST(X) };
 #undef X
 
 struct seg {
 	size_t first, end;	/* ops [first, end) */
+};
+
+/*
+ * The event stream the caching allocator is fed (CUDA, exact replay):
+ * every allocation and free the replay makes, in order, one slot per
+ * allocation.  Before EV_BODY: what exists before the step (weights,
+ * master weights, labels, framework buffers, the pipeline's in-flight
+ * activations); optimizer states, tagged TAG_STATE there, are created at
+ * the first optimizer step instead, as torch.optim does.  EV_OPTIM is the
+ * optimizer step: its bytes are the step's temporaries, its tag how they
+ * are made (TAG_FOREACH, TAG_LOOP); feed() turns it into the
+ * per-parameter allocations of that implementation, with the parameters
+ * in the sizes of the weight gradients backward made (sim.par).
+ */
+enum { EV_ALLOC, EV_FREE, EV_BODY, EV_OPTIM };
+enum { TAG_NONE, TAG_STATE, TAG_GRAD, TAG_FOREACH, TAG_LOOP };
+
+struct ev {
+	uint64_t bytes;
+	uint32_t slot;
+	uint8_t kind, tag;
 };
 
 struct sim {
@@ -72,21 +95,120 @@ struct sim {
 	uint64_t stop_extra;
 	struct vp_mem *out;
 	struct vp_timeline *tl;	/* NULL: no timeline */
+	/* The allocator's event stream (rec: being recorded). */
+	bool rec;
+	struct vp_alloc_conf conf;	/* rounding: one source of truth */
+	bool round512;		/* conf rounds every request to 512 B */
+	struct ev *ev;
+	size_t nev, evcap;
+	uint32_t nslots;
+	uint32_t *th, *gh;	/* tensor / its gradient → slot */
+	uint32_t *tmp;		/* this check's temporaries */
+	size_t ntmp, captmp;
+	uint32_t gather_slot, unit_grad_slot, wait_slot;
+	size_t inflight_ev;	/* the in-flight activations' event */
+	/* The trainable parameters, as the weight gradients backward makes
+	 * them (backward order, first micro-batch): the optimizer's
+	 * per-parameter tensors are cut in these proportions. */
+	uint64_t *par;
+	size_t npar, parcap;
+	unsigned opt_copies;	/* state tensors per parameter */
+	unsigned opt_lists;	/* foreach temporary lists */
 };
 
-/* CUDA caching allocator: every block is a multiple of 512 bytes. */
-static uint64_t
+/* A request as the CUDA caching allocator rounds it (round_size: 512 B,
+ * or a power-of-two division when the allocator's options say so). */
+static inline uint64_t
 rb(const struct sim *s, uint64_t b)
 {
-	if (s->cuda && b <= UINT64_MAX - 511)
-		b = (b + 511) / 512 * 512;
-	return b;
+	if (!s->cuda || b == 0 || b > UINT64_MAX - (8ULL << 30))
+		return b;
+	if (s->round512)	/* the same as vp_alloc_round_size, inline */
+		return b < VP_ALLOC_MIN_BLOCK ? VP_ALLOC_MIN_BLOCK :
+		    (b + VP_ALLOC_MIN_BLOCK - 1) / VP_ALLOC_MIN_BLOCK *
+		    VP_ALLOC_MIN_BLOCK;
+	return vp_alloc_round_size(&s->conf, b);
 }
 
-static uint64_t
+/*
+ * A transient's bytes: as a block when the allocator is fed (its
+ * max_memory_allocated counts blocks), else as the request, as the
+ * replay has always summed them.
+ */
+static inline uint64_t
+rt(const struct sim *s, uint64_t b)
+{
+	return s->rec ? rb(s, b) : b;
+}
+
+static inline uint64_t
 tb(const struct sim *s, int32_t t)
 {
 	return rb(s, s->g->t[t].bytes);
+}
+
+static void
+ev_push(struct sim *s, int kind, uint64_t bytes, uint32_t slot, int tag)
+{
+	struct ev *e;
+
+	if (s->nev == s->evcap) {
+		s->evcap = s->evcap ? 2 * s->evcap : 4096;
+		s->ev = xrealloc(s->ev, s->evcap * sizeof *s->ev);
+	}
+	e = &s->ev[s->nev++];
+	e->bytes = bytes;
+	e->slot = slot;
+	e->kind = (uint8_t)kind;
+	e->tag = (uint8_t)tag;
+}
+
+/* An allocation of the event stream: its slot (0: none recorded). */
+static uint32_t
+ev_alloc(struct sim *s, uint64_t bytes, int tag)
+{
+	if (!s->rec || bytes == 0)
+		return 0;
+	ev_push(s, EV_ALLOC, bytes, ++s->nslots, tag);
+	return s->nslots;
+}
+
+static void
+ev_free(struct sim *s, uint32_t *slot)
+{
+	if (s->rec && *slot)
+		ev_push(s, EV_FREE, 0, *slot, TAG_NONE);
+	*slot = 0;
+}
+
+/* A temporary of the next check: allocated now, freed after it. */
+static uint64_t
+tmp_rec(struct sim *s, uint64_t bytes)
+{
+	bytes = rb(s, bytes);
+	if (bytes) {
+		if (s->ntmp == s->captmp) {
+			s->captmp = s->captmp ? 2 * s->captmp : 16;
+			s->tmp = xreallocarray(s->tmp, s->captmp,
+			    sizeof *s->tmp);
+		}
+		s->tmp[s->ntmp++] = ev_alloc(s, bytes, TAG_NONE);
+	}
+	return bytes;
+}
+
+/* The replay's hot path: nothing but the bytes when nothing is fed. */
+static inline uint64_t
+tmp_alloc(struct sim *s, uint64_t bytes)
+{
+	return s->rec ? tmp_rec(s, bytes) : bytes;
+}
+
+static void
+tmp_free(struct sim *s)
+{
+	while (s->ntmp > 0)
+		ev_free(s, &s->tmp[--s->ntmp]);
 }
 
 static void
@@ -171,16 +293,18 @@ check(struct sim *s, uint64_t extra, enum vp_cat extra_cat)
 	}
 }
 
-static void
+static inline void
 t_alloc(struct sim *s, int32_t t)
 {
 	if (s->alive[t])
 		return;
 	s->alive[t] = 1;
 	add(s, (enum vp_cat)s->g->t[t].cat, tb(s, t));
+	if (s->rec)
+		s->th[t] = ev_alloc(s, tb(s, t), TAG_NONE);
 }
 
-static void
+static inline void
 t_unref(struct sim *s, int32_t t)
 {
 	if (s->refs[t] > 0 && --s->refs[t] == 0 && s->alive[t] &&
@@ -195,12 +319,14 @@ t_unref(struct sim *s, int32_t t)
 			return;
 		}
 		sub(s, (enum vp_cat)s->g->t[t].cat, tb(s, t));
+		if (s->rec)
+			ev_free(s, &s->th[t]);
 	}
 }
 
 /* The gradient of tensor t: one piece of it when experts run one at a
  * time (struct vp_tensor, pieces). */
-static uint64_t
+static inline uint64_t
 gb(const struct sim *s, int32_t t)
 {
 	unsigned n = s->g->t[t].pieces;
@@ -208,19 +334,23 @@ gb(const struct sim *s, int32_t t)
 	return n > 1 ? rb(s, s->g->t[t].bytes / n) : tb(s, t);
 }
 
-static void
+static inline void
 g_alloc(struct sim *s, int32_t t)
 {
 	s->galive[t] = 1;
 	add(s, VP_CAT_TRANSIENT, gb(s, t));
+	if (s->rec)
+		s->gh[t] = ev_alloc(s, gb(s, t), TAG_NONE);
 }
 
-static void
+static inline void
 g_free(struct sim *s, int32_t t)
 {
 	if (s->galive[t] && !s->stopped) {
 		s->galive[t] = 0;
 		sub(s, VP_CAT_TRANSIENT, gb(s, t));
+		if (s->rec)
+			ev_free(s, &s->gh[t]);
 	}
 }
 
@@ -243,6 +373,8 @@ offload_block(struct sim *s, uint32_t layer, int32_t keep)
 		    !s->away[t]) {
 			s->away[t] = 1;
 			moved += tb(s, (int32_t)t);
+			if (s->rec)
+				ev_free(s, &s->th[t]);
 		}
 	sub(s, VP_CAT_ACT, moved);
 	s->away_bytes[layer] = moved;
@@ -260,8 +392,12 @@ restore_block(struct sim *s, uint32_t layer)
 	if (s->away_bytes[layer] == 0)
 		return;
 	for (t = 0; t < g->nt; t++)
-		if (g->t[t].layer == layer)
+		if (g->t[t].layer == layer) {
+			if (s->rec && s->away[t])
+				s->th[t] = ev_alloc(s, tb(s, (int32_t)t),
+				    TAG_NONE);
 			s->away[t] = 0;
+		}
 	add(s, VP_CAT_ACT, s->away_bytes[layer]);
 	s->host_act -= s->away_bytes[layer];
 	s->away_bytes[layer] = 0;
@@ -284,7 +420,8 @@ forward(struct sim *s, size_t a, size_t b, bool segment_rerun)
 			s->phase = VP_PHASE_LOSS;
 		for (k = 0; k < VP_OP_MAXIO && o->out[k] >= 0; k++)
 			t_alloc(s, o->out[k]);
-		check(s, o->fwd_tmp, VP_CAT_TRANSIENT);
+		check(s, tmp_alloc(s, o->fwd_tmp), VP_CAT_TRANSIENT);
+		tmp_free(s);
 		for (k = 0; k < VP_OP_MAXIO && o->in[k] >= 0; k++)
 			t_unref(s, o->in[k]);
 		for (k = 0; k < VP_OP_MAXKEEP; k++)
@@ -304,6 +441,8 @@ forward(struct sim *s, size_t a, size_t b, bool segment_rerun)
 				s->alive[o->out[k]] = 0;
 				sub(s, (enum vp_cat)g->t[o->out[k]].cat,
 				    tb(s, o->out[k]));
+				if (s->rec)
+					ev_free(s, &s->th[o->out[k]]);
 			}
 		if (s->p->activation_offload && !segment_rerun &&
 		    o->layer > 0 && i + 1 == g->layer_first_op[o->layer + 1])
@@ -366,12 +505,36 @@ wgrad_is_transient(const struct sim *s)
 	    s->gshard > 1;
 }
 
+/*
+ * The tensors a weight gradient (or its shard, total bytes) is made of,
+ * for the allocator: wgrad_count weights, then as many biases (graph.h).
+ */
+static unsigned
+wgrad_pieces(const struct vp_op *o)
+{
+	unsigned c = o->wgrad_count ? o->wgrad_count : 1;
+
+	return o->wgrad_bias_bytes ? 2 * c : c;
+}
+
+static uint64_t
+wgrad_piece(const struct vp_op *o, uint64_t total, unsigned k)
+{
+	unsigned c = o->wgrad_count ? o->wgrad_count : 1;
+	uint64_t bias = 0;
+
+	if (o->wgrad_bias_bytes && o->wgrad_bytes)
+		bias = (uint64_t)((double)total *
+		    ((double)o->wgrad_bias_bytes / (double)o->wgrad_bytes));
+	return k < c ? (total - bias) / c : bias / c;
+}
+
 /* Backward of one op. */
 static void
 backward_op(struct sim *s, const struct vp_op *o)
 {
 	const struct vp_graph *g = s->g;
-	uint64_t tmp = o->bwd_tmp + o->wgrad_tmp;
+	uint64_t tmp = 0;
 	bool has_g = false;
 	int k;
 
@@ -381,6 +544,8 @@ backward_op(struct sim *s, const struct vp_op *o)
 		if (s->galive[o->out[k]])
 			has_g = true;
 	if (has_g) {
+		tmp += tmp_alloc(s, o->bwd_tmp);
+		tmp += tmp_alloc(s, o->wgrad_tmp);
 		for (k = 0; k < VP_OP_MAXIO && o->in[k] >= 0; k++) {
 			int32_t t = o->in[k];
 
@@ -389,34 +554,62 @@ backward_op(struct sim *s, const struct vp_op *o)
 			if (!s->galive[t])
 				g_alloc(s, t);
 			else
-				tmp += gb(s, t);	/* grad + new part */
+				tmp += tmp_alloc(s, gb(s, t)); /* grad + new part */
 		}
+		if (o->wgrad_bytes && s->rec && s->first_mb)
+			for (k = 0; k < (int)wgrad_pieces(o); k++) {
+				if (s->npar == s->parcap) {
+					s->parcap = s->parcap ? 2 * s->parcap :
+					    64;
+					s->par = xreallocarray(s->par,
+					    s->parcap, sizeof *s->par);
+				}
+				s->par[s->npar++] = wgrad_piece(o,
+				    o->wgrad_bytes, (unsigned)k);
+			}
 		if (o->wgrad_bytes) {
 			/* A gradient computed into a preallocated buffer or
 			 * accumulated is a transient; otherwise it stays,
 			 * 1/gshard of it once reduce-scattered. */
 			if (s->first_mb && !s->grads_prealloc &&
-			    !s->grads_offload)
+			    !s->grads_offload) {
 				add(s, VP_CAT_GRADS, o->wgrad_bytes / s->gshard);
+				/* Held to the step's end (zero_grad). */
+				for (k = 0; s->rec && k < (int)wgrad_pieces(o);
+				    k++)
+					(void)ev_alloc(s, wgrad_piece(o,
+					    o->wgrad_bytes / s->gshard,
+					    (unsigned)k), TAG_GRAD);
+			}
 			/* One that waits for another use of its weight
 			 * (graph.c, tie_embeddings) lives until then. */
 			if (wgrad_is_transient(s) && o->wgrad_waits) {
-				add(s, VP_CAT_TRANSIENT, o->wgrad_bytes);
-				s->wgrad_waiting += o->wgrad_bytes;
-			} else if (wgrad_is_transient(s)) {
+				uint64_t w = rt(s, o->wgrad_bytes);
+
+				add(s, VP_CAT_TRANSIENT, w);
+				s->wgrad_waiting += w;
+				s->wait_slot = ev_alloc(s, w, TAG_NONE);
+			} else if (wgrad_is_transient(s) && !s->rec) {
 				tmp += o->wgrad_bytes;
+			} else if (wgrad_is_transient(s)) {
+				for (k = 0; k < (int)wgrad_pieces(o); k++)
+					tmp += tmp_rec(s, wgrad_piece(o,
+					    o->wgrad_bytes, (unsigned)k));
 			}
 		}
 		/* Adding to the waiting gradient out of place (InputBuffer::
 		 * accumulate) makes the sum while both addends live. */
 		if (o->wgrad_adds_to)
-			tmp += o->wgrad_sum;
+			tmp += tmp_alloc(s, o->wgrad_sum);
 		check(s, tmp, VP_CAT_TRANSIENT);
+		tmp_free(s);
 		if (o->wgrad_adds_to && wgrad_is_transient(s)) {
-			uint64_t w = g->op[o->wgrad_adds_to - 1].wgrad_bytes;
+			uint64_t w = rt(s,
+			    g->op[o->wgrad_adds_to - 1].wgrad_bytes);
 
 			sub(s, VP_CAT_TRANSIENT, w);
 			s->wgrad_waiting -= w;
+			ev_free(s, &s->wait_slot);
 		}
 		for (k = 0; k < VP_OP_MAXIO && o->out[k] >= 0; k++)
 			g_free(s, o->out[k]);
@@ -455,6 +648,8 @@ backward(struct sim *s)
 	size_t i;
 
 	s->phase = VP_PHASE_BACKWARD;
+	/* A unit's unsharded gradient exists while backward runs. */
+	s->unit_grad_slot = ev_alloc(s, rb(s, s->unit_grad), TAG_NONE);
 	for (i = g->nop; i > 0 && !s->stopped; i--) {
 		int32_t si = s->seg_of[i - 1];
 
@@ -485,6 +680,7 @@ backward(struct sim *s)
 		}
 		backward_op(s, &g->op[i - 1]);
 	}
+	ev_free(s, &s->unit_grad_slot);
 }
 
 /*
@@ -626,7 +822,7 @@ simulate(struct sim *s, const struct vp_model *m)
 	struct sharding sh;
 	uint64_t states = g->optim_state_bytes, weights = g->weight_bytes;
 	uint64_t master = g->master_bytes, grads_total = 0, mb;
-	uint64_t end_fwd_live = 0, base, host = 0, adapters;
+	uint64_t end_fwd_live = 0, base, host = 0, adapters, tmp;
 	bool paged = vp_opt_info[p->optimizer].paged;
 	size_t i;
 
@@ -690,6 +886,29 @@ simulate(struct sim *s, const struct vp_model *m)
 		add(s, VP_CAT_TRANSIENT, sh.grad_buffer);
 	if (sh.grads_prealloc)
 		add(s, VP_CAT_GRADS, g->grad_bytes / sh.grads);
+	/*
+	 * The allocator sees each persistent term as one block (the real
+	 * job has one per parameter: the difference is the 2 MiB rounding
+	 * of each, which a large segment's split remainder mostly reuses).
+	 */
+	(void)ev_alloc(s, weights - adapters, TAG_NONE);
+	(void)ev_alloc(s, adapters, TAG_NONE);
+	(void)ev_alloc(s, g->fp8_bytes / sh.weights, TAG_NONE);
+	(void)ev_alloc(s, master, TAG_NONE);
+	(void)ev_alloc(s, states, TAG_STATE);
+	(void)ev_alloc(s, g->input_bytes, TAG_NONE);
+	(void)ev_alloc(s, sh.grad_buffer, TAG_NONE);
+	if (sh.grads_prealloc)
+		(void)ev_alloc(s, g->grad_bytes / sh.grads, TAG_NONE);
+	if (s->rec) {
+		/* The pipeline's in-flight micro-batches: their size is
+		 * known after the forward (replay() fills it in). */
+		s->inflight_ev = s->nev;
+		ev_push(s, EV_ALLOC, 0, ++s->nslots, TAG_NONE);
+		ev_push(s, EV_BODY, 0, 0, TAG_NONE);
+	}
+	/* Sharded parameters gathered while forward and backward run. */
+	s->gather_slot = ev_alloc(s, rb(s, s->shard_tmp), TAG_NONE);
 	s->first_mb = true;
 	for (mb = 0; mb < (p->grad_accum > 1 ? 2 : 1) && !s->stopped; mb++) {
 		count_refs(s);
@@ -711,6 +930,8 @@ simulate(struct sim *s, const struct vp_model *m)
 			if (s->alive[i]) {
 				s->alive[i] = 0;
 				sub(s, (enum vp_cat)g->t[i].cat, tb(s, (int32_t)i));
+				if (s->rec)
+					ev_free(s, &s->th[i]);
 			}
 			g_free(s, (int32_t)i);
 		}
@@ -727,13 +948,43 @@ simulate(struct sim *s, const struct vp_model *m)
 		s->phase = VP_PHASE_OPTIMIZER;
 		s->cur_layer = 0;
 		s->cur_op = "optimizer step";
-		check(s, host ? 0 : optim_tmp(g, p) / sh.states,
-		    VP_CAT_TRANSIENT);
+		ev_free(s, &s->gather_slot);
+		tmp = host ? 0 : rt(s, optim_tmp(g, p) / sh.states);
+		if (s->rec) {
+			const struct vp_opt_info *oi = &vp_opt_info[p->optimizer];
+			bool loop = vp_plan_optimizer_impl(p) ==
+			    VP_OPTIMPL_FOR_LOOP;
+
+			s->opt_copies = oi->nstates ? oi->nstates : 1;
+			/* optim_tmp: PyTorch 1.x's foreach Adam keeps two
+			 * lists, sqrt and denom. */
+			s->opt_lists = oi->loop_tmp && p->torch_version < 200 ?
+			    2 : 1;
+			ev_push(s, EV_OPTIM, tmp, 0, loop ? TAG_LOOP :
+			    TAG_FOREACH);
+		}
+		check(s, tmp, VP_CAT_TRANSIENT);
 	}
 }
 
+/* The job's allocator options: the plan's PYTORCH_CUDA_ALLOC_CONF, or
+ * PyTorch's defaults (the option parser already refused a bad one). */
 static void
-sim_init(struct sim *s, const struct vp_graph *g, const struct vp_plan *p)
+plan_alloc_conf(const struct vp_plan *p, struct vp_alloc_conf *c)
+{
+	struct vp_buf err;
+
+	vp_alloc_conf_init(c);
+	if (p->alloc_conf[0] == '\0')
+		return;
+	vp_buf_init(&err);
+	(void)vp_alloc_conf_parse(c, p->alloc_conf, &err);
+	vp_buf_free(&err);
+}
+
+static void
+sim_init(struct sim *s, const struct vp_graph *g, const struct vp_plan *p,
+    bool rec)
 {
 	size_t i, start = SIZE_MAX;
 
@@ -741,6 +992,22 @@ sim_init(struct sim *s, const struct vp_graph *g, const struct vp_plan *p)
 	s->g = g;
 	s->p = p;
 	s->cuda = p->device == VP_DEVICE_CUDA;
+	plan_alloc_conf(p, &s->conf);
+	s->round512 = true;
+	for (i = 0; i < VP_ALLOC_BANDS; i++)
+		if (s->conf.roundup_power2_divisions[i] > 1)
+			s->round512 = false;
+	/*
+	 * The allocator is simulated when the job's PYTORCH_CUDA_ALLOC_CONF
+	 * is given (--alloc-conf, "defaults" for PyTorch's), never for
+	 * cudaMallocAsync, which is not simulated.
+	 */
+	s->rec = rec && s->cuda && p->alloc_conf[0] != '\0' &&
+	    !s->conf.async_backend;
+	if (s->rec) {
+		s->th = xcalloc(g->nt ? g->nt : 1, sizeof *s->th);
+		s->gh = xcalloc(g->nt ? g->nt : 1, sizeof *s->gh);
+	}
 	s->refs = xcalloc(g->nt ? g->nt : 1, sizeof *s->refs);
 	s->hold = xcalloc(g->nt ? g->nt : 1, sizeof *s->hold);
 	s->alive = xcalloc(g->nt ? g->nt : 1, 1);
@@ -797,6 +1064,159 @@ sim_free(struct sim *s)
 	free(s->seg_of);
 	free(s->made_seg);
 	free(s->segs);
+	free(s->th);
+	free(s->gh);
+	free(s->ev);
+	free(s->par);
+	free(s->tmp);
+}
+
+/* Part k of total when cut in the proportions par[0..n) (sum psum); the
+ * last part takes what rounding left. */
+static uint64_t
+part(uint64_t total, const uint64_t *par, size_t n, uint64_t psum, size_t k)
+{
+	uint64_t done = 0;
+	size_t i;
+
+	if (n == 0 || psum == 0)
+		return k == 0 ? total : 0;
+	if (k + 1 < n)
+		return (uint64_t)((double)total * ((double)par[k] /
+		    (double)psum));
+	/* Not hot: once per step. */
+	for (i = 0; i + 1 < n; i++)
+		done += (uint64_t)((double)total * ((double)par[i] /
+		    (double)psum));
+	return total > done ? total - done : 0;
+}
+
+/*
+ * The optimizer step as the implementation allocates (torch/optim/adam.py;
+ * transformers' AdamW is the for-loop): parameters in the order the model
+ * registers them (the reverse of backward's), states created on the first
+ * step (_init_group: each parameter's state tensors in turn), then
+ * - foreach (_multi_tensor_adam): one temporary per parameter, all at
+ *   once (_foreach_sqrt; PyTorch 1.x also _foreach_add: two lists), freed
+ *   after the update;
+ * - for-loop (_single_tensor_adam): per parameter, its states on the
+ *   first step, then exp_avg_sq.sqrt() and its quotient, one parameter's
+ *   size each, freed before the next parameter;
+ * - fused: no temporaries (tmp is 0).
+ * The states' sizes are the state total cut like the gradients; the
+ * for-loop's two temporaries of the largest parameter are tmp.
+ */
+static int
+feed_optim(const struct sim *s, struct vp_alloc *a, const struct ev *e,
+    uint64_t states, bool first, vp_alloc_handle *hs)
+{
+	size_t n = s->npar ? s->npar : 1, i, k, l, nt;
+	uint64_t psum = 0, pmax = 0, tmp = e->bytes, one;
+	vp_alloc_handle t1, t2, *ht;
+	unsigned c, copies = s->opt_copies, lists = s->opt_lists;
+	int rc = VP_ALLOC_OK;
+
+	for (i = 0; i < s->npar; i++) {
+		psum += s->par[i];
+		pmax = s->par[i] > pmax ? s->par[i] : pmax;
+	}
+	for (k = n; k-- > 0 && rc == VP_ALLOC_OK;) {
+		if (first && states)
+			for (c = 0; c < copies && rc == VP_ALLOC_OK; c++)
+				rc = vp_alloc_allocate(a, part(states / copies,
+				    s->par, s->npar, psum, k), 0,
+				    &hs[k * copies + c]);
+		if (e->tag != TAG_LOOP || tmp == 0 || rc != VP_ALLOC_OK)
+			continue;
+		/* This parameter's two temporaries. */
+		t1 = t2 = 0;
+		one = s->npar ? (uint64_t)((double)(tmp / 2) *
+		    ((double)s->par[k] / (double)pmax)) : tmp / 2;
+		rc = vp_alloc_allocate(a, one, 0, &t1);
+		if (rc == VP_ALLOC_OK)
+			rc = vp_alloc_allocate(a, one, 0, &t2);
+		(void)vp_alloc_deallocate(a, t1);
+		(void)vp_alloc_deallocate(a, t2);
+	}
+	if (e->tag != TAG_FOREACH || tmp == 0 || rc != VP_ALLOC_OK)
+		return rc;
+	nt = lists * n;
+	ht = xcalloc(nt, sizeof *ht);
+	for (l = 0; l < lists; l++)
+		for (k = n; k-- > 0 && rc == VP_ALLOC_OK;)
+			rc = vp_alloc_allocate(a, part(tmp / lists, s->par,
+			    s->npar, psum, k), 0, &ht[l * n + k]);
+	for (i = 0; i < nt; i++)
+		(void)vp_alloc_deallocate(a, ht[i]);
+	free(ht);
+	return rc;
+}
+
+/*
+ * Feed the recorded events to the simulated caching allocator (alloc.h),
+ * all on stream 0: the replay has no side streams.  Two steps: the first
+ * creates the optimizer states at its optimizer step, and each ends with
+ * zero_grad(set_to_none=True), which frees the gradients; the second runs
+ * on the cache the first left, the steady state.  capacity 0: unlimited.
+ * Returns VP_ALLOC_OK or VP_ALLOC_OOM, with the statistics of the whole
+ * run in *st.
+ */
+static int
+feed(const struct sim *s, uint64_t capacity, struct vp_alloc_stats *st)
+{
+	struct vp_alloc *a = vp_alloc_new(&s->conf, capacity);
+	vp_alloc_handle *h = xcalloc((size_t)s->nslots + 1, sizeof *h);
+	vp_alloc_handle *hs;
+	uint64_t states = 0;
+	size_t i, body = s->nev;
+	int step, rc = VP_ALLOC_OK;
+
+	hs = xcalloc((s->npar ? s->npar : 1) * (s->opt_copies ?
+	    s->opt_copies : 1), sizeof *hs);
+	for (i = 0; i < s->nev && rc == VP_ALLOC_OK; i++) {
+		const struct ev *e = &s->ev[i];
+
+		if (e->kind == EV_BODY) {
+			body = i + 1;
+			break;
+		}
+		if (e->kind == EV_ALLOC && e->tag == TAG_STATE)
+			states += e->bytes;
+		else if (e->kind == EV_ALLOC)
+			rc = vp_alloc_allocate(a, e->bytes, 0, &h[e->slot]);
+	}
+	for (step = 0; step < 2 && rc == VP_ALLOC_OK; step++) {
+		for (i = body; i < s->nev && rc == VP_ALLOC_OK; i++) {
+			const struct ev *e = &s->ev[i];
+
+			switch (e->kind) {
+			case EV_ALLOC:
+				rc = vp_alloc_allocate(a, e->bytes, 0,
+				    &h[e->slot]);
+				break;
+			case EV_FREE:
+				(void)vp_alloc_deallocate(a, h[e->slot]);
+				h[e->slot] = 0;
+				break;
+			case EV_OPTIM:
+				rc = feed_optim(s, a, e, states, step == 0, hs);
+				break;
+			default:
+				break;
+			}
+		}
+		/* zero_grad: what the step made and still holds goes. */
+		for (i = body; i < s->nev; i++)
+			if (s->ev[i].kind == EV_ALLOC && h[s->ev[i].slot]) {
+				(void)vp_alloc_deallocate(a, h[s->ev[i].slot]);
+				h[s->ev[i].slot] = 0;
+			}
+	}
+	*st = *vp_alloc_stats(a);
+	free(hs);
+	free(h);
+	vp_alloc_free(a);
+	return rc;
 }
 
 static int
@@ -968,13 +1388,40 @@ levels(struct vp_mem *out, const struct vp_model *m, const struct vp_plan *p,
 		out->reserved_peak = out->device_peak = UINT64_MAX;
 		return;
 	}
+	/*
+	 * The simulated allocator: max_memory_allocated counts block sizes,
+	 * so the replay's peak grows by the unsplit remainders of blocks
+	 * (counted with the transient buffers); a calibration's corrections
+	 * apply on top, as they were fitted.
+	 */
+	if (out->alloc_simulated &&
+	    out->alloc_allocated_peak > out->allocated_peak) {
+		out->term[VP_CAT_TRANSIENT] +=
+		    out->alloc_allocated_peak - out->allocated_peak;
+		out->allocated_peak = out->alloc_allocated_peak;
+	}
 	calibrate(out, m, pr);
 	if (p->device == VP_DEVICE_CPU) {
 		/* No caching allocator and no context to account for. */
 		out->reserved_peak = out->device_peak = out->allocated_peak;
 		return;
 	}
-	r = vp_mem_reserved(out->allocated_peak, pr->frag_share, pr);
+	if (out->alloc_simulated) {
+		/* Asked for (--alloc-conf): the simulated
+		 * max_memory_reserved, never under the allocated level a
+		 * calibration's corrections may have raised. */
+		r = out->alloc_reserved_peak > out->allocated_peak ?
+		    out->alloc_reserved_peak : out->allocated_peak;
+	} else {
+		/*
+		 * The profile's fragmentation share.  It is the default
+		 * because the simulation, fed a faithful event stream,
+		 * reserves less than the published runs did (HACKING,
+		 * "Reserved"), and for the planner's fast replay and
+		 * cudaMallocAsync.
+		 */
+		r = vp_mem_reserved(out->allocated_peak, pr->frag_share, pr);
+	}
 	out->reserved_peak = r;
 	out->frag_bytes = r - out->allocated_peak;
 	vp_stack_consts(pr, p->torch_version, p->cuda_version,
@@ -1010,11 +1457,55 @@ plan_normalized(const struct vp_plan *p)
 	assert(vp_plan_degrees_ok(p) && p->gpus_per_node >= 1);
 }
 
-/* The replay alone: allocated peak, its breakdown, phase peaks. */
+/*
+ * The caching allocator over the replay's events.  Its capacity is what
+ * the card leaves the allocator (usable minus context, cuBLAS workspace
+ * and NCCL buffers).  Fed without a limit first; only a run that reserves
+ * more than the capacity is fed again with it, so that PyTorch's
+ * free-cached-and-retry can make it fit; when even that fails the job
+ * OOMs and the unlimited run's peak says by how much.
+ */
+static uint64_t
+alloc_capacity(const struct vp_mem_opts *o, const struct vp_plan *p)
+{
+	const struct vp_profile *pr = o->profile;
+	uint64_t outside;
+
+	if (!o->usable_bytes || pr == NULL)
+		return 0;
+	outside = vp_add_sat(vp_add_sat(pr->context_bytes,
+	    pr->cublas_workspace_bytes), vp_mul_sat(vp_plan_groups(p,
+	    o->world), pr->nccl_bytes_per_group));
+	return o->usable_bytes > outside ? o->usable_bytes - outside : 1;
+}
+
+static void
+simulate_allocator(struct sim *s, const struct vp_mem_opts *o,
+    const struct vp_plan *p, uint64_t inflight, struct vp_mem *out)
+{
+	struct vp_alloc_stats st, cst;
+	uint64_t cap = alloc_capacity(o, p);
+
+	s->ev[s->inflight_ev].bytes = inflight;
+	if (feed(s, 0, &st) != VP_ALLOC_OK)
+		return;		/* past 1 EB: the formula says it */
+	out->alloc_simulated = true;
+	if (cap && st.reserved_bytes.peak > cap) {
+		if (feed(s, cap, &cst) == VP_ALLOC_OK)
+			st = cst;
+		else
+			out->alloc_oom = true;
+	}
+	out->alloc_reserved_peak = st.reserved_bytes.peak;
+	out->alloc_allocated_peak = st.allocated_bytes.peak;
+	out->alloc_retries = st.alloc_retries;
+	out->alloc_segments = st.device_allocs;
+}
+
 static void
 replay(const struct vp_graph *g, const struct vp_model *m,
     const struct vp_plan *p, const struct vp_mem_opts *o, struct vp_mem *out,
-    struct vp_timeline *tl)
+    struct vp_timeline *tl, bool sim_alloc)
 {
 	struct sim s;
 	uint64_t inflight;
@@ -1033,7 +1524,7 @@ replay(const struct vp_graph *g, const struct vp_model *m,
 		out->params = g->params;
 		return;
 	}
-	sim_init(&s, g, p);
+	sim_init(&s, g, p, sim_alloc && o->profile != NULL);
 	s.out = out;
 	if (tl != NULL) {
 		memset(tl, 0, sizeof *tl);
@@ -1043,6 +1534,8 @@ replay(const struct vp_graph *g, const struct vp_model *m,
 	simulate(&s, m);
 	inflight = vp_scale(out->saved_per_microbatch, inflight_extra(p));
 	out->allocated_peak = s.peak + inflight;
+	if (s.rec)
+		simulate_allocator(&s, o, p, inflight, out);
 	if (tl != NULL)
 		tl_finish(tl, inflight);
 	for (c = 0; c < VP_CAT_COUNT; c++)
@@ -1056,7 +1549,7 @@ replay(const struct vp_graph *g, const struct vp_model *m,
 		struct sim e;
 		struct vp_mem tmp;
 
-		sim_init(&e, g, p);
+		sim_init(&e, g, p, false);
 		memset(&tmp, 0, sizeof tmp);
 		e.out = &tmp;
 		e.stop_at = s.peak_event;
@@ -1071,9 +1564,13 @@ void
 vp_mem_run(const struct vp_graph *g, const struct vp_model *m,
     const struct vp_plan *p, const struct vp_mem_opts *o, struct vp_mem *out)
 {
-	replay(g, m, p, o, out, NULL);
+	replay(g, m, p, o, out, NULL, true);
 	levels(out, m, p, o);
 }
+
+static int estimate(const struct vp_model *m, const struct vp_plan *p,
+    const struct vp_mem_opts *o, struct vp_mem *out, struct vp_timeline *tl,
+    bool sim);
 
 /* a + k (b - a) in double, clamped at 0 and saturated. */
 static uint64_t
@@ -1116,7 +1613,7 @@ replay_blocks(const struct vp_model *m, const struct vp_plan *p,
 	struct vp_graph g;
 
 	vp_graph_build_blocks(m, p, blocks, &g);
-	replay(&g, m, p, q, out, NULL);
+	replay(&g, m, p, q, out, NULL, false);
 	vp_graph_free(&g);
 }
 
@@ -1145,7 +1642,7 @@ vp_mem_estimate_fast(const struct vp_model *m, const struct vp_plan *p,
 	blocks = vp_stage_blocks(m->layers, p->pp, p->stage);
 	/* Identical blocks only: DeepSeek's dense first blocks differ. */
 	if (blocks <= 4 || o->explain || (m->has_moe && m->moe.first_dense))
-		return vp_mem_estimate(m, p, o, out);
+		return estimate(m, p, o, out, NULL, false);
 	k = (double)blocks - 3.0;
 	q.explain = 0;
 	/* Replay without the pipeline's in-flight share; add it after. */
@@ -1184,30 +1681,34 @@ vp_mem_estimate_fast(const struct vp_model *m, const struct vp_plan *p,
 	return 0;
 }
 
+/* The exact replay; sim: with the allocator (not for the planner). */
+static int
+estimate(const struct vp_model *m, const struct vp_plan *p,
+    const struct vp_mem_opts *o, struct vp_mem *out, struct vp_timeline *tl,
+    bool sim)
+{
+	struct vp_graph g;
+
+	if (tl != NULL)
+		memset(tl, 0, sizeof *tl);
+	if (vp_graph_build(m, p, &g) != 0)
+		return -1;
+	replay(&g, m, p, o, out, tl, sim);
+	levels(out, m, p, o);
+	vp_graph_free(&g);
+	return 0;
+}
+
 int
 vp_mem_estimate(const struct vp_model *m, const struct vp_plan *p,
     const struct vp_mem_opts *o, struct vp_mem *out)
 {
-	struct vp_graph g;
-
-	if (vp_graph_build(m, p, &g) != 0)
-		return -1;
-	vp_mem_run(&g, m, p, o, out);
-	vp_graph_free(&g);
-	return 0;
+	return estimate(m, p, o, out, NULL, true);
 }
 
 int
 vp_mem_estimate_timeline(const struct vp_model *m, const struct vp_plan *p,
     const struct vp_mem_opts *o, struct vp_mem *out, struct vp_timeline *tl)
 {
-	struct vp_graph g;
-
-	memset(tl, 0, sizeof *tl);
-	if (vp_graph_build(m, p, &g) != 0)
-		return -1;
-	replay(&g, m, p, o, out, tl);
-	levels(out, m, p, o);
-	vp_graph_free(&g);
-	return 0;
+	return estimate(m, p, o, out, tl, true);
 }

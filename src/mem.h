@@ -74,6 +74,19 @@ struct vp_mem {
 	uint64_t nvme_bytes;
 	uint64_t trainable;		/* parameters that train on this rank */
 	uint64_t params;		/* parameters on this rank */
+	/*
+	 * CUDA, the exact replay of a plan with alloc_conf set
+	 * (--alloc-conf): the caching allocator simulated over the replay's
+	 * events (alloc.h).  alloc_simulated false: the reserved level is
+	 * the profile's formula (the default, CPU, the planner's fast
+	 * replay, the cudaMallocAsync backend).
+	 */
+	bool alloc_simulated;
+	bool alloc_oom;			/* a real OOM after free-and-retry */
+	uint64_t alloc_allocated_peak;	/* max_memory_allocated */
+	uint64_t alloc_reserved_peak;	/* max_memory_reserved */
+	uint64_t alloc_retries;		/* free-cached-and-retry rounds */
+	uint64_t alloc_segments;	/* cudaMalloc calls */
 	/* With explain: the largest live tensors at the peak. */
 	struct vp_live top[VP_MEM_TOP];
 	int ntop;
@@ -83,6 +96,10 @@ struct vp_mem_opts {
 	const struct vp_profile *profile;
 	unsigned world;		/* GPUs in the job (1 = no NCCL) */
 	int explain;		/* fill top[] */
+	/* What one process can use on the card (0: unknown, unlimited):
+	 * the simulated allocator gets this minus the context, cuBLAS
+	 * workspace and NCCL buffers as its capacity. */
+	uint64_t usable_bytes;
 };
 
 int vp_mem_estimate(const struct vp_model *m, const struct vp_plan *p,
@@ -95,7 +112,8 @@ int vp_mem_estimate(const struct vp_model *m, const struct vp_plan *p,
  * of per_point events.  The pipeline's in-flight share (held through the
  * steady state) is added to every point, so the highest point is the
  * replay's allocated peak (a calibrated profile's corrections, applied to
- * the terms afterwards, are not in the timeline).  Capturing changes no
+ * the terms afterwards, and the simulated allocator's block rounding are
+ * not in the timeline).  Capturing changes no
  * number of the estimate.
  */
 #define VP_TIMELINE_MAX 512

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "alloc.h"
 #include "cost.h"
 
 static const char *const lora_dtype_names[] = { "fp32", "bf16" };
@@ -161,6 +162,11 @@ const struct vp_optdef vp_options[VP_O_COUNT] = {
     VP_OPEN_NONE, "VERSION",
     "the Hugging Face transformers a Hugging Face model runs (default "
     "5.24): the loss's shift and upcast, sdpa's GQA, the attention masks" },
+[VP_O_ALLOC_CONF] = { "alloc-conf", VP_OK_STRING, VP_OF_ALLOC_CONF,
+    F(alloc_conf), NULL, 0, NULL, 0, 0, false, NULL, ALL, true, false,
+    VP_OPEN_NONE, "STRING", "reserved by simulating the caching allocator "
+    "under this PYTORCH_CUDA_ALLOC_CONF ('defaults': PyTorch's), not by "
+    "the profile's share" },
 [VP_O_TOKENS] = { "tokens", VP_OK_DOUBLE, NOF, NULL, 0, NULL, 1, 1e18,
     false, "a count such as 2e9", CMP, false, false, VP_OPEN_NONE, "N",
     "tokens to train" },
@@ -444,6 +450,22 @@ vp_option_parse(enum vp_optid id, const char *text, union vp_optval *v,
 		vp_buf_add(err, ")");
 		return -1;
 	case VP_OK_STRING:
+		if (od->field == VP_OF_ALLOC_CONF) {
+			struct vp_alloc_conf c;
+
+			if (strlen(text) >= sizeof ((struct vp_plan *)0)->
+			    alloc_conf) {
+				vp_buf_printf(err, "--%s is longer than %zu "
+				    "characters", od->name, sizeof
+				    ((struct vp_plan *)0)->alloc_conf - 1);
+				return -1;
+			}
+			vp_buf_printf(err, "--%s '%s': ", od->name, text);
+			if (vp_alloc_conf_parse(&c, text, err) != 0)
+				return -1;
+			err->len = 0;
+			err->s[0] = '\0';
+		}
 		v->s = text;
 		return 0;
 	case VP_OK_VERSION:
@@ -499,6 +521,9 @@ vp_optset_apply(const struct vp_optset *o, struct vp_plan *p)
 		case VP_OF_DTYPE:
 			assert(v->i >= 0 && v->i < od->nnames);
 			memcpy(field, &od->dtypes[v->i], sizeof(enum vp_dtype));
+			break;
+		case VP_OF_ALLOC_CONF:
+			snprintf(field, sizeof p->alloc_conf, "%s", v->s);
 			break;
 		}
 	}
@@ -631,6 +656,9 @@ vp_option_value(enum vp_optid id, const struct vp_plan *p,
 		for (i = 0; i < od->nnames; i++)
 			if (od->dtypes[i] == dt)
 				vp_buf_add(out, od->names[i]);
+		break;
+	case VP_OF_ALLOC_CONF:
+		vp_buf_add(out, field);
 		break;
 	}
 }

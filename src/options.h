@@ -48,6 +48,7 @@
 	X(OFFLOAD_NVME, "offload-nvme") X(HOST_MEM, "host-mem") \
 	X(ACT_OFFLOAD, "activation-offload") X(LOSS, "loss") \
 	X(TORCH, "torch") X(CUDA, "cuda") X(TRANSFORMERS, "transformers") \
+	X(ALLOC_CONF, "alloc-conf") \
 	X(TOKENS, "tokens") X(STEPS, "steps") X(GLOBAL_BATCH, "global-batch") \
 	X(SORT, "sort") X(MAX_GPUS, "max-gpus") X(PRICE, "price") \
 	X(VENDOR, "vendor") X(SEGMENT, "segment") X(MIN_MEM, "min-mem") \
@@ -83,6 +84,8 @@ enum vp_optfield {
 	VP_OF_DOUBLE,
 	VP_OF_BOOL,
 	VP_OF_DTYPE,		/* enum vp_dtype from names[] via dtypes[] */
+	VP_OF_ALLOC_CONF,	/* char[128]: a PYTORCH_CUDA_ALLOC_CONF that
+				 * vp_alloc_conf_parse accepts */
 };
 
 /* Commands that take an option. */

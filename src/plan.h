@@ -237,6 +237,9 @@ struct vp_plan {
 	unsigned cuda_version;
 	unsigned transformers_version;	/* whose modelling code a Hugging
 					 * Face model runs (vp_model_traits) */
+	/* PYTORCH_CUDA_ALLOC_CONF of the job ("" = PyTorch's defaults);
+	 * the option parser checks it with vp_alloc_conf_parse. */
+	char alloc_conf[128];
 };
 
 /*

@@ -49,6 +49,29 @@ read_gpus(const struct ynode *n, const char *file, struct vp_optset *k,
 	return 0;
 }
 
+/* --alloc-conf: checked by the option's own parser. */
+static int
+read_alloc_conf(const struct ynode *n, const char *file,
+    struct vp_optset *k, struct vp_diags *d)
+{
+	struct vp_buf err;
+	union vp_optval v;
+	const char *s;
+	int rc = 0;
+
+	if (ynode_string(n, file, "alloc-conf", &s, d) != 0)
+		return -1;
+	vp_buf_init(&err);
+	if (vp_option_parse(VP_O_ALLOC_CONF, s, &v, &err) != 0) {
+		vp_diag_add(d, file, n->pos, VP_ERROR, "%s", err.s);
+		rc = -1;
+	} else {
+		vp_optset_own(k, VP_O_ALLOC_CONF, s);
+	}
+	vp_buf_free(&err);
+	return rc;
+}
+
 static int
 read_targets(const struct ynode *n, const char *file, uint64_t *out,
     struct vp_diags *d)
@@ -135,6 +158,8 @@ read_value(const struct ynode *n, const char *file, enum vp_optid key,
 	case VP_OK_TARGETS:
 		return read_targets(n, file, &v->u, d);
 	case VP_OK_STRING:
+		if (key == VP_O_ALLOC_CONF)
+			return read_alloc_conf(n, file, k, d);
 		assert(key == VP_O_GPUS);
 		return read_gpus(n, file, k, d);
 	case VP_OK_VERSION:

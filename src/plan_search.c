@@ -471,7 +471,7 @@ vp_search_run(const struct vp_search *s, const struct vp_plan *base,
     struct vp_search_result *out)
 {
 	const struct vp_model *m = s->model;
-	struct vp_mem_opts o = { s->profile, s->world, 0 };
+	struct vp_mem_opts o = { s->profile, s->world, 0, s->capacity };
 	unsigned tp, pp, cp, ep, sh, rc, node = s->gpus_per_node;
 	static const enum vp_recompute rcs[] = { VP_RECOMP_NONE,
 	    VP_RECOMP_SELECTIVE, VP_RECOMP_FULL };

@@ -41,6 +41,8 @@ key_absent(const struct vp_planfile *f, enum vp_optid k)
 		return f->gpu == NULL;
 	if (k == VP_O_DROPOUT)
 		return f->plan->dropout < 0;
+	if (k == VP_O_ALLOC_CONF)
+		return f->plan->alloc_conf[0] == '\0';
 	return false;
 }
 

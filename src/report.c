@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "alloc.h"
 #include "json.h"
 
 #define C_RESET "\033[0m"
@@ -14,6 +15,29 @@
 #define C_RED "\033[31m"
 #define C_YELLOW "\033[33m"
 #define C_DIM "\033[2m"
+
+/*
+ * The job's caching-allocator settings (--alloc-conf) and whether the
+ * reserved level is their simulation: it is unless the backend is
+ * cudaMallocAsync, which is not simulated.  Nothing without the option:
+ * the reserved level is then the profile's fragmentation share.
+ */
+static void
+alloc_conf_line(const struct vp_report *r, struct vp_buf *out)
+{
+	struct vp_alloc_conf c;
+	struct vp_buf err;
+
+	vp_alloc_conf_init(&c);
+	vp_buf_init(&err);
+	(void)vp_alloc_conf_parse(&c, r->plan->alloc_conf, &err);
+	vp_buf_free(&err);
+	vp_alloc_conf_format(&c, out);
+	if (r->mem != NULL && r->mem->alloc_simulated)
+		vp_buf_add(out, ", simulated");
+	else
+		vp_buf_add(out, "; reserved by the profile's share");
+}
 
 static const char *
 col(const struct vp_report *r, const char *c)
@@ -480,8 +504,18 @@ vp_report_text(const struct vp_report *r, struct vp_buf *o)
 			    g->id);
 		vp_buf_add(o, "\n");
 	}
-	vp_buf_printf(o, "%sProfile%s    %s\n\n", col(r, C_BOLD),
+	vp_buf_printf(o, "%sProfile%s    %s", col(r, C_BOLD),
 	    col(r, C_RESET), r->profile);
+	if (r->plan->device == VP_DEVICE_CUDA && r->plan->alloc_conf[0]) {
+		/* The caching allocator's settings (--alloc-conf). */
+		struct vp_buf ac;
+
+		vp_buf_init(&ac);
+		alloc_conf_line(r, &ac);
+		vp_buf_printf(o, "; allocator %s", ac.s);
+		vp_buf_free(&ac);
+	}
+	vp_buf_add(o, "\n\n");
 
 	n = vp_report_rows(r, rows);
 	scale = vp_report_scale(r);
@@ -638,6 +672,16 @@ json_plan(struct vp_json *j, const struct vp_report *r)
 	    vp_version_name(p->cuda_version, v, sizeof v) : NULL);
 	vp_json_str(j, "transformers", vp_model_runs_hf(r->model) ?
 	    vp_version_name(p->transformers_version, v, sizeof v) : NULL);
+	if (p->device == VP_DEVICE_CUDA && p->alloc_conf[0]) {
+		struct vp_buf ac;
+
+		vp_buf_init(&ac);
+		alloc_conf_line(r, &ac);
+		vp_json_str(j, "alloc_conf", ac.s);
+		vp_buf_free(&ac);
+	} else {
+		vp_json_str(j, "alloc_conf", NULL);
+	}
 	vp_json_end(j);
 }
 

@@ -246,6 +246,7 @@ vp_session_run(struct vp_session *s, struct vp_diags *d)
 	s->mo.profile = &s->profile;
 	s->mo.world = s->world;
 	s->mo.explain = s->explain;
+	s->mo.usable_bytes = gpu ? gpu->usable_bytes : 0;
 
 	searching = gpu != NULL && s->search &&
 	    s->plan.device == VP_DEVICE_CUDA;

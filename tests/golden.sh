@@ -395,6 +395,17 @@ run stack-transformers-torch-nn tests/data/val/torchnn-enc.yaml \
 	--device cpu --transformers 4.40
 run stack-bad-transformers gpt2 --transformers 3.9
 run plan-file-transformers gpt2 --plan tests/data/plans/transformers.yaml
+# --alloc-conf: the reserved level is the simulated caching allocator under
+# the job's PYTORCH_CUDA_ALLOC_CONF; the Profile line names the settings;
+# cudaMallocAsync is not simulated; a bad value is a usage error.
+run alloc-conf-defaults gpt2 --gpus 1xA100 --seq 512 --no-search \
+	--alloc-conf defaults
+run alloc-conf-expandable gpt2 --gpus 1xA100 --seq 512 --no-search \
+	--alloc-conf expandable_segments:True
+run alloc-conf-async-json gpt2 --gpus 1xA100 --seq 512 --no-search \
+	--alloc-conf backend:cudaMallocAsync --json
+run alloc-conf-bad gpt2 --gpus 1xA100 --alloc-conf max_split_size_mb:10
+run alloc-conf-typo gpt2 --gpus 1xA100 --alloc-conf expandable_segment:True
 # A card whose software stack nobody has measured says so.
 run est-mi300x-unmeasured-stack llama-3-8b --gpus 1xMI300X --no-search
 run opt-impl-for-loop gpt2 --optimizer-impl for-loop --seq 256 --gpus 1xA100

@@ -573,7 +573,7 @@ format_is(const char *in, const char *want)
 	vp_alloc_conf_format(&c, &b);
 	assert_string_equal(b.s, want);
 	if (!c.async_backend) {
-		back = conf_of(strcmp(b.s, "defaults") ? b.s : "");
+		back = conf_of(b.s);
 		assert_memory_equal(&back, &c, sizeof c);
 	}
 	vp_buf_free(&b);

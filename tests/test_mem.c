@@ -447,6 +447,34 @@ exact_peak_cuda_levels(void **state)
 	assert_true(r.frag_bytes == 2097152 - 108224);
 	assert_true(r.context_bytes == 419430400);
 	assert_true(r.workspace_bytes == 8519680);
+	assert_false(r.alloc_simulated);
+	/*
+	 * The same step through the simulated caching allocator, asked for
+	 * with PyTorch's default settings (--alloc-conf defaults): every
+	 * block is under 1 MiB, so all of them come from the small pool,
+	 * whose first 2 MiB segment holds the whole step (split at 512 B,
+	 * so no block keeps a remainder): max_memory_allocated is the
+	 * replay's 112320 plus the weights' block rounding, 4288 → 4608
+	 * (the replay keeps persistent terms unrounded), 112640;
+	 * max_memory_reserved one small segment, 2097152, after one
+	 * cudaMalloc over both simulated steps.
+	 */
+	snprintf(p.alloc_conf, sizeof p.alloc_conf, "defaults");
+	r = estimate(&m, &p, 1);
+	assert_true(r.alloc_simulated);
+	assert_true(r.allocated_peak == 112640);
+	assert_true(r.term[VP_CAT_TRANSIENT] == 320);
+	assert_true(r.reserved_peak == 2097152);
+	assert_true(r.alloc_segments == 1);
+	assert_true(r.device_peak == 2097152 + 419430400ULL + 8519680ULL);
+	/* cudaMallocAsync is not simulated: the share again. */
+	snprintf(p.alloc_conf, sizeof p.alloc_conf,
+	    "backend:cudaMallocAsync");
+	r = estimate(&m, &p, 1);
+	assert_false(r.alloc_simulated);
+	assert_true(r.reserved_peak == 2097152);
+	p.alloc_conf[0] = '\0';
+	r = estimate(&m, &p, 1);
 	assert_true(r.nccl_bytes == 0);
 	assert_true(r.device_peak == 430047232);
 	check_levels(&r, &p);

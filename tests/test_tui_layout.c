@@ -584,6 +584,8 @@ plan_round_trip(void **state)
 	p->activation_offload = true;
 	p->loss = VP_LOSS_CHUNKED;
 	p->gpus_per_node = 4;
+	snprintf(p->alloc_conf, sizeof p->alloc_conf,
+	    "expandable_segments:True,max_split_size_mb:128");
 	memset(&f, 0, sizeof f);
 	f.model = &j.m;
 	f.model_arg = "llama-3-8b";
