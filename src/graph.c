@@ -653,8 +653,10 @@ attention_core(struct lctx *x, int32_t q, int32_t k, int32_t v,
 	}
 	out = ew2(x, "pv matmul", rows * x->d, promote(dt_of(x, pr), cdt),
 	    pr, v, VP_CAT_ACT);
-	/* Selective recompute: the core's saved tensors are re-made. */
-	if (x->p->recompute == VP_RECOMP_SELECTIVE) {
+	/* Selective recompute: the core's saved tensors are re-made (in
+	 * the blocks the stride checkpoints). */
+	if (x->p->recompute == VP_RECOMP_SELECTIVE &&
+	    vp_plan_block_checkpointed(x->p, x->layer)) {
 		size_t i;
 		for (i = first; i < x->g->nop; i++)
 			x->g->op[i].recompute = true;
@@ -1414,8 +1416,13 @@ lower_ops(struct lctx *x, uint32_t blocks, uint64_t offset, bool first,
 		x->global_layer = offset + l - 1;
 		begin_layer(x, l, t);
 		t = build(x, t);
-		/* Full recompute: the whole block is one checkpoint. */
-		if (p->recompute == VP_RECOMP_FULL) {
+		/*
+		 * Full recompute: the whole block is one checkpoint; with a
+		 * stride, only every stride-th block of the stage, counted
+		 * from its first (vp_plan_block_checkpointed).
+		 */
+		if (p->recompute == VP_RECOMP_FULL &&
+		    vp_plan_block_checkpointed(p, l)) {
 			size_t i;
 			for (i = g->layer_first_op[l]; i < g->nop; i++)
 				g->op[i].recompute = true;

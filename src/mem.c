@@ -1626,6 +1626,13 @@ replay_blocks(const struct vp_model *m, const struct vp_plan *p,
  * elsewhere than the three-block one (a first stage whose lone second
  * block leaves the peak at the embedding's backward), three and four
  * blocks give the line.
+ *
+ * With --recompute-stride N the blocks repeat with period N (N - 1 that
+ * keep everything, then a checkpointed one) and the stage ends with
+ * r = blocks mod N uncheckpointed ones.  The unit is then a period: the
+ * replays have 2N + r, 3N + r (and 4N + r) blocks, the same pattern as
+ * the stage with fewer periods, and the line is extended by whole
+ * periods.  N = 1 is the case above.
  */
 int
 vp_mem_estimate_fast(const struct vp_model *m, const struct vp_plan *p,
@@ -1633,27 +1640,34 @@ vp_mem_estimate_fast(const struct vp_model *m, const struct vp_plan *p,
 {
 	struct vp_mem a, b;
 	struct vp_mem_opts q = *o;
-	uint64_t blocks, inflight;
+	uint64_t blocks, inflight, per, r;
 	struct vp_plan one = *p;
 	double k;
 	int c, best = 0;
 
 	plan_normalized(p);
 	blocks = vp_stage_blocks(m->layers, p->pp, p->stage);
-	/* Identical blocks only: DeepSeek's dense first blocks differ. */
-	if (blocks <= 4 || o->explain || (m->has_moe && m->moe.first_dense))
+	/* The period of the block pattern: with recompute none every
+	 * block is alike whatever the stride. */
+	per = p->recompute == VP_RECOMP_NONE || p->recompute_stride == 0 ?
+	    1 : p->recompute_stride;
+	r = blocks % per;
+	/* Identical periods only: DeepSeek's dense first blocks differ. */
+	if (blocks <= 4 * per + r || o->explain ||
+	    (m->has_moe && m->moe.first_dense))
 		return estimate(m, p, o, out, NULL, false);
-	k = (double)blocks - 3.0;
+	k = (double)(blocks - 3 * per - r) / (double)per;
 	q.explain = 0;
 	/* Replay without the pipeline's in-flight share; add it after. */
 	one.stage = p->stage;
-	replay_blocks(m, &one, &q, 2, &a);
-	replay_blocks(m, &one, &q, 3, &b);
+	replay_blocks(m, &one, &q, 2 * per + r, &a);
+	replay_blocks(m, &one, &q, 3 * per + r, &b);
 	if (a.allocated_peak != UINT64_MAX && b.allocated_peak != UINT64_MAX &&
-	    !same_place(&a, 2, &b, 3)) {
+	    !same_place(&a, (uint32_t)(2 * per + r), &b,
+	    (uint32_t)(3 * per + r))) {
 		a = b;
-		replay_blocks(m, &one, &q, 4, &b);
-		k = (double)blocks - 4.0;
+		replay_blocks(m, &one, &q, 4 * per + r, &b);
+		k = (double)(blocks - 4 * per - r) / (double)per;
 	}
 	if (a.allocated_peak == UINT64_MAX || b.allocated_peak == UINT64_MAX) {
 		*out = b;

@@ -35,6 +35,7 @@
 	X(PRECISION, "precision") X(OPTIMIZER, "optimizer") \
 	X(MICRO_BATCH, "micro-batch") X(SEQ, "seq") \
 	X(GRAD_ACCUM, "grad-accum") X(RECOMPUTE, "recompute") \
+	X(RECOMPUTE_STRIDE, "recompute-stride") \
 	X(ATTENTION, "attention") X(DROPOUT, "dropout") \
 	X(FRAMEWORK, "framework") X(ZERO, "zero") X(FSDP, "fsdp") \
 	X(TP, "tp") X(SP, "sp") X(PP, "pp") X(VPP, "vpp") X(CP, "cp") \

@@ -103,6 +103,7 @@ vp_plan_defaults(struct vp_plan *p, const struct vp_model *m)
 		p->seq = m->max_seq;
 	p->grad_accum = 1;
 	p->recompute = VP_RECOMP_NONE;
+	p->recompute_stride = 1;
 	p->attention = VP_ATTN_SDPA;
 	p->dropout = -1;
 	p->tp = p->pp = 1;
@@ -127,7 +128,8 @@ vp_plan_defaults(struct vp_plan *p, const struct vp_model *m)
 void
 vp_plan_normalize(struct vp_plan *p)
 {
-	unsigned *deg[] = { &p->tp, &p->pp, &p->cp, &p->ep, &p->vpp };
+	unsigned *deg[] = { &p->tp, &p->pp, &p->cp, &p->ep, &p->vpp,
+	    &p->recompute_stride };
 	size_t i;
 
 	for (i = 0; i < VP_NELEM(deg); i++)
@@ -135,6 +137,22 @@ vp_plan_normalize(struct vp_plan *p)
 			*deg[i] = 1;
 	if (p->gpus_per_node == 0)
 		p->gpus_per_node = VP_DEFAULT_GPUS_PER_NODE;
+}
+
+bool
+vp_plan_block_checkpointed(const struct vp_plan *p, uint64_t l)
+{
+	unsigned n = p->recompute_stride ? p->recompute_stride : 1;
+
+	return p->recompute != VP_RECOMP_NONE && l >= 1 && l % n == 0;
+}
+
+uint64_t
+vp_plan_checkpointed_blocks(const struct vp_plan *p, uint64_t blocks)
+{
+	unsigned n = p->recompute_stride ? p->recompute_stride : 1;
+
+	return p->recompute == VP_RECOMP_NONE ? 0 : blocks / n;
 }
 
 bool

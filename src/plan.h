@@ -203,6 +203,10 @@ struct vp_plan {
 	uint64_t seq;
 	uint64_t grad_accum;
 	enum vp_recompute recompute;
+	/* Every recompute_stride-th block of a rank (counted from 1 at its
+	 * first block) is checkpointed with `recompute`, the others keep
+	 * everything: torchtitan's selective_ac_option "N".  >= 1. */
+	unsigned recompute_stride;
 	enum vp_attention attention;
 	double dropout;		/* < 0: the model's */
 	unsigned zero;		/* ZeRO stage 0..3 (or the FSDP equivalent) */
@@ -262,16 +266,28 @@ const char *vp_version_name(unsigned v, char *buf, size_t len);
 /* Defaults, then the model file's training block; CLI flags go on top. */
 void vp_plan_defaults(struct vp_plan *p, const struct vp_model *m);
 /*
- * Degrees of 0 ("derive" or "not given") become 1: tp, pp, cp, ep and
- * vpp; dp stays 0 (derived from the world), gpus_per_node 0 becomes
- * VP_DEFAULT_GPUS_PER_NODE.  Called once where a plan is finalised
- * (vp_session_run); the core's entry points then assert the degrees are
- * at least 1 instead of repeating `x ? x : 1`.
+ * Degrees of 0 ("derive" or "not given") become 1: tp, pp, cp, ep, vpp
+ * and the recompute stride; dp stays 0 (derived from the world),
+ * gpus_per_node 0 becomes VP_DEFAULT_GPUS_PER_NODE.  Called once where a
+ * plan is finalised (vp_session_run); the core's entry points then
+ * assert the degrees are at least 1 instead of repeating `x ? x : 1`.
  */
 void vp_plan_normalize(struct vp_plan *p);
 /* True when tp, pp, cp, ep and vpp are all at least 1, as vp_plan_normalize
  * leaves them: the core's entry points assert(vp_plan_degrees_ok(p)). */
 bool vp_plan_degrees_ok(const struct vp_plan *p);
+/*
+ * Whether the l-th block of a rank (l from 1, in forward order) is
+ * checkpointed: recompute is not none and l is a multiple of the stride
+ * (0 counts as 1).  torchtitan's _apply_layer_sac counts the blocks it
+ * wraps from 1 (`_layer_sac_count += 1` before the test) and wraps those
+ * where count % ac_freq == 0: with "2", the 2nd, 4th, ... block.  Each
+ * process wraps only its own stage's blocks, so the count is per rank.
+ */
+bool vp_plan_block_checkpointed(const struct vp_plan *p, uint64_t l);
+/* How many of a rank's `blocks` blocks are checkpointed. */
+uint64_t vp_plan_checkpointed_blocks(const struct vp_plan *p,
+    uint64_t blocks);
 /*
  * GPUs the degrees make: dp x tp x pp x cp (dp 0 counts as 1).  EP does
  * not multiply: as in Megatron, the expert-parallel group is carved out

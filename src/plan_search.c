@@ -180,15 +180,17 @@ const char *const vp_time_assumptions =
     "Time model assumptions (a step is " VP_TIME_SUMMARY "):\n"
     "  - FLOPs per token: 6 P (4 P with LoRA) + 6 L s h for causal attention; "
     "full recompute adds 2 P + 2 L s h, selective recompute with eager "
-    "attention 2 L s h\n"
+    "attention 2 L s h (with --recompute-stride N, times the share of "
+    "blocks recomputed)\n"
     "  - compute at the profile's MFU of the card's dense peak for the compute "
     "dtype (fp8: its fp8 peak), over all GPUs; the 1F1B bubble multiplies it "
     "by 1 + (pp-1)/(m vpp) for m micro-batches per step\n"
     "  - collectives move 16-bit data at " STR(LINK_EFF_PCT) " % of the link: "
     "the card's GPU-to-GPU figure (" STR(NO_LINK_GBS) " GB/s without one); "
     "DP, EP and pipeline traffic at most " STR(INTER_NODE_GBS) " GB/s per GPU "
-    "when the job spans nodes; TP all-reduces (4 per block, 6 with full "
-    "recompute), expert all-to-alls (4 per block) and pipeline sends exposed; "
+    "when the job spans nodes; TP all-reduces (4 per block, 6 per fully "
+    "recomputed block), expert all-to-alls (4 per block) and pipeline sends "
+    "exposed; "
     "DP reduction 80 % overlapped (70 % and 1.5x the volume with ZeRO-3 or "
     "FSDP full/hybrid); CP ring exchanges half hidden\n"
     "  - memory-bound work at " STR(MEM_EFF_PCT) " % of the card's bandwidth: "
@@ -215,6 +217,8 @@ vp_plan_time(const struct vp_model *m, const struct vp_gpu *gpu,
 	double s = (double)p->seq, mb = (double)p->micro_batch;
 	double ga = (double)p->grad_accum, peak, flops, tokens, compute;
 	double link, dp_bw, bytes, comm = 0, t, rank_params, memory = 0;
+	double rc_share;	/* of the blocks, those recomputed */
+	uint64_t sb;
 
 	assert(vp_plan_degrees_ok(p) && node >= 1);
 	vp_model_params(m, &pc);
@@ -226,11 +230,16 @@ vp_plan_time(const struct vp_model *m, const struct vp_gpu *gpu,
 	/* LoRA: no weight gradients for the frozen base, so backward costs
 	 * one forward (input gradients), not two. */
 	flops = (p->lora_rank ? 4.0 : 6.0) * (double)pc.active + 6.0 * L * s * h;
+	/* With a stride only some blocks recompute: the first stage's
+	 * share of them stands for the whole model's. */
+	sb = vp_stage_blocks(m->layers, pp, 0);
+	rc_share = sb ? (double)vp_plan_checkpointed_blocks(p, sb) /
+	    (double)sb : 0.0;
 	if (p->recompute == VP_RECOMP_FULL)
-		flops += 2.0 * (double)pc.active + 2.0 * L * s * h;
+		flops += rc_share * (2.0 * (double)pc.active + 2.0 * L * s * h);
 	else if (p->recompute == VP_RECOMP_SELECTIVE &&
 	    p->attention == VP_ATTN_EAGER)
-		flops += 2.0 * L * s * h;
+		flops += rc_share * 2.0 * L * s * h;
 	tokens = mb * s * ga * dp;
 	compute = flops * tokens / ((double)world * peak * 1e12 * prof->mfu);
 	if (pp > 1)
@@ -240,8 +249,8 @@ vp_plan_time(const struct vp_model *m, const struct vp_gpu *gpu,
 	if (tp > 1) {
 		bytes = mb * s / cp * h * 2;
 		t = 2.0 * (tp - 1) / tp * bytes / (link * 1e9 * LINK_EFF);
-		comm += ga * (L / pp) * (p->recompute == VP_RECOMP_FULL ? 6 :
-		    4) * t;
+		comm += ga * (L / pp) * (p->recompute == VP_RECOMP_FULL ?
+		    4 + 2 * rc_share : 4) * t;
 	}
 	if (dp > 1) {
 		/* DP ranks sit tp*cp apart: inside a node only if the whole

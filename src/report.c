@@ -292,11 +292,25 @@ vp_report_usd(char *b, size_t n, double v)
 	return b;
 }
 
+/*
+ * "full", or "full (stride 2)" when only every 2nd block recomputes;
+ * short: "full/2", for the alternatives' narrow layout column.
+ */
+static const char *
+recomp_text(char *buf, size_t n, const struct vp_plan *p, bool short_form)
+{
+	if (p->recompute == VP_RECOMP_NONE || p->recompute_stride <= 1)
+		return vp_recomp_names[p->recompute];
+	snprintf(buf, n, short_form ? "%s/%u" : "%s (stride %u)",
+	    vp_recomp_names[p->recompute], p->recompute_stride);
+	return buf;
+}
+
 static void
 plan_line(const struct vp_report *r, struct vp_buf *o)
 {
 	const struct vp_plan *p = r->plan;
-	char v1[16], v2[16];
+	char v1[16], v2[16], rc[48];
 
 	/* The optimizer's kernels when the user chose them. */
 	vp_buf_printf(o, "%s, %s%s%s%s, micro-batch %llu x seq %llu, "
@@ -306,7 +320,8 @@ plan_line(const struct vp_report *r, struct vp_buf *o)
 	    p->optimizer_impl ? vp_optimpl_names[vp_plan_optimizer_impl(p)] :
 	    "", p->optimizer_impl ? ")" : "",
 	    (unsigned long long)p->micro_batch, (unsigned long long)p->seq,
-	    (unsigned long long)p->grad_accum, vp_recomp_names[p->recompute],
+	    (unsigned long long)p->grad_accum,
+	    recomp_text(rc, sizeof rc, p, false),
 	    vp_attn_names[p->attention], vp_plan_dropout(p, r->model));
 	vp_buf_printf(o, "%-11s", "");
 	vp_report_layout(o, p);
@@ -349,12 +364,13 @@ plan_line(const struct vp_report *r, struct vp_buf *o)
 static void
 cand_line(struct vp_buf *o, const struct vp_cand *c, uint64_t cap)
 {
-	char b1[32], b2[32];
+	char b1[32], b2[32], rc[48];
 	struct vp_buf lay;
 
 	vp_buf_init(&lay);
 	vp_report_layout(&lay, &c->plan);
-	vp_buf_printf(&lay, ", recompute %s", vp_recomp_names[c->plan.recompute]);
+	vp_buf_printf(&lay, ", recompute %s", recomp_text(rc, sizeof rc,
+	    &c->plan, true));
 	vp_buf_printf(o, "  %-56s %11s  %11s", lay.s,
 	    vp_fmt_bytes(b1, sizeof b1, c->device_peak),
 	    c->fits ? vp_fmt_bytes(b2, sizeof b2, cap - c->device_peak) : "-");
@@ -442,12 +458,14 @@ planner_text(const struct vp_report *r, struct vp_buf *o)
 	if (r->ask_min_gpus) {
 		if (r->min_gpus && r->min_gpus_plan) {
 			struct vp_buf lay;
+			char rc[48];
 
 			vp_buf_init(&lay);
 			vp_report_layout(&lay, &r->min_gpus_plan->plan);
 			vp_buf_printf(o, "Fewest %s that fit: %u (%s, recompute "
 			    "%s)\n", r->gpus->gpu->id, r->min_gpus, lay.s,
-			    vp_recomp_names[r->min_gpus_plan->plan.recompute]);
+			    recomp_text(rc, sizeof rc,
+			    &r->min_gpus_plan->plan, false));
 			vp_buf_free(&lay);
 		} else {
 			vp_buf_printf(o, "Fewest %s that fit: none up to the "
@@ -642,6 +660,7 @@ json_plan(struct vp_json *j, const struct vp_report *r)
 	vp_json_u64(j, "seq", p->seq);
 	vp_json_u64(j, "grad_accum", p->grad_accum);
 	vp_json_str(j, "recompute", vp_recomp_names[p->recompute]);
+	vp_json_u64(j, "recompute_stride", p->recompute_stride);
 	vp_json_str(j, "attention", vp_attn_names[p->attention]);
 	vp_json_num(j, "dropout", vp_plan_dropout(p, r->model));
 	vp_json_u64(j, "zero", p->zero);
@@ -819,6 +838,7 @@ vp_report_json_layout(struct vp_json *j, const struct vp_plan *p)
 	vp_json_str(j, "fsdp", vp_fsdp_names[p->fsdp]);
 	vp_json_bool(j, "sp", p->sp);
 	vp_json_str(j, "recompute", vp_recomp_names[p->recompute]);
+	vp_json_u64(j, "recompute_stride", p->recompute_stride);
 }
 
 /* The time model of the plan shown. */

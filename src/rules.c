@@ -100,6 +100,21 @@ pp_layers(const struct vp_plan *p, const struct vp_model *m, unsigned world,
 	return 0;
 }
 
+/* torchtitan checkpoints the blocks whose count is a multiple of the
+ * stride: one longer than the model would checkpoint none. */
+static int
+recompute_stride(const struct vp_plan *p, const struct vp_model *m,
+    unsigned world, struct vp_diags *d)
+{
+	(void)world;
+	if (p->recompute_stride > m->layers)
+		return refuse(d, "--recompute-stride %u is longer than the "
+		    "model's %llu layers; at most %llu", p->recompute_stride,
+		    (unsigned long long)m->layers,
+		    (unsigned long long)m->layers);
+	return 0;
+}
+
 static int
 seq_learned(const struct vp_plan *p, const struct vp_model *m,
     unsigned world, struct vp_diags *d)
@@ -423,6 +438,7 @@ static const struct rule rules[] = {
 	{ tp_heads, VP_RK_TP, false },
 	{ tp_ffn, VP_RK_TP, false },
 	{ pp_layers, VP_RK_PP, false },
+	{ recompute_stride, 0, false },
 	{ seq_learned, 0, false },
 	{ seq_causal, 0, false },
 	{ cp_attention, VP_RK_CP, false },

@@ -315,6 +315,14 @@ run plan-megatron-distopt llama-3-8b --gpus 8xH100 --framework megatron \
 run plan-bad-cp-eager llama-3-8b --gpus 8xH100 --cp 2 --attention eager
 run plan-bad-ep-dense llama-3-8b --gpus 8xH100 --ep 2
 run plan-bad-pp-deep gpt2 --gpus 16xH100 --pp 16
+# --recompute-stride: torchtitan's every-N-th-block checkpointing; the
+# planner applies it to the recompute mode it picks.
+run plan-recompute-stride llama-3.1-70b --gpus 16xH100 --recompute full \
+	--recompute-stride 2 --seq 4096
+run est-recompute-stride-json llama-3-8b --gpus 1xH100 --recompute full \
+	--recompute-stride 4 --no-search --json
+run cli-recompute-stride-zero gpt2 --recompute-stride 0
+run cli-recompute-stride-deep gpt2 --recompute full --recompute-stride 13
 run plan-bad-tp-across-nodes llama-3-8b --gpus 16xH100 --tp 16
 run plan-bad-nodes llama-3-8b --gpus 12xH100 --nodes 5
 

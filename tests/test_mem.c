@@ -604,6 +604,53 @@ grows_with_batch_and_seq(void **state)
 	vp_model_free(&m);
 }
 
+/*
+ * --recompute-stride 2 checkpoints blocks 2 and 4 of 4 (torchtitan's
+ * count from 1): the ops of exactly those blocks are flagged, and the
+ * activations saved are half way between none and full, since each
+ * block saves what it saves under its own mode.
+ */
+static void
+recompute_stride_every_nth_block(void **state)
+{
+	struct vp_model m;
+	struct vp_plan p;
+	struct vp_graph g;
+	struct vp_mem none, full, half, one;
+	size_t i;
+
+	(void)state;
+	llama_model(&m);
+	llama_plan(&p, &m);
+	p.optimizer = VP_OPT_SGD;
+	p.micro_batch = 8;
+	p.seq = 512;
+	p.recompute = VP_RECOMP_FULL;
+	p.recompute_stride = 2;
+	assert_int_equal(vp_graph_build(&m, &p, &g), 0);
+	for (i = 0; i < g.nop; i++)
+		assert_true(g.op[i].recompute ==
+		    (g.op[i].layer != 0 && g.op[i].layer % 2 == 0));
+	vp_graph_free(&g);
+	assert_true(vp_plan_block_checkpointed(&p, 2) &&
+	    !vp_plan_block_checkpointed(&p, 1));
+	assert_int_equal(vp_plan_checkpointed_blocks(&p, 5), 2);
+	half = estimate(&m, &p, 1);
+	p.recompute_stride = 1;
+	full = estimate(&m, &p, 1);
+	p.recompute_stride = 0;	/* not normalised: the same as 1 */
+	one = estimate(&m, &p, 1);
+	assert_int_equal(one.allocated_peak, full.allocated_peak);
+	p.recompute = VP_RECOMP_NONE;
+	p.recompute_stride = 2;		/* nothing to checkpoint */
+	none = estimate(&m, &p, 1);
+	assert_int_equal(2 * half.saved_per_microbatch,
+	    none.saved_per_microbatch + full.saved_per_microbatch);
+	assert_true(full.allocated_peak < half.allocated_peak &&
+	    half.allocated_peak < none.allocated_peak);
+	vp_model_free(&m);
+}
+
 static void
 recompute_saves_activations(void **state)
 {
@@ -957,6 +1004,7 @@ main(void)
 		cmocka_unit_test(peak_covers_persistent_state),
 		cmocka_unit_test(grows_with_batch_and_seq),
 		cmocka_unit_test(recompute_saves_activations),
+		cmocka_unit_test(recompute_stride_every_nth_block),
 		cmocka_unit_test(zero_stages_shrink_in_order),
 		cmocka_unit_test(optimizers_in_order),
 		cmocka_unit_test(cpu_has_no_overhead),

@@ -192,26 +192,42 @@ fast_matches_exact(void **state)
 	struct vp_profile prof;
 	struct vp_mem_opts o;
 	static const struct { unsigned tp, pp, zero, cp; enum vp_recompute rc;
-	    enum vp_precision prec; enum vp_attention attn; } cases[] = {
+	    enum vp_precision prec; enum vp_attention attn;
+	    unsigned stride, layers; } cases[] = {
 		{ 1, 1, 0, 1, VP_RECOMP_NONE, VP_PREC_BF16_MIXED,
-		    VP_ATTN_EAGER },
+		    VP_ATTN_EAGER, 1, 24 },
 		{ 2, 1, 3, 1, VP_RECOMP_FULL, VP_PREC_BF16_MIXED,
-		    VP_ATTN_EAGER },
+		    VP_ATTN_EAGER, 1, 24 },
 		{ 1, 4, 1, 1, VP_RECOMP_NONE, VP_PREC_BF16_MASTER,
-		    VP_ATTN_EAGER },
+		    VP_ATTN_EAGER, 1, 24 },
 		{ 4, 2, 0, 1, VP_RECOMP_SELECTIVE, VP_PREC_FP32,
-		    VP_ATTN_EAGER },
+		    VP_ATTN_EAGER, 1, 24 },
 		/* The first stage's two-block backward peaks at the
 		 * embedding, the three-block one in its last block: the
 		 * line goes through three and four blocks (it was 26.8 MB
 		 * low through two and three). */
 		{ 1, 2, 3, 1, VP_RECOMP_NONE, VP_PREC_BF16_MIXED,
-		    VP_ATTN_SDPA },
+		    VP_ATTN_SDPA, 1, 24 },
+		/*
+		 * --recompute-stride: the blocks differ, the periods do
+		 * not.  Every second block (torchtitan's "2"), every third
+		 * under ZeRO-3 and TP, selective on pipeline stages of 12,
+		 * and 43 blocks with stride 8, which leave 3 blocks after
+		 * the last checkpoint (replays of 19, 27 and maybe 35
+		 * blocks, extended by two periods).
+		 */
+		{ 1, 1, 0, 1, VP_RECOMP_FULL, VP_PREC_BF16_MIXED,
+		    VP_ATTN_SDPA, 2, 24 },
+		{ 2, 1, 3, 1, VP_RECOMP_FULL, VP_PREC_BF16_MIXED,
+		    VP_ATTN_EAGER, 3, 24 },
+		{ 1, 2, 1, 1, VP_RECOMP_SELECTIVE, VP_PREC_BF16_MIXED,
+		    VP_ATTN_EAGER, 2, 24 },
+		{ 1, 1, 0, 1, VP_RECOMP_FULL, VP_PREC_FP32,
+		    VP_ATTN_EAGER, 8, 43 },
 	};
 	size_t i;
 
 	(void)state;
-	make_model(&m, 24, 1024, 16, 32000);
 	vp_profile_default(NULL, &prof);
 	o.profile = &prof;
 	o.explain = 0;
@@ -219,7 +235,9 @@ fast_matches_exact(void **state)
 		struct vp_mem a, b;
 		unsigned st;
 
+		make_model(&m, cases[i].layers, 1024, 16, 32000);
 		vp_plan_defaults(&p, &m);
+		p.recompute_stride = cases[i].stride;
 		p.tp = cases[i].tp;
 		p.pp = cases[i].pp;
 		p.zero = cases[i].zero;
