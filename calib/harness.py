@@ -4,7 +4,7 @@
     /usr/bin/python3 calib/harness.py MODEL.yaml [--device cpu|cuda]
         [--precision fp32|bf16-mixed|fp16-mixed|bf16|fp16]
         [--optimizer sgd|sgd-momentum|adam|adamw] [--micro-batch B] [--seq S]
-        [--recompute none|full] [--attention eager|sdpa] [--dropout P]
+        [--recompute none|full] [--recompute-stride N] [--attention eager|sdpa] [--dropout P]
         [--lora R] [--lora-targets q,v|all-linear|...] [--lora-alpha A]
         [--lora-dropout P] [--lora-dtype fp32|bf16] [--loss full|chunked]
         [--steps 2] [--seed 0] [--threads 2] [--trace]
@@ -555,8 +555,12 @@ class DecoderLayer(nn.Module):
 
 
 def _run_layers(layers, recompute, hidden_states, *args):
-    for layer in layers:
-        if recompute:
+    """recompute: 0 (or False) keeps everything; N (True is 1) checkpoints
+    every N-th block, counted from 1 as torchtitan's _apply_layer_sac does
+    (`_layer_sac_count += 1`, then wrap when count % ac_freq == 0): with 2
+    the second, fourth, ... block."""
+    for i, layer in enumerate(layers):
+        if recompute and (i + 1) % int(recompute) == 0:
             hidden_states = checkpoint(layer, hidden_states, *args)
         else:
             hidden_states = layer(hidden_states, *args)
@@ -1609,7 +1613,8 @@ class AllocReplay:
 # ----------------------------------------------------------------------------
 
 def _resolve(model_cfg, device, precision, optimizer, micro_batch, seq, recompute, attention, dropout,
-             lora_r=0, lora_targets=None, lora_alpha=None, lora_dropout=0.0, lora_dtype="fp32", loss="full"):
+             lora_r=0, lora_targets=None, lora_alpha=None, lora_dropout=0.0, lora_dtype="fp32", loss="full",
+             recompute_stride=1):
     c = normalize_cfg(model_cfg)
     if dropout is not None:
         c["dropout"] = float(dropout)
@@ -1621,6 +1626,7 @@ def _resolve(model_cfg, device, precision, optimizer, micro_batch, seq, recomput
         "micro_batch": int(micro_batch or tr["micro_batch"]),
         "seq": int(seq or tr["seq"]),
         "recompute": recompute or "none",
+        "recompute_stride": int(recompute_stride or 1),
         "attention": attention or "eager",
         "loss": loss or "full",
         "lora": None,
@@ -1648,6 +1654,8 @@ def _resolve(model_cfg, device, precision, optimizer, micro_batch, seq, recomput
         raise HarnessError("unknown optimizer %r" % o["optimizer"])
     if o["recompute"] not in ("none", "full"):
         raise HarnessError("recompute must be none or full")
+    if not 1 <= o["recompute_stride"] <= c["layers"]:
+        raise HarnessError("recompute stride must be from 1 to the %d layers" % c["layers"])
     if o["attention"] not in ("eager", "sdpa"):
         raise HarnessError("attention must be eager or sdpa")
     if o["seq"] > c["max_seq"] and c["position"] == "learned":
@@ -1703,14 +1711,14 @@ def measure(model_cfg, device="cpu", precision=None, optimizer=None, micro_batch
             recompute=None, attention=None, dropout=None, steps=2, seed=0, trace=False,
             num_threads=2, trace_out=None, keep_replay=False, lora_r=0, lora_targets=None,
             lora_alpha=None, lora_dropout=0.0, lora_dtype="fp32", loss="full",
-            optimizer_impl="default"):
+            optimizer_impl="default", recompute_stride=1):
     """Measure one training configuration; returns the result dict.
     keep_replay=True (in-process use only) adds the AllocReplay object under
     the key "_replay" (not JSON-serializable).  lora_r > 0: PEFT LoRA on a
     frozen base (see apply_lora); loss="chunked": Liger's fused linear CE."""
     t_start = time.time()
     c, o = _resolve(model_cfg, device, precision, optimizer, micro_batch, seq, recompute, attention, dropout,
-                    lora_r, lora_targets, lora_alpha, lora_dropout, lora_dtype, loss)
+                    lora_r, lora_targets, lora_alpha, lora_dropout, lora_dtype, loss, recompute_stride)
     if device == "cuda" and not torch.cuda.is_available():
         raise HarnessError("--device cuda but torch.cuda.is_available() is False")
     torch.set_num_threads(int(num_threads))
@@ -1726,7 +1734,8 @@ def measure(model_cfg, device="cpu", precision=None, optimizer=None, micro_batch
         torch.cuda.synchronize()
         torch.cuda.empty_cache()
         cuda_before = _cuda_device_used()
-    model = build_model(c, o["attention"], o["recompute"] == "full", o["loss"])
+    model = build_model(c, o["attention"], o["recompute_stride"] if o["recompute"] == "full" else 0,
+                        o["loss"])
     model.train()
     lo = o["lora"]
     lora_info = None
@@ -1780,6 +1789,7 @@ def measure(model_cfg, device="cpu", precision=None, optimizer=None, micro_batch
         "micro_batch": o["micro_batch"],
         "seq": o["seq"],
         "recompute": o["recompute"],
+        "recompute_stride": o["recompute_stride"],
         "attention": o["attention"],
         "attention_impl": ("torch-nn" if fam == "torch-nn" else
                            ("eager" if o["attention"] == "eager" else sdpa_impl_name())),
@@ -2233,6 +2243,8 @@ def main(argv=None):
     ap.add_argument("--micro-batch", type=int)
     ap.add_argument("--seq", type=int)
     ap.add_argument("--recompute", choices=("none", "full"))
+    ap.add_argument("--recompute-stride", type=int, default=1, metavar="N",
+                    help="checkpoint only every N-th block (torchtitan's selective_ac_option N)")
     ap.add_argument("--attention", choices=("eager", "sdpa"))
     ap.add_argument("--dropout", type=float)
     ap.add_argument("--lora", type=int, default=0, metavar="R", help="LoRA rank (0 = off: full fine-tuning)")
@@ -2258,7 +2270,7 @@ def main(argv=None):
                       dropout=a.dropout, steps=a.steps, seed=a.seed, trace=a.trace, num_threads=a.threads,
                       lora_r=a.lora, lora_targets=a.lora_targets, lora_alpha=a.lora_alpha,
                       lora_dropout=a.lora_dropout, lora_dtype=a.lora_dtype, loss=a.loss,
-                      optimizer_impl=a.optimizer_impl)
+                      optimizer_impl=a.optimizer_impl, recompute_stride=a.recompute_stride)
     except HarnessError as e:
         print("harness: %s" % e, file=sys.stderr)
         return 2

@@ -65,6 +65,12 @@ def CHUNKED():
     return {"lora": 0, "loss": "chunked"}
 
 
+def STRIDE(n):
+    """--recompute-stride N: only every N-th block checkpointed, counted
+    from 1 (torchtitan's selective_ac_option N)."""
+    return {"lora": 0, "stride": n}
+
+
 def IMPL(impl):
     """torch.optim's kernels (--optimizer-impl): foreach on the CPU holds
     the states-size temporary the CUDA default does."""
@@ -186,6 +192,13 @@ GRID = [
     # foreach SGD with momentum updates its buffers in place: no temporary.
     ("tiny-llama", "fp32", "sgd-momentum", 1, 32, "none", "eager", 0.0, IMPL("foreach")),
     ("tiny-llama", "fp32", "adamw", 1, 32, "none", "eager", 0.0, IMPL("for-loop")),
+    # ---- --recompute-stride: only blocks 2 and 4 of 4 (2 of 3) are
+    # checkpointed, the others keep everything (contrasts with the
+    # full-recompute rows above); 3 of 4 leaves a block after the last
+    # checkpoint.
+    ("llama-4l-mha", "bf16-mixed", "adamw", 4, 128, "full", "eager", 0.0, STRIDE(2)),
+    ("qwen-style", "fp32", "sgd-momentum", 2, 96, "full", "sdpa", 0.1, STRIDE(2)),
+    ("bert-4l-30k", "bf16-mixed", "adamw", 4, 128, "full", "eager", 0.0, STRIDE(3)),
 ]
 
 
@@ -204,6 +217,8 @@ def case_name(c):
         name += "/" + x["loss"]
     if x.get("impl", "default") != "default":
         name += "/" + x["impl"]
+    if x.get("stride", 1) != 1:
+        name += "/stride%d" % x["stride"]
     return name
 
 
@@ -242,6 +257,8 @@ def estimate(cmd, c):
         argv += ["--loss", x.get("loss", "full")]
     if x.get("impl", "default") != "default":
         argv += ["--optimizer-impl", x["impl"]]
+    if x.get("stride", 1) != 1:
+        argv += ["--recompute-stride", str(x["stride"])]
     # The estimate follows the stack the harness measures on: its PyTorch;
     # its modules clone transformers 4.40's modelling code; it zeroes the
     # gradients with set_to_none=True whatever the PyTorch.
@@ -270,7 +287,8 @@ def measure_case(c, threads):
                            recompute=r, attention=a, dropout=d, steps=2, seed=0, num_threads=threads,
                            lora_r=x.get("lora", 0), lora_targets=x.get("targets"),
                            lora_dropout=x.get("lora_dropout", 0.0), lora_dtype=x.get("lora_dtype", "fp32"),
-                           loss=x.get("loss", "full"), optimizer_impl=x.get("impl", "default"))
+                           loss=x.get("loss", "full"), optimizer_impl=x.get("impl", "default"),
+                           recompute_stride=x.get("stride", 1))
 
 
 def breakdown(res):
