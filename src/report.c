@@ -299,12 +299,13 @@ plan_line(const struct vp_report *r, struct vp_buf *o)
 	char v1[16], v2[16];
 
 	/* The optimizer's kernels when the user chose them. */
-	vp_buf_printf(o, "%s, %s%s%s%s, micro-batch %llu x seq %llu, "
+	vp_buf_printf(o, "%s, %s%s%s%s%s, micro-batch %llu x seq %llu, "
 	    "grad-accum %llu, recompute %s, attention %s, dropout %.2g\n",
 	    vp_prec_names[p->precision], vp_opt_names[p->optimizer],
 	    p->optimizer_impl ? " (" : "",
 	    p->optimizer_impl ? vp_optimpl_names[vp_plan_optimizer_impl(p)] :
 	    "", p->optimizer_impl ? ")" : "",
+	    p->optim_in_bwd ? " in backward" : "",
 	    (unsigned long long)p->micro_batch, (unsigned long long)p->seq,
 	    (unsigned long long)p->grad_accum, vp_recomp_names[p->recompute],
 	    vp_attn_names[p->attention], vp_plan_dropout(p, r->model));
@@ -638,6 +639,7 @@ json_plan(struct vp_json *j, const struct vp_report *r)
 	vp_json_str(j, "optimizer_impl",
 	    vp_optimpl_names[vp_plan_optimizer_impl(p)]);
 	vp_json_str(j, "zero_grad", vp_zerograd_names[vp_plan_zero_grad(p)]);
+	vp_json_bool(j, "optimizer_in_backward", p->optim_in_bwd);
 	vp_json_u64(j, "micro_batch", p->micro_batch);
 	vp_json_u64(j, "seq", p->seq);
 	vp_json_u64(j, "grad_accum", p->grad_accum);
