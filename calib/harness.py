@@ -1407,6 +1407,46 @@ def make_optimizer(name, params, device, impl="default"):
     return opt
 
 
+class InBackwardOptimizer:
+    """torchtune's optimizer_in_bwd (training/memory.py,
+    register_optim_in_bwd_hooks): one optimizer per parameter, stepped in
+    the parameter's post-accumulate-grad hook, which then calls zero_grad()
+    (set_to_none=True, the default from torch 2.0), so each gradient is
+    freed as soon as it has been used and no whole gradient set exists.
+    step() and zero_grad() are no-ops for the training loop; state and
+    param_groups look like one optimizer's to the rest of the harness.
+    Needs torch >= 2.1 (Tensor.register_post_accumulate_grad_hook)."""
+
+    def __init__(self, name, params, device, impl="default"):
+        if not hasattr(torch.Tensor, "register_post_accumulate_grad_hook"):
+            raise HarnessError("--optimizer-in-backward needs torch >= 2.1 "
+                               "(register_post_accumulate_grad_hook); this is torch %s" % torch.__version__)
+        self.optim = {p: make_optimizer(name, [p], device, impl) for p in params}
+        for p in params:
+            p.register_post_accumulate_grad_hook(self._hook)
+
+    def _hook(self, p):
+        self.optim[p].step()
+        self.optim[p].zero_grad(set_to_none=True)
+
+    @property
+    def param_groups(self):
+        return [g for o in self.optim.values() for g in o.param_groups]
+
+    @property
+    def state(self):
+        st = {}
+        for o in self.optim.values():
+            st.update(o.state)
+        return st
+
+    def step(self):
+        pass
+
+    def zero_grad(self, set_to_none=True):
+        pass
+
+
 def effective_foreach(opt):
     """What the optimizer's step will actually use (group foreach=None means
     the torch default: False on torch 1.13; torch >= 2.0 picks foreach when
@@ -1614,7 +1654,7 @@ class AllocReplay:
 
 def _resolve(model_cfg, device, precision, optimizer, micro_batch, seq, recompute, attention, dropout,
              lora_r=0, lora_targets=None, lora_alpha=None, lora_dropout=0.0, lora_dtype="fp32", loss="full",
-             recompute_stride=1):
+             recompute_stride=1, optimizer_in_bwd=False):
     c = normalize_cfg(model_cfg)
     if dropout is not None:
         c["dropout"] = float(dropout)
@@ -1630,9 +1670,13 @@ def _resolve(model_cfg, device, precision, optimizer, micro_batch, seq, recomput
         "attention": attention or "eager",
         "loss": loss or "full",
         "lora": None,
+        "optimizer_in_bwd": bool(optimizer_in_bwd),
     }
     if o["loss"] not in LOSSES:
         raise HarnessError("loss must be full or chunked")
+    if o["optimizer_in_bwd"] and o["precision"] == "fp16-mixed":
+        raise HarnessError("--optimizer-in-backward cannot unscale fp16 gradients: GradScaler steps "
+                           "the whole optimizer after backward")
     r = int(lora_r or 0)
     if r < 0:
         raise HarnessError("--lora must be >= 0")
@@ -1696,6 +1740,7 @@ def _train_step(model, ids, labels, opt, o, scaler, info):
     params = [p for p in model.parameters()]
     info["grad_bytes"] = _unique_bytes([p.grad for p in params])
     with phase("optimizer"):
+        # optimizer in backward: the hooks have stepped (a no-op here)
         if scaler is not None:
             scaler.step(opt)
             scaler.update()
@@ -1711,14 +1756,16 @@ def measure(model_cfg, device="cpu", precision=None, optimizer=None, micro_batch
             recompute=None, attention=None, dropout=None, steps=2, seed=0, trace=False,
             num_threads=2, trace_out=None, keep_replay=False, lora_r=0, lora_targets=None,
             lora_alpha=None, lora_dropout=0.0, lora_dtype="fp32", loss="full",
-            optimizer_impl="default", recompute_stride=1):
+            optimizer_impl="default", recompute_stride=1, optimizer_in_bwd=False):
     """Measure one training configuration; returns the result dict.
     keep_replay=True (in-process use only) adds the AllocReplay object under
     the key "_replay" (not JSON-serializable).  lora_r > 0: PEFT LoRA on a
-    frozen base (see apply_lora); loss="chunked": Liger's fused linear CE."""
+    frozen base (see apply_lora); loss="chunked": Liger's fused linear CE;
+    optimizer_in_bwd: torchtune's optimizer in backward (InBackwardOptimizer)."""
     t_start = time.time()
     c, o = _resolve(model_cfg, device, precision, optimizer, micro_batch, seq, recompute, attention, dropout,
-                    lora_r, lora_targets, lora_alpha, lora_dropout, lora_dtype, loss, recompute_stride)
+                    lora_r, lora_targets, lora_alpha, lora_dropout, lora_dtype, loss, recompute_stride,
+                    optimizer_in_bwd)
     if device == "cuda" and not torch.cuda.is_available():
         raise HarnessError("--device cuda but torch.cuda.is_available() is False")
     torch.set_num_threads(int(num_threads))
@@ -1765,7 +1812,10 @@ def measure(model_cfg, device="cpu", precision=None, optimizer=None, micro_batch
     ids = torch.randint(0, c["vocab"], (o["micro_batch"], o["seq"]), generator=gen).to(device)
     labels = ids
     trainable = [p for p in model.parameters() if p.requires_grad]
-    opt = make_optimizer(o["optimizer"], trainable, device, optimizer_impl)
+    if o["optimizer_in_bwd"]:
+        opt = InBackwardOptimizer(o["optimizer"], trainable, device, optimizer_impl)
+    else:
+        opt = make_optimizer(o["optimizer"], trainable, device, optimizer_impl)
     scaler = None
     if o["precision"] == "fp16-mixed":
         scaler = torch.cuda.amp.GradScaler()
@@ -1786,6 +1836,7 @@ def measure(model_cfg, device="cpu", precision=None, optimizer=None, micro_batch
         "precision": o["precision"],
         "optimizer": o["optimizer"],
         "foreach": effective_foreach(opt),
+        "optimizer_in_bwd": o["optimizer_in_bwd"],
         "micro_batch": o["micro_batch"],
         "seq": o["seq"],
         "recompute": o["recompute"],
@@ -2257,6 +2308,8 @@ def main(argv=None):
                     help="full: logits + cross_entropy; chunked: Liger fused linear cross-entropy")
     ap.add_argument("--optimizer-impl", default="default", choices=OPTIMIZER_IMPLS,
                     help="torch.optim's foreach= / fused= (default: torch's choice)")
+    ap.add_argument("--optimizer-in-backward", action="store_true",
+                    help="torchtune's optimizer_in_bwd: each parameter steps in its gradient hook (torch >= 2.1)")
     ap.add_argument("--steps", type=int, default=2)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--threads", type=int, default=2)
@@ -2270,7 +2323,8 @@ def main(argv=None):
                       dropout=a.dropout, steps=a.steps, seed=a.seed, trace=a.trace, num_threads=a.threads,
                       lora_r=a.lora, lora_targets=a.lora_targets, lora_alpha=a.lora_alpha,
                       lora_dropout=a.lora_dropout, lora_dtype=a.lora_dtype, loss=a.loss,
-                      optimizer_impl=a.optimizer_impl, recompute_stride=a.recompute_stride)
+                      optimizer_impl=a.optimizer_impl, recompute_stride=a.recompute_stride,
+                      optimizer_in_bwd=a.optimizer_in_backward)
     except HarnessError as e:
         print("harness: %s" % e, file=sys.stderr)
         return 2

@@ -84,6 +84,10 @@ struct sim {
 	uint64_t unit_grad;	/* a unit's full gradient before reduction */
 	bool grads_prealloc;	/* gradients go into a preallocated buffer */
 	bool grads_offload;	/* gradients leave for host RAM when made */
+	bool oib;		/* --optimizer-in-backward: each parameter
+				 * steps in its hook, then drops its gradient */
+	uint64_t oib_num, oib_den;	/* the step's temporaries per byte
+				 * of one parameter's gradient */
 	uint64_t wgrad_waiting;	/* weight gradients held by autograd until
 				 * another use's is added (tied weights) */
 	uint8_t *away;		/* tensor offloaded to host (not counted) */
@@ -502,7 +506,7 @@ static bool
 wgrad_is_transient(const struct sim *s)
 {
 	return !s->first_mb || s->grads_prealloc || s->grads_offload ||
-	    s->gshard > 1;
+	    s->gshard > 1 || s->oib;
 }
 
 /*
@@ -527,6 +531,39 @@ wgrad_piece(const struct vp_op *o, uint64_t total, unsigned k)
 		bias = (uint64_t)((double)total *
 		    ((double)o->wgrad_bias_bytes / (double)o->wgrad_bytes));
 	return k < c ? (total - bias) / c : bias / c;
+}
+
+/*
+ * --optimizer-in-backward: the autograd engine runs a parameter's
+ * AccumulateGrad as soon as the op's backward made its gradient (the node
+ * has the highest sequence number), after the op's own output gradient is
+ * gone; its post-accumulate-grad hook steps that parameter's optimizer and
+ * zero_grad() frees the gradient (torchtune, register_optim_in_bwd_hooks;
+ * FSDP after the reduce-scatter, on the shard).  So a second check per op:
+ * what backward holds then, the gradient (its shard) and the step's
+ * temporaries for the largest of the op's parameters, one at a time.
+ */
+static void
+oib_step(struct sim *s, const struct vp_op *o)
+{
+	uint64_t w, big = 0, tmp = 0;
+	unsigned k, n = wgrad_pieces(o);
+
+	/* The first use of a tied weight waits for the other's (graph.c,
+	 * tie_embeddings): its hook runs on their sum. */
+	if (o->wgrad_bytes == 0 || o->wgrad_waits)
+		return;
+	w = o->wgrad_adds_to ? o->wgrad_sum : o->wgrad_bytes;
+	for (k = 0; k < n; k++) {
+		uint64_t piece = wgrad_piece(o, w, k) / s->gshard;
+
+		tmp += tmp_alloc(s, piece);
+		big = piece > big ? piece : big;
+	}
+	if (s->oib_den)
+		tmp += tmp_alloc(s, big / s->oib_den * s->oib_num);
+	check(s, tmp, VP_CAT_TRANSIENT);
+	tmp_free(s);
 }
 
 /* Backward of one op. */
@@ -572,7 +609,7 @@ backward_op(struct sim *s, const struct vp_op *o)
 			 * accumulated is a transient; otherwise it stays,
 			 * 1/gshard of it once reduce-scattered. */
 			if (s->first_mb && !s->grads_prealloc &&
-			    !s->grads_offload) {
+			    !s->grads_offload && !s->oib) {
 				add(s, VP_CAT_GRADS, o->wgrad_bytes / s->gshard);
 				/* Held to the step's end (zero_grad). */
 				for (k = 0; s->rec && k < (int)wgrad_pieces(o);
@@ -613,6 +650,8 @@ backward_op(struct sim *s, const struct vp_op *o)
 		}
 		for (k = 0; k < VP_OP_MAXIO && o->out[k] >= 0; k++)
 			g_free(s, o->out[k]);
+		if (s->oib)
+			oib_step(s, o);
 	}
 	for (k = 0; k < VP_OP_MAXIO && o->saved[k] >= 0; k++)
 		t_unref(s, o->saved[k]);
@@ -693,19 +732,19 @@ backward(struct sim *s)
  *   temporary per parameter, all at once: one copy of the states' size.
  * - fused kernels (fused=True, DeepSpeed's and Megatron's Adam): none.
  */
-static uint64_t
-optim_tmp(const struct vp_graph *g, const struct vp_plan *p)
+/* The temporaries per state-dtype element of the parameters stepped at
+ * once: 2 for the for-loop's Adam, 1 for foreach (2 before PyTorch 2.0's
+ * in-place eps), 0 when fused or for an optimizer without them. */
+static unsigned
+step_tmp_copies(const struct vp_plan *p)
 {
 	const struct vp_opt_info *oi = &vp_opt_info[p->optimizer];
-	unsigned state_b = vp_dtype_bytes[vp_prec_info[p->precision].state];
 
 	switch (vp_plan_optimizer_impl(p)) {
 	case VP_OPTIMPL_FUSED:
 		return 0;
 	case VP_OPTIMPL_FOR_LOOP:
-		return oi->loop_tmp ? 2 * g->largest_param_bytes /
-		    vp_dtype_bytes[vp_prec_info[p->precision].weight] *
-		    state_b : 0;
+		return oi->loop_tmp ? 2 : 0;
 	default:		/* foreach (default is resolved by then) */
 		break;
 	}
@@ -713,9 +752,22 @@ optim_tmp(const struct vp_graph *g, const struct vp_plan *p)
 	 * exp_avg_sq_sqrt, eps) anew, beside exp_avg_sq_sqrt: two copies
 	 * (measured on 1.13); 2.0 adds eps in place. */
 	if (oi->loop_tmp && p->torch_version < 200)
-		return oi->foreach_tmp ? vp_mul_sat(2 * g->trainable,
-		    state_b) : 0;
-	return oi->foreach_tmp ? vp_mul_sat(g->trainable, state_b) : 0;
+		return oi->foreach_tmp ? 2 : 0;
+	return oi->foreach_tmp ? 1 : 0;
+}
+
+static uint64_t
+optim_tmp(const struct vp_graph *g, const struct vp_plan *p)
+{
+	unsigned state_b = vp_dtype_bytes[vp_prec_info[p->precision].state];
+	unsigned c = step_tmp_copies(p);
+
+	/* The for-loop steps one parameter at a time: the largest's. */
+	if (vp_plan_optimizer_impl(p) == VP_OPTIMPL_FOR_LOOP)
+		return c * g->largest_param_bytes /
+		    vp_dtype_bytes[vp_prec_info[p->precision].weight] *
+		    state_b;
+	return vp_mul_sat(c * g->trainable, state_b);
 }
 
 /*
@@ -836,6 +888,19 @@ simulate(struct sim *s, const struct vp_model *m)
 	s->unit_grad = sh.unit_grad;
 	s->grads_prealloc = sh.grads_prealloc;
 	/*
+	 * In the hook one parameter's optimizer steps alone, so whatever its
+	 * implementation it holds its temporaries for that parameter only:
+	 * copies x the parameter in the states' dtype, from its gradient's
+	 * bytes (torch.optim makes the states like the parameter).
+	 */
+	s->oib = p->optim_in_bwd;
+	s->oib_num = (uint64_t)step_tmp_copies(p) *
+	    vp_dtype_bytes[vp_prec_info[p->precision].state];
+	s->oib_den = vp_dtype_bytes[vp_prec_info[p->precision].grad];
+	if (paged || p->offload == VP_OFFLOAD_OPTIMIZER ||
+	    p->offload == VP_OFFLOAD_ALL)
+		s->oib_num = 0;	/* the step runs where the states are */
+	/*
 	 * Off the GPU: paged optimizers keep their states in unified memory
 	 * that the driver evicts to host RAM under pressure, so they never
 	 * cause an OOM; ZeRO-Offload / FSDP CPU offload keep states and the
@@ -895,7 +960,9 @@ simulate(struct sim *s, const struct vp_model *m)
 	(void)ev_alloc(s, adapters, TAG_NONE);
 	(void)ev_alloc(s, g->fp8_bytes / sh.weights, TAG_NONE);
 	(void)ev_alloc(s, master, TAG_NONE);
-	(void)ev_alloc(s, states, TAG_STATE);
+	/* In backward the states are made by the first step's hooks: in the
+	 * steady state they exist before the step. */
+	(void)ev_alloc(s, states, s->oib ? TAG_NONE : TAG_STATE);
 	(void)ev_alloc(s, g->input_bytes, TAG_NONE);
 	(void)ev_alloc(s, sh.grad_buffer, TAG_NONE);
 	if (sh.grads_prealloc)
@@ -944,11 +1011,12 @@ simulate(struct sim *s, const struct vp_model *m)
 	s->out->host_bytes += s->host_act_peak;
 	s->out->shard_gather_bytes = sh.gather;
 	s->out->grad_buffer_bytes = sh.grad_buffer;
-	if (!s->stopped) {
+	ev_free(s, &s->gather_slot);
+	/* In backward the hooks have stepped every parameter already. */
+	if (!s->stopped && !s->oib) {
 		s->phase = VP_PHASE_OPTIMIZER;
 		s->cur_layer = 0;
 		s->cur_op = "optimizer step";
-		ev_free(s, &s->gather_slot);
 		tmp = host ? 0 : rt(s, optim_tmp(g, p) / sh.states);
 		if (s->rec) {
 			const struct vp_opt_info *oi = &vp_opt_info[p->optimizer];

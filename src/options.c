@@ -108,6 +108,10 @@ const struct vp_optdef vp_options[VP_O_COUNT] = {
     E(vp_zerograd_names), NULL, 0, 0, false, NULL, ALL, true, false,
     VP_OPEN_NONE, "Z", "what zero_grad() leaves between steps: none or "
     "zeros (default: PyTorch's, none from 2.0)" },
+[VP_O_OPTIM_IN_BWD] = { "optimizer-in-backward", VP_OK_FLAG, VP_OF_BOOL,
+    F(optim_in_bwd), NULL, 0, NULL, 0, 0, false, NULL, ALL, true, false,
+    VP_OPEN_NONE, NULL, "each parameter steps in its gradient hook and "
+    "drops its gradient (torchtune's optimizer_in_bwd)" },
 [VP_O_FUSED] = { .name = "fused-optimizer", .kind = VP_OK_FLAG,
     .field = VP_OF_NONE, .cmds = ALL, .open = VP_OPEN_NONE,
     .help = "the same as --optimizer-impl fused",

@@ -223,6 +223,8 @@ struct vp_plan {
 	enum vp_device device;
 	enum vp_optimpl optimizer_impl;	/* torch.optim's kernels */
 	enum vp_zerograd zero_grad;	/* what zero_grad() leaves */
+	bool optim_in_bwd;	/* the step runs in each parameter's
+				 * post-accumulate-grad hook (torchtune) */
 	/* Fine-tuning. */
 	unsigned lora_rank;	/* 0 = full fine-tuning */
 	unsigned lora_targets;	/* bit set of enum vp_lora_target */

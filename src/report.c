@@ -313,12 +313,13 @@ plan_line(const struct vp_report *r, struct vp_buf *o)
 	char v1[16], v2[16], rc[48];
 
 	/* The optimizer's kernels when the user chose them. */
-	vp_buf_printf(o, "%s, %s%s%s%s, micro-batch %llu x seq %llu, "
+	vp_buf_printf(o, "%s, %s%s%s%s%s, micro-batch %llu x seq %llu, "
 	    "grad-accum %llu, recompute %s, attention %s, dropout %.2g\n",
 	    vp_prec_names[p->precision], vp_opt_names[p->optimizer],
 	    p->optimizer_impl ? " (" : "",
 	    p->optimizer_impl ? vp_optimpl_names[vp_plan_optimizer_impl(p)] :
 	    "", p->optimizer_impl ? ")" : "",
+	    p->optim_in_bwd ? " in backward" : "",
 	    (unsigned long long)p->micro_batch, (unsigned long long)p->seq,
 	    (unsigned long long)p->grad_accum,
 	    recomp_text(rc, sizeof rc, p, false),
@@ -656,6 +657,7 @@ json_plan(struct vp_json *j, const struct vp_report *r)
 	vp_json_str(j, "optimizer_impl",
 	    vp_optimpl_names[vp_plan_optimizer_impl(p)]);
 	vp_json_str(j, "zero_grad", vp_zerograd_names[vp_plan_zero_grad(p)]);
+	vp_json_bool(j, "optimizer_in_backward", p->optim_in_bwd);
 	vp_json_u64(j, "micro_batch", p->micro_batch);
 	vp_json_u64(j, "seq", p->seq);
 	vp_json_u64(j, "grad_accum", p->grad_accum);

@@ -432,6 +432,64 @@ offload_needs_sharding(const struct vp_plan *p, const struct vp_model *m,
 	return 0;
 }
 
+/*
+ * --optimizer-in-backward steps each parameter in its post-accumulate-grad
+ * hook (torchtune's register_optim_in_bwd_hooks), so the gradient of a
+ * step must be complete when its first piece arrives.  torchtune's
+ * recipes refuse gradient accumulation with it; the hooks need PyTorch
+ * 2.1 (Tensor.register_post_accumulate_grad_hook); FSDP2 calls them on
+ * the sharded parameter after its reduce-scatter (foreach_reduce) and
+ * FSDP1 runs its in-backward optimizers there too
+ * (_post_backward_use_sharded_grad_views), so sharding with FSDP works.
+ * What never calls them after the reduction is refused: DeepSpeed's ZeRO
+ * optimizer and Megatron's step whole gradient buffers after backward,
+ * DDP's reducer all-reduces buckets after the hooks have fired, and a
+ * pipeline's micro-batches accumulate.
+ */
+static int
+optim_in_bwd(const struct vp_plan *p, const struct vp_model *m,
+    unsigned world, struct vp_diags *d)
+{
+	uint64_t dp = p->dp ? p->dp : 1;
+
+	(void)m;
+	if (!p->optim_in_bwd)
+		return 0;
+	if (world != 0 && world % replica_gpus(p) == 0)
+		dp = world / replica_gpus(p);
+	if (p->grad_accum > 1)
+		return refuse(d, "--optimizer-in-backward steps as each "
+		    "gradient arrives, so --grad-accum %llu cannot add "
+		    "micro-batches first (torchtune refuses it); use "
+		    "--grad-accum 1", (unsigned long long)p->grad_accum);
+	if (p->torch_version < 201)
+		return refuse(d, "--optimizer-in-backward needs PyTorch 2.1 "
+		    "(register_post_accumulate_grad_hook); --torch is %u.%u",
+		    p->torch_version / 100, p->torch_version % 100);
+	if (p->zero_grad == VP_ZEROGRAD_ZEROS)
+		return refuse(d, "--optimizer-in-backward frees each gradient "
+		    "in its hook (zero_grad with set_to_none); --zero-grad "
+		    "zeros does not combine with it");
+	if (vp_fw_info[vp_plan_framework(p)].main_grad)
+		return refuse(d, "--optimizer-in-backward does not run under "
+		    "Megatron, whose optimizer steps its gradient buffer "
+		    "after backward");
+	if (p->fsdp == VP_FSDP_NONE && p->zero >= 1)
+		return refuse(d, "--optimizer-in-backward does not run under "
+		    "DeepSpeed ZeRO, whose optimizer steps its partitions "
+		    "after backward; shard with --fsdp instead");
+	if (p->pp > 1)
+		return refuse(d, "--optimizer-in-backward does not combine "
+		    "with --pp %u: the pipeline's micro-batches accumulate "
+		    "gradients", p->pp);
+	if (p->fsdp == VP_FSDP_NONE && dp > 1)
+		return refuse(d, "--optimizer-in-backward with %llu data-"
+		    "parallel ranks needs --fsdp: DDP all-reduces after the "
+		    "hooks have stepped (torchtune shards with FSDP2)",
+		    (unsigned long long)dp);
+	return 0;
+}
+
 #define TPPPCPDP (VP_RK_TP | VP_RK_PP | VP_RK_CP | VP_RK_DP)
 
 static const struct rule rules[] = {
@@ -457,6 +515,7 @@ static const struct rule rules[] = {
 	{ world_split, TPPPCPDP, false },
 	{ ep_in_dp, TPPPCPDP | VP_RK_EP, false },
 	{ offload_needs_sharding, VP_RK_SHARD, true },
+	{ optim_in_bwd, TPPPCPDP | VP_RK_SHARD, true },
 };
 
 static int

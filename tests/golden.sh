@@ -423,6 +423,13 @@ run opt-impl-fused-alias gpt2 --fused-optimizer --seq 256 --json
 run opt-impl-bad gpt2 --optimizer-impl fusd
 run opt-impl-deepspeed-fuses gpt2 --optimizer-impl for-loop --zero 2 \
 	--gpus 2xA100 --json
+# torchtune's optimizer in backward: no gradient set, no optimizer phase;
+# refused with gradient accumulation and under DeepSpeed.
+run oib-llama llama-2-7b --optimizer-in-backward --precision bf16 \
+	--optimizer paged-adamw --micro-batch 2 --seq 512 --recompute full \
+	--gpus 1xRTX4090 --no-search
+run oib-grad-accum gpt2 --optimizer-in-backward --grad-accum 4
+run oib-zero gpt2 --optimizer-in-backward --zero 2 --gpus 2xA100
 
 # Every option --help lists (made from the option table) is documented in
 # vramplan(1), and the manual documents no option the program lacks.

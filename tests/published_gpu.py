@@ -52,11 +52,13 @@ import yaml
 # cast back to the base layer's dtype (fms 5.7%), 4.93% once the BERT
 # runs' PyTorch 1.x kept its zeroed gradients between steps (BERT 3.6%),
 # 4.20% once --transformers gave the fms runs 4.48.1's loss, 3.31% once
-# transformers 4.x's experts ran one at a time (fms 2.3%).  The gate
+# transformers 4.x's experts ran one at a time (fms 2.3%), 3.19% once
+# --optimizer-in-backward made torchtune's low-memory full fine-tune
+# expressible (24 records, -0.6% there).  The gate
 # sits about half a point above it.  It
 # must only go down: lower it when the estimate improves, never raise it to
 # make a change pass.
-GATE_PCT = 3.80
+GATE_PCT = 3.70
 
 # Verdicts that are wrong today, with the reason.  A new wrong verdict
 # fails the test; one of these that becomes right is reported so that it
@@ -154,12 +156,6 @@ MISSING = [
      "backward) and only the fp32 upcast and the loss go chunk by chunk; "
      "--loss chunked is Liger's fused linear cross-entropy, which never "
      "makes the logits"),
-    ("optimizer_in_bwd", "optimizer in backward (optimizer_in_bwd): each "
-     "parameter steps in its gradient hook, so no whole gradient set "
-     "exists; vramplan has no such option"),
-    ("no full gradient buffer", "optimizer in backward (optimizer_in_bwd): "
-     "each parameter steps in its gradient hook, so no whole gradient set "
-     "exists; vramplan has no such option"),
 ]
 # Settings that are expressed but differ from the run; printed beside the
 # figure.
@@ -255,6 +251,12 @@ def express(r):
     if any("activation offloading" in o
            for o in r["other_optimizations"] or []):
         args += ["--activation-offload"]
+    # torchtune's optimizer_in_bwd: each parameter steps in its gradient
+    # hook (--optimizer-in-backward), stated in the optimizer or the list.
+    if "optimizer_in_bwd=True" in r["optimizer"] or any(
+            "optimizer step fused into backward" in o
+            for o in r["other_optimizations"] or []):
+        args += ["--optimizer-in-backward"]
     args += stack_args(r)
     if n > 1:
         fsdp = r["parallelism"].get("fsdp") or ""
