@@ -23,14 +23,15 @@ const char *const vp_verdict_names[VP_VERDICT_COUNT] = {
  * widest of its neighbours (the same technique at another level, the
  * same level for a lighter technique), so it is never narrower than what
  * was measured next to it.  Figures as of the runs in
- * tests/data/published_gpu (37 scored, fit checks left out; the test
+ * tests/data/published_gpu (38 scored, fit checks left out; the test
  * prints each cell's residuals and the sides they imply):
  *   allocated, full   5 runs (fms Mistral full, torchtune Llama 3.2):
  *                     -0.5% .. -0.0%
- *   allocated, LoRA   6 runs (fms Mistral/Mixtral LoRA): -8.5% .. +5.8%
- *   allocated, QLoRA  11 runs (fms bitsandbytes NF4): -15.5% .. +25.4%
- *   reserved, full    1 run (torchtune 4 x 4090 FSDP): -22.8%
- *   reserved, LoRA    6 runs (torchtune Llama 2 LoRA): -35.1% .. -4.3%
+ *   allocated, LoRA   6 runs (fms Mistral/Mixtral LoRA): -6.1% .. +6.8%
+ *   allocated, QLoRA  11 runs (fms bitsandbytes NF4): -21.4% .. +3.9%
+ *   reserved, full    2 runs (torchtune 4 x 4090 FSDP, optimizer in
+ *                     backward on one 4090): -22.8% .. -0.6%
+ *   reserved, LoRA    6 runs (torchtune Llama 2 LoRA): -32.4% .. -4.3%
  *   device, full      8 runs (HF BERT on a V100): -5.9% .. +4.8%
  * When tests/published_gpu.py reports new worst residuals, these move
  * with them: its check fails when a measurement leaves its band.
@@ -43,12 +44,12 @@ static const struct {
 	/* Each side rounded up past the printed residual's precision. */
 	[VP_LVL_ALLOCATED] = {
 		[VP_TECH_FULL]  = { 0.0,   0.005, 5 },
-		[VP_TECH_LORA]  = { 0.056, 0.093, 6 },
-		[VP_TECH_QLORA] = { 0.203, 0.184, 11 },
+		[VP_TECH_LORA]  = { 0.064, 0.065, 6 },
+		[VP_TECH_QLORA] = { 0.038, 0.273, 11 },
 	},
 	[VP_LVL_RESERVED] = {
-		[VP_TECH_FULL]  = { 0.0,   0.296, 1 },
-		[VP_TECH_LORA]  = { 0.0,   0.540, 6 },
+		[VP_TECH_FULL]  = { 0.0,   0.295, 2 },
+		[VP_TECH_LORA]  = { 0.0,   0.480, 6 },
 		[VP_TECH_QLORA] = { 0.0,   0.0,   0 },
 	},
 	[VP_LVL_DEVICE] = {

@@ -24,6 +24,7 @@
 #include <string.h>
 
 #include "alloc.h"
+#include "finetune.h"
 
 #define X(e, s) s,
 const char *const vp_phase_names[VP_PHASE_COUNT] = { VP_PHASE_LIST(X) };
@@ -680,6 +681,22 @@ rerun_segment(struct sim *s, const struct seg *sg)
 	forward(s, sg->first, sg->end, true);
 }
 
+/*
+ * The end of an FSDP unit's backward: the post-backward hook finds the
+ * gradients of the unit's parameters and makes the flat gradient from
+ * them (SplitWithSizesBackward's cat), so for a moment both exist before
+ * the reduce-scatter frees them (FSDP1, either use_orig_params; measured
+ * on 2 gloo ranks, tests/validate_fsdp.py).
+ */
+static void
+unit_done(struct sim *s)
+{
+	if (s->unit_grad == 0)
+		return;
+	check(s, tmp_alloc(s, s->unit_grad), VP_CAT_TRANSIENT);
+	tmp_free(s);
+}
+
 static void
 backward(struct sim *s)
 {
@@ -715,9 +732,15 @@ backward(struct sim *s)
 					}
 				}
 			i = s->segs[si].first + 1;
+			if (g->op[i - 1].layer > 0 && i - 1 ==
+			    g->layer_first_op[g->op[i - 1].layer])
+				unit_done(s);
 			continue;
 		}
 		backward_op(s, &g->op[i - 1]);
+		if (g->op[i - 1].layer > 0 && i - 1 ==
+		    g->layer_first_op[g->op[i - 1].layer])
+			unit_done(s);
 	}
 	ev_free(s, &s->unit_grad_slot);
 }
@@ -803,20 +826,42 @@ sharding(const struct vp_graph *g, const struct vp_model *m,
 	sh->states = sh->grads = sh->weights = 1;
 	sh->what = "none";
 	(void)tp;
-	(void)m;
 	if (p->fsdp != VP_FSDP_NONE) {
+		/* A unit's flat parameter: a block in the compute dtype, or
+		 * with --quant the quantized projections in their packed
+		 * storage (bnb_4bit_quant_storage, which FSDP QLoRA sets to
+		 * the compute dtype) and the rest in the compute dtype. */
+		uint64_t unit = p->quant != VP_QUANT_NONE ?
+		    vp_frozen_base_bytes(m, p, 1, block, cd) :
+		    vp_mul_sat(block, vp_dtype_bytes[cd]);
+
 		/* HYBRID_SHARD shards inside a node, replicates across. */
 		if (p->fsdp == VP_FSDP_HYBRID)
 			shard = dp < node ? dp : node;
 		sh->states = sh->grads = shard;
 		if (p->fsdp != VP_FSDP_GRAD_OP) {
+			/* The root unit: what no block holds (embeddings,
+			 * final norm, head).  FSDP1 never reshards the root
+			 * after forward (_post_forward_reshard), so it stays
+			 * gathered from the first forward to the end of
+			 * backward (measured per rank on 2 gloo ranks,
+			 * tests/validate_fsdp.py). */
+			uint64_t inblocks = vp_mul_sat(block,
+			    vp_stage_blocks(m->layers, p->pp, p->stage));
+			uint64_t root = g->params > inblocks ?
+			    g->params - inblocks : 0;
+
 			sh->weights = shard;
 			/* FSDP1 all-gathers the current unit and prefetches
-			 * the next (forward and backward prefetch). */
-			sh->gather = 2 * block * vp_dtype_bytes[cd];
+			 * the next (forward and backward prefetch), beside
+			 * the root. */
+			sh->gather = vp_add_sat(vp_mul_sat(2, unit),
+			    vp_mul_sat(root, vp_dtype_bytes[cd]));
 		}
-		/* The unit's unsharded gradient before reduce-scatter. */
-		sh->unit_grad = block * vp_dtype_bytes[cd];
+		/* The unit's unsharded gradient before reduce-scatter: the
+		 * size of its flat parameter (with use_orig_params, frozen
+		 * parts included). */
+		sh->unit_grad = unit;
 		sh->what = "fsdp";
 		return;
 	}

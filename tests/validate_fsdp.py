@@ -6,8 +6,8 @@
     and more, with the ops that made them, in DIR/rankN.txt
 
 A development tool, not yet a test: it is not in `make check`, because
-today's FSDP model misses the grid by 6 to 29% (see below) and because
-the measurement is not yet repeatable on a loaded machine.
+today's FSDP model misses the grid by 9% mean, 16% worst (see below) and
+because the measurement is not yet repeatable on a loaded machine.
 
 Every case spawns WORLD ranks (torch.multiprocessing, the gloo backend,
 one CPU thread each), builds calib/harness.py's Llama-style model from
@@ -33,11 +33,14 @@ is the estimate for one rank (per_gpu.allocated_peak_bytes).  The gate,
 once the model meets it: every rank's |error| <= MAX_LIMIT_PCT, the mean
 over ranks and cases <= MEAN_LIMIT_PCT.
 
-What the event logs show (PyTorch 2.13, llama-4l-mha, b2 s64), and the
-estimate does not model yet:
+What the event logs show (PyTorch 2.13, llama-4l-mha, b2 s64); the
+estimate models the first two as constants over the step (src/mem.c,
+sharding() and unit_done()), which is high where no block is gathered:
 - the root unit (2097408 parameters here) is gathered at the first
   forward and stays unsharded until its post-backward hook, at the very
   end of backward (_post_forward_reshard keeps the root's parameters);
+  at that hook the peak is the root, the head's and the embeddings'
+  gradients and the root's cat, with no block gathered;
 - a unit's gradient exists twice at the end of its backward: the
   per-parameter gradients and the flat gradient SplitWithSizesBackward's
   cat makes of them (both use_orig_params settings); the post-backward
