@@ -217,7 +217,12 @@ GRID = [
 # (-1.4%: the clone's causal-mask buffers, 2 x 256^2 bool, are not
 # counted) and at longer sequences (the loss phase is over: the clone
 # deletes lm_logits once shifted); tiny-llama bf16 plain SGD with
-# recompute (-6.7%, not yet explained).
+# recompute (-6.7%, peak phase backward, estimated loss): at the measured
+# peak lm_head's MmBackward0 holds, beside its 512 KiB bf16 weight
+# gradient, a second aten::mm allocation of 280,192 B, oneDNN's bf16
+# matmul workspace on this CPU (not a tensor autograd makes; the harness
+# caps the ISA below AMX, but bf16 mm still takes one), which the other
+# optimizers' larger step temporaries hide.
 GRID_TORCH2 = [
     ("tiny-llama", "fp32", "adamw", 1, 32, "none", "eager", 0.0, OIB()),
     ("tiny-llama", "bf16", "adamw", 1, 32, "full", "eager", 0.0, OIB()),
