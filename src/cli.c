@@ -9,6 +9,7 @@
 #include "config.h"
 
 #include "cli.h"
+#include "ds_read.h"
 #include "cli_calib.h"
 
 #include <getopt.h>
@@ -339,29 +340,54 @@ load_model_plan(const char *model_arg, struct vp_optset *o,
     struct vp_optset *file, struct vp_model *m, struct vp_plan *p)
 {
 	struct vp_diags d = { 0 };
+	struct vp_dsconfig ds;
+	bool has_ds = o->has[VP_O_DS_CONFIG];
 	char *path;
 	int rc;
 
+	/* The DeepSpeed config before the plan file, so that the notes of
+	 * what the command line overrides see the command line alone. */
+	if (has_ds) {
+		rc = vp_ds_load(o->val[VP_O_DS_CONFIG].s, &ds, &d);
+		if (rc == 0)
+			vp_ds_merge(&ds, o, &d);
+		vp_cli_print_diags(&d);
+		if (rc != 0) {
+			vp_ds_free(&ds);
+			return VP_EXIT_INPUT;
+		}
+	}
 	if (o->has[VP_O_PLAN]) {
 		rc = vp_plan_load(o->val[VP_O_PLAN].s, file, &d);
 		vp_cli_print_diags(&d);
-		if (rc != 0)
+		if (rc != 0) {
+			if (has_ds)
+				vp_ds_free(&ds);
 			return VP_EXIT_INPUT;
+		}
 		/* The file's gpus-per-node goes with its gpus, and only
 		 * when the command line says nothing of the nodes. */
 		if (o->has[VP_O_GPUS] || o->has[VP_O_NODES])
 			file->has[VP_O_GPUS_PER_NODE] = false;
 		vp_optset_merge(o, file);
 	}
-	if ((path = vp_cli_resolve_model(model_arg)) == NULL)
-		return VP_EXIT_INPUT;
-	rc = vp_model_load(path, m, &d);
+	path = vp_cli_resolve_model(model_arg);
+	rc = path == NULL ? -1 : vp_model_load(path, m, &d);
 	free(path);
 	vp_cli_print_diags(&d);
-	if (rc != 0)
+	if (rc != 0) {
+		if (has_ds)
+			vp_ds_free(&ds);
 		return VP_EXIT_INPUT;
+	}
 	vp_plan_defaults(p, m);
 	vp_optset_apply(o, p);
+	if (has_ds) {
+		/* "auto" needs the model's hidden size. */
+		vp_ds_apply(&ds, m, p, &d);
+		vp_cli_print_diags(&d);
+		vp_ds_free(&ds);
+	}
 	if (p->lora_targets == VP_LORA_ALL_LINEAR)
 		p->lora_targets &= vp_lora_available(m);
 	return VP_EXIT_OK;

@@ -805,8 +805,64 @@ struct sharding {
 	uint64_t grad_buffer;	/* extra persistent gradient-sized buffers */
 	uint64_t gather;	/* transient: gathered parameters (fwd+bwd) */
 	uint64_t unit_grad;	/* transient: a unit's unsharded gradient */
+	/* ZeRO-3: bytes of the parameters that stay whole on every rank
+	 * (stage3_param_persistence_threshold), base and adapters. */
+	uint64_t persist_base, persist_adapter;
 	const char *what;
 };
+
+/*
+ * ZeRO-3's persistent parameters (partition_parameters.py,
+ * mark_persistent_parameters): every parameter of at most
+ * stage3_param_persistence_threshold elements is never partitioned, frozen
+ * or not.  From the shapes the family lays out (vp_model_matrices): the
+ * block's vectors (norms, biases: its parameters less its matrices) and
+ * the final norm when a hidden-sized vector is under the threshold, the matrices at or
+ * under the threshold (a MoE router), and the LoRA A (r x in) and B
+ * (out x r) that are.  Bytes in the weights' and the adapters' dtypes.
+ */
+static void
+ds_persistent(const struct vp_graph *g, const struct vp_model *m,
+    const struct vp_plan *p, uint64_t *base, uint64_t *adapter)
+{
+	struct vp_matrix mx[VP_MAX_MATRICES];
+	uint64_t blocks = vp_stage_blocks(m->layers, p->pp, p->stage);
+	uint64_t thr = p->ds.persist_threshold, mat = 0, small = 0, ad = 0;
+	uint64_t vec, inblocks = vp_mul_sat(g->block_params, blocks);
+	size_t n = vp_model_matrices(m, p, blocks, mx), i;
+	unsigned r = p->lora_rank;
+
+	for (i = 0; i < n; i++) {
+		uint64_t numel = vp_mul_sat(mx[i].rows, mx[i].cols);
+
+		mat = vp_add_sat(mat, vp_mul_sat(numel, mx[i].count));
+		if (numel <= thr)
+			small = vp_add_sat(small, vp_mul_sat(numel,
+			    mx[i].count));
+		if (r == 0 || !(mx[i].lora_bits & p->lora_targets))
+			continue;
+		if (vp_mul_sat(r, mx[i].cols) <= thr)	/* lora_A */
+			ad = vp_add_sat(ad, vp_mul_sat(r * mx[i].cols,
+			    mx[i].count));
+		if (vp_mul_sat(r, mx[i].rows) <= thr)	/* lora_B */
+			ad = vp_add_sat(ad, vp_mul_sat(r * mx[i].rows,
+			    mx[i].count));
+	}
+	/* The vectors are hidden-sized (norms) or a few times that
+	 * (biases): counted when a hidden-sized one is under the threshold. */
+	vec = inblocks > mat ? inblocks - mat : 0;
+	if (m->hidden <= thr)
+		vec = vp_add_sat(vec, m->hidden);	/* the final norm */
+	else
+		vec = 0;
+	*base = vp_mul_sat(vp_add_sat(vec, small),
+	    vp_dtype_bytes[vp_prec_info[p->precision].weight]);
+	*adapter = vp_mul_sat(ad, vp_dtype_bytes[p->lora_dtype]);
+	if (*adapter > g->adapter_bytes)
+		*adapter = g->adapter_bytes;
+	if (vp_add_sat(*base, *adapter) > g->weight_bytes)
+		*base = g->weight_bytes - *adapter;
+}
 
 static void
 sharding(const struct vp_graph *g, const struct vp_model *m,
@@ -874,27 +930,52 @@ sharding(const struct vp_graph *g, const struct vp_model *m,
 		sh->what = "megatron";
 		return;
 	}
-	if (p->zero >= 1) {
-		sh->states = dp;
+	if (p->zero >= 1 && p->ds.contiguous_grads) {
 		/*
-		 * DeepSpeed's gradient reduce bucket (reduce_bucket_size,
-		 * 5e8 elements by default, contiguous_gradients on) is one
-		 * buffer in the gradient dtype, in every stage.
+		 * DeepSpeed's gradient reduce bucket (the IPG buffer of
+		 * reduce_bucket_size elements, contiguous_gradients on) in the
+		 * gradient dtype, in every stage; never more than the
+		 * parameters it collects.  Stages 1 and 2 with overlap_comm
+		 * keep two, so one fills while the other reduces
+		 * (stage_1_and_2.py, ipg_buffer); stage 3 keeps one per
+		 * communication dtype.
 		 */
-		sh->grad_buffer = vp_mul_sat(g->params < 500000000ULL ?
-		    g->params : 500000000ULL, vp_dtype_bytes[
+		uint64_t bucket = g->params < p->ds.reduce_bucket ?
+		    g->params : p->ds.reduce_bucket;
+
+		if (p->zero < 3 && vp_plan_ds_overlap(p))
+			bucket = vp_mul_sat(2, bucket);
+		sh->grad_buffer = vp_mul_sat(bucket, vp_dtype_bytes[
 		    vp_prec_info[p->precision].grad]);
 	}
+	if (p->zero >= 1)
+		sh->states = dp;
 	if (p->zero >= 2)
 		sh->grads = dp;
 	if (p->zero >= 3) {
-		uint64_t live = 2 * block;
+		/*
+		 * The module being computed, gathered, and what the prefetcher
+		 * fetches ahead (partitioned_param_coordinator.py): at most
+		 * stage3_prefetch_bucket_size elements, and only while fewer
+		 * than stage3_max_live_parameters are gathered; never more
+		 * than the stage holds.
+		 */
+		uint64_t ahead = p->ds.prefetch_bucket, live;
 
+		if (ahead > block)
+			ahead = block;
+		if (p->ds.max_live < block)
+			ahead = 0;
+		else if (ahead > p->ds.max_live - block)
+			ahead = p->ds.max_live - block;
+		live = vp_add_sat(block, ahead);
+		if (live > g->params)
+			live = g->params;
 		sh->weights = dp;
-		/* stage3_max_live_parameters (1e9) caps what is gathered. */
-		if (live > 1000000000ULL)
-			live = 1000000000ULL;
-		sh->gather = live * vp_dtype_bytes[cd];
+		sh->gather = vp_mul_sat(live, vp_dtype_bytes[cd]);
+		if (dp > 1)
+			ds_persistent(g, m, p, &sh->persist_base,
+			    &sh->persist_adapter);
 	}
 	/* A zero_grad() that keeps the gradients (set_to_none=False, the
 	 * default before PyTorch 2.0): from the second step they exist
@@ -926,8 +1007,11 @@ simulate(struct sim *s, const struct vp_model *m)
 	sharding(g, m, p, &sh);
 	states /= sh.states;
 	master /= sh.states;
-	weights /= sh.weights;
-	adapters = g->adapter_bytes / sh.weights;
+	/* ZeRO-3's persistent parameters are whole on every rank. */
+	weights = (weights - sh.persist_base - sh.persist_adapter) /
+	    sh.weights + sh.persist_base + sh.persist_adapter;
+	adapters = (g->adapter_bytes - sh.persist_adapter) / sh.weights +
+	    sh.persist_adapter;
 	s->gshard = sh.grads;
 	s->shard_tmp = sh.gather;
 	s->unit_grad = sh.unit_grad;
@@ -964,8 +1048,10 @@ simulate(struct sim *s, const struct vp_model *m)
 		host += g->grad_bytes / sh.grads;
 	}
 	if (p->offload == VP_OFFLOAD_PARAMS || p->offload == VP_OFFLOAD_ALL) {
-		host += weights;
-		weights = adapters = 0;
+		/* ZeRO-Infinity leaves the persistent ones on the GPU. */
+		host += weights - sh.persist_base - sh.persist_adapter;
+		weights = sh.persist_base + sh.persist_adapter;
+		adapters = sh.persist_adapter;
 		/* The current and prefetched units come back to the GPU. */
 		if (s->shard_tmp == 0)
 			s->shard_tmp = 2 * g->block_params *

@@ -115,6 +115,13 @@ vp_plan_defaults(struct vp_plan *p, const struct vp_model *m)
 	p->fsdp = VP_FSDP_NONE;
 	p->framework = VP_FW_TORCH;
 	p->device = VP_DEVICE_CUDA;
+	p->ds.reduce_bucket = VP_DS_REDUCE_BUCKET;
+	p->ds.prefetch_bucket = VP_DS_PREFETCH_BUCKET;
+	p->ds.persist_threshold = VP_DS_PERSIST_THRESHOLD;
+	p->ds.max_live = VP_DS_MAX_LIVE;
+	p->ds.max_reuse = VP_DS_MAX_REUSE;
+	p->ds.contiguous_grads = true;
+	p->ds.overlap_comm = -1;
 	if (m->train.micro_batch)
 		p->micro_batch = m->train.micro_batch;
 	if (m->train.seq)
@@ -305,4 +312,12 @@ vp_plan_groups(const struct vp_plan *p, unsigned world)
 	if (p->ep > 1)
 		n++;
 	return n ? n : 1;
+}
+
+bool
+vp_plan_ds_overlap(const struct vp_plan *p)
+{
+	if (p->ds.overlap_comm >= 0)
+		return p->ds.overlap_comm != 0;
+	return p->zero >= 3;	/* DeepSpeedZeroConfig.overlap_comm_valid */
 }

@@ -246,7 +246,36 @@ struct vp_plan {
 	/* PYTORCH_CUDA_ALLOC_CONF of the job ("" = PyTorch's defaults);
 	 * the option parser checks it with vp_alloc_conf_parse. */
 	char alloc_conf[128];
+	/* DeepSpeed ZeRO's knobs (deepspeed/runtime/zero/config.py,
+	 * DeepSpeedZeroConfig), in elements; --deepspeed-config sets them,
+	 * vp_plan_defaults gives DeepSpeed's defaults (VP_DS_*). */
+	struct vp_ds_knobs {
+		uint64_t reduce_bucket;		/* reduce_bucket_size */
+		uint64_t prefetch_bucket;	/* stage3_prefetch_bucket_size */
+		uint64_t persist_threshold;	/* stage3_param_persistence_
+						 * threshold: smaller params
+						 * stay whole on every rank */
+		uint64_t max_live;		/* stage3_max_live_parameters */
+		uint64_t max_reuse;		/* stage3_max_reuse_distance */
+		bool contiguous_grads;		/* contiguous_gradients */
+		int overlap_comm;		/* overlap_comm; -1 unset */
+	} ds;
 };
+
+/*
+ * DeepSpeed's defaults, DeepSpeedZeroConfig of deepspeedai/DeepSpeed at
+ * edaa7221 (v0.16 series): reduce_bucket_size 5e8,
+ * stage3_prefetch_bucket_size 5e7, stage3_param_persistence_threshold
+ * 1e5, stage3_max_live_parameters 1e9, stage3_max_reuse_distance 1e9,
+ * contiguous_gradients true, overlap_comm false (true for stage 3).
+ */
+#define VP_DS_REDUCE_BUCKET 500000000ULL
+#define VP_DS_PREFETCH_BUCKET 50000000ULL
+#define VP_DS_PERSIST_THRESHOLD 100000ULL
+#define VP_DS_MAX_LIVE 1000000000ULL
+#define VP_DS_MAX_REUSE 1000000000ULL
+/* overlap_comm as DeepSpeed resolves an unset value: on for stage 3. */
+bool vp_plan_ds_overlap(const struct vp_plan *p);
 
 /*
  * The stack an estimate assumes unless --torch, --cuda and --transformers

@@ -383,6 +383,29 @@ run plan-file-not-a-map llama-3-8b --plan tests/data/plans/not-a-map.yaml
 run plan-file-missing llama-3-8b --plan tests/data/plans/no-such-plan.yaml
 run plan-file-fused-alias gpt2 --plan tests/data/plans/fused-alias.yaml --json
 
+# A DeepSpeed JSON config (--deepspeed-config FILE): issue 14's command
+# with the ZeRO-3 + CPU offload + "auto" config Hugging Face users write
+# (notes say what "auto" became), options given win (with a note),
+# malformed files exit 3 with file:line:col, keys that change memory but
+# are not modelled are warnings.
+run ds-zero3-offload-lora llama-2-70b --gpus 8xA100 --lora 16 \
+	--deepspeed-config tests/data/deepspeed/zero3-offload-auto.json
+run ds-cli-wins llama-2-70b --gpus 8xA100 --lora 16 --zero 2 \
+	--micro-batch 2 --no-search \
+	--deepspeed-config tests/data/deepspeed/zero3-offload-auto.json
+run ds-zero2-warnings llama-2-7b --gpus 8xA100 --no-search \
+	--deepspeed-config tests/data/deepspeed/zero2-warnings.json
+run ds-bad-syntax llama-2-7b --deepspeed-config \
+	tests/data/deepspeed/bad-syntax.json
+run ds-bad-type llama-2-7b --deepspeed-config \
+	tests/data/deepspeed/bad-type.json
+run ds-bad-stage llama-2-7b --deepspeed-config \
+	tests/data/deepspeed/bad-stage.json
+run ds-unknown-key llama-2-7b --deepspeed-config \
+	tests/data/deepspeed/unknown-key.json
+run ds-missing llama-2-7b --deepspeed-config \
+	tests/data/deepspeed/no-such-config.json
+
 # --optimizer-impl (torch.optim's foreach= / fused=): the first option
 # added as one row of the option table.
 # The software stack: CUDA before 11.7 loads every kernel with the context
