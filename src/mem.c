@@ -682,16 +682,20 @@ rerun_segment(struct sim *s, const struct seg *sg)
 }
 
 /*
- * The end of an FSDP unit's backward: the post-backward hook finds the
+ * After op `op`'s backward: when it was the first op of a block, that
+ * FSDP unit's backward is over, and its post-backward hook finds the
  * gradients of the unit's parameters and makes the flat gradient from
  * them (SplitWithSizesBackward's cat), so for a moment both exist before
  * the reduce-scatter frees them (FSDP1, either use_orig_params; measured
  * on 2 gloo ranks, tests/validate_fsdp.py).
  */
 static void
-unit_done(struct sim *s)
+unit_done(struct sim *s, size_t op)
 {
-	if (s->unit_grad == 0)
+	uint32_t layer = s->g->op[op].layer;
+
+	if (s->unit_grad == 0 || layer == 0 ||
+	    op != s->g->layer_first_op[layer])
 		return;
 	check(s, tmp_alloc(s, s->unit_grad), VP_CAT_TRANSIENT);
 	tmp_free(s);
@@ -732,15 +736,11 @@ backward(struct sim *s)
 					}
 				}
 			i = s->segs[si].first + 1;
-			if (g->op[i - 1].layer > 0 && i - 1 ==
-			    g->layer_first_op[g->op[i - 1].layer])
-				unit_done(s);
+			unit_done(s, i - 1);
 			continue;
 		}
 		backward_op(s, &g->op[i - 1]);
-		if (g->op[i - 1].layer > 0 && i - 1 ==
-		    g->layer_first_op[g->op[i - 1].layer])
-			unit_done(s);
+		unit_done(s, i - 1);
 	}
 	ev_free(s, &s->unit_grad_slot);
 }
@@ -980,7 +980,7 @@ sharding(const struct vp_graph *g, const struct vp_model *m,
 	/* A zero_grad() that keeps the gradients (set_to_none=False, the
 	 * default before PyTorch 2.0): from the second step they exist
 	 * before forward, and backward adds each new one into them. */
-	if (p->zero == 0 && vp_plan_zero_grad(p) == VP_ZEROGRAD_ZEROS)
+	if (vp_plan_grads_kept(p))
 		sh->grads_prealloc = true;
 	if (p->zero == 0 && dp > 1) {
 		/* torch DDP (gradient_as_bucket_view=False): its buckets

@@ -282,6 +282,14 @@ vp_plan_zero_grad(const struct vp_plan *p)
 	    VP_ZEROGRAD_ZEROS;
 }
 
+bool
+vp_plan_grads_kept(const struct vp_plan *p)
+{
+	return p->zero == 0 && p->fsdp == VP_FSDP_NONE &&
+	    !vp_fw_info[vp_plan_framework(p)].main_grad &&
+	    vp_plan_zero_grad(p) == VP_ZEROGRAD_ZEROS;
+}
+
 enum vp_framework
 vp_plan_framework(const struct vp_plan *p)
 {

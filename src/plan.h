@@ -343,6 +343,9 @@ enum vp_optimpl vp_plan_optimizer_impl(const struct vp_plan *p);
 /* What zero_grad() leaves between steps, default resolved by --torch
  * (never VP_ZEROGRAD_DEFAULT). */
 enum vp_zerograd vp_plan_zero_grad(const struct vp_plan *p);
+/* Whether the gradients outlive the step: zero_grad() keeps them and the
+ * loop owns them (no ZeRO, FSDP or Megatron buffer replaces them). */
+bool vp_plan_grads_kept(const struct vp_plan *p);
 /* NCCL process groups a rank belongs to (DP, TP, PP pair, CP, EP). */
 unsigned vp_plan_groups(const struct vp_plan *p, unsigned world);
 /* The plan's checks against the model are the rule book, rules.h. */

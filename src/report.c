@@ -337,7 +337,7 @@ plan_line(const struct vp_report *r, struct vp_buf *o)
 	if (vp_model_runs_hf(r->model))
 		vp_buf_printf(o, ", transformers %s", vp_version_name(
 		    p->transformers_version, v2, sizeof v2));
-	if (vp_plan_zero_grad(p) == VP_ZEROGRAD_ZEROS && p->zero == 0)
+	if (vp_plan_grads_kept(p))
 		vp_buf_add(o, ", zero_grad keeps the gradients");
 	vp_buf_add(o, "\n");
 	if (p->lora_rank || p->quant || p->offload || p->loss ||
