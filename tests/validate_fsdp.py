@@ -66,6 +66,7 @@ cannot be imported.
 
 import argparse
 import functools
+import gc
 import json
 import os
 import shlex
@@ -91,24 +92,49 @@ except ImportError as e:
     print("%s; run with the interpreter of the test venv (make venv)" % e)
     sys.exit(2)
 
-WORLD = 2
 STEPS = 4
+GC_STEP = os.environ.get('GC_STEP') == '1'
 
-# (model, precision, lora rank, use_orig_params, micro_batch, seq)
+# One case: the framework and its settings.  fsdp1: use_orig_params
+# (orig) and backward_prefetch (pre, post, none); fsdp2: reshard_after_forward
+# (reshard True, keep False).  LoRA under bf16-mixed: the base in bf16, as
+# Hugging Face loads it; FSDP1's flat parameter needs one dtype, so there
+# the adapters are bf16 too (--lora-dtype bf16).
+def C(fw, prec, lora=0, world=2, orig=True, prefetch="pre", reshard=True, model="llama-4l-mha", b=2, s=64):
+    return {"fw": fw, "model": model, "prec": prec, "lora": lora, "world": world, "orig": orig,
+            "prefetch": prefetch, "reshard": reshard, "b": b, "s": s}
+
+
 GRID = [
-    ("llama-4l-mha", "fp32", 0, True, 2, 64),
-    ("llama-4l-mha", "fp32", 0, False, 2, 64),
-    ("llama-4l-mha", "bf16-mixed", 0, True, 2, 64),
-    ("llama-4l-mha", "bf16-mixed", 0, False, 2, 64),
-    ("llama-4l-mha", "fp32", 8, True, 2, 64),
-    ("llama-4l-mha", "bf16-mixed", 8, True, 2, 64),
+    C("fsdp1", "fp32"),
+    C("fsdp1", "fp32", orig=False),
+    C("fsdp1", "bf16-mixed"),
+    C("fsdp1", "bf16-mixed", orig=False),
+    C("fsdp1", "fp32", lora=8),
+    C("fsdp1", "bf16-mixed", lora=8),
+    C("fsdp1", "fp32", prefetch="post"),
+    C("fsdp1", "fp32", prefetch="none"),
+    C("fsdp1", "fp32", world=4),
+    C("fsdp1", "bf16-mixed", lora=8, world=4),
+    C("fsdp2", "fp32"),
+    C("fsdp2", "bf16-mixed"),
+    C("fsdp2", "fp32", lora=8),
+    C("fsdp2", "bf16-mixed", lora=8),
+    C("fsdp2", "fp32", reshard=False),
+    C("fsdp2", "bf16-mixed", reshard=False),
+    C("fsdp2", "fp32", world=4),
+    C("fsdp2", "bf16-mixed", lora=8, world=4),
 ]
 
 
 def case_name(c):
-    m, p, r, u, b, s = c
-    return "%s/%s/%s/%s/b%ds%d/w%d" % (m, p, "lora%d" % r if r else "full", "orig" if u else "flat",
-                                        b, s, WORLD)
+    if c["fw"] == "fsdp1":
+        how = "%s/%s" % ("orig" if c["orig"] else "flat", c["prefetch"])
+    else:
+        how = "reshard" if c["reshard"] else "keep"
+    return "%s/%s/%s/%s/%s/b%ds%d/w%d" % (c["fw"], c["model"], c["prec"],
+                                          "lora%d" % c["lora"] if c["lora"] else "full", how,
+                                          c["b"], c["s"], c["world"])
 
 
 def model_path(m):
@@ -121,78 +147,180 @@ def _free_port():
         return so.getsockname()[1]
 
 
-def _rank(rank, world, port, c, out):
+class _Done:
+    def wait(self, *a, **k):
+        return True
+
+    def is_completed(self):
+        return True
+
+
+def _stage_collectives(nbytes):
+    """Run FSDP's collectives through two staging buffers made before the
+    step.  gloo's work object holds the tensors a collective was given and
+    its worker thread drops them a little after the collective returned,
+    so a buffer FSDP has let go would be freed late, at a moment that
+    depends on the machine's load.  Here gloo only ever sees views of the
+    staging buffers (their storage lives on, so nothing is freed late) and
+    FSDP's own tensors are copied in and out in place: as NCCL does, the
+    collective writes into FSDP's buffers and holds nothing."""
+    sin = torch.empty(nbytes, dtype=torch.uint8)
+    sout = torch.empty(nbytes, dtype=torch.uint8)
+    ag, rs = dist.all_gather_single, dist.reduce_scatter_single
+
+    def view(buf, t):
+        n = t.numel() * t.element_size()
+        if n > buf.numel():
+            raise RuntimeError("staging buffer too small: %d > %d" % (n, buf.numel()))
+        return buf[:n].view(t.dtype).view(t.shape)
+
+    def all_gather_single(output_tensor, input_tensor, group=None, async_op=False):
+        i, o = view(sin, input_tensor), view(sout, output_tensor)
+        i.copy_(input_tensor)
+        ag(o, i, group=group, async_op=False)
+        output_tensor.copy_(o)
+        return _Done() if async_op else None
+
+    def reduce_scatter_single(output, input, op=dist.ReduceOp.SUM, group=None, async_op=False):
+        i, o = view(sin, input), view(sout, output)
+        i.copy_(input)
+        rs(o, i, op=op, group=group, async_op=False)
+        output.copy_(o)
+        return _Done() if async_op else None
+
+    dist.all_gather_single = all_gather_single
+    dist.reduce_scatter_single = reduce_scatter_single
+    return sin, sout
+
+
+def _local(t):
+    return t._local_tensor if hasattr(t, "_local_tensor") else t
+
+
+def _wrap_fsdp1(model, c, mpol_dtype):
     from torch.distributed.fsdp import (BackwardPrefetch, FullyShardedDataParallel as FSDP, MixedPrecision,
                                         ShardingStrategy)
     from torch.distributed.fsdp.wrap import transformer_auto_wrap_policy
+    mpol = None
+    if mpol_dtype is not None:
+        mpol = MixedPrecision(param_dtype=mpol_dtype, reduce_dtype=mpol_dtype, buffer_dtype=mpol_dtype)
+    pf = {"pre": BackwardPrefetch.BACKWARD_PRE, "post": BackwardPrefetch.BACKWARD_POST,
+          "none": None}[c["prefetch"]]
+    block = type(model.layers[0])
+    fsdp = FSDP(model, auto_wrap_policy=functools.partial(transformer_auto_wrap_policy,
+                                                          transformer_layer_cls={block}),
+                sharding_strategy=ShardingStrategy.FULL_SHARD, use_orig_params=c["orig"],
+                mixed_precision=mpol, backward_prefetch=pf,
+                limit_all_gathers=True, device_id=torch.device("cpu"))
+    handles = [mod._handle for mod in FSDP.fsdp_modules(fsdp) if mod._handle is not None]
+    held = list(fsdp.parameters()) + [h.flat_param for h in handles]
+    return fsdp, held
 
-    m, prec, r, uop, b, s = c
+
+def _wrap_fsdp2(model, c, mpol_dtype, world):
+    from torch.distributed.fsdp import fully_shard, MixedPrecisionPolicy
+    from torch.distributed.device_mesh import init_device_mesh
+    mesh = init_device_mesh("cpu", (world,))
+    mp = MixedPrecisionPolicy()
+    if mpol_dtype is not None:
+        # torchtitan's default: bf16 parameters, fp32 reductions
+        mp = MixedPrecisionPolicy(param_dtype=mpol_dtype, reduce_dtype=torch.float32)
+    for layer in model.layers:
+        fully_shard(layer, mesh=mesh, reshard_after_forward=c["reshard"], mp_policy=mp)
+    fully_shard(model, mesh=mesh, reshard_after_forward=c["reshard"], mp_policy=mp)
+    held = []
+    for mod in model.modules():
+        st = getattr(mod, "_get_fsdp_state", None)
+        if st is None:
+            continue
+        pg = st()._fsdp_param_group
+        if pg is None:
+            continue
+        for fp in pg.fsdp_params:
+            held.append(fp._sharded_param_data)
+            held.append(_local(fp.sharded_param))
+    return model, held
+
+
+def _rank(rank, world, port, c, out):
     os.environ["MASTER_ADDR"] = "127.0.0.1"
     os.environ["MASTER_PORT"] = str(port)
     dist.init_process_group("gloo", rank=rank, world_size=world)
     try:
         torch.set_num_threads(1)
         torch.manual_seed(0)
-        cfg = harness.normalize_cfg(harness.load_model_cfg(model_path(m)))
+        prec, r = c["prec"], c["lora"]
+        cfg = harness.normalize_cfg(harness.load_model_cfg(model_path(c["model"])))
         cfg["dropout"] = 0.0
         model = harness.build_model(cfg, "sdpa", False, "full")
         model.train()
         fam = harness.model_family(cfg)
+        bf = prec == "bf16-mixed"
         if r:
-            lo = {"r": r, "targets": ["q", "v"], "alpha": 2.0 * r, "dropout": 0.0, "dtype": "fp32"}
+            if bf:   # the base as Hugging Face loads it for bf16 training
+                model.to(torch.bfloat16)
+            ld = "bf16" if bf and c["fw"] == "fsdp1" else "fp32"
+            lo = {"r": r, "targets": ["q", "v"], "alpha": 2.0 * r, "dropout": 0.0, "dtype": ld}
             harness.apply_lora(model, fam, cfg, lo)
-        mpol = None
-        if prec == "bf16-mixed":
-            bf = torch.bfloat16
-            mpol = MixedPrecision(param_dtype=bf, reduce_dtype=bf, buffer_dtype=bf)
-        block = type(model.layers[0])
-        fsdp = FSDP(model, auto_wrap_policy=functools.partial(transformer_auto_wrap_policy,
-                                                              transformer_layer_cls={block}),
-                    sharding_strategy=ShardingStrategy.FULL_SHARD, use_orig_params=uop,
-                    mixed_precision=mpol, backward_prefetch=BackwardPrefetch.BACKWARD_PRE,
-                    limit_all_gathers=True, device_id=torch.device("cpu"))
+        nbytes = 2 * 4 * sum(p.numel() for p in model.parameters()) + (1 << 20)
+        staging = _stage_collectives(nbytes)
+        mdt = torch.bfloat16 if bf else None
+        if c["fw"] == "fsdp1":
+            fsdp, held = _wrap_fsdp1(model, c, mdt)
+        else:
+            fsdp, held = _wrap_fsdp2(model, c, mdt, world)
         gen = torch.Generator().manual_seed(1 + rank)
-        ids = torch.randint(0, cfg["vocab"], (b, s), generator=gen)
+        ids = torch.randint(0, cfg["vocab"], (c["b"], c["s"]), generator=gen)
         trainable = [p for p in fsdp.parameters() if p.requires_grad]
         opt = harness.make_optimizer("adamw", trainable, "cpu")
         o = {"precision": prec, "device": "cpu"}
-        flat = [h.flat_param for h in _handles(fsdp)]
-        params = list(fsdp.parameters()) + flat
-        buffers = list(fsdp.buffers())
+        buffers = [_local(b) for b in fsdp.buffers()]
         seen = {}
-        baseline = (harness._unique_bytes(params, seen) + harness._unique_bytes(buffers, seen) +
-                    harness._unique_bytes([ids], seen))
+        baseline = (harness._unique_bytes([_local(p) for p in held], seen) +
+                    harness._unique_bytes(buffers, seen) + harness._unique_bytes([ids], seen))
         info = {}
 
         def run():
             for step in range(1, STEPS + 1):
                 harness._STEP[0] = step
-                harness._train_step(fsdp, ids, ids, opt, o, None, info)
-        import gc
+                _train_step(fsdp, ids, opt, o)
         gc.collect()
+        if GC_STEP:
+            gc.disable()
         dist.barrier()
         prof = harness._profile_cpu(run)
         harness._STEP[0] = 0
         rep = harness.AllocReplay(prof, baseline)
         rep.curve, rep.end_bytes, staged = _without_gloo(rep.curve, baseline)
         _, peak_i, _, _, per = rep.summarize()
-        # The step whose peak is lowest: gloo's worker thread drops its
-        # references to a collective's tensors a little after the
-        # collective returns, so now and then a buffer FSDP has let go is
-        # freed late, after the next allocation, and that step reads up
-        # to a unit higher; every step from the second is the same step.
+        # Each step from the second on is the same step.  Its peak is
+        # taken relative to the level where the step began (the end of the
+        # previous zero_grad, before the root's all-gather), on top of
+        # what must be live then: the parameters and buffers (baseline),
+        # the optimizer states and, under FSDP1, the sharded flat
+        # gradients, which zero_grad does not free (the original
+        # parameters' .grad are views of them; the next forward's root
+        # pre-forward frees them).  Now and then the profiler misses a
+        # free (a block that is never freed in the record): that lifts
+        # the rest of the record, so the lowest of the steps is reported.
+        states = harness._unique_bytes([_local(t) for t in harness._optimizer_tensors(opt)])
+        kept = harness._unique_bytes(_kept_after_zero_grad(fsdp, c), dict(seen))
+        expect = baseline + states + kept
         steps = {}
-        for (sx, p), v in per.items():
-            if sx >= 2 and v["peak_bytes"] > steps.get(sx, (0, None))[0]:
-                steps[sx] = (v["peak_bytes"], p)
+        for k in range(2, STEPS + 1):
+            zg = per.get((k - 1, "zero_grad"))
+            mine = [(v["peak_bytes"], p) for (sx, p), v in per.items() if sx == k]
+            if zg is None or not mine:
+                continue
+            pk, ph = max(mine)
+            steps[k] = (expect + pk - zg["end_bytes"], ph, zg["end_bytes"] - expect)
         st = min(steps, key=lambda k: steps[k][0])
-        peak, ph = steps[st]
+        peak, ph, _ = steps[st]
         res = {"rank": rank, "allocated_peak_bytes": peak, "peak_phase": ph, "peak_step": st,
                "step_peaks": [steps[k][0] for k in sorted(steps)],
-               "baseline_bytes": baseline, "flat_param_numel": [h.flat_param._unpadded_unsharded_size.numel()
-                                                                for h in _handles(fsdp)],
-               "flat_padded_numel": [h.flat_param._padded_unsharded_size.numel() for h in _handles(fsdp)],
-               "optimizer_state_bytes": harness._unique_bytes(harness._optimizer_tensors(opt)),
+               "step_start_excess": [steps[k][2] for k in sorted(steps)],
+               "baseline_bytes": baseline,
+               "optimizer_state_bytes": states,
                "end_bytes": rep.end_bytes, "foreign_frees": rep.foreign_frees,
                "gloo_staging_allocs": staged,
                "phases": {p: v["peak_bytes"] for (sx, p), v in per.items() if sx == st}}
@@ -201,16 +329,40 @@ def _rank(rank, world, port, c, out):
             with open(os.path.join(evdir, "rank%d.txt" % rank), "w") as f:
                 for t, cur, ptr, size, node in rep.curve:
                     ph, sx = rep.phase_of(t)
-                    if sx == 2 and abs(size) >= 65536:
-                        f.write("%-9s %12d %+10d %s\n" % (ph, cur, size,
+                    if (sx or 0) >= 1 and abs(size) >= 65536:
+                        f.write("%d %-9s %12d %+10d %x %d %s\n" % (sx, ph, cur, size, ptr, node.start_tid,
                                                            harness._op_chain(node, 6) if size > 0 else ""))
         if os.environ.get("VALIDATE_FSDP_TRACE"):
             top, groups, tot = rep.live_at(peak_i, top=25)
             res["trace"] = top
         with open(out % rank, "w") as f:
             json.dump(res, f)
+        del staging
     finally:
         dist.destroy_process_group()
+
+
+def _kept_after_zero_grad(fsdp, c):
+    if c["fw"] != "fsdp1":
+        return []
+    from torch.distributed.fsdp import FullyShardedDataParallel as FSDP
+    return [m._handle.flat_param.grad for m in FSDP.fsdp_modules(fsdp) if m._handle is not None]
+
+
+def _train_step(model, ids, opt, o):
+    """harness._train_step without its gradient census (DTensor gradients
+    have no storage of their own)."""
+    with harness._autocast_ctx(o["precision"], o["device"]):
+        loss = model(ids, ids)
+    with harness.phase("backward"):
+        loss.backward()
+    with harness.phase("optimizer"):
+        opt.step()
+    with harness.phase("zero_grad"):
+        opt.zero_grad(set_to_none=True)
+        del loss
+        if GC_STEP:
+            gc.collect()
 
 
 def _from_gloo(node):
@@ -223,12 +375,11 @@ def _from_gloo(node):
 
 
 def _without_gloo(curve, baseline):
-    """The replay's curve less gloo's staging copies.  On the CPU, gloo's
-    all_gather_into_tensor and reduce_scatter_tensor copy through
-    temporaries the size of the collective (c10d::allgather_,
-    gloo:all_gather, c10d::_reduce_scatter_base_ > clone), freed when its
-    work object goes, at a moment that varies from run to run; NCCL
-    writes into FSDP's own buffers, which is what vramplan models."""
+    """The replay's curve less gloo's own temporaries.  On the CPU, gloo's
+    all-gather and reduce-scatter copy through temporaries the size of the
+    collective (c10d::allgather_, gloo:all_gather, c10d::_reduce_scatter_base_
+    > clone), freed when its work object goes; NCCL writes into FSDP's own
+    buffers, which is what vramplan models."""
     out, gone, cur, n = [], set(), baseline, 0
     for t, _, ptr, size, node in curve:
         if size > 0 and _from_gloo(node):
@@ -243,16 +394,11 @@ def _without_gloo(curve, baseline):
     return out, cur, n
 
 
-def _handles(fsdp):
-    from torch.distributed.fsdp import FullyShardedDataParallel as FSDP
-    return [mod._handle for mod in FSDP.fsdp_modules(fsdp) if mod._handle is not None]
-
-
 def measure(c, tmp):
     out = os.path.join(tmp, "rank%d.json")
-    mp.spawn(_rank, args=(WORLD, _free_port(), c, out), nprocs=WORLD, join=True)
+    mp.spawn(_rank, args=(c["world"], _free_port(), c, out), nprocs=c["world"], join=True)
     res = []
-    for rank in range(WORLD):
+    for rank in range(c["world"]):
         with open(out % rank) as f:
             res.append(json.load(f))
     return res
@@ -263,13 +409,14 @@ def vramplan_cmd():
 
 
 def estimate(cmd, c):
-    m, p, r, u, b, s = c
-    argv = cmd + [model_path(m), "--device", "cpu", "--json", "--dp", str(WORLD), "--fsdp", "full",
-                  "--framework", "fsdp1", "--precision", p, "--optimizer", "adamw", "--micro-batch", str(b),
-                  "--seq", str(s), "--attention", "sdpa", "--dropout", "0", "--zero-grad", "none",
-                  "--torch", ".".join(torch.__version__.split("+")[0].split(".")[:2])]
-    if r:
-        argv += ["--lora", str(r), "--lora-targets", "q,v"]
+    argv = cmd + [model_path(c["model"]), "--device", "cpu", "--json", "--dp", str(c["world"]),
+                  "--fsdp", "full", "--framework", c["fw"], "--precision", c["prec"], "--optimizer", "adamw",
+                  "--micro-batch", str(c["b"]), "--seq", str(c["s"]), "--attention", "sdpa", "--dropout", "0",
+                  "--zero-grad", "none", "--torch", ".".join(torch.__version__.split("+")[0].split(".")[:2])]
+    if c["lora"]:
+        argv += ["--lora", str(c["lora"]), "--lora-targets", "q,v"]
+        if c["prec"] == "bf16-mixed" and c["fw"] == "fsdp1":
+            argv += ["--lora-dtype", "bf16"]
     pr = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True)
     if pr.returncode != 0:
         raise RuntimeError("exit %d: %s" % (pr.returncode, pr.stderr.strip()[-300:]))
