@@ -53,6 +53,8 @@ struct lctx {
 	uint64_t global_layer;	/* index of the block in the whole model */
 	bool fp8;		/* Transformer Engine fp8 linears */
 	bool frozen;		/* LoRA: base weights take no gradient */
+	bool flat_grads;	/* FSDP1 LoRA, use_orig_params: the blocks'
+				 * base weights take gradients too */
 	int32_t embed_op;	/* the token embedding lookup, -1 = none */
 	int32_t wgrad_op;	/* the last op that made a weight gradient */
 	bool wgrad_view;	/* ... and hands it over as a view sharing
@@ -387,8 +389,8 @@ linear(struct lctx *x, struct lin l, int32_t in, uint64_t din,
 	enum vp_dtype ad = x->p->lora_dtype;
 	uint64_t r = x->p->lora_rank;
 
-	y = linear_w(x, l, in, din, dout, bias, trainable && !lora, outcat,
-	    x->w, x->gd);
+	y = linear_w(x, l, in, din, dout, bias, trainable && !x->frozen,
+	    outcat, x->w, x->gd);
 	if (!lora || !(l.lora_bits & x->p->lora_targets))
 		return y;
 	xl = cast(x, in, ad, VP_CAT_ACT);
@@ -1322,6 +1324,18 @@ lctx_init(struct lctx *x, const struct vp_model *m, const struct vp_plan *p,
 	 * keep --lora-dtype and autocast handles their matmuls.
 	 */
 	x->frozen = p->lora_rank > 0;
+	/*
+	 * FSDP1 with use_orig_params: a block's flat parameter requires grad
+	 * once one of its originals (an adapter) does, and the frozen
+	 * originals are views of it (_flat_param.py, _use_unsharded_views),
+	 * so autograd computes their gradients as in full training: each
+	 * linear saves its input and makes dW, which the flat gradient's
+	 * cat collects and reduce-scatters (measured on 2 gloo ranks,
+	 * tests/validate_fsdp.py).  The root unit, all frozen, stays so.
+	 */
+	x->flat_grads = x->frozen && p->fsdp != VP_FSDP_NONE &&
+	    vp_plan_framework(p) == VP_FW_FSDP1 &&
+	    p->fsdp_orig_params == VP_YES;
 	x->embed_op = -1;
 	x->wgrad_op = -1;
 	if (x->frozen && x->autocast) {
@@ -1415,7 +1429,9 @@ lower_ops(struct lctx *x, uint32_t blocks, uint64_t offset, bool first,
 	for (l = 1; l <= blocks; l++) {
 		x->global_layer = offset + l - 1;
 		begin_layer(x, l, t);
+		x->frozen = x->frozen && !x->flat_grads;
 		t = build(x, t);
+		x->frozen = x->p->lora_rank > 0;
 		/*
 		 * Full recompute: the whole block is one checkpoint; with a
 		 * stride, only every stride-th block of the stage, counted

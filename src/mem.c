@@ -83,6 +83,21 @@ struct sim {
 	unsigned gshard;	/* gradients kept per rank: 1/gshard */
 	uint64_t shard_tmp;	/* gathered parameters during fwd/bwd */
 	uint64_t unit_grad;	/* a unit's full gradient before reduction */
+	/* FSDP over the step (fsdp_now): what it holds gathered or
+	 * unreduced depends on the phase and the block being run. */
+	struct fsdp_tl {
+		bool on, v2, raf;
+		enum vp_fsdp_prefetch prefetch;
+		uint64_t root;	/* the root unit gathered */
+		uint64_t unit;	/* one block gathered */
+		uint64_t ugrad;	/* one block's unsharded gradients */
+		uint64_t rs;	/* FSDP2: the pending reduce-scatter input */
+		uint64_t root_rs;	/* the root's reduce-scatter input */
+		unsigned cnum, cden;	/* unsharded / weight-gradient bytes */
+	} ft;
+	uint64_t ft_rootg;	/* the root's gradients, unsharded part */
+	uint64_t ft_unitg;	/* the block's gradients so far, likewise */
+	uint32_t ft_last;	/* the last block this phase has run */
 	bool grads_prealloc;	/* gradients go into a preallocated buffer */
 	bool grads_offload;	/* gradients leave for host RAM when made */
 	bool oib;		/* --optimizer-in-backward: each parameter
@@ -266,6 +281,59 @@ tl_record(struct vp_timeline *tl, uint64_t v, enum vp_phase ph)
 	tl->fill = 1;
 }
 
+/*
+ * FSDP full and hybrid sharding, over the step: the bytes FSDP holds
+ * beside the replay's tensors at this point (phase, block being run), from
+ * torch/distributed/fsdp (FSDP1: _runtime_utils.py, _flat_param.py; FSDP2:
+ * _fully_shard/_fsdp_param_group.py, _fsdp_collectives.py), measured per
+ * rank on the CPU (tests/validate_fsdp.py).
+ * - The root unit (embeddings, final norm, head) is gathered from the
+ *   first forward to the end of backward (neither FSDP1 nor FSDP2's
+ *   default reshards the root after forward), and its gradients stay
+ *   unsharded until its post-backward at the very end (ft_rootg).
+ * - Forward: FSDP1 gathers one block into its padded flat parameter;
+ *   FSDP2 all-gathers into an output buffer and copies out into the
+ *   block's parameters, and keeps the output until the next block's
+ *   copy-out (implicit forward prefetch): two blocks' worth.  With
+ *   reshard_after_forward off every block stays gathered to its backward.
+ * - Backward: the block, its gradients (ugrad), and the next block when
+ *   it is prefetched (FSDP1 BACKWARD_PRE, FSDP2 always) from the
+ *   pre-backward hook; FSDP2 also keeps the last reduce-scatter input
+ *   until the next block's post-backward.
+ */
+static uint64_t
+fsdp_now(const struct sim *s)
+{
+	const struct fsdp_tl *f = &s->ft;
+	uint32_t l = s->cur_layer, n = s->g->layers;
+	uint64_t v = f->root;
+	bool ahead = f->v2 || f->prefetch == VP_FSDP_PREFETCH_PRE;
+
+	if (s->phase != VP_PHASE_BACKWARD) {
+		if (l == 0 && s->ft_last == 0)	/* the embeddings */
+			return f->v2 ? 2 * f->root : f->root;
+		if (l == 0)		/* after the blocks */
+			return v + (f->v2 ? f->unit : 0) +
+			    (f->v2 && !f->raf ? (uint64_t)n * f->unit : 0);
+		v += f->v2 ? 2 * f->unit : f->unit;
+		if (f->v2 && !f->raf)
+			v += (uint64_t)(l - 1) * f->unit;
+		return v;
+	}
+	v += s->ft_rootg;
+	if (l == 0 && s->ft_last == 0) {	/* the head, first */
+		if (f->v2 && !f->raf)
+			return v + (uint64_t)n * f->unit;
+		return v + (ahead ? f->unit : 0);
+	}
+	if (l == 0)			/* the embeddings, last */
+		return v + f->rs;
+	v += s->ft_unitg + (l < n ? f->rs : 0);
+	if (f->v2 && !f->raf)
+		return v + (uint64_t)l * f->unit;
+	return v + f->unit + (l > 1 && ahead ? f->unit : 0);
+}
+
 /* Record a possible peak: current live bytes plus transient extra. */
 static void
 check(struct sim *s, uint64_t extra, enum vp_cat extra_cat)
@@ -273,10 +341,15 @@ check(struct sim *s, uint64_t extra, enum vp_cat extra_cat)
 	uint64_t v;
 
 	/* Sharded parameters are gathered while forward and backward run. */
-	if (s->phase != VP_PHASE_OPTIMIZER)
-		extra += s->shard_tmp;
-	if (s->phase == VP_PHASE_BACKWARD)
-		extra += s->unit_grad;
+	if (s->ft.on) {
+		if (s->phase != VP_PHASE_OPTIMIZER)
+			extra += fsdp_now(s);
+	} else {
+		if (s->phase != VP_PHASE_OPTIMIZER)
+			extra += s->shard_tmp;
+		if (s->phase == VP_PHASE_BACKWARD)
+			extra += s->unit_grad;
+	}
 	v = s->live + extra;
 	s->events++;
 	if (s->tl != NULL)
@@ -421,6 +494,8 @@ forward(struct sim *s, size_t a, size_t b, bool segment_rerun)
 
 		s->cur_layer = o->layer;
 		s->cur_op = o->name;
+		if (o->layer > 0)
+			s->ft_last = o->layer;
 		if (o->layer == 0 && i >= g->layer_first_op[g->layers + 1])
 			s->phase = VP_PHASE_LOSS;
 		for (k = 0; k < VP_OP_MAXIO && o->out[k] >= 0; k++)
@@ -578,6 +653,8 @@ backward_op(struct sim *s, const struct vp_op *o)
 
 	s->cur_layer = o->layer;
 	s->cur_op = o->name;
+	if (o->layer > 0)
+		s->ft_last = o->layer;
 	for (k = 0; k < VP_OP_MAXIO && o->out[k] >= 0; k++)
 		if (s->galive[o->out[k]])
 			has_g = true;
@@ -634,6 +711,17 @@ backward_op(struct sim *s, const struct vp_op *o)
 					tmp += tmp_rec(s, wgrad_piece(o,
 					    o->wgrad_bytes, (unsigned)k));
 			}
+		}
+		/* FSDP: the root's gradients stay whole, in the unsharded
+		 * parameter's dtype, until its post-backward at the end. */
+		if (s->ft.on && o->wgrad_bytes && s->ft.cden) {
+			uint64_t w = o->wgrad_bytes / s->ft.cden * s->ft.cnum,
+			    sh = o->wgrad_bytes / s->gshard;
+
+			if (o->layer == 0)
+				s->ft_rootg += w > sh ? w - sh : 0;
+			else	/* reduced at the block's post-backward */
+				s->ft_unitg += w > sh ? w - sh : 0;
 		}
 		/* Adding to the waiting gradient out of place (InputBuffer::
 		 * accumulate) makes the sum while both addends live. */
@@ -694,11 +782,21 @@ unit_done(struct sim *s, size_t op)
 {
 	uint32_t layer = s->g->op[op].layer;
 
-	if (s->unit_grad == 0 || layer == 0 ||
-	    op != s->g->layer_first_op[layer])
+	if (layer == 0 || op != s->g->layer_first_op[layer])
 		return;
+	/* FSDP2 copies the gradients into its reduce-scatter input (the
+	 * block's parameters already resharded, the last input freed) and
+	 * frees them. */
+	if (s->ft.on && s->ft.v2) {
+		s->ft_unitg = 0;
+		return;
+	}
+	if (s->unit_grad == 0)
+		return;
+	/* FSDP1's cat: the flat gradient, beside the block's own. */
 	check(s, tmp_alloc(s, s->unit_grad), VP_CAT_TRANSIENT);
 	tmp_free(s);
+	s->ft_unitg = 0;
 }
 
 static void
@@ -708,8 +806,11 @@ backward(struct sim *s)
 	size_t i;
 
 	s->phase = VP_PHASE_BACKWARD;
+	s->ft_last = 0;
+	s->ft_rootg = s->ft_unitg = 0;
 	/* A unit's unsharded gradient exists while backward runs. */
-	s->unit_grad_slot = ev_alloc(s, rb(s, s->unit_grad), TAG_NONE);
+	s->unit_grad_slot = ev_alloc(s, rb(s, s->ft.on ? s->ft.ugrad +
+	    s->ft.rs : s->unit_grad), TAG_NONE);
 	for (i = g->nop; i > 0 && !s->stopped; i--) {
 		int32_t si = s->seg_of[i - 1];
 
@@ -742,6 +843,16 @@ backward(struct sim *s)
 		backward_op(s, &g->op[i - 1]);
 		unit_done(s, i - 1);
 	}
+	/* The root's post-backward: its reduce-scatter input (FSDP1: the
+	 * flat gradient's cat) beside its whole gradients, no block held. */
+	if (s->ft.on && !s->stopped) {
+		s->cur_layer = 0;
+		/* FSDP2 has freed the last block's pending input first. */
+		check(s, tmp_alloc(s, s->ft.root_rs > s->ft.rs ?
+		    s->ft.root_rs - s->ft.rs : 0), VP_CAT_TRANSIENT);
+		tmp_free(s);
+	}
+	s->ft_rootg = 0;
 	ev_free(s, &s->unit_grad_slot);
 }
 
@@ -805,6 +916,7 @@ struct sharding {
 	uint64_t grad_buffer;	/* extra persistent gradient-sized buffers */
 	uint64_t gather;	/* transient: gathered parameters (fwd+bwd) */
 	uint64_t unit_grad;	/* transient: a unit's unsharded gradient */
+	struct fsdp_tl ft;	/* FSDP full/hybrid over the step */
 	/* ZeRO-3: bytes of the parameters that stay whole on every rank
 	 * (stage3_param_persistence_threshold), base and adapters. */
 	uint64_t persist_base, persist_adapter;
@@ -864,6 +976,55 @@ ds_persistent(const struct vp_graph *g, const struct vp_model *m,
 		*base = g->weight_bytes - *adapter;
 }
 
+/*
+ * FSDP full and hybrid sharding over the step (fsdp_now): the sizes.
+ * `unit` is one block's base as FSDP gathers it (compute dtype, or the
+ * packed quantized storage).  LoRA adapters are gathered with their
+ * block.  FSDP1's flat gradient spans the whole unit, frozen parts too
+ * (use_orig_params; with use_orig_params off a unit cannot mix frozen and
+ * trainable parameters), in the compute dtype (MixedPrecision's
+ * param_dtype), reduced in it; FSDP2 makes and reduce-scatters gradients
+ * of trainable parameters only (fsdp_params_with_grad), reduced in fp32
+ * under bf16-mixed (MixedPrecisionPolicy(param_dtype=bf16,
+ * reduce_dtype=fp32), torchtitan's default).
+ */
+static void
+fsdp_timeline(const struct vp_graph *g, const struct vp_model *m,
+    const struct vp_plan *p, unsigned shard, uint64_t unit,
+    struct fsdp_tl *f)
+{
+	const struct vp_prec_info *pi = &vp_prec_info[p->precision];
+	unsigned cd = vp_dtype_bytes[pi->compute];
+	unsigned gd = vp_dtype_bytes[pi->grad];
+	unsigned rd = pi->compute != pi->weight ? 4 : cd;
+	uint64_t blocks = vp_stage_blocks(m->layers, p->pp, p->stage);
+	uint64_t inblocks = vp_mul_sat(g->block_params, blocks);
+	uint64_t root = g->params > inblocks ? g->params - inblocks : 0;
+	uint64_t ad = p->lora_rank ? vp_lora_params(m, p, 1) : 0;
+	uint64_t train = p->lora_rank ? ad : g->block_params;
+	uint64_t root_train = p->lora_rank ? 0 : root;
+
+	memset(f, 0, sizeof *f);
+	f->on = true;
+	f->v2 = vp_plan_framework(p) == VP_FW_FSDP2;
+	f->raf = p->reshard_after_forward == VP_YES;
+	f->prefetch = p->fsdp_prefetch;
+	f->root = vp_mul_sat(root, cd);
+	f->unit = vp_add_sat(unit, vp_mul_sat(ad, cd));
+	f->cnum = cd;
+	f->cden = gd;
+	if (f->v2) {
+		f->ugrad = vp_mul_sat(train, cd);
+		f->rs = vp_mul_sat(train, rd);
+		f->root_rs = vp_mul_sat(root_train, rd);
+		return;
+	}
+	/* With use_orig_params the frozen originals' gradients are made
+	 * as in full training (graph.c, flat_grads). */
+	f->ugrad = f->unit;
+	f->root_rs = vp_mul_sat(root_train, cd);
+}
+
 static void
 sharding(const struct vp_graph *g, const struct vp_model *m,
     const struct vp_plan *p, struct sharding *sh)
@@ -896,23 +1057,15 @@ sharding(const struct vp_graph *g, const struct vp_model *m,
 			shard = dp < node ? dp : node;
 		sh->states = sh->grads = shard;
 		if (p->fsdp != VP_FSDP_GRAD_OP) {
-			/* The root unit: what no block holds (embeddings,
-			 * final norm, head).  FSDP1 never reshards the root
-			 * after forward (_post_forward_reshard), so it stays
-			 * gathered from the first forward to the end of
-			 * backward (measured per rank on 2 gloo ranks,
-			 * tests/validate_fsdp.py). */
-			uint64_t inblocks = vp_mul_sat(block,
-			    vp_stage_blocks(m->layers, p->pp, p->stage));
-			uint64_t root = g->params > inblocks ?
-			    g->params - inblocks : 0;
-
 			sh->weights = shard;
-			/* FSDP1 all-gathers the current unit and prefetches
-			 * the next (forward and backward prefetch), beside
-			 * the root. */
-			sh->gather = vp_add_sat(vp_mul_sat(2, unit),
-			    vp_mul_sat(root, vp_dtype_bytes[cd]));
+			fsdp_timeline(g, m, p, shard, unit, &sh->ft);
+			/* The allocator's feed holds the most at once. */
+			sh->gather = vp_add_sat(sh->ft.root, vp_mul_sat(
+			    sh->ft.v2 && !sh->ft.raf ? g->layers + 1 : 2,
+			    sh->ft.unit));
+			sh->unit_grad = sh->ft.v2 ? 0 : sh->ft.ugrad;
+			sh->what = "fsdp";
+			return;
 		}
 		/* The unit's unsharded gradient before reduce-scatter: the
 		 * size of its flat parameter (with use_orig_params, frozen
@@ -1015,6 +1168,7 @@ simulate(struct sim *s, const struct vp_model *m)
 	s->gshard = sh.grads;
 	s->shard_tmp = sh.gather;
 	s->unit_grad = sh.unit_grad;
+	s->ft = sh.ft;
 	s->grads_prealloc = sh.grads_prealloc;
 	/*
 	 * In the hook one parameter's optimizer steps alone, so whatever its
@@ -1113,6 +1267,7 @@ simulate(struct sim *s, const struct vp_model *m)
 		memset(s->alive, 0, g->nt);
 		memset(s->galive, 0, g->nt);
 		s->phase = VP_PHASE_FORWARD;
+		s->ft_last = 0;
 		base = s->live;
 		forward(s, 0, g->nop, false);
 		if (mb == 0)

@@ -73,6 +73,18 @@ const struct vp_optdef vp_options[VP_O_COUNT] = {
 [VP_O_FSDP] = { "fsdp", VP_OK_ENUM, VP_OF_INT, F(fsdp), E(vp_fsdp_names),
     NULL, 0, 0, false, NULL, ALL, true, false, VP_OPEN_SHARD, "S",
     "FSDP sharding strategy" },
+[VP_O_FSDP_PREFETCH] = { "fsdp-prefetch", VP_OK_ENUM, VP_OF_INT,
+    F(fsdp_prefetch), E(vp_fsdp_prefetch_names), NULL, 0, 0, false, NULL,
+    ALL, true, false, VP_OPEN_NONE, "W",
+    "FSDP1's backward_prefetch (default pre)" },
+[VP_O_FSDP_ORIG_PARAMS] = { "fsdp-orig-params", VP_OK_ENUM, VP_OF_INT,
+    F(fsdp_orig_params), E(vp_yesno_names), NULL, 0, 0, false, NULL, ALL,
+    true, false, VP_OPEN_NONE, "B",
+    "FSDP1's use_orig_params (default yes, as accelerate)" },
+[VP_O_RESHARD_AFTER_FORWARD] = { "reshard-after-forward", VP_OK_ENUM,
+    VP_OF_INT, F(reshard_after_forward), E(vp_yesno_names), NULL, 0, 0,
+    false, NULL, ALL, true, false, VP_OPEN_NONE, "B",
+    "FSDP2's reshard_after_forward of the blocks (default yes)" },
 [VP_O_TP] = { "tp", VP_OK_U64, VP_OF_UNSIGNED, F(tp), NULL, 0, NULL, 1,
     1024, false, NULL, ALL, true, false, VP_OPEN_TP, "N",
     "tensor parallel degree" },
@@ -261,6 +273,8 @@ _Static_assert(sizeof(enum vp_precision) == sizeof(int) &&
     sizeof(enum vp_attention) == sizeof(int) &&
     sizeof(enum vp_framework) == sizeof(int) &&
     sizeof(enum vp_fsdp) == sizeof(int) &&
+    sizeof(enum vp_fsdp_prefetch) == sizeof(int) &&
+    sizeof(enum vp_yesno) == sizeof(int) &&
     sizeof(enum vp_device) == sizeof(int) &&
     sizeof(enum vp_quant) == sizeof(int) &&
     sizeof(enum vp_kbit) == sizeof(int) &&

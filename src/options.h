@@ -38,6 +38,9 @@
 	X(RECOMPUTE_STRIDE, "recompute-stride") \
 	X(ATTENTION, "attention") X(DROPOUT, "dropout") \
 	X(FRAMEWORK, "framework") X(ZERO, "zero") X(FSDP, "fsdp") \
+	X(FSDP_PREFETCH, "fsdp-prefetch") \
+	X(FSDP_ORIG_PARAMS, "fsdp-orig-params") \
+	X(RESHARD_AFTER_FORWARD, "reshard-after-forward") \
 	X(TP, "tp") X(SP, "sp") X(PP, "pp") X(VPP, "vpp") X(CP, "cp") \
 	X(EP, "ep") X(DP, "dp") X(CAPACITY, "capacity-factor") \
 	X(DEVICE, "device") X(OPTIMIZER_IMPL, "optimizer-impl") \

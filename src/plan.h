@@ -83,6 +83,16 @@
  */
 #define VP_ZEROGRAD_LIST(X) X(DEFAULT, "default") X(NONE, "none") \
 	X(ZEROS, "zeros")
+/*
+ * FSDP1's backward_prefetch (torch/distributed/fsdp/api.py BackwardPrefetch):
+ * `pre` all-gathers the next unit in the current unit's pre-backward hook
+ * (two units gathered while a unit's gradient is computed), `post` in its
+ * post-backward hook, `none` not at all.  FSDP2 prefetches implicitly.
+ */
+#define VP_FSDP_PREFETCH_LIST(X) X(PRE, "pre") X(POST, "post") X(NONE, "none")
+/* A yes/no plan knob given by name (--fsdp-orig-params,
+ * --reshard-after-forward). */
+#define VP_YESNO_LIST(X) X(YES, "yes") X(NO, "no")
 
 #define X(e, s) VP_PREC_##e,
 enum vp_precision { VP_PREC_LIST(X) VP_PREC_COUNT };
@@ -122,6 +132,12 @@ enum vp_lora_target { VP_LORA_TARGET_LIST(X) VP_LORA_TARGET_COUNT };
 #define X(e, s) VP_FW_##e,
 enum vp_framework { VP_FRAMEWORK_LIST(X) VP_FW_COUNT };
 #undef X
+#define X(e, s) VP_FSDP_PREFETCH_##e,
+enum vp_fsdp_prefetch { VP_FSDP_PREFETCH_LIST(X) VP_FSDP_PREFETCH_COUNT };
+#undef X
+#define X(e, s) VP_##e,
+enum vp_yesno { VP_YESNO_LIST(X) VP_YESNO_COUNT };
+#undef X
 #define X(e, s) VP_OPTIMPL_##e,
 enum vp_optimpl { VP_OPTIMPL_LIST(X) VP_OPTIMPL_COUNT };
 #undef X
@@ -141,6 +157,8 @@ extern const char *const vp_offload_names[VP_OFFLOAD_COUNT];
 extern const char *const vp_loss_names[VP_LOSS_COUNT];
 extern const char *const vp_lora_target_names[VP_LORA_TARGET_COUNT];
 extern const char *const vp_framework_names[VP_FW_COUNT];
+extern const char *const vp_fsdp_prefetch_names[VP_FSDP_PREFETCH_COUNT];
+extern const char *const vp_yesno_names[VP_YESNO_COUNT];
 extern const char *const vp_optimpl_names[VP_OPTIMPL_COUNT];
 extern const char *const vp_zerograd_names[VP_ZEROGRAD_COUNT];
 
@@ -212,6 +230,11 @@ struct vp_plan {
 	unsigned zero;		/* ZeRO stage 0..3 (or the FSDP equivalent) */
 	enum vp_fsdp fsdp;	/* FSDP sharding strategy, or none */
 	enum vp_framework framework;
+	/* FSDP1: backward_prefetch and use_orig_params (accelerate's
+	 * default: yes); FSDP2: reshard_after_forward of the blocks. */
+	enum vp_fsdp_prefetch fsdp_prefetch;
+	enum vp_yesno fsdp_orig_params;
+	enum vp_yesno reshard_after_forward;
 	unsigned tp, pp, dp;	/* parallel degrees; 0 = derive */
 	unsigned vpp;		/* virtual pipeline chunks per stage (>= 1) */
 	unsigned cp;		/* context parallel degree */

@@ -227,7 +227,8 @@ def _wrap_fsdp2(model, c, mpol_dtype, world):
         mp = MixedPrecisionPolicy(param_dtype=mpol_dtype, reduce_dtype=torch.float32)
     for layer in model.layers:
         fully_shard(layer, mesh=mesh, reshard_after_forward=c["reshard"], mp_policy=mp)
-    fully_shard(model, mesh=mesh, reshard_after_forward=c["reshard"], mp_policy=mp)
+    # The root keeps fully_shard's default: not resharded after forward.
+    fully_shard(model, mesh=mesh, mp_policy=mp)
     held = []
     for mod in model.modules():
         st = getattr(mod, "_get_fsdp_state", None)
@@ -413,6 +414,10 @@ def estimate(cmd, c):
                   "--fsdp", "full", "--framework", c["fw"], "--precision", c["prec"], "--optimizer", "adamw",
                   "--micro-batch", str(c["b"]), "--seq", str(c["s"]), "--attention", "sdpa", "--dropout", "0",
                   "--zero-grad", "none", "--torch", ".".join(torch.__version__.split("+")[0].split(".")[:2])]
+    if c["fw"] == "fsdp1":
+        argv += ["--fsdp-prefetch", c["prefetch"], "--fsdp-orig-params", "yes" if c["orig"] else "no"]
+    else:
+        argv += ["--reshard-after-forward", "yes" if c["reshard"] else "no"]
     if c["lora"]:
         argv += ["--lora", str(c["lora"]), "--lora-targets", "q,v"]
         if c["prec"] == "bf16-mixed" and c["fw"] == "fsdp1":
