@@ -50,6 +50,8 @@ struct lctx {
 				 * regions sharded along the sequence */
 	uint64_t s_kv;		/* key length seen by attention (full seq) */
 	bool sharded_weights;	/* ZeRO-3 / FSDP full or hybrid */
+	bool fsdp_params16;	/* FSDP full/hybrid: units gathered in the
+				 * compute dtype (MixedPrecision) */
 	uint64_t global_layer;	/* index of the block in the whole model */
 	bool fp8;		/* Transformer Engine fp8 linears */
 	bool frozen;		/* LoRA: base weights take no gradient */
@@ -355,14 +357,17 @@ linear_w(struct lctx *x, struct lin l, int32_t in, uint64_t din,
 		if (bias)
 			o->wgrad_bias_bytes = vp_mul_sat(dout * x->wmult,
 			    B(gdt));
-		/* Autocast: dW comes out in 16 bit, then is cast to fp32. */
-		if (x->autocast && wdt != x->c)
+		/* Autocast: dW comes out in 16 bit, then is cast to fp32.
+		 * FSDP's mixed precision runs the unit from 16-bit
+		 * parameters: dW is theirs, cast when reduced (mem.c). */
+		if (x->autocast && wdt != x->c && !x->fsdp_params16)
 			o->wgrad_tmp = vp_mul_sat(wel / one_at_a_time, B(x->c));
 		/* F.linear multiplies by weight.t(): dW leaves through
 		 * TBackward0 as a view of the matmul's result, unless the
 		 * autocast cast's backward (ToCopyBackward0) copies it. */
 		x->wgrad_op = (int32_t)(x->g->nop - 1);
-		x->wgrad_view = !(x->autocast && wdt != x->c);
+		x->wgrad_view = !(x->autocast && wdt != x->c) ||
+		    x->fsdp_params16;
 	}
 	if (quant)
 		y = cast(x, y, dt_of(x, in), outcat);
@@ -389,8 +394,9 @@ linear(struct lctx *x, struct lin l, int32_t in, uint64_t din,
 	enum vp_dtype ad = x->p->lora_dtype;
 	uint64_t r = x->p->lora_rank;
 
-	y = linear_w(x, l, in, din, dout, bias, trainable && !x->frozen,
-	    outcat, x->w, x->gd);
+	y = linear_w(x, l, in, din, dout, bias, trainable && !x->frozen &&
+	    !(x->p->quant != VP_QUANT_NONE &&
+	    (l.lora_bits & VP_LORA_ALL_LINEAR) != 0), outcat, x->w, x->gd);
 	if (!lora || !(l.lora_bits & x->p->lora_targets))
 		return y;
 	xl = cast(x, in, ad, VP_CAT_ACT);
@@ -1315,6 +1321,8 @@ lctx_init(struct lctx *x, const struct vp_model *m, const struct vp_plan *p,
 	x->r = pi->autocast ? VP_FP32 : pi->weight;
 	x->drop = vp_plan_dropout(p, m);
 	x->wmult = 1;
+	x->fsdp_params16 = p->fsdp == VP_FSDP_FULL ||
+	    p->fsdp == VP_FSDP_HYBRID;
 	x->sharded_weights = p->zero >= 3 || p->fsdp == VP_FSDP_FULL ||
 	    p->fsdp == VP_FSDP_HYBRID;
 	x->fp8 = p->precision == VP_PREC_FP8;
@@ -1325,17 +1333,21 @@ lctx_init(struct lctx *x, const struct vp_model *m, const struct vp_plan *p,
 	 */
 	x->frozen = p->lora_rank > 0;
 	/*
-	 * FSDP1 with use_orig_params: a block's flat parameter requires grad
+	 * FSDP1 with use_orig_params and the adapters in their block's unit
+	 * (--fsdp-lora-wrap block): a block's flat parameter requires grad
 	 * once one of its originals (an adapter) does, and the frozen
 	 * originals are views of it (_flat_param.py, _use_unsharded_views),
 	 * so autograd computes their gradients as in full training: each
 	 * linear saves its input and makes dW, which the flat gradient's
 	 * cat collects and reduce-scatters (measured on 2 gloo ranks,
-	 * tests/validate_fsdp.py).  The root unit, all frozen, stays so.
+	 * tests/validate_fsdp.py).  The root unit, all frozen, stays so, and
+	 * so do bitsandbytes' 4-bit linears, whose MatMul4Bit returns no
+	 * weight gradient (the cat fills zeros).
 	 */
 	x->flat_grads = x->frozen && p->fsdp != VP_FSDP_NONE &&
 	    vp_plan_framework(p) == VP_FW_FSDP1 &&
-	    p->fsdp_orig_params == VP_YES;
+	    p->fsdp_orig_params == VP_YES &&
+	    p->fsdp_lora_wrap == VP_LORAWRAP_BLOCK;
 	x->embed_op = -1;
 	x->wgrad_op = -1;
 	if (x->frozen && x->autocast) {

@@ -787,7 +787,7 @@ unit_done(struct sim *s, size_t op)
 	/* FSDP2 copies the gradients into its reduce-scatter input (the
 	 * block's parameters already resharded, the last input freed) and
 	 * frees them. */
-	if (s->ft.on && s->ft.v2) {
+	if (s->ft.on && (s->ft.v2 || s->ft.ugrad == 0)) {
 		s->ft_unitg = 0;
 		return;
 	}
@@ -1013,6 +1013,14 @@ fsdp_timeline(const struct vp_graph *g, const struct vp_model *m,
 	f->unit = vp_add_sat(unit, vp_mul_sat(ad, cd));
 	f->cnum = cd;
 	f->cden = gd;
+	/* PEFT's wrap policy gives each adapter Linear a unit of its own:
+	 * the block's flat parameter is frozen, never gathered with them,
+	 * and takes no gradient. */
+	if (!f->v2 && p->lora_rank &&
+	    p->fsdp_lora_wrap == VP_LORAWRAP_PEFT) {
+		f->unit = unit;
+		return;
+	}
 	if (f->v2) {
 		f->ugrad = vp_mul_sat(train, cd);
 		f->rs = vp_mul_sat(train, rd);
@@ -1063,7 +1071,7 @@ sharding(const struct vp_graph *g, const struct vp_model *m,
 			sh->gather = vp_add_sat(sh->ft.root, vp_mul_sat(
 			    sh->ft.v2 && !sh->ft.raf ? g->layers + 1 : 2,
 			    sh->ft.unit));
-			sh->unit_grad = sh->ft.v2 ? 0 : sh->ft.ugrad;
+			sh->unit_grad = sh->ft.ugrad;
 			sh->what = "fsdp";
 			return;
 		}

@@ -85,6 +85,11 @@ const struct vp_optdef vp_options[VP_O_COUNT] = {
     VP_OF_INT, F(reshard_after_forward), E(vp_yesno_names), NULL, 0, 0,
     false, NULL, ALL, true, false, VP_OPEN_NONE, "B",
     "FSDP2's reshard_after_forward of the blocks (default yes)" },
+[VP_O_FSDP_LORA_WRAP] = { "fsdp-lora-wrap", VP_OK_ENUM, VP_OF_INT,
+    F(fsdp_lora_wrap), E(vp_lora_wrap_names), NULL, 0, 0, false, NULL, ALL,
+    true, false, VP_OPEN_NONE, "U",
+    "FSDP1's unit for LoRA adapters: their own (PEFT's policy, "
+    "default) or their block's" },
 [VP_O_TP] = { "tp", VP_OK_U64, VP_OF_UNSIGNED, F(tp), NULL, 0, NULL, 1,
     1024, false, NULL, ALL, true, false, VP_OPEN_TP, "N",
     "tensor parallel degree" },
@@ -275,6 +280,7 @@ _Static_assert(sizeof(enum vp_precision) == sizeof(int) &&
     sizeof(enum vp_fsdp) == sizeof(int) &&
     sizeof(enum vp_fsdp_prefetch) == sizeof(int) &&
     sizeof(enum vp_yesno) == sizeof(int) &&
+    sizeof(enum vp_lora_wrap) == sizeof(int) &&
     sizeof(enum vp_device) == sizeof(int) &&
     sizeof(enum vp_quant) == sizeof(int) &&
     sizeof(enum vp_kbit) == sizeof(int) &&

@@ -93,6 +93,14 @@
 /* A yes/no plan knob given by name (--fsdp-orig-params,
  * --reshard-after-forward). */
 #define VP_YESNO_LIST(X) X(YES, "yes") X(NO, "no")
+/*
+ * Where FSDP1 puts LoRA adapters: `peft`, each adapter Linear its own unit
+ * (peft.utils.other.fsdp_auto_wrap_policy, which the Hugging Face Trainer
+ * installs for a PeftModel under FSDP), so a block's flat parameter is all
+ * frozen; `block`, in its block's unit (transformer_auto_wrap_policy alone,
+ * as a plain FSDP1 script wraps).
+ */
+#define VP_LORAWRAP_LIST(X) X(PEFT, "peft") X(BLOCK, "block")
 
 #define X(e, s) VP_PREC_##e,
 enum vp_precision { VP_PREC_LIST(X) VP_PREC_COUNT };
@@ -138,6 +146,9 @@ enum vp_fsdp_prefetch { VP_FSDP_PREFETCH_LIST(X) VP_FSDP_PREFETCH_COUNT };
 #define X(e, s) VP_##e,
 enum vp_yesno { VP_YESNO_LIST(X) VP_YESNO_COUNT };
 #undef X
+#define X(e, s) VP_LORAWRAP_##e,
+enum vp_lora_wrap { VP_LORAWRAP_LIST(X) VP_LORAWRAP_COUNT };
+#undef X
 #define X(e, s) VP_OPTIMPL_##e,
 enum vp_optimpl { VP_OPTIMPL_LIST(X) VP_OPTIMPL_COUNT };
 #undef X
@@ -159,6 +170,7 @@ extern const char *const vp_lora_target_names[VP_LORA_TARGET_COUNT];
 extern const char *const vp_framework_names[VP_FW_COUNT];
 extern const char *const vp_fsdp_prefetch_names[VP_FSDP_PREFETCH_COUNT];
 extern const char *const vp_yesno_names[VP_YESNO_COUNT];
+extern const char *const vp_lora_wrap_names[VP_LORAWRAP_COUNT];
 extern const char *const vp_optimpl_names[VP_OPTIMPL_COUNT];
 extern const char *const vp_zerograd_names[VP_ZEROGRAD_COUNT];
 
@@ -235,6 +247,7 @@ struct vp_plan {
 	enum vp_fsdp_prefetch fsdp_prefetch;
 	enum vp_yesno fsdp_orig_params;
 	enum vp_yesno reshard_after_forward;
+	enum vp_lora_wrap fsdp_lora_wrap;	/* FSDP1: adapters' unit */
 	unsigned tp, pp, dp;	/* parallel degrees; 0 = derive */
 	unsigned vpp;		/* virtual pipeline chunks per stage (>= 1) */
 	unsigned cp;		/* context parallel degree */

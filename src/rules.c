@@ -216,6 +216,29 @@ zero_or_fsdp(const struct vp_plan *p, const struct vp_model *m,
 	return 0;
 }
 
+/*
+ * FSDP1 flattens a unit's parameters into one FlatParameter; without
+ * use_orig_params it must have one requires_grad (_flat_param.py,
+ * _init_flat_param_and_metadata: "Must flatten tensors with uniform
+ * requires_grad when use_orig_params=False"), so LoRA adapters cannot
+ * share their block's unit.
+ */
+static int
+fsdp1_lora_unit(const struct vp_plan *p, const struct vp_model *m,
+    unsigned world, struct vp_diags *d)
+{
+	(void)m;
+	(void)world;
+	if (p->fsdp != VP_FSDP_NONE && p->lora_rank > 0 &&
+	    vp_plan_framework(p) == VP_FW_FSDP1 &&
+	    p->fsdp_orig_params == VP_NO &&
+	    p->fsdp_lora_wrap == VP_LORAWRAP_BLOCK)
+		return refuse(d, "FSDP1 without use_orig_params cannot put "
+		    "frozen weights and trainable LoRA adapters in one unit; "
+		    "give --fsdp-orig-params yes or --fsdp-lora-wrap peft");
+	return 0;
+}
+
 /* TP all-reduces every block twice each way: NVLink only. */
 static int
 tp_in_node(const struct vp_plan *p, const struct vp_model *m,
@@ -504,6 +527,7 @@ static const struct rule rules[] = {
 	{ vpp_chunks, VP_RK_PP, false },
 	{ sp_needs_tp, VP_RK_TP, false },
 	{ zero_or_fsdp, VP_RK_SHARD, false },
+	{ fsdp1_lora_unit, VP_RK_SHARD, false },
 	{ tp_in_node, VP_RK_TP, false },
 	{ lora_targets, 0, false },
 	{ lora_rank, VP_RK_TP, false },

@@ -92,7 +92,7 @@ except ImportError as e:
     print("%s; run with the interpreter of the test venv (make venv)" % e)
     sys.exit(2)
 
-STEPS = 4
+STEPS = 3
 GC_STEP = os.environ.get('GC_STEP') == '1'
 
 # One case: the framework and its settings.  fsdp1: use_orig_params
@@ -100,27 +100,27 @@ GC_STEP = os.environ.get('GC_STEP') == '1'
 # (reshard True, keep False).  LoRA under bf16-mixed: the base in bf16, as
 # Hugging Face loads it; FSDP1's flat parameter needs one dtype, so there
 # the adapters are bf16 too (--lora-dtype bf16).
-def C(fw, prec, lora=0, world=2, orig=True, prefetch="pre", reshard=True, model="llama-4l-mha", b=2, s=64):
+def C(fw, prec, lora=0, world=2, orig=True, prefetch="pre", reshard=True, wrap="block", model="llama-4l-mha",
+      b=2, s=64, recompute=False):
     return {"fw": fw, "model": model, "prec": prec, "lora": lora, "world": world, "orig": orig,
-            "prefetch": prefetch, "reshard": reshard, "b": b, "s": s}
+            "prefetch": prefetch, "reshard": reshard, "wrap": wrap, "b": b, "s": s, "recompute": recompute}
 
 
 GRID = [
     C("fsdp1", "fp32"),
     C("fsdp1", "fp32", orig=False),
     C("fsdp1", "bf16-mixed"),
-    C("fsdp1", "bf16-mixed", orig=False),
     C("fsdp1", "fp32", lora=8),
     C("fsdp1", "bf16-mixed", lora=8),
+    C("fsdp1", "fp32", lora=8, wrap="peft"),
+    C("fsdp1", "bf16-mixed", lora=8, wrap="peft", recompute=True),
     C("fsdp1", "fp32", prefetch="post"),
-    C("fsdp1", "fp32", prefetch="none"),
     C("fsdp1", "fp32", world=4),
     C("fsdp1", "bf16-mixed", lora=8, world=4),
     C("fsdp2", "fp32"),
     C("fsdp2", "bf16-mixed"),
     C("fsdp2", "fp32", lora=8),
     C("fsdp2", "bf16-mixed", lora=8),
-    C("fsdp2", "fp32", reshard=False),
     C("fsdp2", "bf16-mixed", reshard=False),
     C("fsdp2", "fp32", world=4),
     C("fsdp2", "bf16-mixed", lora=8, world=4),
@@ -130,11 +130,13 @@ GRID = [
 def case_name(c):
     if c["fw"] == "fsdp1":
         how = "%s/%s" % ("orig" if c["orig"] else "flat", c["prefetch"])
+        if c["lora"]:
+            how += "/" + c["wrap"]
     else:
         how = "reshard" if c["reshard"] else "keep"
-    return "%s/%s/%s/%s/%s/b%ds%d/w%d" % (c["fw"], c["model"], c["prec"],
-                                          "lora%d" % c["lora"] if c["lora"] else "full", how,
-                                          c["b"], c["s"], c["world"])
+    return "%s/%s/%s/%s/%s/b%ds%d/w%d%s" % (c["fw"], c["model"], c["prec"],
+                                            "lora%d" % c["lora"] if c["lora"] else "full", how,
+                                            c["b"], c["s"], c["world"], "/ckpt" if c["recompute"] else "")
 
 
 def model_path(m):
@@ -206,9 +208,18 @@ def _wrap_fsdp1(model, c, mpol_dtype):
         mpol = MixedPrecision(param_dtype=mpol_dtype, reduce_dtype=mpol_dtype, buffer_dtype=mpol_dtype)
     pf = {"pre": BackwardPrefetch.BACKWARD_PRE, "post": BackwardPrefetch.BACKWARD_POST,
           "none": None}[c["prefetch"]]
+    from torch.distributed.fsdp.wrap import _or_policy, lambda_auto_wrap_policy
     block = type(model.layers[0])
-    fsdp = FSDP(model, auto_wrap_policy=functools.partial(transformer_auto_wrap_policy,
-                                                          transformer_layer_cls={block}),
+    policy = functools.partial(transformer_auto_wrap_policy, transformer_layer_cls={block})
+    if c["lora"] and c["wrap"] == "peft":
+        # peft.utils.other.fsdp_auto_wrap_policy: every leaf module with
+        # a trainable weight (the adapters' Linears) is a unit of its own
+        def trainable_leaf(m):
+            return (len(list(m.named_children())) == 0 and getattr(m, "weight", None) is not None and
+                    m.weight.requires_grad)
+        policy = functools.partial(_or_policy, policies=[
+            functools.partial(lambda_auto_wrap_policy, lambda_fn=trainable_leaf), policy])
+    fsdp = FSDP(model, auto_wrap_policy=policy,
                 sharding_strategy=ShardingStrategy.FULL_SHARD, use_orig_params=c["orig"],
                 mixed_precision=mpol, backward_prefetch=pf,
                 limit_all_gathers=True, device_id=torch.device("cpu"))
@@ -253,7 +264,7 @@ def _rank(rank, world, port, c, out):
         prec, r = c["prec"], c["lora"]
         cfg = harness.normalize_cfg(harness.load_model_cfg(model_path(c["model"])))
         cfg["dropout"] = 0.0
-        model = harness.build_model(cfg, "sdpa", False, "full")
+        model = harness.build_model(cfg, "sdpa", 1 if c["recompute"] else False, "full")
         model.train()
         fam = harness.model_family(cfg)
         bf = prec == "bf16-mixed"
@@ -414,8 +425,11 @@ def estimate(cmd, c):
                   "--fsdp", "full", "--framework", c["fw"], "--precision", c["prec"], "--optimizer", "adamw",
                   "--micro-batch", str(c["b"]), "--seq", str(c["s"]), "--attention", "sdpa", "--dropout", "0",
                   "--zero-grad", "none", "--torch", ".".join(torch.__version__.split("+")[0].split(".")[:2])]
+    if c["recompute"]:
+        argv += ["--recompute", "full"]
     if c["fw"] == "fsdp1":
-        argv += ["--fsdp-prefetch", c["prefetch"], "--fsdp-orig-params", "yes" if c["orig"] else "no"]
+        argv += ["--fsdp-prefetch", c["prefetch"], "--fsdp-orig-params", "yes" if c["orig"] else "no",
+                 "--fsdp-lora-wrap", c["wrap"]]
     else:
         argv += ["--reshard-after-forward", "yes" if c["reshard"] else "no"]
     if c["lora"]:
