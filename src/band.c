@@ -27,14 +27,18 @@ const char *const vp_verdict_names[VP_VERDICT_COUNT] = {
  * prints each cell's residuals and the sides they imply):
  *   allocated, full   5 runs (fms Mistral full, torchtune Llama 3.2):
  *                     -0.5% .. -0.0%
- *   allocated, LoRA   6 runs (fms Mistral/Mixtral LoRA): -6.1% .. +6.8%
- *   allocated, QLoRA  11 runs (fms bitsandbytes NF4): -21.4% .. +3.9%
+ *   allocated, LoRA   6 runs (fms Mistral/Mixtral LoRA): -10.1% .. +1.1%
+ *   allocated, QLoRA  11 runs (fms bitsandbytes NF4): -22.4% .. +3.9%
  *   reserved, full    2 runs (torchtune 4 x 4090 FSDP, optimizer in
  *                     backward on one 4090): -22.8% .. -0.6%
- *   reserved, LoRA    6 runs (torchtune Llama 2 LoRA): -32.4% .. -4.3%
+ *   reserved, LoRA    6 runs (torchtune Llama 2 LoRA): -36.1% .. -4.3%
  *   device, full      8 runs (HF BERT on a V100): -5.9% .. +4.8%
  * When tests/published_gpu.py reports new worst residuals, these move
- * with them: its check fails when a measurement leaves its band.
+ * with them: its check fails when a measurement leaves its band.  (The
+ * FSDP LoRA runs moved down when FSDP got its timeline, measured per
+ * rank on the CPU, tests/validate_fsdp.py: PEFT-wrapped frozen blocks
+ * hold no unit gradient and two blocks are gathered only while one's
+ * backward prefetches the next.)
  */
 #define FLOOR 0.03
 static const struct {
@@ -44,12 +48,12 @@ static const struct {
 	/* Each side rounded up past the printed residual's precision. */
 	[VP_LVL_ALLOCATED] = {
 		[VP_TECH_FULL]  = { 0.0,   0.005, 5 },
-		[VP_TECH_LORA]  = { 0.064, 0.065, 6 },
-		[VP_TECH_QLORA] = { 0.038, 0.273, 11 },
+		[VP_TECH_LORA]  = { 0.011, 0.112, 6 },
+		[VP_TECH_QLORA] = { 0.038, 0.288, 11 },
 	},
 	[VP_LVL_RESERVED] = {
 		[VP_TECH_FULL]  = { 0.0,   0.295, 2 },
-		[VP_TECH_LORA]  = { 0.0,   0.480, 6 },
+		[VP_TECH_LORA]  = { 0.0,   0.566, 6 },
 		[VP_TECH_QLORA] = { 0.0,   0.0,   0 },
 	},
 	[VP_LVL_DEVICE] = {

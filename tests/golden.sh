@@ -310,6 +310,16 @@ run plan-no-fit llama-3.1-405b --gpus 8xRTX4090
 run plan-min-gpus llama-3.1-70b --gpus A100 --min-gpus --seq 4096
 run plan-max-seq llama-3-8b --gpus 8xH100 --zero 3 --recompute full --max-seq
 run plan-fsdp llama-3-8b --gpus 8xH100 --framework fsdp1 --fsdp full
+# FSDP2 (per-parameter sharding, the all-gather output kept to the next
+# block, gradients of trainable parameters only), and FSDP1 LoRA with the
+# adapters in their block's unit: with use_orig_params the frozen weights'
+# gradients are made; without it FSDP1 refuses the unit.
+run plan-fsdp2-keep llama-3-8b --gpus 8xH100 --framework fsdp2 --fsdp full \
+	--reshard-after-forward no --no-search
+run est-fsdp1-lora-block llama-2-7b --gpus 2xA100 --fsdp full --lora 16 \
+	--fsdp-lora-wrap block --no-search
+run plan-bad-fsdp1-lora-unit llama-2-7b --gpus 2xA100 --fsdp full --lora 16 \
+	--fsdp-lora-wrap block --fsdp-orig-params no
 run plan-megatron-distopt llama-3-8b --gpus 8xH100 --framework megatron \
 	--precision bf16-master --zero 1 --tp 2 --no-search
 run plan-bad-cp-eager llama-3-8b --gpus 8xH100 --cp 2 --attention eager
