@@ -4,7 +4,7 @@
     /usr/bin/python3 calib/harness.py MODEL.yaml [--device cpu|cuda]
         [--precision fp32|bf16-mixed|fp16-mixed|bf16|fp16]
         [--optimizer sgd|sgd-momentum|adam|adamw] [--micro-batch B] [--seq S]
-        [--recompute none|full] [--recompute-stride N] [--attention eager|sdpa] [--dropout P]
+        [--recompute none|full|op] [--recompute-stride N] [--attention eager|sdpa] [--dropout P]
         [--lora R] [--lora-targets q,v|all-linear|...] [--lora-alpha A]
         [--lora-dropout P] [--lora-dtype fp32|bf16] [--loss full|chunked]
         [--steps 2] [--seed 0] [--threads 2] [--trace]
@@ -558,18 +558,70 @@ def _run_layers(layers, recompute, hidden_states, *args):
     """recompute: 0 (or False) keeps everything; N (True is 1) checkpoints
     every N-th block, counted from 1 as torchtitan's _apply_layer_sac does
     (`_layer_sac_count += 1`, then wrap when count % ac_freq == 0): with 2
-    the second, fourth, ... block."""
+    the second, fourth, ... block.  An OpSAC(N) checkpoints the same
+    blocks with torchtitan's op-level policy."""
     for i, layer in enumerate(layers):
         if recompute and (i + 1) % int(recompute) == 0:
-            hidden_states = checkpoint(layer, hidden_states, *args)
+            hidden_states = checkpoint(layer, hidden_states, *args, op=isinstance(recompute, OpSAC))
         else:
             hidden_states = layer(hidden_states, *args)
     return hidden_states
 
 
-def checkpoint(fn, *args):
+class OpSAC(int):
+    """--recompute op with a stride: the blocks checkpointed (every N-th),
+    each with torchtitan's op-level selective-checkpoint policy."""
+
+
+def _op_sac_save_list():
+    """torchtitan v0.2.2, torchtitan/models/llama3/infra/parallelize.py,
+    _op_sac_save_list: the ops whose outputs the policy saves (the ones
+    this torch lacks are left out; the CPU SDPA kernel,
+    _scaled_dot_product_flash_attention_for_cpu, is not on it)."""
+    names = [("aten", "mm"), ("aten", "_scaled_dot_product_efficient_attention"),
+             ("aten", "_scaled_dot_product_flash_attention"),
+             ("aten", "_scaled_dot_product_cudnn_attention"),
+             ("aten", "_scaled_dot_product_attention_math"),
+             ("aten", "_scaled_dot_product_fused_attention_overrideable"),
+             ("_c10d_functional", "reduce_scatter_tensor"), ("aten", "max")]
+    out = set()
+    for ns, op in names:
+        try:
+            out.add(getattr(getattr(torch.ops, ns), op).default)
+        except (AttributeError, RuntimeError):
+            pass
+    return out
+
+
+def _op_sac_context():
+    """torchtitan v0.2.2's _apply_op_sac context_fn
+    (torchtitan/distributed/activation_checkpoint.py, _get_custom_policy):
+    a counter per checkpoint call counts aten.mm separately in forward and
+    recompute; an op on the save list is MUST_SAVE unless it is an mm
+    whose count is even; everything else PREFER_RECOMPUTE."""
+    from collections import defaultdict
+    from torch.utils.checkpoint import CheckpointPolicy, create_selective_checkpoint_contexts
+    save = _op_sac_save_list()
+    mm = torch.ops.aten.mm.default
+    meta = defaultdict(int)
+
+    def policy(ctx, func, *args, **kwargs):
+        key = "recompute_mm_count" if ctx.is_recompute else "forward_mm_count"
+        if func == mm:
+            meta[key] += 1
+        to_save = func in save and not (func == mm and meta[key] % 2 == 0)
+        return CheckpointPolicy.MUST_SAVE if to_save else CheckpointPolicy.PREFER_RECOMPUTE
+    return create_selective_checkpoint_contexts(policy)
+
+
+def checkpoint(fn, *args, op=False):
     """HF gradient checkpointing around one block (non-reentrant where the
-    installed torch supports the keyword)."""
+    installed torch supports the keyword); op: torchtitan's op-level
+    policy, through ptd_checkpoint_wrapper's defaults there
+    (preserve_rng_state True, early_stop False)."""
+    if op:
+        return _ckpt.checkpoint(fn, *args, use_reentrant=False, context_fn=_op_sac_context,
+                                early_stop=False)
     try:
         return _ckpt.checkpoint(fn, *args, use_reentrant=False)
     except TypeError:  # pragma: no cover - torch < 1.11
@@ -1696,8 +1748,11 @@ def _resolve(model_cfg, device, precision, optimizer, micro_batch, seq, recomput
         raise HarnessError("unknown precision %r" % o["precision"])
     if o["optimizer"] not in OPTIMIZERS:
         raise HarnessError("unknown optimizer %r" % o["optimizer"])
-    if o["recompute"] not in ("none", "full"):
-        raise HarnessError("recompute must be none or full")
+    if o["recompute"] not in ("none", "full", "op"):
+        raise HarnessError("recompute must be none, full or op")
+    if o["recompute"] == "op" and not hasattr(_ckpt, "create_selective_checkpoint_contexts"):
+        raise HarnessError("recompute op needs torch.utils.checkpoint.create_selective_checkpoint_contexts "
+                           "(PyTorch >= 2.4)")
     if not 1 <= o["recompute_stride"] <= c["layers"]:
         raise HarnessError("recompute stride must be from 1 to the %d layers" % c["layers"])
     if o["attention"] not in ("eager", "sdpa"):
@@ -1781,8 +1836,8 @@ def measure(model_cfg, device="cpu", precision=None, optimizer=None, micro_batch
         torch.cuda.synchronize()
         torch.cuda.empty_cache()
         cuda_before = _cuda_device_used()
-    model = build_model(c, o["attention"], o["recompute_stride"] if o["recompute"] == "full" else 0,
-                        o["loss"])
+    model = build_model(c, o["attention"], o["recompute_stride"] if o["recompute"] == "full" else
+                        OpSAC(o["recompute_stride"]) if o["recompute"] == "op" else 0, o["loss"])
     model.train()
     lo = o["lora"]
     lora_info = None
@@ -1800,8 +1855,8 @@ def measure(model_cfg, device="cpu", precision=None, optimizer=None, micro_batch
         lora_info = dict(lo)
         lora_info.update({"targets": targets, "modules": names, "n_modules": len(names),
                           "scaling": lo["alpha"] / lo["r"],
-                          "input_require_grads": o["recompute"] == "full"})
-        if o["recompute"] == "full":
+                          "input_require_grads": o["recompute"] != "none"})
+        if o["recompute"] != "none":
             _enable_input_require_grads(model, fam)
     elif o["precision"] == "bf16":
         model.to(torch.bfloat16)
@@ -1858,7 +1913,7 @@ def measure(model_cfg, device="cpu", precision=None, optimizer=None, micro_batch
         "inputs_bytes": inputs_bytes,
         "baseline_bytes": baseline,
     }
-    if device == "cpu" and o["recompute"] == "full":
+    if device == "cpu" and o["recompute"] != "none":
         # checkpoint(preserve_rng_state=True) keeps torch.get_rng_state()
         # (a CPU uint8 tensor) per checkpointed block until its backward.
         res["cpu_rng_state_bytes"] = int(torch.get_rng_state().numel())
@@ -2293,7 +2348,7 @@ def main(argv=None):
     ap.add_argument("--optimizer", choices=OPTIMIZERS)
     ap.add_argument("--micro-batch", type=int)
     ap.add_argument("--seq", type=int)
-    ap.add_argument("--recompute", choices=("none", "full"))
+    ap.add_argument("--recompute", choices=("none", "full", "op"))
     ap.add_argument("--recompute-stride", type=int, default=1, metavar="N",
                     help="checkpoint only every N-th block (torchtitan's selective_ac_option N)")
     ap.add_argument("--attention", choices=("eager", "sdpa"))

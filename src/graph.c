@@ -168,6 +168,24 @@ add_io(int32_t *v, int32_t t)
 #define OUT(o, t) add_io((o)->out, (t))
 #define SAVE(o, t) add_io((o)->saved, (t))
 
+/*
+ * Tensor t, an output of op o, is what an op on torchtitan's op-level
+ * save list returns (--recompute op): the bit of its place in out[]
+ * (lower_ops keeps the bits only where the policy saves).
+ */
+static void
+sac_out(struct vp_op *o, int32_t t)
+{
+	int i;
+
+	for (i = 0; i < VP_OP_MAXIO; i++)
+		if (o->out[i] == t) {
+			o->sac |= (uint8_t)(1u << i);
+			return;
+		}
+	assert(!"sac_out: not an output of the op");
+}
+
 static enum vp_dtype
 dt_of(const struct lctx *x, int32_t t)
 {
@@ -333,6 +351,16 @@ linear_w(struct lctx *x, struct lin l, int32_t in, uint64_t din,
 	y = tnew(x, vp_mul_sat(nout, dout), cdt, outcat, l.name,
 	    trainable || rg_of(x, xin));
 	OUT(o, y);
+	/*
+	 * F.linear without a bias is aten.mm on the flattened input (with
+	 * one, aten.addmm, which torchtitan's op list does not name); its
+	 * result is y's storage.  bitsandbytes' and the experts' matmuls are
+	 * not this op (rules.c refuses --recompute op with either).
+	 */
+	if (!bias && !quant && x->wmult == 1) {
+		o->sac_mm = true;
+		sac_out(o, y);
+	}
 	/* bitsandbytes' MatMul4Bit keeps its input (ctx.tensors = (A, B))
 	 * whenever a gradient flows, though backward only needs B. */
 	if (quant && !trainable && rg_of(x, xin))
@@ -364,10 +392,13 @@ linear_w(struct lctx *x, struct lin l, int32_t in, uint64_t din,
 	}
 	if (quant)
 		y = cast(x, y, dt_of(x, in), outcat);
-	/* SP: a row-parallel layer's full output is reduce-scattered. */
-	if (kind == LIN_ROW && x->sp && x->tp > 1)
+	/* SP: a row-parallel layer's full output is reduce-scattered
+	 * (_c10d_functional.reduce_scatter_tensor, on the op list). */
+	if (kind == LIN_ROW && x->sp && x->tp > 1) {
 		y = ew(x, "reduce-scatter", elems_of(x, y) / x->tp, dt_of(x, y),
 		    y, -1, -1, -1, outcat);
+		sac_out(&x->g->op[x->g->nop - 1], y);
+	}
 	return y;
 }
 
@@ -600,6 +631,15 @@ attention_core(struct lctx *x, int32_t q, int32_t k, int32_t v,
 		lse = tnew(x, rows, VP_FP32, VP_CAT_ACT, "lse", false);
 		OUT(o, out);
 		OUT(o, lse);
+		/* On CUDA F.scaled_dot_product_attention runs
+		 * _scaled_dot_product_flash_attention (or _efficient_, _cudnn_),
+		 * on torchtitan's op list with all its outputs; the CPU kernel
+		 * (_scaled_dot_product_flash_attention_for_cpu) and the
+		 * flash-attn package's op are not on it. */
+		if (!x->cpu && x->p->attention == VP_ATTN_SDPA) {
+			sac_out(o, out);
+			sac_out(o, lse);
+		}
 		if (rg) {
 			SAVE(o, q);
 			SAVE(o, k);
@@ -1387,6 +1427,28 @@ tie_embeddings(struct lctx *x)
 }
 
 /*
+ * torchtitan's op-level policy over one checkpointed block, ops [a, b)
+ * (torchtitan v0.2.2, torchtitan/distributed/activation_checkpoint.py,
+ * _apply_op_sac, with the llama3 _op_sac_save_list): a counter per
+ * checkpoint call counts the aten.mm ops in forward order and the policy
+ * says MUST_SAVE for an op on the list unless it is an mm whose count is
+ * even, so the 1st, 3rd, 5th ... mm keep their results; every other op
+ * is PREFER_RECOMPUTE.  A Llama block's mms are q, k, v, o, gate, up,
+ * down: q, v, gate and down keep theirs.  The recompute counts afresh
+ * and takes the same ones back from the cache.
+ */
+static void
+op_policy(struct vp_graph *g, size_t a, size_t b)
+{
+	unsigned mm = 0;
+	size_t i;
+
+	for (i = a; i < b; i++)
+		if (g->op[i].sac_mm && ++mm % 2 == 0)
+			g->op[i].sac = 0;
+}
+
+/*
  * The ops of the stage, in forward order: the embeddings (first stage) or
  * the pipeline receive, `blocks` blocks from the family's builder, then
  * the head and loss (last stage) or the pipeline send.  `offset` is the
@@ -1401,6 +1463,7 @@ lower_ops(struct lctx *x, uint32_t blocks, uint64_t offset, bool first,
 	uint64_t n = x->b * x->s;
 	block_fn build = block_builders[x->fam.block];
 	uint32_t l;
+	size_t i;
 	int32_t t;
 
 	assert(x->fam.block < VP_BLOCK_COUNT && build != NULL);
@@ -1417,16 +1480,20 @@ lower_ops(struct lctx *x, uint32_t blocks, uint64_t offset, bool first,
 		begin_layer(x, l, t);
 		t = build(x, t);
 		/*
-		 * Full recompute: the whole block is one checkpoint; with a
-		 * stride, only every stride-th block of the stage, counted
-		 * from its first (vp_plan_block_checkpointed).
+		 * Full and op recompute: the whole block is one checkpoint
+		 * (op: with its policy's cache); with a stride, only every
+		 * stride-th block of the stage, counted from its first
+		 * (vp_plan_block_checkpointed).
 		 */
-		if (p->recompute == VP_RECOMP_FULL &&
+		if ((p->recompute == VP_RECOMP_FULL ||
+		    p->recompute == VP_RECOMP_OP) &&
 		    vp_plan_block_checkpointed(p, l)) {
-			size_t i;
 			for (i = g->layer_first_op[l]; i < g->nop; i++)
 				g->op[i].recompute = true;
 		}
+		if (p->recompute == VP_RECOMP_OP &&
+		    vp_plan_block_checkpointed(p, l))
+			op_policy(g, g->layer_first_op[l], g->nop);
 	}
 	x->layer = 0;
 	g->layer_first_op[blocks + 1] = g->nop;
@@ -1447,6 +1514,10 @@ lower_ops(struct lctx *x, uint32_t blocks, uint64_t offset, bool first,
 		done = tnew(x, 1, VP_FP32, VP_CAT_ACT, "sent", true);
 		OUT(o, done);
 	}
+	/* Only an op-policy checkpoint caches anything. */
+	for (i = 0; i < g->nop; i++)
+		if (!(g->op[i].recompute && p->recompute == VP_RECOMP_OP))
+			g->op[i].sac = 0;
 	g->autocast_end_op = x->autocast ? g->nop - 1 : SIZE_MAX;
 }
 

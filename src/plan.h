@@ -30,7 +30,15 @@
 	X(ADAMW, "adamw") X(ADAMW_8BIT, "adamw-8bit") X(ADAFACTOR, "adafactor") \
 	X(LION, "lion") X(PAGED_ADAMW, "paged-adamw") \
 	X(PAGED_ADAMW_8BIT, "paged-adamw-8bit")
-#define VP_RECOMP_LIST(X) X(NONE, "none") X(SELECTIVE, "selective") X(FULL, "full")
+/*
+ * Recompute policies.  op is torchtitan's op-level selective activation
+ * checkpointing (torchtitan v0.2.2, _apply_op_sac): each block is one
+ * checkpoint whose policy saves the outputs of aten.mm (every second one
+ * recomputed), of the fused SDPA kernels and of reduce_scatter_tensor;
+ * graph.c marks them, mem.c keeps them from forward to the recompute.
+ */
+#define VP_RECOMP_LIST(X) X(NONE, "none") X(SELECTIVE, "selective") \
+	X(FULL, "full") X(OP, "op")
 #define VP_ATTN_LIST(X) X(EAGER, "eager") X(SDPA, "sdpa") X(FLASH, "flash")
 #define VP_DEVICE_LIST(X) X(CUDA, "cuda") X(CPU, "cpu")
 /* Quantized frozen base weights (bitsandbytes). */

@@ -360,6 +360,75 @@ fp8_cuda(const struct vp_plan *p, const struct vp_model *m, unsigned world,
 	return 0;
 }
 
+/*
+ * DeepSpeed's PipelineEngine refuses ZeRO stages 2 and 3
+ * (deepspeed/runtime/pipe/engine.py, PipelineEngine.__init__: "ZeRO-2 and
+ * ZeRO-3 are incompatible with pipeline parallelism"): the pipeline
+ * schedules its own gradient all-reduces, which partitioned gradients
+ * cannot join.
+ */
+static int
+zero_pp(const struct vp_plan *p, const struct vp_model *m, unsigned world,
+    struct vp_diags *d)
+{
+	(void)m;
+	(void)world;
+	if (p->pp > 1 && p->zero >= 2 &&
+	    vp_plan_framework(p) == VP_FW_DEEPSPEED)
+		return refuse(d, "--zero %u does not combine with --pp %u: "
+		    "DeepSpeed's pipeline engine refuses ZeRO-2 and ZeRO-3 "
+		    "(it reduces the gradients itself); use --zero 1 or no "
+		    "pipeline", p->zero, p->pp);
+	return 0;
+}
+
+/*
+ * QLoRA's 4- and 8-bit base weights are bitsandbytes Params4bit/Int8Params
+ * packed whole per layer; no training stack shards them along a tensor-
+ * parallel split (Megatron has no bitsandbytes layers, transformers'
+ * tp_plan and torchtune's TP do not take quantized weights).
+ */
+static int
+quant_tp(const struct vp_plan *p, const struct vp_model *m, unsigned world,
+    struct vp_diags *d)
+{
+	(void)m;
+	(void)world;
+	if (p->quant != VP_QUANT_NONE && p->tp > 1)
+		return refuse(d, "--quant %s does not combine with --tp %u: "
+		    "bitsandbytes' packed base weights cannot be split by "
+		    "tensor parallelism; shard them with --fsdp instead",
+		    vp_quant_names[p->quant], p->tp);
+	return 0;
+}
+
+/*
+ * --recompute op counts aten.mm calls (graph.c, op_policy).  Experts are
+ * a loop of per-expert matmuls over a data-dependent routing (transformers
+ * 4.x) or grouped_mm (5.x, torchtitan's MoE), whose count and save list
+ * torchtitan's llama3 policy does not describe, and bitsandbytes'
+ * matmuls are not aten.mm on the weight: neither is modelled.
+ */
+static int
+recompute_op(const struct vp_plan *p, const struct vp_model *m,
+    unsigned world, struct vp_diags *d)
+{
+	(void)world;
+	if (p->recompute != VP_RECOMP_OP)
+		return 0;
+	if (m->has_moe)
+		return refuse(d, "--recompute op is not modelled for a "
+		    "mixture-of-experts model: the experts' matmuls are not "
+		    "the dense aten.mm calls torchtitan's op policy counts; "
+		    "use --recompute full or selective");
+	if (p->quant != VP_QUANT_NONE)
+		return refuse(d, "--recompute op is not modelled with --quant "
+		    "%s: bitsandbytes' matmuls are not the aten.mm calls "
+		    "torchtitan's op policy counts; use --recompute full",
+		    vp_quant_names[p->quant]);
+	return 0;
+}
+
 static int
 nvme_needs_offload(const struct vp_plan *p, const struct vp_model *m,
     unsigned world, struct vp_diags *d)
@@ -511,6 +580,9 @@ static const struct rule rules[] = {
 	{ lora_head_loss, 0, false },
 	{ fp8_quant, 0, false },
 	{ fp8_cuda, 0, false },
+	{ zero_pp, VP_RK_PP | VP_RK_SHARD, false },
+	{ quant_tp, VP_RK_TP, false },
+	{ recompute_op, 0, false },
 	{ nvme_needs_offload, 0, false },
 	{ world_split, TPPPCPDP, false },
 	{ ep_in_dp, TPPPCPDP | VP_RK_EP, false },

@@ -453,6 +453,22 @@ run oib-llama llama-2-7b --optimizer-in-backward --precision bf16 \
 	--gpus 1xRTX4090 --no-search
 run oib-grad-accum gpt2 --optimizer-in-backward --grad-accum 4
 run oib-zero gpt2 --optimizer-in-backward --zero 2 --gpus 2xA100
+# torchtitan's op-level checkpointing: q, v, gate and down and the CUDA
+# SDPA outputs kept per block; with a stride; refused for MoE models and
+# QLoRA.  Framework refusals (issue 14, item 6): DeepSpeed's pipeline with
+# ZeRO-2/3, QLoRA under tensor parallelism; the planner never proposes
+# them either (plan-zero-pp: ZeRO and PP open, ZeRO-3 without PP wins).
+run recompute-op llama-3.1-8b --recompute op --attention sdpa --optimizer sgd \
+	--precision bf16 --micro-batch 4 --seq 8192 --gpus 1xH100 --no-search
+run recompute-op-stride llama-3.1-8b --recompute op --recompute-stride 2 \
+	--precision bf16 --seq 4096 --gpus 1xH100 --no-search --json
+run recompute-op-moe mixtral-8x7b --recompute op --gpus 8xH100
+run recompute-op-quant llama-2-7b --recompute op --lora 16 --quant nf4 \
+	--gpus 1xA100
+run refuse-zero3-pp llama-2-7b --zero 3 --pp 2 --gpus 8xA100 --no-search
+run refuse-zero2-pp-search llama-2-7b --zero 2 --pp 2 --gpus 8xA100
+run refuse-qlora-tp llama-2-7b --lora 16 --quant nf4 --tp 2 --gpus 2xA100 \
+	--no-search
 
 # Every option --help lists (made from the option table) is documented in
 # vramplan(1), and the manual documents no option the program lacks.

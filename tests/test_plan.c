@@ -224,6 +224,23 @@ fast_matches_exact(void **state)
 		    VP_ATTN_EAGER, 2, 24 },
 		{ 1, 1, 0, 1, VP_RECOMP_FULL, VP_PREC_FP32,
 		    VP_ATTN_EAGER, 8, 43 },
+		/*
+		 * --recompute op: the policy's cache holds q, v, gate and
+		 * down and the CUDA SDPA outputs from the forward to each
+		 * block's re-run; with SP the reduce-scatters too.  Alone,
+		 * under ZeRO-3 and TP on two stages, and every third
+		 * block.  The second's first stage peaks in backward at
+		 * the embedding's (every gradient made) up to 6 blocks
+		 * and in the last block's from 7 (37.8 and 40.4 MB a
+		 * block): each place has its own line (through the
+		 * phase's peak it was 25.7 MB low at 12 blocks).
+		 */
+		{ 1, 1, 0, 1, VP_RECOMP_OP, VP_PREC_BF16_MIXED,
+		    VP_ATTN_SDPA, 1, 24 },
+		{ 2, 2, 3, 1, VP_RECOMP_OP, VP_PREC_BF16_MIXED,
+		    VP_ATTN_SDPA, 1, 24 },
+		{ 1, 1, 0, 1, VP_RECOMP_OP, VP_PREC_FP32,
+		    VP_ATTN_EAGER, 3, 43 },
 	};
 	size_t i;
 
