@@ -8,6 +8,9 @@
         [--lora R] [--lora-targets q,v|all-linear|...] [--lora-alpha A]
         [--lora-dropout P] [--lora-dtype fp32|bf16] [--loss full|chunked]
         [--steps 2] [--seed 0] [--threads 2] [--trace]
+        [--float8 none|tensorwise|rowwise]   (needs torchao, and on the CPU
+        DNNL_MAX_CPU_ISA=ONEDNN_MAX_CPU_ISA=AVX512_CORE_FP16: oneDNN's fp8
+        matmul has no kernel below it; the default cap is AVX512_CORE_BF16)
 
 prints ONE JSON object on stdout (the human-readable --trace goes to stderr).
 As a module:  measure(model_cfg: dict, **opts) -> dict  (same keys).
@@ -566,6 +569,22 @@ def _run_layers(layers, recompute, hidden_states, *args):
         else:
             hidden_states = layer(hidden_states, *args)
     return hidden_states
+
+
+def apply_float8(model, recipe):
+    """torchtitan v0.2.2's float8 converter (components/quantization/
+    float8.py): torchao's convert_to_float8_training with the recipe's
+    Float8LinearConfig, every nn.Linear but the output projection
+    (filter_fqns ["output"], here lm_head) and those whose dimensions are
+    not multiples of 16.  torchao's casts and torch._scaled_mm run on the
+    CPU in PyTorch 2.13 (not emulated)."""
+    from torchao.float8 import Float8LinearConfig, convert_to_float8_training
+    cfg = Float8LinearConfig.from_recipe_name(recipe)
+
+    def keep(mod, fqn):
+        return (isinstance(mod, nn.Linear) and not fqn.endswith("lm_head") and
+                mod.in_features % 16 == 0 and mod.out_features % 16 == 0)
+    convert_to_float8_training(model, config=cfg, module_filter_fn=keep)
 
 
 class OpSAC(int):
@@ -1706,7 +1725,7 @@ class AllocReplay:
 
 def _resolve(model_cfg, device, precision, optimizer, micro_batch, seq, recompute, attention, dropout,
              lora_r=0, lora_targets=None, lora_alpha=None, lora_dropout=0.0, lora_dtype="fp32", loss="full",
-             recompute_stride=1, optimizer_in_bwd=False):
+             recompute_stride=1, optimizer_in_bwd=False, float8=None):
     c = normalize_cfg(model_cfg)
     if dropout is not None:
         c["dropout"] = float(dropout)
@@ -1723,7 +1742,12 @@ def _resolve(model_cfg, device, precision, optimizer, micro_batch, seq, recomput
         "loss": loss or "full",
         "lora": None,
         "optimizer_in_bwd": bool(optimizer_in_bwd),
+        "float8": float8 or "none",
     }
+    if o["float8"] not in ("none", "tensorwise", "rowwise"):
+        raise HarnessError("float8 must be none, tensorwise or rowwise")
+    if o["float8"] != "none" and o["lora"] is None and lora_r:
+        raise HarnessError("float8 is not combined with LoRA here")
     if o["loss"] not in LOSSES:
         raise HarnessError("loss must be full or chunked")
     if o["optimizer_in_bwd"] and o["precision"] == "fp16-mixed":
@@ -1811,7 +1835,7 @@ def measure(model_cfg, device="cpu", precision=None, optimizer=None, micro_batch
             recompute=None, attention=None, dropout=None, steps=2, seed=0, trace=False,
             num_threads=2, trace_out=None, keep_replay=False, lora_r=0, lora_targets=None,
             lora_alpha=None, lora_dropout=0.0, lora_dtype="fp32", loss="full",
-            optimizer_impl="default", recompute_stride=1, optimizer_in_bwd=False):
+            optimizer_impl="default", recompute_stride=1, optimizer_in_bwd=False, float8=None):
     """Measure one training configuration; returns the result dict.
     keep_replay=True (in-process use only) adds the AllocReplay object under
     the key "_replay" (not JSON-serializable).  lora_r > 0: PEFT LoRA on a
@@ -1820,7 +1844,7 @@ def measure(model_cfg, device="cpu", precision=None, optimizer=None, micro_batch
     t_start = time.time()
     c, o = _resolve(model_cfg, device, precision, optimizer, micro_batch, seq, recompute, attention, dropout,
                     lora_r, lora_targets, lora_alpha, lora_dropout, lora_dtype, loss, recompute_stride,
-                    optimizer_in_bwd)
+                    optimizer_in_bwd, float8)
     if device == "cuda" and not torch.cuda.is_available():
         raise HarnessError("--device cuda but torch.cuda.is_available() is False")
     torch.set_num_threads(int(num_threads))
@@ -1863,6 +1887,8 @@ def measure(model_cfg, device="cpu", precision=None, optimizer=None, micro_batch
     elif o["precision"] == "fp16":
         model.to(torch.float16)
     model.to(device)
+    if o["float8"] != "none":
+        apply_float8(model, o["float8"])
     gen = torch.Generator().manual_seed(seed + 1)
     ids = torch.randint(0, c["vocab"], (o["micro_batch"], o["seq"]), generator=gen).to(device)
     labels = ids
@@ -1892,6 +1918,7 @@ def measure(model_cfg, device="cpu", precision=None, optimizer=None, micro_batch
         "optimizer": o["optimizer"],
         "foreach": effective_foreach(opt),
         "optimizer_in_bwd": o["optimizer_in_bwd"],
+        "float8": o["float8"],
         "micro_batch": o["micro_batch"],
         "seq": o["seq"],
         "recompute": o["recompute"],
@@ -2365,6 +2392,8 @@ def main(argv=None):
                     help="torch.optim's foreach= / fused= (default: torch's choice)")
     ap.add_argument("--optimizer-in-backward", action="store_true",
                     help="torchtune's optimizer_in_bwd: each parameter steps in its gradient hook (torch >= 2.1)")
+    ap.add_argument("--float8", choices=("none", "tensorwise", "rowwise"), default="none",
+                    help="torchao float8 training of the block linears (torchtitan's converter)")
     ap.add_argument("--steps", type=int, default=2)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--threads", type=int, default=2)
@@ -2379,7 +2408,7 @@ def main(argv=None):
                       lora_r=a.lora, lora_targets=a.lora_targets, lora_alpha=a.lora_alpha,
                       lora_dropout=a.lora_dropout, lora_dtype=a.lora_dtype, loss=a.loss,
                       optimizer_impl=a.optimizer_impl, recompute_stride=a.recompute_stride,
-                      optimizer_in_bwd=a.optimizer_in_backward)
+                      optimizer_in_bwd=a.optimizer_in_backward, float8=a.float8)
     except HarnessError as e:
         print("harness: %s" % e, file=sys.stderr)
         return 2

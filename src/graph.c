@@ -52,6 +52,7 @@ struct lctx {
 	bool sharded_weights;	/* ZeRO-3 / FSDP full or hybrid */
 	uint64_t global_layer;	/* index of the block in the whole model */
 	bool fp8;		/* Transformer Engine fp8 linears */
+	enum vp_float8 float8;	/* torchao float8 block linears */
 	bool frozen;		/* LoRA: base weights take no gradient */
 	int32_t embed_op;	/* the token embedding lookup, -1 = none */
 	int32_t wgrad_op;	/* the last op that made a weight gradient */
@@ -289,6 +290,51 @@ static int32_t dropout_p(struct lctx *x, const char *name, int32_t in,
     double p);
 
 /*
+ * torchao's float8 linear (torchao v0.18.0, float8/float8_linear.py,
+ * matmul_with_hp_or_float8_args), eager, for n_in input, n_w weight and
+ * n_out output elements: forward saves the high-precision input and
+ * weight (as nn.Linear does, so no autocast weight copy: the fp32 weight
+ * is cast to fp8 directly) and makes, one after another, each operand's
+ * fp8 cast.  A cast (hp_tensor_to_float8_dynamic: abs and max for the
+ * scale, then _ToFloat8ConstrFunc: x.to(float32) * scale, clamp, .to(fp8))
+ * holds 9 bytes per element at its peak (the scaled fp32 tensor, its
+ * clamp and the fp8 result; 8 during the multiply) and leaves 1.  Forward
+ * casts the input, then the weight, then _scaled_mm makes the output with
+ * both fp8 operands alive.  Backward casts the output gradient, the
+ * weight, multiplies (the fp8 weight transposed is row-major, so
+ * float8_mm copies it column-major), casts the output gradient again (the
+ * other axis) and the input, then multiplies with copies of both into the
+ * layouts _scaled_mm takes; the casts' results live until the function
+ * returns.  With the weights all-gathered in fp8 (--float8-all-gather)
+ * the weight arrives cast.  Measured on the CPU (PyTorch 2.13, torchao
+ * 0.18.0, tensorwise): forward peaks of 9 n_in and n_in + 9 n_w to 4
+ * bytes; the CPU _scaled_mm adds an fp32 epilogue CUDA's does not.
+ * Rowwise casts the same way with per-row scales (vectors, left out).
+ * Returns the forward workspace beside the output (y_bytes, which does
+ * not exist during the casts) and sets *bwd to the backward's beside the
+ * gradients it makes.
+ */
+static uint64_t
+float8_tmp(uint64_t n_in, uint64_t n_w, uint64_t n_out, uint64_t y_bytes,
+    bool w_cast, uint64_t *bwd)
+{
+	uint64_t wc = w_cast ? 9 * n_w : 0, f, b;
+
+	f = 9 * n_in > n_in + wc ? 9 * n_in : n_in + wc;
+	f = f > y_bytes ? f - y_bytes : 0;
+	if (f < n_in + n_w)
+		f = n_in + n_w;
+	b = 9 * n_out;
+	if (n_out + wc > b) b = n_out + wc;
+	if (n_out + 2 * n_w > b) b = n_out + 2 * n_w;
+	if (10 * n_out + n_w > b) b = 10 * n_out + n_w;
+	if (2 * n_out + n_w + 9 * n_in > b) b = 2 * n_out + n_w + 9 * n_in;
+	if (3 * n_out + n_w + 2 * n_in > b) b = 3 * n_out + n_w + 2 * n_in;
+	*bwd = b;
+	return f;
+}
+
+/*
  * The core of a linear layer with weights stored in wdt: the autocast
  * casts, the SP gather, what is saved and the weight gradient.
  */
@@ -310,6 +356,12 @@ linear_w(struct lctx *x, struct lin l, int32_t in, uint64_t din,
 	    in, wc = -1;
 	/* Experts (wmult > 1) are not split by TP. */
 	enum lin_kind kind = x->wmult == 1 ? l.kind : LIN_LOCAL;
+	/* torchtitan's float8 converter swaps every linear of the blocks
+	 * whose dimensions are multiples of 16 (its module filter; the
+	 * output projection is filtered out by name). */
+	bool f8 = x->float8 != VP_FLOAT8_NONE && trainable && !quant &&
+	    x->wmult == 1 && (l.lora_bits & VP_LORA_ALL_LINEAR) != 0 &&
+	    din % 16 == 0 && dout % 16 == 0;
 	/* Experts run in a loop make their per-call temporaries one
 	 * expert's weight at a time. */
 	uint64_t one_at_a_time = x->pieces > 1 ? x->wmult : 1;
@@ -323,7 +375,8 @@ linear_w(struct lctx *x, struct lin l, int32_t in, uint64_t din,
 	 * copy (a head upcast by --kbit-prep) is made per call and lives
 	 * while the op keeps it for the input's gradient.
 	 */
-	if (x->autocast && wdt != x->c && !x->sharded_weights && !quant)
+	if (x->autocast && wdt != x->c && !x->sharded_weights && !quant &&
+	    !f8)
 		wc = tnew(x, wel, x->c, trainable ? VP_CAT_CAST : outcat,
 		    trainable ? "autocast weight" : "autocast weight (frozen)",
 		    false);
@@ -351,6 +404,14 @@ linear_w(struct lctx *x, struct lin l, int32_t in, uint64_t din,
 	y = tnew(x, vp_mul_sat(nout, dout), cdt, outcat, l.name,
 	    trainable || rg_of(x, xin));
 	OUT(o, y);
+	if (f8) {
+		uint64_t b8, f = float8_tmp(vp_mul_sat(nout, din), din * dout,
+		    vp_mul_sat(nout, dout), x->g->t[y].bytes,
+		    !x->p->float8_all_gather, &b8);
+
+		o->fwd_tmp = vp_add_sat(o->fwd_tmp, f);
+		o->bwd_tmp = vp_add_sat(o->bwd_tmp, b8);
+	}
 	/*
 	 * F.linear without a bias is aten.mm on the flattened input (with
 	 * one, aten.addmm, which torchtitan's op list does not name); its
@@ -1356,6 +1417,7 @@ lctx_init(struct lctx *x, const struct vp_model *m, const struct vp_plan *p,
 	x->sharded_weights = p->zero >= 3 || p->fsdp == VP_FSDP_FULL ||
 	    p->fsdp == VP_FSDP_HYBRID;
 	x->fp8 = p->precision == VP_PREC_FP8;
+	x->float8 = p->float8;
 	/*
 	 * LoRA: the base is frozen and, under mixed precision, loaded in the
 	 * 16-bit compute dtype (as fine-tuning recipes do); the adapters

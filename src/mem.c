@@ -950,11 +950,24 @@ sharding(const struct vp_graph *g, const struct vp_model *m,
 			uint64_t root = g->params > inblocks ?
 			    g->params - inblocks : 0;
 
+			uint64_t gathered = unit;
+
 			sh->weights = shard;
+			/* --float8-all-gather (torchao's
+			 * WeightWithDynamicFloat8CastTensor under FSDP2):
+			 * the float8 linears' weights arrive in fp8, one
+			 * byte each. */
+			if (p->float8_all_gather) {
+				uint64_t lin = vp_block_linear_params(m, p, 1);
+				uint64_t less = vp_mul_sat(lin,
+				    vp_dtype_bytes[cd] - 1);
+
+				gathered = gathered > less ? gathered - less : 0;
+			}
 			/* FSDP1 all-gathers the current unit and prefetches
 			 * the next (forward and backward prefetch), beside
 			 * the root. */
-			sh->gather = vp_add_sat(vp_mul_sat(2, unit),
+			sh->gather = vp_add_sat(vp_mul_sat(2, gathered),
 			    vp_mul_sat(root, vp_dtype_bytes[cd]));
 		}
 		/* The unit's unsharded gradient before reduce-scatter: the

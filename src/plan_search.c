@@ -150,10 +150,12 @@ vp_max_seq(const struct vp_model *m, const struct vp_plan *p,
 }
 
 static double
-peak_tflops(const struct vp_gpu *g, enum vp_precision prec)
+peak_tflops(const struct vp_gpu *g, enum vp_precision prec,
+    enum vp_float8 f8)
 {
-	/* Transformer Engine runs the linears at the fp8 rate. */
-	if (prec == VP_PREC_FP8)
+	/* Transformer Engine and torchao's float8 linears run the
+	 * matmuls at the fp8 rate. */
+	if (prec == VP_PREC_FP8 || f8 != VP_FLOAT8_NONE)
 		return g->fp8_tflops;
 	switch (vp_prec_info[prec].compute) {
 	case VP_BF16: return g->bf16_tflops;
@@ -184,7 +186,7 @@ const char *const vp_time_assumptions =
     "unless attention is sdpa (with --recompute-stride N, times the share "
     "of blocks recomputed)\n"
     "  - compute at the profile's MFU of the card's dense peak for the compute "
-    "dtype (fp8: its fp8 peak), over all GPUs; the 1F1B bubble multiplies it "
+    "dtype (fp8 and --float8: its fp8 peak), over all GPUs; the 1F1B bubble multiplies it "
     "by 1 + (pp-1)/(m vpp) for m micro-batches per step\n"
     "  - collectives move 16-bit data at " STR(LINK_EFF_PCT) " % of the link: "
     "the card's GPU-to-GPU figure (" STR(NO_LINK_GBS) " GB/s without one); "
@@ -223,7 +225,7 @@ vp_plan_time(const struct vp_model *m, const struct vp_gpu *gpu,
 
 	assert(vp_plan_degrees_ok(p) && node >= 1);
 	vp_model_params(m, &pc);
-	peak = peak_tflops(gpu, p->precision);
+	peak = peak_tflops(gpu, p->precision, p->float8);
 	c->step_seconds = c->tokens_per_second = NAN;
 	c->bandwidth_bound = false;
 	if (isnan(peak) || p->device == VP_DEVICE_CPU)

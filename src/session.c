@@ -241,7 +241,8 @@ vp_session_run(struct vp_session *s, struct vp_diags *d)
 	/* The plan is final here but for what the planner changes: from
 	 * now on every degree is at least 1. */
 	vp_plan_normalize(&s->plan);
-	if (vp_plan_check(&s->plan, s->model, s->world, d) != 0)
+	if (vp_plan_check(&s->plan, s->model, s->world, d) != 0 ||
+	    vp_plan_card_check(&s->plan, gpu, d) != 0)
 		return -1;
 	s->mo.profile = &s->profile;
 	s->mo.world = s->world;
