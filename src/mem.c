@@ -1637,6 +1637,31 @@ vp_mem_reserved(uint64_t allocated, double share, const struct vp_profile *p)
 	    p->large_segment_bytes;
 }
 
+/*
+ * torchtitan's async TP (--async-tp): inductor's micro-pipelined
+ * all-gather-matmul and matmul-reduce-scatter (torch/distributed/
+ * _symmetric_memory, PyTorch 2.13) run through one symmetric-memory
+ * workspace per TP group (get_symm_mem_workspace), grown to the largest
+ * request and kept: an all-gather asks for its shard, a reduce-scatter
+ * (_pipelined_produce_and_all2all) for two output chunks, both a
+ * sequence shard of hidden-wide rows in the compute dtype, so 2 b (s /
+ * cp / tp) h of it.  empty_strided_p2p maps it outside the caching
+ * allocator.  The gathered input and the stacked partial outputs are
+ * ordinary tensors the size SP's all-gather and reduce-scatter already
+ * make.
+ */
+static uint64_t
+symm_bytes(const struct vp_model *m, const struct vp_plan *p)
+{
+	uint64_t rows;
+
+	if (!p->async_tp || p->tp < 2)
+		return 0;
+	rows = vp_mul_sat(p->micro_batch, p->seq / p->cp / p->tp);
+	return vp_mul_sat(vp_mul_sat(2, rows), vp_mul_sat(m->hidden,
+	    vp_dtype_bytes[vp_prec_info[p->precision].compute]));
+}
+
 /* Reserved and device levels from the allocated peak. */
 static void
 levels(struct vp_mem *out, const struct vp_model *m, const struct vp_plan *p,
@@ -1690,8 +1715,9 @@ levels(struct vp_mem *out, const struct vp_model *m, const struct vp_plan *p,
 	/* One NCCL communicator per process group this rank is in. */
 	out->nccl_bytes = vp_mul_sat(vp_plan_groups(p, o->world),
 	    pr->nccl_bytes_per_group);
+	out->symm_bytes = symm_bytes(m, p);
 	out->device_peak = vp_add_sat(r, out->context_bytes +
-	    out->workspace_bytes + out->nccl_bytes);
+	    out->workspace_bytes + out->nccl_bytes + out->symm_bytes);
 	out->overhead_bytes = out->device_peak - out->allocated_peak;
 }
 
@@ -1727,7 +1753,8 @@ plan_normalized(const struct vp_plan *p)
  * OOMs and the unlimited run's peak says by how much.
  */
 static uint64_t
-alloc_capacity(const struct vp_mem_opts *o, const struct vp_plan *p)
+alloc_capacity(const struct vp_model *m, const struct vp_mem_opts *o,
+    const struct vp_plan *p)
 {
 	const struct vp_profile *pr = o->profile;
 	uint64_t outside;
@@ -1737,15 +1764,17 @@ alloc_capacity(const struct vp_mem_opts *o, const struct vp_plan *p)
 	outside = vp_add_sat(vp_add_sat(pr->context_bytes,
 	    pr->cublas_workspace_bytes), vp_mul_sat(vp_plan_groups(p,
 	    o->world), pr->nccl_bytes_per_group));
+	outside = vp_add_sat(outside, symm_bytes(m, p));
 	return o->usable_bytes > outside ? o->usable_bytes - outside : 1;
 }
 
 static void
-simulate_allocator(struct sim *s, const struct vp_mem_opts *o,
-    const struct vp_plan *p, uint64_t inflight, struct vp_mem *out)
+simulate_allocator(struct sim *s, const struct vp_model *m,
+    const struct vp_mem_opts *o, const struct vp_plan *p, uint64_t inflight,
+    struct vp_mem *out)
 {
 	struct vp_alloc_stats st, cst;
-	uint64_t cap = alloc_capacity(o, p);
+	uint64_t cap = alloc_capacity(m, o, p);
 
 	s->ev[s->inflight_ev].bytes = inflight;
 	if (feed(s, 0, &st) != VP_ALLOC_OK)
@@ -1796,7 +1825,7 @@ replay(const struct vp_graph *g, const struct vp_model *m,
 	inflight = vp_scale(out->saved_per_microbatch, inflight_extra(p));
 	out->allocated_peak = s.peak + inflight;
 	if (s.rec)
-		simulate_allocator(&s, o, p, inflight, out);
+		simulate_allocator(&s, m, o, p, inflight, out);
 	if (tl != NULL)
 		tl_finish(tl, inflight);
 	for (c = 0; c < VP_CAT_COUNT; c++)

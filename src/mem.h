@@ -62,6 +62,7 @@ struct vp_mem {
 	uint64_t context_bytes;
 	uint64_t workspace_bytes;
 	uint64_t nccl_bytes;
+	uint64_t symm_bytes;		/* async TP's symmetric memory */
 	uint64_t overhead_bytes;	/* device - allocated */
 	enum vp_phase peak_phase;
 	uint32_t peak_layer;		/* block where the peak is, 0 = none */

@@ -38,7 +38,7 @@
 	X(RECOMPUTE_STRIDE, "recompute-stride") \
 	X(ATTENTION, "attention") X(DROPOUT, "dropout") \
 	X(FRAMEWORK, "framework") X(ZERO, "zero") X(FSDP, "fsdp") \
-	X(TP, "tp") X(SP, "sp") X(PP, "pp") X(VPP, "vpp") X(CP, "cp") \
+	X(TP, "tp") X(SP, "sp") X(ASYNC_TP, "async-tp") X(PP, "pp") X(VPP, "vpp") X(CP, "cp") \
 	X(EP, "ep") X(DP, "dp") X(CAPACITY, "capacity-factor") \
 	X(DEVICE, "device") X(OPTIMIZER_IMPL, "optimizer-impl") \
 	X(ZERO_GRAD, "zero-grad") X(OPTIM_IN_BWD, "optimizer-in-backward") \

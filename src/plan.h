@@ -236,6 +236,7 @@ struct vp_plan {
 	unsigned cp;		/* context parallel degree */
 	unsigned ep;		/* expert parallel degree */
 	bool sp;		/* Megatron sequence parallelism (with TP) */
+	bool async_tp;		/* torchtitan's async TP (symmetric memory) */
 	double capacity_factor;	/* MoE token padding; 0 = dropless */
 	unsigned stage;		/* pipeline stage to lower (0 = first) */
 	unsigned gpus_per_node;	/* for hybrid sharding and placement */

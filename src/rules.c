@@ -479,6 +479,27 @@ float8_tp(const struct vp_plan *p, const struct vp_model *m, unsigned world,
 	return 0;
 }
 
+/*
+ * torchtitan's async TP (enable_async_tensor_parallel) fuses SP's
+ * all-gathers and reduce-scatters with the matmuls next to them, so it
+ * needs TP with sequence parallelism.  torchtitan v0.2.2 also refuses it
+ * without torch.compile (tensor_parallel.py, maybe_enable_async_tp:
+ * "Async TP requires 'model' in --compile.components"); vramplan has no
+ * --compile yet: when it lands, this rule refuses --async-tp without it.
+ */
+static int
+async_tp(const struct vp_plan *p, const struct vp_model *m, unsigned world,
+    struct vp_diags *d)
+{
+	(void)m;
+	(void)world;
+	if (p->async_tp && (p->tp < 2 || !p->sp))
+		return refuse(d, "--async-tp needs --tp 2 or more with --sp: "
+		    "it overlaps sequence parallelism's all-gathers and "
+		    "reduce-scatters with the matmuls");
+	return 0;
+}
+
 /* FSDP2's fp8 all-gather needs FSDP sharding the weights. */
 static int
 float8_fsdp(const struct vp_plan *p, const struct vp_model *m,
@@ -650,6 +671,7 @@ static const struct rule rules[] = {
 	{ recompute_op, 0, false },
 	{ float8, 0, false },
 	{ float8_tp, VP_RK_TP, false },
+	{ async_tp, VP_RK_TP, false },
 	{ float8_fsdp, VP_RK_SHARD, true },
 	{ nvme_needs_offload, 0, false },
 	{ world_split, TPPPCPDP, false },

@@ -487,6 +487,13 @@ run float8-rowwise-all-gather llama-3.1-8b --float8 rowwise \
 run float8-tp llama-3.1-8b --float8 tensorwise --tp 2 --gpus 8xH100 \
 	--no-search
 run float8-cpu gpt2 --float8 tensorwise --device cpu
+# Async TP: the symmetric-memory workspace (2 b s/tp h in bf16) at the
+# device level; refused without TP and SP.
+run async-tp llama-3.1-8b --gpus 8xH100 --tp 8 --sp --async-tp --seq 8192 \
+	--no-search
+run async-tp-json llama-3.1-8b --gpus 8xH100 --tp 4 --sp --async-tp \
+	--seq 8192 --no-search --json
+run async-tp-no-sp llama-3.1-8b --gpus 8xH100 --tp 8 --async-tp --no-search
 run float8-compare compare llama-3.1-8b --tokens 2e9 --float8 tensorwise \
 	--vendor NVIDIA --segment datacenter
 
