@@ -4,10 +4,13 @@
     /usr/bin/python3 calib/harness.py MODEL.yaml [--device cpu|cuda]
         [--precision fp32|bf16-mixed|fp16-mixed|bf16|fp16]
         [--optimizer sgd|sgd-momentum|adam|adamw] [--micro-batch B] [--seq S]
-        [--recompute none|full] [--recompute-stride N] [--attention eager|sdpa] [--dropout P]
+        [--recompute none|full|op] [--recompute-stride N] [--attention eager|sdpa] [--dropout P]
         [--lora R] [--lora-targets q,v|all-linear|...] [--lora-alpha A]
         [--lora-dropout P] [--lora-dtype fp32|bf16] [--loss full|chunked]
         [--steps 2] [--seed 0] [--threads 2] [--trace]
+        [--float8 none|tensorwise|rowwise]   (needs torchao, and on the CPU
+        DNNL_MAX_CPU_ISA=ONEDNN_MAX_CPU_ISA=AVX512_CORE_FP16: oneDNN's fp8
+        matmul has no kernel below it; the default cap is AVX512_CORE_BF16)
 
 prints ONE JSON object on stdout (the human-readable --trace goes to stderr).
 As a module:  measure(model_cfg: dict, **opts) -> dict  (same keys).
@@ -558,18 +561,86 @@ def _run_layers(layers, recompute, hidden_states, *args):
     """recompute: 0 (or False) keeps everything; N (True is 1) checkpoints
     every N-th block, counted from 1 as torchtitan's _apply_layer_sac does
     (`_layer_sac_count += 1`, then wrap when count % ac_freq == 0): with 2
-    the second, fourth, ... block."""
+    the second, fourth, ... block.  An OpSAC(N) checkpoints the same
+    blocks with torchtitan's op-level policy."""
     for i, layer in enumerate(layers):
         if recompute and (i + 1) % int(recompute) == 0:
-            hidden_states = checkpoint(layer, hidden_states, *args)
+            hidden_states = checkpoint(layer, hidden_states, *args, op=isinstance(recompute, OpSAC))
         else:
             hidden_states = layer(hidden_states, *args)
     return hidden_states
 
 
-def checkpoint(fn, *args):
+def apply_float8(model, recipe):
+    """torchtitan v0.2.2's float8 converter (components/quantization/
+    float8.py): torchao's convert_to_float8_training with the recipe's
+    Float8LinearConfig, every nn.Linear but the output projection
+    (filter_fqns ["output"], here lm_head) and those whose dimensions are
+    not multiples of 16.  torchao's casts and torch._scaled_mm run on the
+    CPU in PyTorch 2.13 (not emulated)."""
+    from torchao.float8 import Float8LinearConfig, convert_to_float8_training
+    cfg = Float8LinearConfig.from_recipe_name(recipe)
+
+    def keep(mod, fqn):
+        return (isinstance(mod, nn.Linear) and not fqn.endswith("lm_head") and
+                mod.in_features % 16 == 0 and mod.out_features % 16 == 0)
+    convert_to_float8_training(model, config=cfg, module_filter_fn=keep)
+
+
+class OpSAC(int):
+    """--recompute op with a stride: the blocks checkpointed (every N-th),
+    each with torchtitan's op-level selective-checkpoint policy."""
+
+
+def _op_sac_save_list():
+    """torchtitan v0.2.2, torchtitan/models/llama3/infra/parallelize.py,
+    _op_sac_save_list: the ops whose outputs the policy saves (the ones
+    this torch lacks are left out; the CPU SDPA kernel,
+    _scaled_dot_product_flash_attention_for_cpu, is not on it)."""
+    names = [("aten", "mm"), ("aten", "_scaled_dot_product_efficient_attention"),
+             ("aten", "_scaled_dot_product_flash_attention"),
+             ("aten", "_scaled_dot_product_cudnn_attention"),
+             ("aten", "_scaled_dot_product_attention_math"),
+             ("aten", "_scaled_dot_product_fused_attention_overrideable"),
+             ("_c10d_functional", "reduce_scatter_tensor"), ("aten", "max")]
+    out = set()
+    for ns, op in names:
+        try:
+            out.add(getattr(getattr(torch.ops, ns), op).default)
+        except (AttributeError, RuntimeError):
+            pass
+    return out
+
+
+def _op_sac_context():
+    """torchtitan v0.2.2's _apply_op_sac context_fn
+    (torchtitan/distributed/activation_checkpoint.py, _get_custom_policy):
+    a counter per checkpoint call counts aten.mm separately in forward and
+    recompute; an op on the save list is MUST_SAVE unless it is an mm
+    whose count is even; everything else PREFER_RECOMPUTE."""
+    from collections import defaultdict
+    from torch.utils.checkpoint import CheckpointPolicy, create_selective_checkpoint_contexts
+    save = _op_sac_save_list()
+    mm = torch.ops.aten.mm.default
+    meta = defaultdict(int)
+
+    def policy(ctx, func, *args, **kwargs):
+        key = "recompute_mm_count" if ctx.is_recompute else "forward_mm_count"
+        if func == mm:
+            meta[key] += 1
+        to_save = func in save and not (func == mm and meta[key] % 2 == 0)
+        return CheckpointPolicy.MUST_SAVE if to_save else CheckpointPolicy.PREFER_RECOMPUTE
+    return create_selective_checkpoint_contexts(policy)
+
+
+def checkpoint(fn, *args, op=False):
     """HF gradient checkpointing around one block (non-reentrant where the
-    installed torch supports the keyword)."""
+    installed torch supports the keyword); op: torchtitan's op-level
+    policy, through ptd_checkpoint_wrapper's defaults there
+    (preserve_rng_state True, early_stop False)."""
+    if op:
+        return _ckpt.checkpoint(fn, *args, use_reentrant=False, context_fn=_op_sac_context,
+                                early_stop=False)
     try:
         return _ckpt.checkpoint(fn, *args, use_reentrant=False)
     except TypeError:  # pragma: no cover - torch < 1.11
@@ -1654,7 +1725,7 @@ class AllocReplay:
 
 def _resolve(model_cfg, device, precision, optimizer, micro_batch, seq, recompute, attention, dropout,
              lora_r=0, lora_targets=None, lora_alpha=None, lora_dropout=0.0, lora_dtype="fp32", loss="full",
-             recompute_stride=1, optimizer_in_bwd=False):
+             recompute_stride=1, optimizer_in_bwd=False, float8=None):
     c = normalize_cfg(model_cfg)
     if dropout is not None:
         c["dropout"] = float(dropout)
@@ -1671,7 +1742,12 @@ def _resolve(model_cfg, device, precision, optimizer, micro_batch, seq, recomput
         "loss": loss or "full",
         "lora": None,
         "optimizer_in_bwd": bool(optimizer_in_bwd),
+        "float8": float8 or "none",
     }
+    if o["float8"] not in ("none", "tensorwise", "rowwise"):
+        raise HarnessError("float8 must be none, tensorwise or rowwise")
+    if o["float8"] != "none" and o["lora"] is None and lora_r:
+        raise HarnessError("float8 is not combined with LoRA here")
     if o["loss"] not in LOSSES:
         raise HarnessError("loss must be full or chunked")
     if o["optimizer_in_bwd"] and o["precision"] == "fp16-mixed":
@@ -1696,8 +1772,11 @@ def _resolve(model_cfg, device, precision, optimizer, micro_batch, seq, recomput
         raise HarnessError("unknown precision %r" % o["precision"])
     if o["optimizer"] not in OPTIMIZERS:
         raise HarnessError("unknown optimizer %r" % o["optimizer"])
-    if o["recompute"] not in ("none", "full"):
-        raise HarnessError("recompute must be none or full")
+    if o["recompute"] not in ("none", "full", "op"):
+        raise HarnessError("recompute must be none, full or op")
+    if o["recompute"] == "op" and not hasattr(_ckpt, "create_selective_checkpoint_contexts"):
+        raise HarnessError("recompute op needs torch.utils.checkpoint.create_selective_checkpoint_contexts "
+                           "(PyTorch >= 2.4)")
     if not 1 <= o["recompute_stride"] <= c["layers"]:
         raise HarnessError("recompute stride must be from 1 to the %d layers" % c["layers"])
     if o["attention"] not in ("eager", "sdpa"):
@@ -1756,7 +1835,7 @@ def measure(model_cfg, device="cpu", precision=None, optimizer=None, micro_batch
             recompute=None, attention=None, dropout=None, steps=2, seed=0, trace=False,
             num_threads=2, trace_out=None, keep_replay=False, lora_r=0, lora_targets=None,
             lora_alpha=None, lora_dropout=0.0, lora_dtype="fp32", loss="full",
-            optimizer_impl="default", recompute_stride=1, optimizer_in_bwd=False):
+            optimizer_impl="default", recompute_stride=1, optimizer_in_bwd=False, float8=None):
     """Measure one training configuration; returns the result dict.
     keep_replay=True (in-process use only) adds the AllocReplay object under
     the key "_replay" (not JSON-serializable).  lora_r > 0: PEFT LoRA on a
@@ -1765,7 +1844,7 @@ def measure(model_cfg, device="cpu", precision=None, optimizer=None, micro_batch
     t_start = time.time()
     c, o = _resolve(model_cfg, device, precision, optimizer, micro_batch, seq, recompute, attention, dropout,
                     lora_r, lora_targets, lora_alpha, lora_dropout, lora_dtype, loss, recompute_stride,
-                    optimizer_in_bwd)
+                    optimizer_in_bwd, float8)
     if device == "cuda" and not torch.cuda.is_available():
         raise HarnessError("--device cuda but torch.cuda.is_available() is False")
     torch.set_num_threads(int(num_threads))
@@ -1781,8 +1860,8 @@ def measure(model_cfg, device="cpu", precision=None, optimizer=None, micro_batch
         torch.cuda.synchronize()
         torch.cuda.empty_cache()
         cuda_before = _cuda_device_used()
-    model = build_model(c, o["attention"], o["recompute_stride"] if o["recompute"] == "full" else 0,
-                        o["loss"])
+    model = build_model(c, o["attention"], o["recompute_stride"] if o["recompute"] == "full" else
+                        OpSAC(o["recompute_stride"]) if o["recompute"] == "op" else 0, o["loss"])
     model.train()
     lo = o["lora"]
     lora_info = None
@@ -1800,14 +1879,16 @@ def measure(model_cfg, device="cpu", precision=None, optimizer=None, micro_batch
         lora_info = dict(lo)
         lora_info.update({"targets": targets, "modules": names, "n_modules": len(names),
                           "scaling": lo["alpha"] / lo["r"],
-                          "input_require_grads": o["recompute"] == "full"})
-        if o["recompute"] == "full":
+                          "input_require_grads": o["recompute"] != "none"})
+        if o["recompute"] != "none":
             _enable_input_require_grads(model, fam)
     elif o["precision"] == "bf16":
         model.to(torch.bfloat16)
     elif o["precision"] == "fp16":
         model.to(torch.float16)
     model.to(device)
+    if o["float8"] != "none":
+        apply_float8(model, o["float8"])
     gen = torch.Generator().manual_seed(seed + 1)
     ids = torch.randint(0, c["vocab"], (o["micro_batch"], o["seq"]), generator=gen).to(device)
     labels = ids
@@ -1837,6 +1918,7 @@ def measure(model_cfg, device="cpu", precision=None, optimizer=None, micro_batch
         "optimizer": o["optimizer"],
         "foreach": effective_foreach(opt),
         "optimizer_in_bwd": o["optimizer_in_bwd"],
+        "float8": o["float8"],
         "micro_batch": o["micro_batch"],
         "seq": o["seq"],
         "recompute": o["recompute"],
@@ -1858,7 +1940,7 @@ def measure(model_cfg, device="cpu", precision=None, optimizer=None, micro_batch
         "inputs_bytes": inputs_bytes,
         "baseline_bytes": baseline,
     }
-    if device == "cpu" and o["recompute"] == "full":
+    if device == "cpu" and o["recompute"] != "none":
         # checkpoint(preserve_rng_state=True) keeps torch.get_rng_state()
         # (a CPU uint8 tensor) per checkpointed block until its backward.
         res["cpu_rng_state_bytes"] = int(torch.get_rng_state().numel())
@@ -2293,7 +2375,7 @@ def main(argv=None):
     ap.add_argument("--optimizer", choices=OPTIMIZERS)
     ap.add_argument("--micro-batch", type=int)
     ap.add_argument("--seq", type=int)
-    ap.add_argument("--recompute", choices=("none", "full"))
+    ap.add_argument("--recompute", choices=("none", "full", "op"))
     ap.add_argument("--recompute-stride", type=int, default=1, metavar="N",
                     help="checkpoint only every N-th block (torchtitan's selective_ac_option N)")
     ap.add_argument("--attention", choices=("eager", "sdpa"))
@@ -2310,6 +2392,8 @@ def main(argv=None):
                     help="torch.optim's foreach= / fused= (default: torch's choice)")
     ap.add_argument("--optimizer-in-backward", action="store_true",
                     help="torchtune's optimizer_in_bwd: each parameter steps in its gradient hook (torch >= 2.1)")
+    ap.add_argument("--float8", choices=("none", "tensorwise", "rowwise"), default="none",
+                    help="torchao float8 training of the block linears (torchtitan's converter)")
     ap.add_argument("--steps", type=int, default=2)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--threads", type=int, default=2)
@@ -2324,7 +2408,7 @@ def main(argv=None):
                       lora_r=a.lora, lora_targets=a.lora_targets, lora_alpha=a.lora_alpha,
                       lora_dropout=a.lora_dropout, lora_dtype=a.lora_dtype, loss=a.loss,
                       optimizer_impl=a.optimizer_impl, recompute_stride=a.recompute_stride,
-                      optimizer_in_bwd=a.optimizer_in_backward)
+                      optimizer_in_bwd=a.optimizer_in_backward, float8=a.float8)
     except HarnessError as e:
         print("harness: %s" % e, file=sys.stderr)
         return 2

@@ -82,6 +82,11 @@ vp_compare_card(const struct vp_compare *c, const struct vp_gpu *gpu,
 	out->price = vp_gpu_cheapest_price(gpu);
 	if (out->price != NULL)
 		out->usd_per_hour = out->price->usd_per_gpu_hour;
+	/* fp8 matmuls on a card without fp8 tensor cores. */
+	if (vp_plan_card_check(&c->base, gpu, NULL) != 0) {
+		out->why = "no fp8 tensor cores for --float8 or --precision fp8";
+		return;
+	}
 	/* Fewest GPUs: one by one to a node, then whole nodes, then
 	 * doubling; counts whose sharded floor cannot fit are skipped. */
 	for (n = 1; n <= c->max_gpus; n = n < VP_DEFAULT_GPUS_PER_NODE ? n + 1 :

@@ -54,6 +54,7 @@ struct lctx {
 				 * compute dtype (MixedPrecision) */
 	uint64_t global_layer;	/* index of the block in the whole model */
 	bool fp8;		/* Transformer Engine fp8 linears */
+	enum vp_float8 float8;	/* torchao float8 block linears */
 	bool frozen;		/* LoRA: base weights take no gradient */
 	bool flat_grads;	/* FSDP1 LoRA, use_orig_params: the blocks'
 				 * base weights take gradients too */
@@ -172,6 +173,24 @@ add_io(int32_t *v, int32_t t)
 #define OUT(o, t) add_io((o)->out, (t))
 #define SAVE(o, t) add_io((o)->saved, (t))
 
+/*
+ * Tensor t, an output of op o, is what an op on torchtitan's op-level
+ * save list returns (--recompute op): the bit of its place in out[]
+ * (lower_ops keeps the bits only where the policy saves).
+ */
+static void
+sac_out(struct vp_op *o, int32_t t)
+{
+	int i;
+
+	for (i = 0; i < VP_OP_MAXIO; i++)
+		if (o->out[i] == t) {
+			o->sac |= (uint8_t)(1u << i);
+			return;
+		}
+	assert(!"sac_out: not an output of the op");
+}
+
 static enum vp_dtype
 dt_of(const struct lctx *x, int32_t t)
 {
@@ -275,6 +294,51 @@ static int32_t dropout_p(struct lctx *x, const char *name, int32_t in,
     double p);
 
 /*
+ * torchao's float8 linear (torchao v0.18.0, float8/float8_linear.py,
+ * matmul_with_hp_or_float8_args), eager, for n_in input, n_w weight and
+ * n_out output elements: forward saves the high-precision input and
+ * weight (as nn.Linear does, so no autocast weight copy: the fp32 weight
+ * is cast to fp8 directly) and makes, one after another, each operand's
+ * fp8 cast.  A cast (hp_tensor_to_float8_dynamic: abs and max for the
+ * scale, then _ToFloat8ConstrFunc: x.to(float32) * scale, clamp, .to(fp8))
+ * holds 9 bytes per element at its peak (the scaled fp32 tensor, its
+ * clamp and the fp8 result; 8 during the multiply) and leaves 1.  Forward
+ * casts the input, then the weight, then _scaled_mm makes the output with
+ * both fp8 operands alive.  Backward casts the output gradient, the
+ * weight, multiplies (the fp8 weight transposed is row-major, so
+ * float8_mm copies it column-major), casts the output gradient again (the
+ * other axis) and the input, then multiplies with copies of both into the
+ * layouts _scaled_mm takes; the casts' results live until the function
+ * returns.  With the weights all-gathered in fp8 (--float8-all-gather)
+ * the weight arrives cast.  Measured on the CPU (PyTorch 2.13, torchao
+ * 0.18.0, tensorwise): forward peaks of 9 n_in and n_in + 9 n_w to 4
+ * bytes; the CPU _scaled_mm adds an fp32 epilogue CUDA's does not.
+ * Rowwise casts the same way with per-row scales (vectors, left out).
+ * Returns the forward workspace beside the output (y_bytes, which does
+ * not exist during the casts) and sets *bwd to the backward's beside the
+ * gradients it makes.
+ */
+static uint64_t
+float8_tmp(uint64_t n_in, uint64_t n_w, uint64_t n_out, uint64_t y_bytes,
+    bool w_cast, uint64_t *bwd)
+{
+	uint64_t wc = w_cast ? 9 * n_w : 0, f, b;
+
+	f = 9 * n_in > n_in + wc ? 9 * n_in : n_in + wc;
+	f = f > y_bytes ? f - y_bytes : 0;
+	if (f < n_in + n_w)
+		f = n_in + n_w;
+	b = 9 * n_out;
+	if (n_out + wc > b) b = n_out + wc;
+	if (n_out + 2 * n_w > b) b = n_out + 2 * n_w;
+	if (10 * n_out + n_w > b) b = 10 * n_out + n_w;
+	if (2 * n_out + n_w + 9 * n_in > b) b = 2 * n_out + n_w + 9 * n_in;
+	if (3 * n_out + n_w + 2 * n_in > b) b = 3 * n_out + n_w + 2 * n_in;
+	*bwd = b;
+	return f;
+}
+
+/*
  * The core of a linear layer with weights stored in wdt: the autocast
  * casts, the SP gather, what is saved and the weight gradient.
  */
@@ -296,6 +360,12 @@ linear_w(struct lctx *x, struct lin l, int32_t in, uint64_t din,
 	    in, wc = -1;
 	/* Experts (wmult > 1) are not split by TP. */
 	enum lin_kind kind = x->wmult == 1 ? l.kind : LIN_LOCAL;
+	/* torchtitan's float8 converter swaps every linear of the blocks
+	 * whose dimensions are multiples of 16 (its module filter; the
+	 * output projection is filtered out by name). */
+	bool f8 = x->float8 != VP_FLOAT8_NONE && trainable && !quant &&
+	    x->wmult == 1 && (l.lora_bits & VP_LORA_ALL_LINEAR) != 0 &&
+	    din % 16 == 0 && dout % 16 == 0;
 	/* Experts run in a loop make their per-call temporaries one
 	 * expert's weight at a time. */
 	uint64_t one_at_a_time = x->pieces > 1 ? x->wmult : 1;
@@ -309,7 +379,8 @@ linear_w(struct lctx *x, struct lin l, int32_t in, uint64_t din,
 	 * copy (a head upcast by --kbit-prep) is made per call and lives
 	 * while the op keeps it for the input's gradient.
 	 */
-	if (x->autocast && wdt != x->c && !x->sharded_weights && !quant)
+	if (x->autocast && wdt != x->c && !x->sharded_weights && !quant &&
+	    !f8)
 		wc = tnew(x, wel, x->c, trainable ? VP_CAT_CAST : outcat,
 		    trainable ? "autocast weight" : "autocast weight (frozen)",
 		    false);
@@ -337,6 +408,24 @@ linear_w(struct lctx *x, struct lin l, int32_t in, uint64_t din,
 	y = tnew(x, vp_mul_sat(nout, dout), cdt, outcat, l.name,
 	    trainable || rg_of(x, xin));
 	OUT(o, y);
+	if (f8) {
+		uint64_t b8, f = float8_tmp(vp_mul_sat(nout, din), din * dout,
+		    vp_mul_sat(nout, dout), x->g->t[y].bytes,
+		    !x->p->float8_all_gather, &b8);
+
+		o->fwd_tmp = vp_add_sat(o->fwd_tmp, f);
+		o->bwd_tmp = vp_add_sat(o->bwd_tmp, b8);
+	}
+	/*
+	 * F.linear without a bias is aten.mm on the flattened input (with
+	 * one, aten.addmm, which torchtitan's op list does not name); its
+	 * result is y's storage.  bitsandbytes' and the experts' matmuls are
+	 * not this op (rules.c refuses --recompute op with either).
+	 */
+	if (!bias && !quant && x->wmult == 1) {
+		o->sac_mm = true;
+		sac_out(o, y);
+	}
 	/* bitsandbytes' MatMul4Bit keeps its input (ctx.tensors = (A, B))
 	 * whenever a gradient flows, though backward only needs B. */
 	if (quant && !trainable && rg_of(x, xin))
@@ -371,10 +460,13 @@ linear_w(struct lctx *x, struct lin l, int32_t in, uint64_t din,
 	}
 	if (quant)
 		y = cast(x, y, dt_of(x, in), outcat);
-	/* SP: a row-parallel layer's full output is reduce-scattered. */
-	if (kind == LIN_ROW && x->sp && x->tp > 1)
+	/* SP: a row-parallel layer's full output is reduce-scattered
+	 * (_c10d_functional.reduce_scatter_tensor, on the op list). */
+	if (kind == LIN_ROW && x->sp && x->tp > 1) {
 		y = ew(x, "reduce-scatter", elems_of(x, y) / x->tp, dt_of(x, y),
 		    y, -1, -1, -1, outcat);
+		sac_out(&x->g->op[x->g->nop - 1], y);
+	}
 	return y;
 }
 
@@ -608,6 +700,15 @@ attention_core(struct lctx *x, int32_t q, int32_t k, int32_t v,
 		lse = tnew(x, rows, VP_FP32, VP_CAT_ACT, "lse", false);
 		OUT(o, out);
 		OUT(o, lse);
+		/* On CUDA F.scaled_dot_product_attention runs
+		 * _scaled_dot_product_flash_attention (or _efficient_, _cudnn_),
+		 * on torchtitan's op list with all its outputs; the CPU kernel
+		 * (_scaled_dot_product_flash_attention_for_cpu) and the
+		 * flash-attn package's op are not on it. */
+		if (!x->cpu && x->p->attention == VP_ATTN_SDPA) {
+			sac_out(o, out);
+			sac_out(o, lse);
+		}
 		if (rg) {
 			SAVE(o, q);
 			SAVE(o, k);
@@ -1326,6 +1427,7 @@ lctx_init(struct lctx *x, const struct vp_model *m, const struct vp_plan *p,
 	x->sharded_weights = p->zero >= 3 || p->fsdp == VP_FSDP_FULL ||
 	    p->fsdp == VP_FSDP_HYBRID;
 	x->fp8 = p->precision == VP_PREC_FP8;
+	x->float8 = p->float8;
 	/*
 	 * LoRA: the base is frozen and, under mixed precision, loaded in the
 	 * 16-bit compute dtype (as fine-tuning recipes do); the adapters
@@ -1413,6 +1515,28 @@ tie_embeddings(struct lctx *x)
 }
 
 /*
+ * torchtitan's op-level policy over one checkpointed block, ops [a, b)
+ * (torchtitan v0.2.2, torchtitan/distributed/activation_checkpoint.py,
+ * _apply_op_sac, with the llama3 _op_sac_save_list): a counter per
+ * checkpoint call counts the aten.mm ops in forward order and the policy
+ * says MUST_SAVE for an op on the list unless it is an mm whose count is
+ * even, so the 1st, 3rd, 5th ... mm keep their results; every other op
+ * is PREFER_RECOMPUTE.  A Llama block's mms are q, k, v, o, gate, up,
+ * down: q, v, gate and down keep theirs.  The recompute counts afresh
+ * and takes the same ones back from the cache.
+ */
+static void
+op_policy(struct vp_graph *g, size_t a, size_t b)
+{
+	unsigned mm = 0;
+	size_t i;
+
+	for (i = a; i < b; i++)
+		if (g->op[i].sac_mm && ++mm % 2 == 0)
+			g->op[i].sac = 0;
+}
+
+/*
  * The ops of the stage, in forward order: the embeddings (first stage) or
  * the pipeline receive, `blocks` blocks from the family's builder, then
  * the head and loss (last stage) or the pipeline send.  `offset` is the
@@ -1427,6 +1551,7 @@ lower_ops(struct lctx *x, uint32_t blocks, uint64_t offset, bool first,
 	uint64_t n = x->b * x->s;
 	block_fn build = block_builders[x->fam.block];
 	uint32_t l;
+	size_t i;
 	int32_t t;
 
 	assert(x->fam.block < VP_BLOCK_COUNT && build != NULL);
@@ -1445,16 +1570,20 @@ lower_ops(struct lctx *x, uint32_t blocks, uint64_t offset, bool first,
 		t = build(x, t);
 		x->frozen = x->p->lora_rank > 0;
 		/*
-		 * Full recompute: the whole block is one checkpoint; with a
-		 * stride, only every stride-th block of the stage, counted
-		 * from its first (vp_plan_block_checkpointed).
+		 * Full and op recompute: the whole block is one checkpoint
+		 * (op: with its policy's cache); with a stride, only every
+		 * stride-th block of the stage, counted from its first
+		 * (vp_plan_block_checkpointed).
 		 */
-		if (p->recompute == VP_RECOMP_FULL &&
+		if ((p->recompute == VP_RECOMP_FULL ||
+		    p->recompute == VP_RECOMP_OP) &&
 		    vp_plan_block_checkpointed(p, l)) {
-			size_t i;
 			for (i = g->layer_first_op[l]; i < g->nop; i++)
 				g->op[i].recompute = true;
 		}
+		if (p->recompute == VP_RECOMP_OP &&
+		    vp_plan_block_checkpointed(p, l))
+			op_policy(g, g->layer_first_op[l], g->nop);
 	}
 	x->layer = 0;
 	g->layer_first_op[blocks + 1] = g->nop;
@@ -1475,6 +1604,10 @@ lower_ops(struct lctx *x, uint32_t blocks, uint64_t offset, bool first,
 		done = tnew(x, 1, VP_FP32, VP_CAT_ACT, "sent", true);
 		OUT(o, done);
 	}
+	/* Only an op-policy checkpoint caches anything. */
+	for (i = 0; i < g->nop; i++)
+		if (!(g->op[i].recompute && p->recompute == VP_RECOMP_OP))
+			g->op[i].sac = 0;
 	g->autocast_end_op = x->autocast ? g->nop - 1 : SIZE_MAX;
 }
 

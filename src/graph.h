@@ -92,6 +92,16 @@ struct vp_op {
 	uint32_t wgrad_adds_to;
 	bool wgrad_waits;
 	bool recompute;		/* selective recompute: saved are re-made */
+	/*
+	 * --recompute op (torchtitan's op-level policy): the outputs (bits
+	 * of out[]) the checkpoint's SAC cache keeps from the forward until
+	 * the block is recomputed in backward, where they are used instead
+	 * of being made again.  sac_mm: the op is an aten.mm, counted by the
+	 * policy (only every other one keeps its output); the lowering sets
+	 * both, lower_ops leaves sac set only where the policy saves.
+	 */
+	uint8_t sac;
+	bool sac_mm;
 };
 
 struct vp_graph {

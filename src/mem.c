@@ -14,7 +14,11 @@
  * Its forward keeps nothing for backward but its inputs; when backward
  * reaches the segment, the segment's forward runs again, saving, and then
  * its backward runs.  Full recompute = one segment per block; selective =
- * the attention core.
+ * the attention core; op = one segment per block whose selective-
+ * checkpoint cache (torch.utils.checkpoint's _CachingTorchDispatchMode)
+ * holds the outputs the policy saves (vp_op.sac) from the forward until
+ * the re-run, which uses them instead of making them again (t_alloc finds
+ * them alive).
  */
 #include "mem.h"
 
@@ -77,6 +81,10 @@ struct sim {
 	uint32_t peak_layer;
 	const char *peak_op;
 	uint64_t phase_peak[VP_PHASE_COUNT];
+	uint64_t place_peak[VP_PHASE_COUNT][VP_PLACES];
+	uint8_t place;		/* where the current op is (place_of) */
+	uint32_t per, rem;	/* the block pattern's period, the blocks
+				 * after the last whole one */
 	uint32_t cur_layer;
 	const char *cur_op;
 	bool first_mb;		/* gradients not yet allocated */
@@ -335,6 +343,31 @@ fsdp_now(const struct sim *s)
 }
 
 /* Record a possible peak: current live bytes plus transient extra. */
+/*
+ * Where op i is, for the fast replay: before or after the blocks, in the
+ * first period of blocks (with --recompute-stride N, N blocks), in the
+ * last one with the blocks after it, or in between.  At one op of one
+ * period, everything held is affine in the number of periods before and
+ * after it (each holds its saved tensors or has made its gradients), so
+ * each place's peak is affine in the stage's periods and a period in
+ * between never peaks above both ends.
+ */
+static uint8_t
+place_of(const struct sim *s, size_t i)
+{
+	const struct vp_graph *g = s->g;
+	uint32_t l = g->op[i].layer;
+
+	if (l == 0)
+		return i < g->layer_first_op[1] ? VP_PLACE_BEFORE :
+		    VP_PLACE_AFTER;
+	if (l <= s->per)
+		return VP_PLACE_FIRST;
+	if (l + s->per + s->rem > g->layers)
+		return VP_PLACE_LAST;
+	return VP_PLACE_INSIDE;
+}
+
 static void
 check(struct sim *s, uint64_t extra, enum vp_cat extra_cat)
 {
@@ -360,6 +393,8 @@ check(struct sim *s, uint64_t extra, enum vp_cat extra_cat)
 	}
 	if (v > s->phase_peak[s->phase])
 		s->phase_peak[s->phase] = v;
+	if (v > s->place_peak[s->phase][s->place])
+		s->place_peak[s->phase][s->place] = v;
 	if (v > s->peak) {
 		s->peak = v;
 		memcpy(s->peak_cat, s->cat, sizeof s->cat);
@@ -496,6 +531,7 @@ forward(struct sim *s, size_t a, size_t b, bool segment_rerun)
 		s->cur_op = o->name;
 		if (o->layer > 0)
 			s->ft_last = o->layer;
+		s->place = place_of(s, i);
 		if (o->layer == 0 && i >= g->layer_first_op[g->layers + 1])
 			s->phase = VP_PHASE_LOSS;
 		for (k = 0; k < VP_OP_MAXIO && o->out[k] >= 0; k++)
@@ -551,6 +587,12 @@ count_refs(struct sim *s)
 		if (s->seg_of[i] < 0)
 			for (k = 0; k < VP_OP_MAXIO && o->saved[k] >= 0; k++)
 				s->refs[o->saved[k]]++;
+		/* An op-policy checkpoint's cache holds what its policy
+		 * saves until the recompute takes it (rerun_segment drops
+		 * this reference with the others). */
+		for (k = 0; o->sac && k < VP_OP_MAXIO && o->out[k] >= 0; k++)
+			if (o->sac & (1u << k))
+				s->refs[o->out[k]]++;
 	}
 	/* The autocast cache holds every weight copy until autocast ends. */
 	if (g->autocast_end_op != SIZE_MAX)
@@ -655,6 +697,7 @@ backward_op(struct sim *s, const struct vp_op *o)
 	s->cur_op = o->name;
 	if (o->layer > 0)
 		s->ft_last = o->layer;
+	s->place = place_of(s, (size_t)(o - g->op));
 	for (k = 0; k < VP_OP_MAXIO && o->out[k] >= 0; k++)
 		if (s->galive[o->out[k]])
 			has_g = true;
@@ -1066,6 +1109,17 @@ sharding(const struct vp_graph *g, const struct vp_model *m,
 		sh->states = sh->grads = shard;
 		if (p->fsdp != VP_FSDP_GRAD_OP) {
 			sh->weights = shard;
+			/* --float8-all-gather (torchao's
+			 * WeightWithDynamicFloat8CastTensor under FSDP2):
+			 * the float8 linears' weights arrive in fp8, one
+			 * byte each. */
+			if (p->float8_all_gather) {
+				uint64_t lin = vp_block_linear_params(m, p, 1);
+				uint64_t less = vp_mul_sat(lin,
+				    vp_dtype_bytes[cd] - 1);
+
+				unit = unit > less ? unit - less : 0;
+			}
 			fsdp_timeline(g, m, p, shard, unit, &sh->ft);
 			/* The allocator's feed holds the most at once. */
 			sh->gather = vp_add_sat(sh->ft.root, vp_mul_sat(
@@ -1311,6 +1365,7 @@ simulate(struct sim *s, const struct vp_model *m)
 		s->phase = VP_PHASE_OPTIMIZER;
 		s->cur_layer = 0;
 		s->cur_op = "optimizer step";
+		s->place = VP_PLACE_AFTER;
 		tmp = host ? 0 : rt(s, optim_tmp(g, p) / sh.states);
 		if (s->rec) {
 			const struct vp_opt_info *oi = &vp_opt_info[p->optimizer];
@@ -1354,6 +1409,11 @@ sim_init(struct sim *s, const struct vp_graph *g, const struct vp_plan *p,
 	s->g = g;
 	s->p = p;
 	s->cuda = p->device == VP_DEVICE_CUDA;
+	/* The period of the block pattern, as vp_mem_estimate_fast sees
+	 * it. */
+	s->per = p->recompute == VP_RECOMP_NONE || p->recompute_stride == 0 ?
+	    1 : p->recompute_stride;
+	s->rem = g->layers % s->per;
 	plan_alloc_conf(p, &s->conf);
 	s->round512 = true;
 	for (i = 0; i < VP_ALLOC_BANDS; i++)
@@ -1738,6 +1798,31 @@ vp_mem_reserved(uint64_t allocated, double share, const struct vp_profile *p)
 	    p->large_segment_bytes;
 }
 
+/*
+ * torchtitan's async TP (--async-tp): inductor's micro-pipelined
+ * all-gather-matmul and matmul-reduce-scatter (torch/distributed/
+ * _symmetric_memory, PyTorch 2.13) run through one symmetric-memory
+ * workspace per TP group (get_symm_mem_workspace), grown to the largest
+ * request and kept: an all-gather asks for its shard, a reduce-scatter
+ * (_pipelined_produce_and_all2all) for two output chunks, both a
+ * sequence shard of hidden-wide rows in the compute dtype, so 2 b (s /
+ * cp / tp) h of it.  empty_strided_p2p maps it outside the caching
+ * allocator.  The gathered input and the stacked partial outputs are
+ * ordinary tensors the size SP's all-gather and reduce-scatter already
+ * make.
+ */
+static uint64_t
+symm_bytes(const struct vp_model *m, const struct vp_plan *p)
+{
+	uint64_t rows;
+
+	if (!p->async_tp || p->tp < 2)
+		return 0;
+	rows = vp_mul_sat(p->micro_batch, p->seq / p->cp / p->tp);
+	return vp_mul_sat(vp_mul_sat(2, rows), vp_mul_sat(m->hidden,
+	    vp_dtype_bytes[vp_prec_info[p->precision].compute]));
+}
+
 /* Reserved and device levels from the allocated peak. */
 static void
 levels(struct vp_mem *out, const struct vp_model *m, const struct vp_plan *p,
@@ -1791,8 +1876,9 @@ levels(struct vp_mem *out, const struct vp_model *m, const struct vp_plan *p,
 	/* One NCCL communicator per process group this rank is in. */
 	out->nccl_bytes = vp_mul_sat(vp_plan_groups(p, o->world),
 	    pr->nccl_bytes_per_group);
+	out->symm_bytes = symm_bytes(m, p);
 	out->device_peak = vp_add_sat(r, out->context_bytes +
-	    out->workspace_bytes + out->nccl_bytes);
+	    out->workspace_bytes + out->nccl_bytes + out->symm_bytes);
 	out->overhead_bytes = out->device_peak - out->allocated_peak;
 }
 
@@ -1828,7 +1914,8 @@ plan_normalized(const struct vp_plan *p)
  * OOMs and the unlimited run's peak says by how much.
  */
 static uint64_t
-alloc_capacity(const struct vp_mem_opts *o, const struct vp_plan *p)
+alloc_capacity(const struct vp_model *m, const struct vp_mem_opts *o,
+    const struct vp_plan *p)
 {
 	const struct vp_profile *pr = o->profile;
 	uint64_t outside;
@@ -1838,15 +1925,17 @@ alloc_capacity(const struct vp_mem_opts *o, const struct vp_plan *p)
 	outside = vp_add_sat(vp_add_sat(pr->context_bytes,
 	    pr->cublas_workspace_bytes), vp_mul_sat(vp_plan_groups(p,
 	    o->world), pr->nccl_bytes_per_group));
+	outside = vp_add_sat(outside, symm_bytes(m, p));
 	return o->usable_bytes > outside ? o->usable_bytes - outside : 1;
 }
 
 static void
-simulate_allocator(struct sim *s, const struct vp_mem_opts *o,
-    const struct vp_plan *p, uint64_t inflight, struct vp_mem *out)
+simulate_allocator(struct sim *s, const struct vp_model *m,
+    const struct vp_mem_opts *o, const struct vp_plan *p, uint64_t inflight,
+    struct vp_mem *out)
 {
 	struct vp_alloc_stats st, cst;
-	uint64_t cap = alloc_capacity(o, p);
+	uint64_t cap = alloc_capacity(m, o, p);
 
 	s->ev[s->inflight_ev].bytes = inflight;
 	if (feed(s, 0, &st) != VP_ALLOC_OK)
@@ -1897,7 +1986,7 @@ replay(const struct vp_graph *g, const struct vp_model *m,
 	inflight = vp_scale(out->saved_per_microbatch, inflight_extra(p));
 	out->allocated_peak = s.peak + inflight;
 	if (s.rec)
-		simulate_allocator(&s, o, p, inflight, out);
+		simulate_allocator(&s, m, o, p, inflight, out);
 	if (tl != NULL)
 		tl_finish(tl, inflight);
 	for (c = 0; c < VP_CAT_COUNT; c++)
@@ -1907,6 +1996,7 @@ replay(const struct vp_graph *g, const struct vp_model *m,
 	out->peak_layer = s.peak_layer;
 	out->peak_op = s.peak_op;
 	memcpy(out->phase_peak, s.phase_peak, sizeof s.phase_peak);
+	memcpy(out->place_peak, s.place_peak, sizeof s.place_peak);
 	if (o->explain) {
 		struct sim e;
 		struct vp_mem tmp;
@@ -2040,9 +2130,24 @@ vp_mem_estimate_fast(const struct vp_model *m, const struct vp_plan *p,
 	out->saved_per_microbatch = extrapolate(a.saved_per_microbatch,
 	    b.saved_per_microbatch, k);
 	inflight = vp_scale(out->saved_per_microbatch, inflight_extra(p));
+	/* Each place on its own line: where the phase peaks can move
+	 * from one place to another as the stage grows (the last block's
+	 * backward holding every block's saved tensors, the first block's
+	 * holding every gradient). */
 	for (c = 0; c < VP_PHASE_COUNT; c++) {
-		out->phase_peak[c] = extrapolate(a.phase_peak[c],
-		    b.phase_peak[c], k);
+		int w;
+
+		out->phase_peak[c] = 0;
+		for (w = 0; w < VP_PLACES; w++) {
+			uint64_t v;
+
+			if (w == VP_PLACE_INSIDE)
+				continue;	/* below both ends */
+			v = extrapolate(a.place_peak[c][w],
+			    b.place_peak[c][w], k);
+			if (v > out->phase_peak[c])
+				out->phase_peak[c] = v;
+		}
 		if (out->phase_peak[c] > out->phase_peak[best])
 			best = c;
 	}

@@ -47,6 +47,10 @@ struct vp_live {
 	uint32_t count;		/* tensors of this name and layer */
 };
 
+/* Places of the step, for the fast replay (mem.c, place_of). */
+enum { VP_PLACE_BEFORE, VP_PLACE_AFTER, VP_PLACE_FIRST, VP_PLACE_LAST,
+	VP_PLACE_INSIDE, VP_PLACES };
+
 struct vp_mem {
 	/* Breakdown of the allocated peak by term. */
 	uint64_t term[VP_CAT_COUNT];
@@ -58,11 +62,19 @@ struct vp_mem {
 	uint64_t context_bytes;
 	uint64_t workspace_bytes;
 	uint64_t nccl_bytes;
+	uint64_t symm_bytes;		/* async TP's symmetric memory */
 	uint64_t overhead_bytes;	/* device - allocated */
 	enum vp_phase peak_phase;
 	uint32_t peak_layer;		/* block where the peak is, 0 = none */
 	const char *peak_op;
 	uint64_t phase_peak[VP_PHASE_COUNT];
+	/*
+	 * Each phase's peak by place (VP_PLACE_*): before the blocks, after
+	 * them, in the first period of blocks, in the last (with the
+	 * blocks after it), in between.  The fast replay extends each place
+	 * on its own line (vp_mem_estimate_fast).
+	 */
+	uint64_t place_peak[VP_PHASE_COUNT][VP_PLACES];
 	/* Persistent terms over the whole step (not only at the peak). */
 	uint64_t weights_bytes, master_bytes, grads_bytes, optim_bytes;
 	uint64_t saved_per_microbatch;	/* activations at end of forward */

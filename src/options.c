@@ -96,6 +96,9 @@ const struct vp_optdef vp_options[VP_O_COUNT] = {
 [VP_O_SP] = { "sp", VP_OK_FLAG, VP_OF_BOOL, F(sp), NULL, 0, NULL, 0, 0,
     false, NULL, ALL, true, false, VP_OPEN_SP, NULL,
     "sequence parallelism (with --tp)" },
+[VP_O_ASYNC_TP] = { "async-tp", VP_OK_FLAG, VP_OF_BOOL, F(async_tp), NULL, 0,
+    NULL, 0, 0, false, NULL, ALL, true, false, VP_OPEN_NONE, NULL,
+    "async tensor parallelism (torchtitan; symmetric-memory workspace)" },
 [VP_O_PP] = { "pp", VP_OK_U64, VP_OF_UNSIGNED, F(pp), NULL, 0, NULL, 1,
     1024, false, NULL, ALL, true, false, VP_OPEN_PP, "N",
     "pipeline parallel degree" },
@@ -171,6 +174,13 @@ const struct vp_optdef vp_options[VP_O_COUNT] = {
 [VP_O_LOSS] = { "loss", VP_OK_ENUM, VP_OF_INT, F(loss), E(vp_loss_names),
     NULL, 0, 0, false, NULL, ALL, true, false, VP_OPEN_NONE, "L",
     "the loss (chunked: Liger's fused linear cross-entropy)" },
+[VP_O_FLOAT8] = { "float8", VP_OK_ENUM, VP_OF_INT, F(float8),
+    E(vp_float8_names), NULL, 0, 0, false, NULL, ALL, true, false,
+    VP_OPEN_NONE, "S", "torchao float8 block linears (torchtitan's converter)" },
+[VP_O_FLOAT8_ALL_GATHER] = { "float8-all-gather", VP_OK_FLAG, VP_OF_BOOL,
+    F(float8_all_gather), NULL, 0, NULL, 0, 0, false, NULL, ALL, true,
+    false, VP_OPEN_NONE, NULL,
+    "FSDP2 all-gathers the float8 linears' weights in fp8" },
 [VP_O_TORCH] = { "torch", VP_OK_VERSION, VP_OF_UNSIGNED, F(torch_version),
     NULL, 0, NULL, 100, 399, false, "a version from 1.0 to 3.99, e.g. 2.13",
     ALL, true, false, VP_OPEN_NONE, "VERSION",
@@ -287,7 +297,8 @@ _Static_assert(sizeof(enum vp_precision) == sizeof(int) &&
     sizeof(enum vp_zerograd) == sizeof(int) &&
     sizeof(enum vp_offload) == sizeof(int) &&
     sizeof(enum vp_dtype) == sizeof(int) &&
-    sizeof(enum vp_loss) == sizeof(int), "plan enums are int-sized");
+    sizeof(enum vp_loss) == sizeof(int) &&
+    sizeof(enum vp_float8) == sizeof(int), "plan enums are int-sized");
 
 void
 vp_optset_init(struct vp_optset *o)

@@ -42,7 +42,7 @@
 	X(FSDP_ORIG_PARAMS, "fsdp-orig-params") \
 	X(RESHARD_AFTER_FORWARD, "reshard-after-forward") \
 	X(FSDP_LORA_WRAP, "fsdp-lora-wrap") \
-	X(TP, "tp") X(SP, "sp") X(PP, "pp") X(VPP, "vpp") X(CP, "cp") \
+	X(TP, "tp") X(SP, "sp") X(ASYNC_TP, "async-tp") X(PP, "pp") X(VPP, "vpp") X(CP, "cp") \
 	X(EP, "ep") X(DP, "dp") X(CAPACITY, "capacity-factor") \
 	X(DEVICE, "device") X(OPTIMIZER_IMPL, "optimizer-impl") \
 	X(ZERO_GRAD, "zero-grad") X(OPTIM_IN_BWD, "optimizer-in-backward") \
@@ -52,6 +52,7 @@
 	X(OFFLOAD, "offload") \
 	X(OFFLOAD_NVME, "offload-nvme") X(HOST_MEM, "host-mem") \
 	X(ACT_OFFLOAD, "activation-offload") X(LOSS, "loss") \
+	X(FLOAT8, "float8") X(FLOAT8_ALL_GATHER, "float8-all-gather") \
 	X(TORCH, "torch") X(CUDA, "cuda") X(TRANSFORMERS, "transformers") \
 	X(ALLOC_CONF, "alloc-conf") \
 	X(TOKENS, "tokens") X(STEPS, "steps") X(GLOBAL_BATCH, "global-batch") \

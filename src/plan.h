@@ -30,7 +30,15 @@
 	X(ADAMW, "adamw") X(ADAMW_8BIT, "adamw-8bit") X(ADAFACTOR, "adafactor") \
 	X(LION, "lion") X(PAGED_ADAMW, "paged-adamw") \
 	X(PAGED_ADAMW_8BIT, "paged-adamw-8bit")
-#define VP_RECOMP_LIST(X) X(NONE, "none") X(SELECTIVE, "selective") X(FULL, "full")
+/*
+ * Recompute policies.  op is torchtitan's op-level selective activation
+ * checkpointing (torchtitan v0.2.2, _apply_op_sac): each block is one
+ * checkpoint whose policy saves the outputs of aten.mm (every second one
+ * recomputed), of the fused SDPA kernels and of reduce_scatter_tensor;
+ * graph.c marks them, mem.c keeps them from forward to the recompute.
+ */
+#define VP_RECOMP_LIST(X) X(NONE, "none") X(SELECTIVE, "selective") \
+	X(FULL, "full") X(OP, "op")
 #define VP_ATTN_LIST(X) X(EAGER, "eager") X(SDPA, "sdpa") X(FLASH, "flash")
 #define VP_DEVICE_LIST(X) X(CUDA, "cuda") X(CPU, "cpu")
 /* Quantized frozen base weights (bitsandbytes). */
@@ -47,6 +55,13 @@
 #define VP_OFFLOAD_LIST(X) X(NONE, "none") X(OPTIMIZER, "optimizer") \
 	X(PARAMS, "params") X(ALL, "optimizer+params")
 #define VP_LOSS_LIST(X) X(FULL, "full") X(CHUNKED, "chunked")
+/*
+ * torchao float8 training of the block linears (torchtitan's float8
+ * converter): dynamic scaling per tensor or per row (Float8LinearConfig
+ * recipes "tensorwise" and "rowwise", torchao v0.18.0).
+ */
+#define VP_FLOAT8_LIST(X) X(NONE, "none") X(TENSORWISE, "tensorwise") \
+	X(ROWWISE, "rowwise")
 /* LoRA target names: the projections of a transformer block, then the
  * LM head (PEFT's target_modules=["lm_head"], torchtune's
  * apply_lora_to_output).  HEAD stays last: all-linear is every target
@@ -132,6 +147,9 @@ enum vp_offload { VP_OFFLOAD_LIST(X) VP_OFFLOAD_COUNT };
 #define X(e, s) VP_LOSS_##e,
 enum vp_loss { VP_LOSS_LIST(X) VP_LOSS_COUNT };
 #undef X
+#define X(e, s) VP_FLOAT8_##e,
+enum vp_float8 { VP_FLOAT8_LIST(X) VP_FLOAT8_COUNT };
+#undef X
 #define X(e, s) VP_LORA_##e,
 enum vp_lora_target { VP_LORA_TARGET_LIST(X) VP_LORA_TARGET_COUNT };
 #undef X
@@ -166,6 +184,7 @@ extern const char *const vp_quant_names[VP_QUANT_COUNT];
 extern const char *const vp_kbit_names[VP_KBIT_COUNT];
 extern const char *const vp_offload_names[VP_OFFLOAD_COUNT];
 extern const char *const vp_loss_names[VP_LOSS_COUNT];
+extern const char *const vp_float8_names[VP_FLOAT8_COUNT];
 extern const char *const vp_lora_target_names[VP_LORA_TARGET_COUNT];
 extern const char *const vp_framework_names[VP_FW_COUNT];
 extern const char *const vp_fsdp_prefetch_names[VP_FSDP_PREFETCH_COUNT];
@@ -253,6 +272,7 @@ struct vp_plan {
 	unsigned cp;		/* context parallel degree */
 	unsigned ep;		/* expert parallel degree */
 	bool sp;		/* Megatron sequence parallelism (with TP) */
+	bool async_tp;		/* torchtitan's async TP (symmetric memory) */
 	double capacity_factor;	/* MoE token padding; 0 = dropless */
 	unsigned stage;		/* pipeline stage to lower (0 = first) */
 	unsigned gpus_per_node;	/* for hybrid sharding and placement */
@@ -273,6 +293,9 @@ struct vp_plan {
 	bool activation_offload;	/* saved activations to host memory */
 	uint64_t host_mem_bytes;	/* per node; 0 = unlimited */
 	enum vp_loss loss;
+	enum vp_float8 float8;	/* torchao float8 linears (graph.c) */
+	bool float8_all_gather;	/* FSDP2 gathers their weights in fp8
+				 * (enable_fsdp_float8_all_gather) */
 	/* The software stack (--torch, --cuda, --transformers): major * 100
 	 * + minor. */
 	unsigned torch_version;

@@ -150,10 +150,12 @@ vp_max_seq(const struct vp_model *m, const struct vp_plan *p,
 }
 
 static double
-peak_tflops(const struct vp_gpu *g, enum vp_precision prec)
+peak_tflops(const struct vp_gpu *g, enum vp_precision prec,
+    enum vp_float8 f8)
 {
-	/* Transformer Engine runs the linears at the fp8 rate. */
-	if (prec == VP_PREC_FP8)
+	/* Transformer Engine and torchao's float8 linears run the
+	 * matmuls at the fp8 rate. */
+	if (prec == VP_PREC_FP8 || f8 != VP_FLOAT8_NONE)
 		return g->fp8_tflops;
 	switch (vp_prec_info[prec].compute) {
 	case VP_BF16: return g->bf16_tflops;
@@ -180,10 +182,11 @@ const char *const vp_time_assumptions =
     "Time model assumptions (a step is " VP_TIME_SUMMARY "):\n"
     "  - FLOPs per token: 6 P (4 P with LoRA) + 6 L s h for causal attention; "
     "full recompute adds 2 P + 2 L s h, selective recompute with eager "
-    "attention 2 L s h (with --recompute-stride N, times the share of "
-    "blocks recomputed)\n"
+    "attention 2 L s h, op recompute P (every second matmul) plus 2 L s h "
+    "unless attention is sdpa (with --recompute-stride N, times the share "
+    "of blocks recomputed)\n"
     "  - compute at the profile's MFU of the card's dense peak for the compute "
-    "dtype (fp8: its fp8 peak), over all GPUs; the 1F1B bubble multiplies it "
+    "dtype (fp8 and --float8: its fp8 peak), over all GPUs; the 1F1B bubble multiplies it "
     "by 1 + (pp-1)/(m vpp) for m micro-batches per step\n"
     "  - collectives move 16-bit data at " STR(LINK_EFF_PCT) " % of the link: "
     "the card's GPU-to-GPU figure (" STR(NO_LINK_GBS) " GB/s without one); "
@@ -222,7 +225,7 @@ vp_plan_time(const struct vp_model *m, const struct vp_gpu *gpu,
 
 	assert(vp_plan_degrees_ok(p) && node >= 1);
 	vp_model_params(m, &pc);
-	peak = peak_tflops(gpu, p->precision);
+	peak = peak_tflops(gpu, p->precision, p->float8);
 	c->step_seconds = c->tokens_per_second = NAN;
 	c->bandwidth_bound = false;
 	if (isnan(peak) || p->device == VP_DEVICE_CPU)
@@ -240,6 +243,11 @@ vp_plan_time(const struct vp_model *m, const struct vp_gpu *gpu,
 	else if (p->recompute == VP_RECOMP_SELECTIVE &&
 	    p->attention == VP_ATTN_EAGER)
 		flops += rc_share * 2.0 * L * s * h;
+	else if (p->recompute == VP_RECOMP_OP)
+		/* Every second matmul again, and attention unless the CUDA
+		 * SDPA kernel's output is kept (graph.c, op_policy). */
+		flops += rc_share * ((double)pc.active + (p->attention ==
+		    VP_ATTN_SDPA ? 0.0 : 2.0 * L * s * h));
 	tokens = mb * s * ga * dp;
 	compute = flops * tokens / ((double)world * peak * 1e12 * prof->mfu);
 	if (pp > 1)
@@ -483,7 +491,7 @@ vp_search_run(const struct vp_search *s, const struct vp_plan *base,
 	struct vp_mem_opts o = { s->profile, s->world, 0, s->capacity };
 	unsigned tp, pp, cp, ep, sh, rc, node = s->gpus_per_node;
 	static const enum vp_recompute rcs[] = { VP_RECOMP_NONE,
-	    VP_RECOMP_SELECTIVE, VP_RECOMP_FULL };
+	    VP_RECOMP_SELECTIVE, VP_RECOMP_OP, VP_RECOMP_FULL };
 	struct vp_cand *list = NULL;
 	struct vp_plan q = *base;	/* the knobs fixed so far */
 	size_t nlist = 0, cap = 0;
@@ -539,7 +547,8 @@ vp_search_run(const struct vp_search *s, const struct vp_plan *base,
 						if (s->open.shard && dp == 1 && sh > 0 &&
 						    base->offload == VP_OFFLOAD_NONE)
 							break;
-						for (rc = 0; rc < 3; rc++) {
+						for (rc = 0; rc < VP_NELEM(rcs);
+						    rc++) {
 							const unsigned deg[5] = { tp, pp,
 							    cp, ep, dp };
 							struct vp_cand c;

@@ -115,6 +115,9 @@ vp_report_rows(const struct vp_report *r, struct vp_row *rows)
 		if (m->nccl_bytes)
 			n = add_row(rows, n, "NCCL buffers",
 			    m->nccl_bytes, false, 0);
+		if (m->symm_bytes)
+			n = add_row(rows, n, "symmetric memory (async TP)",
+			    m->symm_bytes, false, 0);
 		n = add_level(rows, n, r, "device peak", m->device_peak,
 		    r->err_device, VP_LVL_DEVICE);
 	}
@@ -774,6 +777,8 @@ json_per_gpu(struct vp_json *j, const struct vp_report *r)
 	vp_json_u64(j, "context_bytes", mem->context_bytes);
 	vp_json_u64(j, "workspace_bytes", mem->workspace_bytes);
 	vp_json_u64(j, "nccl_bytes", mem->nccl_bytes);
+	if (mem->symm_bytes)
+		vp_json_u64(j, "symm_mem_bytes", mem->symm_bytes);
 	vp_json_u64(j, "adapter_bytes", mem->term[VP_CAT_ADAPTER]);
 	vp_json_u64(j, "fp8_copies_bytes", mem->term[VP_CAT_FP8]);
 	vp_json_u64(j, "host_bytes", mem->host_bytes);

@@ -7,9 +7,11 @@
 #include "rules.h"
 
 #include <assert.h>
+#include <math.h>
 #include <stdarg.h>
 
 #include "finetune.h"
+#include "gpu.h"
 #include "util.h"
 
 struct rule {
@@ -383,6 +385,159 @@ fp8_cuda(const struct vp_plan *p, const struct vp_model *m, unsigned world,
 	return 0;
 }
 
+/*
+ * DeepSpeed's PipelineEngine refuses ZeRO stages 2 and 3
+ * (deepspeed/runtime/pipe/engine.py, PipelineEngine.__init__: "ZeRO-2 and
+ * ZeRO-3 are incompatible with pipeline parallelism"): the pipeline
+ * schedules its own gradient all-reduces, which partitioned gradients
+ * cannot join.
+ */
+static int
+zero_pp(const struct vp_plan *p, const struct vp_model *m, unsigned world,
+    struct vp_diags *d)
+{
+	(void)m;
+	(void)world;
+	if (p->pp > 1 && p->zero >= 2 &&
+	    vp_plan_framework(p) == VP_FW_DEEPSPEED)
+		return refuse(d, "--zero %u does not combine with --pp %u: "
+		    "DeepSpeed's pipeline engine refuses ZeRO-2 and ZeRO-3 "
+		    "(it reduces the gradients itself); use --zero 1 or no "
+		    "pipeline", p->zero, p->pp);
+	return 0;
+}
+
+/*
+ * QLoRA's 4- and 8-bit base weights are bitsandbytes Params4bit/Int8Params
+ * packed whole per layer; no training stack shards them along a tensor-
+ * parallel split (Megatron has no bitsandbytes layers, transformers'
+ * tp_plan and torchtune's TP do not take quantized weights).
+ */
+static int
+quant_tp(const struct vp_plan *p, const struct vp_model *m, unsigned world,
+    struct vp_diags *d)
+{
+	(void)m;
+	(void)world;
+	if (p->quant != VP_QUANT_NONE && p->tp > 1)
+		return refuse(d, "--quant %s does not combine with --tp %u: "
+		    "bitsandbytes' packed base weights cannot be split by "
+		    "tensor parallelism; shard them with --fsdp instead",
+		    vp_quant_names[p->quant], p->tp);
+	return 0;
+}
+
+/*
+ * --recompute op counts aten.mm calls (graph.c, op_policy).  Experts are
+ * a loop of per-expert matmuls over a data-dependent routing (transformers
+ * 4.x) or grouped_mm (5.x, torchtitan's MoE), whose count and save list
+ * torchtitan's llama3 policy does not describe, and bitsandbytes'
+ * matmuls are not aten.mm on the weight: neither is modelled.
+ */
+static int
+recompute_op(const struct vp_plan *p, const struct vp_model *m,
+    unsigned world, struct vp_diags *d)
+{
+	(void)world;
+	if (p->recompute != VP_RECOMP_OP)
+		return 0;
+	if (m->has_moe)
+		return refuse(d, "--recompute op is not modelled for a "
+		    "mixture-of-experts model: the experts' matmuls are not "
+		    "the dense aten.mm calls torchtitan's op policy counts; "
+		    "use --recompute full or selective");
+	if (p->quant != VP_QUANT_NONE)
+		return refuse(d, "--recompute op is not modelled with --quant "
+		    "%s: bitsandbytes' matmuls are not the aten.mm calls "
+		    "torchtitan's op policy counts; use --recompute full",
+		    vp_quant_names[p->quant]);
+	return 0;
+}
+
+/*
+ * --float8: torchao's float8 linears as torchtitan converts them.  What
+ * is modelled is full training of the block linears on CUDA without
+ * tensor parallelism; the rest is refused with its reason.
+ */
+static int
+float8(const struct vp_plan *p, const struct vp_model *m, unsigned world,
+    struct vp_diags *d)
+{
+	(void)m;
+	(void)world;
+	if (p->float8_all_gather && p->float8 != VP_FLOAT8_TENSORWISE)
+		return refuse(d, "--float8-all-gather needs --float8 "
+		    "tensorwise: torchao casts the weights for FSDP's "
+		    "all-gather with one scale per tensor");
+	if (p->float8 == VP_FLOAT8_NONE)
+		return 0;
+	if (p->precision == VP_PREC_FP8)
+		return refuse(d, "--float8 %s and --precision fp8 do not "
+		    "combine: torchao's float8 linears and Transformer "
+		    "Engine's are two ways to the same matmuls; choose one",
+		    vp_float8_names[p->float8]);
+	if (p->device != VP_DEVICE_CUDA)
+		return refuse(d, "--float8 %s is modelled on CUDA only: the "
+		    "CPU's _scaled_mm keeps fp32 intermediates CUDA's does "
+		    "not", vp_float8_names[p->float8]);
+	if (p->lora_rank > 0 || p->quant != VP_QUANT_NONE)
+		return refuse(d, "--float8 %s is not modelled with --lora or "
+		    "--quant: torchtitan's float8 converter trains the full "
+		    "weights", vp_float8_names[p->float8]);
+	return 0;
+}
+
+/* torchao's float8 tensor-parallel styles (Float8ColwiseParallel ...)
+ * all-gather fp8 activations: not modelled. */
+static int
+float8_tp(const struct vp_plan *p, const struct vp_model *m, unsigned world,
+    struct vp_diags *d)
+{
+	(void)m;
+	(void)world;
+	if (p->float8 != VP_FLOAT8_NONE && p->tp > 1)
+		return refuse(d, "--float8 %s is not modelled with --tp %u: "
+		    "torchao's float8 tensor-parallel styles all-gather fp8 "
+		    "inputs", vp_float8_names[p->float8], p->tp);
+	return 0;
+}
+
+/*
+ * torchtitan's async TP (enable_async_tensor_parallel) fuses SP's
+ * all-gathers and reduce-scatters with the matmuls next to them, so it
+ * needs TP with sequence parallelism.  torchtitan v0.2.2 also refuses it
+ * without torch.compile (tensor_parallel.py, maybe_enable_async_tp:
+ * "Async TP requires 'model' in --compile.components"); vramplan has no
+ * --compile yet: when it lands, this rule refuses --async-tp without it.
+ */
+static int
+async_tp(const struct vp_plan *p, const struct vp_model *m, unsigned world,
+    struct vp_diags *d)
+{
+	(void)m;
+	(void)world;
+	if (p->async_tp && (p->tp < 2 || !p->sp))
+		return refuse(d, "--async-tp needs --tp 2 or more with --sp: "
+		    "it overlaps sequence parallelism's all-gathers and "
+		    "reduce-scatters with the matmuls");
+	return 0;
+}
+
+/* FSDP2's fp8 all-gather needs FSDP sharding the weights. */
+static int
+float8_fsdp(const struct vp_plan *p, const struct vp_model *m,
+    unsigned world, struct vp_diags *d)
+{
+	(void)m;
+	(void)world;
+	if (p->float8_all_gather && (vp_plan_framework(p) != VP_FW_FSDP2 ||
+	    !(p->fsdp == VP_FSDP_FULL || p->fsdp == VP_FSDP_HYBRID)))
+		return refuse(d, "--float8-all-gather needs --framework fsdp2 "
+		    "with --fsdp full or hybrid: only FSDP2 all-gathers "
+		    "torchao's float8 weights");
+	return 0;
+}
+
 static int
 nvme_needs_offload(const struct vp_plan *p, const struct vp_model *m,
     unsigned world, struct vp_diags *d)
@@ -535,6 +690,13 @@ static const struct rule rules[] = {
 	{ lora_head_loss, 0, false },
 	{ fp8_quant, 0, false },
 	{ fp8_cuda, 0, false },
+	{ zero_pp, VP_RK_PP | VP_RK_SHARD, false },
+	{ quant_tp, VP_RK_TP, false },
+	{ recompute_op, 0, false },
+	{ float8, 0, false },
+	{ float8_tp, VP_RK_TP, false },
+	{ async_tp, VP_RK_TP, false },
+	{ float8_fsdp, VP_RK_SHARD, true },
 	{ nvme_needs_offload, 0, false },
 	{ world_split, TPPPCPDP, false },
 	{ ep_in_dp, TPPPCPDP | VP_RK_EP, false },
@@ -577,4 +739,23 @@ vp_plan_check(const struct vp_plan *p, const struct vp_model *m,
     unsigned world, struct vp_diags *d)
 {
 	return run_rules(p, m, world, VP_RK_ALL, false, d);
+}
+
+/*
+ * fp8 matmuls need fp8 tensor cores (Ada, Hopper, Blackwell; not Ampere
+ * or older): the catalog's fp8_tflops_dense is null for a card without
+ * them.
+ */
+int
+vp_plan_card_check(const struct vp_plan *p, const struct vp_gpu *g,
+    struct vp_diags *d)
+{
+	const char *what = p->float8 != VP_FLOAT8_NONE ? "--float8" :
+	    p->precision == VP_PREC_FP8 ? "--precision fp8" : NULL;
+
+	if (what == NULL || g == NULL || !isnan(g->fp8_tflops))
+		return 0;
+	return refuse(d, "%s needs fp8 tensor cores, which %s (%s) does not "
+	    "have (the catalog lists no fp8 rate); use a Hopper, Ada or "
+	    "Blackwell card", what, g->id, g->name);
 }

@@ -44,6 +44,11 @@ int vp_plan_rules(const struct vp_plan *p, const struct vp_model *m,
  * defaults.  Errors name the flag.  The chosen plan is then held to
  * vp_plan_rules(..., VP_RK_ALL, ...).
  */
+/* Whether the plan can run on card g at all (fp8 matmuls need fp8
+ * tensor cores); 0 when g is NULL. */
+struct vp_gpu;
+int vp_plan_card_check(const struct vp_plan *p, const struct vp_gpu *g,
+    struct vp_diags *d);
 int vp_plan_check(const struct vp_plan *p, const struct vp_model *m,
     unsigned world, struct vp_diags *d);
 

@@ -39,8 +39,8 @@ knob_savings(const struct vp_model *m, const struct vp_plan *p,
 		}							\
 	} while (0)
 	TRY(p->recompute != VP_RECOMP_NONE, p->recompute == VP_RECOMP_FULL ?
-	    "recompute full" : "recompute selective",
-	    q.recompute = VP_RECOMP_NONE);
+	    "recompute full" : p->recompute == VP_RECOMP_OP ? "recompute op" :
+	    "recompute selective", q.recompute = VP_RECOMP_NONE);
 	TRY(p->zero > 0, p->zero == 1 ? "ZeRO 1" : p->zero == 2 ? "ZeRO 2" :
 	    "ZeRO 3", q.zero = 0);
 	TRY(p->fsdp != VP_FSDP_NONE, "FSDP sharding", q.fsdp = VP_FSDP_NONE);
@@ -241,7 +241,8 @@ vp_session_run(struct vp_session *s, struct vp_diags *d)
 	/* The plan is final here but for what the planner changes: from
 	 * now on every degree is at least 1. */
 	vp_plan_normalize(&s->plan);
-	if (vp_plan_check(&s->plan, s->model, s->world, d) != 0)
+	if (vp_plan_check(&s->plan, s->model, s->world, d) != 0 ||
+	    vp_plan_card_check(&s->plan, gpu, d) != 0)
 		return -1;
 	s->mo.profile = &s->profile;
 	s->mo.world = s->world;

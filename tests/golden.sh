@@ -463,6 +463,49 @@ run oib-llama llama-2-7b --optimizer-in-backward --precision bf16 \
 	--gpus 1xRTX4090 --no-search
 run oib-grad-accum gpt2 --optimizer-in-backward --grad-accum 4
 run oib-zero gpt2 --optimizer-in-backward --zero 2 --gpus 2xA100
+# torchtitan's op-level checkpointing: q, v, gate and down and the CUDA
+# SDPA outputs kept per block; with a stride; refused for MoE models and
+# QLoRA.  Framework refusals (issue 14, item 6): DeepSpeed's pipeline with
+# ZeRO-2/3, QLoRA under tensor parallelism; the planner never proposes
+# them either (plan-zero-pp: ZeRO and PP open, ZeRO-3 without PP wins).
+run recompute-op llama-3.1-8b --recompute op --attention sdpa --optimizer sgd \
+	--precision bf16 --micro-batch 4 --seq 8192 --gpus 1xH100 --no-search
+run recompute-op-stride llama-3.1-8b --recompute op --recompute-stride 2 \
+	--precision bf16 --seq 4096 --gpus 1xH100 --no-search --json
+run recompute-op-moe mixtral-8x7b --recompute op --gpus 8xH100
+run recompute-op-quant llama-2-7b --recompute op --lora 16 --quant nf4 \
+	--gpus 1xA100
+run refuse-zero3-pp llama-2-7b --zero 3 --pp 2 --gpus 8xA100 --no-search
+run refuse-zero2-pp-search llama-2-7b --zero 2 --pp 2 --gpus 8xA100
+run refuse-qlora-tp llama-2-7b --lora 16 --quant nf4 --tp 2 --gpus 2xA100 \
+	--no-search
+# torchao float8 linears (torchtitan's converter): the casts' transients
+# at down_proj's backward under full recompute (against float8-none);
+# FSDP2's fp8 all-gather; refused on a card without fp8 tensor cores
+# (and so is Transformer Engine's fp8), with rowwise all-gather, TP, CPU.
+run float8-none llama-2-7b --seq 4096 --micro-batch 4 --optimizer sgd \
+	--precision bf16 --gpus 1xH100 --no-search --recompute full
+run float8-tensorwise llama-2-7b --seq 4096 --micro-batch 4 --optimizer sgd \
+	--precision bf16 --gpus 1xH100 --no-search --recompute full \
+	--float8 tensorwise
+run float8-all-gather llama-3.1-8b --float8 tensorwise --float8-all-gather \
+	--gpus 8xH100 --framework fsdp2 --fsdp full --seq 4096 --no-search --json
+run float8-a100 llama-3.1-8b --float8 rowwise --gpus 8xA100
+run fp8-te-a100 llama-3.1-8b --precision fp8 --gpus 8xA100 --no-search
+run float8-rowwise-all-gather llama-3.1-8b --float8 rowwise \
+	--float8-all-gather --framework fsdp2 --fsdp full --gpus 8xH100
+run float8-tp llama-3.1-8b --float8 tensorwise --tp 2 --gpus 8xH100 \
+	--no-search
+run float8-cpu gpt2 --float8 tensorwise --device cpu
+# Async TP: the symmetric-memory workspace (2 b s/tp h in bf16) at the
+# device level; refused without TP and SP.
+run async-tp llama-3.1-8b --gpus 8xH100 --tp 8 --sp --async-tp --seq 8192 \
+	--no-search
+run async-tp-json llama-3.1-8b --gpus 8xH100 --tp 4 --sp --async-tp \
+	--seq 8192 --no-search --json
+run async-tp-no-sp llama-3.1-8b --gpus 8xH100 --tp 8 --async-tp --no-search
+run float8-compare compare llama-3.1-8b --tokens 2e9 --float8 tensorwise \
+	--vendor NVIDIA --segment datacenter
 
 # Every option --help lists (made from the option table) is documented in
 # vramplan(1), and the manual documents no option the program lacks.

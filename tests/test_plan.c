@@ -193,7 +193,7 @@ fast_matches_exact(void **state)
 	struct vp_mem_opts o;
 	static const struct { unsigned tp, pp, zero, cp; enum vp_recompute rc;
 	    enum vp_precision prec; enum vp_attention attn;
-	    unsigned stride, layers; } cases[] = {
+	    unsigned stride, layers; enum vp_float8 f8; } cases[] = {
 		{ 1, 1, 0, 1, VP_RECOMP_NONE, VP_PREC_BF16_MIXED,
 		    VP_ATTN_EAGER, 1, 24 },
 		{ 2, 1, 3, 1, VP_RECOMP_FULL, VP_PREC_BF16_MIXED,
@@ -224,6 +224,26 @@ fast_matches_exact(void **state)
 		    VP_ATTN_EAGER, 2, 24 },
 		{ 1, 1, 0, 1, VP_RECOMP_FULL, VP_PREC_FP32,
 		    VP_ATTN_EAGER, 8, 43 },
+		/*
+		 * --recompute op: the policy's cache holds q, v, gate and
+		 * down and the CUDA SDPA outputs from the forward to each
+		 * block's re-run; with SP the reduce-scatters too.  Alone,
+		 * under ZeRO-3 and TP on two stages, and every third
+		 * block.  The second's first stage peaks in backward at
+		 * the embedding's (every gradient made) up to 6 blocks
+		 * and in the last block's from 7 (37.8 and 40.4 MB a
+		 * block): each place has its own line (through the
+		 * phase's peak it was 25.7 MB low at 12 blocks).
+		 */
+		{ 1, 1, 0, 1, VP_RECOMP_OP, VP_PREC_BF16_MIXED,
+		    VP_ATTN_SDPA, 1, 24 },
+		{ 2, 2, 3, 1, VP_RECOMP_OP, VP_PREC_BF16_MIXED,
+		    VP_ATTN_SDPA, 1, 24 },
+		{ 1, 1, 0, 1, VP_RECOMP_OP, VP_PREC_FP32,
+		    VP_ATTN_EAGER, 3, 43 },
+		/* torchao float8 linears: their casts' workspaces. */
+		{ 1, 2, 0, 1, VP_RECOMP_FULL, VP_PREC_BF16_MIXED,
+		    VP_ATTN_SDPA, 1, 24, VP_FLOAT8_TENSORWISE },
 	};
 	size_t i;
 
@@ -238,6 +258,7 @@ fast_matches_exact(void **state)
 		make_model(&m, cases[i].layers, 1024, 16, 32000);
 		vp_plan_defaults(&p, &m);
 		p.recompute_stride = cases[i].stride;
+		p.float8 = cases[i].f8;
 		p.tp = cases[i].tp;
 		p.pp = cases[i].pp;
 		p.zero = cases[i].zero;

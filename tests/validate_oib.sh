@@ -1,17 +1,19 @@
 #!/bin/sh
-# Run the CPU validation cases that need PyTorch >= 2.1 (optimizer in
-# backward: Tensor.register_post_accumulate_grad_hook), tests/validate_cpu.py
-# --grid torch2, in the test venv whose interpreter is TORCH2_PYTHON (`make
-# venv`).  Without it the test is skipped (exit 77), or fails when CI is set
-# (tests/need.sh), as tests/validate_hf.sh.
+# Run the CPU validation cases that need PyTorch >= 2.4 (optimizer in
+# backward: Tensor.register_post_accumulate_grad_hook; --recompute op:
+# torch.utils.checkpoint.create_selective_checkpoint_contexts),
+# tests/validate_cpu.py --grid torch2, in the test venv whose interpreter
+# is TORCH2_PYTHON (`make venv`).  Without it the test is skipped (exit
+# 77), or fails when CI is set (tests/need.sh), as tests/validate_hf.sh.
 py=${TORCH2_PYTHON:-${TOP_BUILDDIR:-build}/.venv-test/bin/python}
 top=${TOP_SRCDIR:-.}
 . "$top/tests/need.sh"
 [ -x "$py" ] ||
 	missing validate_oib "no test venv at $py; build it with" "make venv"
-"$py" -c 'import torch, yaml; torch.Tensor.register_post_accumulate_grad_hook' \
-    >/dev/null 2>&1 ||
-	missing validate_oib "$py cannot import torch (>= 2.1) and yaml;" \
+"$py" -c 'import torch, yaml, torch.utils.checkpoint as c
+torch.Tensor.register_post_accumulate_grad_hook
+c.create_selective_checkpoint_contexts' >/dev/null 2>&1 ||
+	missing validate_oib "$py cannot import torch (>= 2.4) and yaml;" \
 	    "rebuild it with make venv"
 cd "$top" || exit 1
 OMP_NUM_THREADS=${OMP_NUM_THREADS:-2} exec "$py" tests/validate_cpu.py --grid torch2
