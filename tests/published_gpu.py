@@ -54,11 +54,14 @@ import yaml
 # 4.20% once --transformers gave the fms runs 4.48.1's loss, 3.31% once
 # transformers 4.x's experts ran one at a time (fms 2.3%), 3.19% once
 # --optimizer-in-backward made torchtune's low-memory full fine-tune
-# expressible (24 records, -0.6% there).  The gate
+# expressible (24 records, -0.6% there), 3.13% once --load torchtune-0.1
+# replayed torchtune 0.1's model construction, which made the QLoRA 1x4090
+# reading (the load's reserved level) a scored record (25 records,
+# -1.7% there).  The gate
 # sits about half a point above it.  It
 # must only go down: lower it when the estimate improves, never raise it to
 # make a change pass.
-GATE_PCT = 3.70
+GATE_PCT = 3.65
 
 # Verdicts that are wrong today, with the reason.  A new wrong verdict
 # fails the test; one of these that becomes right is reported so that it
@@ -67,22 +70,17 @@ KNOWN_WRONG = {
 }
 
 # Readings that bound the step from above but do not measure it: like a
-# full card, checked for the verdict only, with the reason.
+# full card, checked for the verdict only, with the reason.  (The QLoRA
+# 1x4090 reading was one until --load: it is the reserved level torchtune
+# 0.1's construction left, 9.13 GB after init in its QLoRA tutorial.)
 FIT_CHECK_ONLY = {
-    "tt-llama2-7b-qlora-1x4090":
-        "max_memory_reserved keeps what loading reserved: torchtune's QLoRA "
-        "tutorial gives 9.13 GB reserved after model init, before the "
-        "first step (record caveat), so the 9.29 GB peak is the load, not "
-        "the step vramplan estimates (the single-device recipe never "
-        "empties the cache; memory_stats_log's reset after init only sets "
-        "the peak to the reserved level init left)",
 }
 
 # Large misses of scored records, printed beside them: the cause where it
 # is known, else what has been ruled out.
 #
 # Model loading does not explain the multi-GPU misses (read at the
-# records' versions; nothing modelled, the records stay as they are):
+# records' versions; they run with --load none and stay as they are):
 # - torchtune's distributed recipes at fef3ed1 (PyTorch 2.2.2) build the
 #   model on rank 0's CPU and on the meta device elsewhere, and FSDP1
 #   (sync_module_states, device_id) moves, broadcasts (250 MB buckets),
@@ -306,6 +304,11 @@ def express(r):
             for o in r["other_optimizations"] or []):
         args += ["--optimizer-in-backward"]
     args += stack_args(r)
+    if r["source_family"] == "torchtune-llama2-7b-apr2024" and n == 1:
+        # torchtune 0.1's single-device recipes build the model on the
+        # GPU and keep what that reserved (vramplan(1), --load); the
+        # distributed ones empty the cache first (MISS_NOTES).
+        args += ["--load", "torchtune-0.1"]
     if n > 1:
         fsdp = r["parallelism"].get("fsdp") or ""
         if "FULL_SHARD" not in fsdp or "FSDP1" not in fsdp:
