@@ -411,6 +411,13 @@ vp_load_unsupported(const struct vp_model *m, const struct vp_plan *p)
 	if (p->quant != VP_QUANT_NONE && p->quant != VP_QUANT_NF4)
 		return "--load torchtune-0.1 quantizes with torchao's NF4: it "
 		    "needs --quant nf4 or none";
+	/* torchtune 0.1 quantizes the LoRA linears only (quantize_base);
+	 * --quant quantizes every block linear, as bitsandbytes does. */
+	if (p->quant == VP_QUANT_NF4 && (p->lora_targets &
+	    VP_LORA_ALL_LINEAR) != VP_LORA_ALL_LINEAR)
+		return "--load torchtune-0.1 with --quant nf4 needs "
+		    "--lora-targets on every block linear (all-linear): "
+		    "torchtune 0.1 quantizes only the linears LoRA adapts";
 	return NULL;
 }
 

@@ -465,6 +465,8 @@ run load-torchtune-json llama-2-7b --load torchtune-0.1 --precision bf16 \
 	--seq 512 --recompute full --gpus 1xRTX4090 --no-search --json
 run load-two-gpus llama-2-7b --load torchtune-0.1 --precision bf16 \
 	--gpus 2xRTX4090 --no-search
+run load-partial-nf4 llama-2-7b --load torchtune-0.1 --precision bf16 \
+	--lora 8 --lora-targets q,v --quant nf4 --gpus 1xRTX4090 --no-search
 
 # Every option --help lists (made from the option table) is documented in
 # vramplan(1), and the manual documents no option the program lacks.
