@@ -23,7 +23,7 @@ const char *const vp_verdict_names[VP_VERDICT_COUNT] = {
  * widest of its neighbours (the same technique at another level, the
  * same level for a lighter technique), so it is never narrower than what
  * was measured next to it.  Figures as of the runs in
- * tests/data/published_gpu (38 scored, fit checks left out; the test
+ * tests/data/published_gpu (39 scored, fit checks left out; the test
  * prints each cell's residuals and the sides they imply):
  *   allocated, full   5 runs (fms Mistral full, torchtune Llama 3.2):
  *                     -0.5% .. -0.0%
@@ -32,6 +32,9 @@ const char *const vp_verdict_names[VP_VERDICT_COUNT] = {
  *   reserved, full    2 runs (torchtune 4 x 4090 FSDP, optimizer in
  *                     backward on one 4090): -22.8% .. -0.6%
  *   reserved, LoRA    6 runs (torchtune Llama 2 LoRA): -36.1% .. -4.3%
+ *   reserved, QLoRA   1 run (torchtune Llama 2 QLoRA, its load phase):
+ *                     -1.7%; the cell keeps its neighbours' sides (one
+ *                     run is no band)
  *   device, full      8 runs (HF BERT on a V100): -5.9% .. +4.8%
  * When tests/published_gpu.py reports new worst residuals, these move
  * with them: its check fails when a measurement leaves its band.  (The

@@ -29,6 +29,7 @@
 
 #include "alloc.h"
 #include "finetune.h"
+#include "load.h"
 
 #define X(e, s) s,
 const char *const vp_phase_names[VP_PHASE_COUNT] = { VP_PHASE_LIST(X) };
@@ -1868,6 +1869,19 @@ levels(struct vp_mem *out, const struct vp_model *m, const struct vp_plan *p,
 		 * cudaMallocAsync.
 		 */
 		r = vp_mem_reserved(out->allocated_peak, pr->frag_share, pr);
+	}
+	if (p->load != VP_LOAD_NONE) {
+		/* What building the model left reserved (load.c). */
+		struct vp_load_peak ld;
+
+		if (vp_load_estimate(m, p, &ld) == 0) {
+			out->load_allocated_peak = ld.allocated_peak;
+			out->load_reserved_bytes = ld.reserved_bytes;
+			if (ld.reserved_bytes > r) {
+				r = ld.reserved_bytes;
+				out->load_sets_reserved = true;
+			}
+		}
 	}
 	out->reserved_peak = r;
 	out->frag_bytes = r - out->allocated_peak;

@@ -99,6 +99,15 @@ struct vp_mem {
 	uint64_t alloc_reserved_peak;	/* max_memory_reserved */
 	uint64_t alloc_retries;		/* free-cached-and-retry rounds */
 	uint64_t alloc_segments;	/* cudaMalloc calls */
+	/*
+	 * --load (load.c): building the model, when the reading includes
+	 * it.  The reserved level is at least what building left reserved
+	 * (load_sets_reserved); the allocated level stays the step's (the
+	 * recipe resets the peaks after building).
+	 */
+	uint64_t load_allocated_peak;
+	uint64_t load_reserved_bytes;
+	bool load_sets_reserved;
 	/* With explain: the largest live tensors at the peak. */
 	struct vp_live top[VP_MEM_TOP];
 	int ntop;

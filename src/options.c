@@ -156,6 +156,10 @@ const struct vp_optdef vp_options[VP_O_COUNT] = {
     E(vp_kbit_names), NULL, 0, 0, false, NULL, ALL, true, false,
     VP_OPEN_NONE, "P", "the parameters --quant leaves: upcast to fp32 "
     "(PEFT's prepare_model_for_kbit_training, the default) or keep" },
+[VP_O_LOAD] = { "load", VP_OK_ENUM, VP_OF_INT, F(load),
+    E(vp_load_names), NULL, 0, 0, false, NULL, ALL, true, false,
+    VP_OPEN_NONE, "L", "what the peak holds of building the model "
+    "(default none)" },
 [VP_O_OFFLOAD] = { "offload", VP_OK_ENUM, VP_OF_INT, F(offload),
     E(vp_offload_names), NULL, 0, 0, false, NULL, ALL, true, false,
     VP_OPEN_NONE, "W", "what moves to host RAM (needs ZeRO or FSDP)" },
@@ -294,6 +298,7 @@ _Static_assert(sizeof(enum vp_precision) == sizeof(int) &&
     sizeof(enum vp_device) == sizeof(int) &&
     sizeof(enum vp_quant) == sizeof(int) &&
     sizeof(enum vp_kbit) == sizeof(int) &&
+    sizeof(enum vp_load) == sizeof(int) &&
     sizeof(enum vp_zerograd) == sizeof(int) &&
     sizeof(enum vp_offload) == sizeof(int) &&
     sizeof(enum vp_dtype) == sizeof(int) &&

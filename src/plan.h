@@ -51,6 +51,14 @@
  * accelerated-peft plugin).
  */
 #define VP_KBIT_LIST(X) X(UPCAST, "upcast") X(KEEP, "keep")
+/*
+ * What the peak read includes of building the model (load.c): NONE, the
+ * step only (Hugging Face's Trainer resets the peak after from_pretrained;
+ * torchtune's distributed recipes empty the cache before training);
+ * TORCHTUNE_0_1, torchtune 0.1's single-device recipes, which build the
+ * model on the GPU (with torchao 0.1's NF4) and keep what that reserved.
+ */
+#define VP_LOAD_LIST(X) X(NONE, "none") X(TORCHTUNE_0_1, "torchtune-0.1")
 /* What moves off the GPU (ZeRO-Offload / FSDP CPU offload / Infinity). */
 #define VP_OFFLOAD_LIST(X) X(NONE, "none") X(OPTIMIZER, "optimizer") \
 	X(PARAMS, "params") X(ALL, "optimizer+params")
@@ -141,6 +149,9 @@ enum vp_quant { VP_QUANT_LIST(X) VP_QUANT_COUNT };
 #define X(e, s) VP_KBIT_##e,
 enum vp_kbit { VP_KBIT_LIST(X) VP_KBIT_COUNT };
 #undef X
+#define X(e, s) VP_LOAD_##e,
+enum vp_load { VP_LOAD_LIST(X) VP_LOAD_COUNT };
+#undef X
 #define X(e, s) VP_OFFLOAD_##e,
 enum vp_offload { VP_OFFLOAD_LIST(X) VP_OFFLOAD_COUNT };
 #undef X
@@ -182,6 +193,7 @@ extern const char *const vp_device_names[VP_DEVICE_COUNT];
 extern const char *const vp_fsdp_names[VP_FSDP_COUNT];
 extern const char *const vp_quant_names[VP_QUANT_COUNT];
 extern const char *const vp_kbit_names[VP_KBIT_COUNT];
+extern const char *const vp_load_names[VP_LOAD_COUNT];
 extern const char *const vp_offload_names[VP_OFFLOAD_COUNT];
 extern const char *const vp_loss_names[VP_LOSS_COUNT];
 extern const char *const vp_float8_names[VP_FLOAT8_COUNT];
@@ -288,6 +300,7 @@ struct vp_plan {
 	enum vp_dtype lora_dtype;	/* adapter weights (fp32 or bf16) */
 	enum vp_quant quant;	/* frozen base storage */
 	enum vp_kbit kbit_prep;	/* the rest of a quantized base */
+	enum vp_load load;	/* building the model, in the peak read */
 	enum vp_offload offload;
 	bool offload_nvme;	/* ZeRO-Infinity: offload target is NVMe */
 	bool activation_offload;	/* saved activations to host memory */

@@ -104,8 +104,10 @@ vp_report_rows(const struct vp_report *r, struct vp_row *rows)
 	n = add_level(rows, n, r, "allocated peak", m->allocated_peak,
 	    r->err_allocated, VP_LVL_ALLOCATED);
 	if (r->plan->device == VP_DEVICE_CUDA) {
-		n = add_row(rows, n, "allocator rounding + fragmentation",
-		    m->frag_bytes, false, 0);
+		n = add_row(rows, n, m->load_sets_reserved ?
+		    "kept from building the model" :
+		    "allocator rounding + fragmentation", m->frag_bytes,
+		    false, 0);
 		n = add_level(rows, n, r, "reserved peak", m->reserved_peak,
 		    r->err_reserved, VP_LVL_RESERVED);
 		n = add_row(rows, n, "CUDA context + kernels",
@@ -191,6 +193,9 @@ vp_report_peak(struct vp_buf *o, const struct vp_mem *mem)
 		vp_buf_printf(o, ", block %u", mem->peak_layer);
 	if (mem->peak_op)
 		vp_buf_printf(o, ", at '%s'", mem->peak_op);
+	if (mem->load_sets_reserved)
+		vp_buf_printf(o, "; the reserved peak is the load phase's "
+		    "(building the model)");
 }
 
 void
@@ -342,6 +347,8 @@ plan_line(const struct vp_report *r, struct vp_buf *o)
 		    p->transformers_version, v2, sizeof v2));
 	if (vp_plan_grads_kept(p))
 		vp_buf_add(o, ", zero_grad keeps the gradients");
+	if (p->load != VP_LOAD_NONE)
+		vp_buf_printf(o, ", load %s", vp_load_names[p->load]);
 	vp_buf_add(o, "\n");
 	if (p->lora_rank || p->quant || p->offload || p->loss ||
 	    p->activation_offload) {
@@ -787,6 +794,16 @@ json_per_gpu(struct vp_json *j, const struct vp_report *r)
 	vp_json_u64(j, "allocated_peak_bytes", mem->allocated_peak);
 	vp_json_u64(j, "reserved_peak_bytes", mem->reserved_peak);
 	vp_json_u64(j, "device_peak_bytes", mem->device_peak);
+	if (r->plan->load != VP_LOAD_NONE) {
+		/* Building the model (--load, load.c). */
+		vp_json_object(j, "load", VP_JSON_INLINE);
+		vp_json_str(j, "mode", vp_load_names[r->plan->load]);
+		vp_json_u64(j, "allocated_peak_bytes",
+		    mem->load_allocated_peak);
+		vp_json_u64(j, "reserved_bytes", mem->load_reserved_bytes);
+		vp_json_bool(j, "sets_reserved_peak", mem->load_sets_reserved);
+		vp_json_end(j);
+	}
 	if (r->err_allocated > 0) {
 		vp_json_u64(j, "allocated_err_bytes",
 		    vp_scale(mem->allocated_peak, r->err_allocated));

@@ -12,6 +12,7 @@
 
 #include "finetune.h"
 #include "gpu.h"
+#include "load.h"
 #include "util.h"
 
 struct rule {
@@ -668,6 +669,28 @@ optim_in_bwd(const struct vp_plan *p, const struct vp_model *m,
 	return 0;
 }
 
+/*
+ * --load replays how one recipe builds the model (load.c); it refuses
+ * what that recipe cannot build.  torchtune-0.1 is the single-device
+ * recipes: the distributed ones empty the cache before training, so
+ * their readings hold no load (tests/published_gpu.py, MISS_NOTES).
+ */
+static int
+load_path(const struct vp_plan *p, const struct vp_model *m,
+    unsigned world, struct vp_diags *d)
+{
+	const char *why = vp_load_unsupported(m, p);
+
+	if (why != NULL)
+		return refuse(d, "%s", why);
+	if (p->load != VP_LOAD_NONE && (world > 1 || p->dp > 1 || p->tp > 1 ||
+	    p->pp > 1 || p->cp > 1))
+		return refuse(d, "--load %s is torchtune's single-device "
+		    "recipes: it needs one GPU (the distributed recipes empty "
+		    "the cache before training)", vp_load_names[p->load]);
+	return 0;
+}
+
 #define TPPPCPDP (VP_RK_TP | VP_RK_PP | VP_RK_CP | VP_RK_DP)
 
 static const struct rule rules[] = {
@@ -702,6 +725,7 @@ static const struct rule rules[] = {
 	{ ep_in_dp, TPPPCPDP | VP_RK_EP, false },
 	{ offload_needs_sharding, VP_RK_SHARD, true },
 	{ optim_in_bwd, TPPPCPDP | VP_RK_SHARD, true },
+	{ load_path, TPPPCPDP, true },
 };
 
 static int

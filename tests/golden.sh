@@ -506,6 +506,20 @@ run async-tp-json llama-3.1-8b --gpus 8xH100 --tp 4 --sp --async-tp \
 run async-tp-no-sp llama-3.1-8b --gpus 8xH100 --tp 8 --async-tp --no-search
 run float8-compare compare llama-3.1-8b --tokens 2e9 --float8 tensorwise \
 	--vendor NVIDIA --segment datacenter
+# torchtune 0.1's single-device QLoRA: building the model (torchao 0.1's
+# to_nf4, one deep copy per layer) reserves more than the step; refused
+# on two GPUs (the distributed recipes empty the cache first).
+run load-torchtune-qlora llama-2-7b --load torchtune-0.1 --precision bf16 \
+	--lora 8 --lora-targets q,k,v,o,gate,up,down --lora-dtype bf16 \
+	--quant nf4 --kbit-prep keep --micro-batch 2 --seq 512 \
+	--recompute full --gpus 1xRTX4090 --no-search
+run load-torchtune-json llama-2-7b --load torchtune-0.1 --precision bf16 \
+	--lora 8 --lora-targets q,v --lora-dtype bf16 --micro-batch 2 \
+	--seq 512 --recompute full --gpus 1xRTX4090 --no-search --json
+run load-two-gpus llama-2-7b --load torchtune-0.1 --precision bf16 \
+	--gpus 2xRTX4090 --no-search
+run load-partial-nf4 llama-2-7b --load torchtune-0.1 --precision bf16 \
+	--lora 8 --lora-targets q,v --quant nf4 --gpus 1xRTX4090 --no-search
 
 # Every option --help lists (made from the option table) is documented in
 # vramplan(1), and the manual documents no option the program lacks.

@@ -54,11 +54,14 @@ import yaml
 # 4.20% once --transformers gave the fms runs 4.48.1's loss, 3.31% once
 # transformers 4.x's experts ran one at a time (fms 2.3%), 3.19% once
 # --optimizer-in-backward made torchtune's low-memory full fine-tune
-# expressible (24 records, -0.6% there).  The gate
+# expressible (24 records, -0.6% there), 3.13% once --load torchtune-0.1
+# replayed torchtune 0.1's model construction, which made the QLoRA 1x4090
+# reading (the load's reserved level) a scored record (25 records,
+# -1.7% there).  The gate
 # sits about half a point above it.  It
 # must only go down: lower it when the estimate improves, never raise it to
 # make a change pass.
-GATE_PCT = 3.70
+GATE_PCT = 3.65
 
 # Verdicts that are wrong today, with the reason.  A new wrong verdict
 # fails the test; one of these that becomes right is reported so that it
@@ -67,22 +70,65 @@ KNOWN_WRONG = {
 }
 
 # Readings that bound the step from above but do not measure it: like a
-# full card, checked for the verdict only, with the reason.
+# full card, checked for the verdict only, with the reason.  (The QLoRA
+# 1x4090 reading was one until --load: it is the reserved level torchtune
+# 0.1's construction left, 9.13 GB after init in its QLoRA tutorial.)
 FIT_CHECK_ONLY = {
-    "tt-llama2-7b-qlora-1x4090":
-        "max_memory_reserved keeps what loading reserved: torchtune's QLoRA "
-        "tutorial gives 9.13 GB reserved after model init, before the "
-        "first step (record caveat), so the 9.29 GB peak is the load, not "
-        "the step vramplan estimates",
 }
 
-# Large misses of scored records whose cause is known, printed beside them.
+# Large misses of scored records, printed beside them: the cause where it
+# is known, else what has been ruled out.
+#
+# Model loading does not explain the multi-GPU misses (read at the
+# records' versions; they run with --load none and stay as they are):
+# - torchtune's distributed recipes at fef3ed1 (PyTorch 2.2.2) build the
+#   model on rank 0's CPU and on the meta device elsewhere, and FSDP1
+#   (sync_module_states, device_id) moves, broadcasts (250 MB buckets),
+#   flattens and shards it unit by unit; train() then calls
+#   utils.cleanup_before_training() (gc.collect, torch.cuda.empty_cache,
+#   reset_peak_memory_stats) before the first batch, so the logged
+#   max_memory_reserved keeps of the load only the segments still holding
+#   shards.  That sequence fed to src/alloc.c's allocator (each unit's
+#   parameters one block each, the broadcast buckets two at a time, the
+#   flat cat, the shard clone, then the frees) leaves 6.33 GiB reserved
+#   after empty_cache for 6.31 GiB of shards at 2 ranks, 3.53 for 3.14 at
+#   4 (peaks during the load 8.23 and 4.89): 0.02 and 0.39 GiB above the
+#   shards, against misses of 6.3 and 4.9 GiB.  Measured on the CPU (2
+#   gloo ranks, PyTorch 2.13, whose reshard code is 2.2.2's): with the
+#   LoRA adapters their own units (torchtune's lora_fsdp_wrap_policy) the
+#   frozen units are resharded by the reshard-only hook in every step's
+#   backward, at most three units (root, current, prefetched) unsharded.
+# - fms-acceleration's figure is the Trainer's memory tracker, whose
+#   start() in Trainer.__init__ resets the peak (transformers
+#   trainer_utils.TrainerMemoryTracker), so from_pretrained's peak (bnb
+#   quantizing) is outside it; the FSDP wrap inside train() is in it but
+#   moves one unit at a time (fms's accelerate.yaml sets
+#   fsdp_cpu_ram_efficient_loading and fsdp_sync_module_states, so rank 0
+#   holds the model on the CPU until the wrap).  The Mixtral 2-GPU runs
+#   peak at 19.68 GiB, below their whole quantized model (22.97 GiB
+#   allocated at the end of the one-GPU run), so no rank held a whole
+#   model on the GPU before the wrap, and the running sum fms takes over
+#   the tracker's stages starts from what was allocated when the Trainer
+#   was made.  (On two GPUs the baseline and the accelerated-peft-bnb
+#   plugin report the same peak to the byte, for Mistral as for Llama 2
+#   70B: under FSDP both load alike, so that says nothing more.)
 MISS_NOTES = {
     "tt-llama2-7b-lora-2x4090-fsdp":
         "more than vramplan's estimate of the same plan on one GPU with no "
         "sharding (18.09 GiB reserved): the rank held at least a whole "
-        "frozen base at some point (at init or in the step); --fsdp full "
-        "shards it",
+        "frozen base at some point, not at init (train() empties the cache "
+        "first) nor by frozen units left unsharded (measured on CPU); "
+        "cause unknown",
+    "tt-llama2-7b-full-4x4090-fsdp":
+        "not the load: train() empties the cache and resets the peaks, and "
+        "the FSDP1 init leaves 0.39 GiB above the shards; cause unknown",
+    "fms-llama2-70b-qlora-2gpu-bs2":
+        "not the load: the Trainer's tracker resets the peak after "
+        "from_pretrained, and the FSDP wrap moves rank 0's CPU model one "
+        "unit at a time; cause unknown",
+    "fms-llama2-70b-qlora-accel-2gpu-bs2":
+        "not the load: as the baseline row (the same loading under FSDP, "
+        "the same peak to the byte); cause unknown",
 }
 
 # A reading at or above this share of the card checks the verdict only.
@@ -258,6 +304,11 @@ def express(r):
             for o in r["other_optimizations"] or []):
         args += ["--optimizer-in-backward"]
     args += stack_args(r)
+    if r["source_family"] == "torchtune-llama2-7b-apr2024" and n == 1:
+        # torchtune 0.1's single-device recipes build the model on the
+        # GPU and keep what that reserved (vramplan(1), --load); the
+        # distributed ones empty the cache first (MISS_NOTES).
+        args += ["--load", "torchtune-0.1"]
     if n > 1:
         fsdp = r["parallelism"].get("fsdp") or ""
         if "FULL_SHARD" not in fsdp or "FSDP1" not in fsdp:
