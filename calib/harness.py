@@ -6,7 +6,8 @@
         [--optimizer sgd|sgd-momentum|adam|adamw] [--micro-batch B] [--seq S]
         [--recompute none|full] [--recompute-stride N] [--attention eager|sdpa] [--dropout P]
         [--lora R] [--lora-targets q,v|all-linear|...] [--lora-alpha A]
-        [--lora-dropout P] [--lora-dtype fp32|bf16] [--loss full|chunked]
+        [--lora-dropout P] [--lora-dtype fp32|bf16]
+        [--loss full|chunked|chunked-output]
         [--steps 2] [--seed 0] [--threads 2] [--trace]
 
 prints ONE JSON object on stdout (the human-readable --trace goes to stderr).
@@ -67,7 +68,12 @@ ATTN_BLOCK_ELEMS = 1 << 14
 
 PRECISIONS = ("fp32", "bf16-mixed", "fp16-mixed", "bf16", "fp16")
 OPTIMIZERS = ("sgd", "sgd-momentum", "adam", "adamw")
-LOSSES = ("full", "chunked")
+LOSSES = ("full", "chunked", "chunked-output")
+
+# torchtune's CEWithChunkedOutputLoss (--loss chunked-output): the head
+# runs on num_output_chunks pieces of the sequence, all kept, and the loss
+# upcasts and takes the cross-entropy of one piece at a time.
+TT_OUTPUT_CHUNKS = 8
 
 # LoRA targets (vramplan's names) in canonical order; "all-linear" = every one
 # of them the model has.
@@ -625,6 +631,8 @@ class DecoderLM(nn.Module):
             hidden_states = self.norm(hidden_states)
             del causal_mask, position_ids, cache_position
             logits = None
+            if self.loss_impl == "chunked-output":
+                return self._chunked_output_loss(hidden_states, labels)
             if self.loss_impl != "chunked":
                 logits = self.lm_head(hidden_states)
                 del hidden_states
@@ -638,6 +646,33 @@ class DecoderLM(nn.Module):
             shift_labels = shift_labels.view(-1)
             loss = F.cross_entropy(shift_logits, shift_labels)
             del logits, shift_logits, shift_labels
+        return loss
+
+    def _chunked_output_loss(self, hidden_states, labels):
+        """torchtune (v0.4-v0.6): TransformerDecoder.chunked_output makes
+        the logits piece by piece and returns the list
+        ([self.output(chunk) for chunk in h.chunk(num_output_chunks,
+        dim=1)], modules/transformer.py); the recipe shifts the labels
+        instead of the logits (torch.hstack((labels[..., 1:],
+        ignore_labels_cache)), recipes/full_finetune_single_device.py),
+        calls the loss and then `del logits`; CEWithChunkedOutputLoss
+        (modules/loss/ce_chunked_output_loss.py) upcasts each piece and
+        sums F.cross_entropy(logits.float(), labels, reduction="sum") over
+        them, divided by the count of labels that are not ignored."""
+        logits = [self.lm_head(chunk) for chunk in hidden_states.chunk(TT_OUTPUT_CHUNKS, dim=1)]
+        del hidden_states
+        with phase("loss"):
+            ignore = torch.full((labels.shape[0], 1), -100, dtype=labels.dtype, device=labels.device)
+            labels = torch.hstack((labels[..., 1:], ignore))
+            total_elements = (labels != -100).sum()
+            lab = [t.reshape(-1) for t in labels.chunk(TT_OUTPUT_CHUNKS, dim=1)]
+            lgs = [t.reshape(-1, t.size(-1)) for t in logits]
+            total_loss = 0.0
+            for lc, tc in zip(lgs, lab):
+                total_loss += F.cross_entropy(lc.float(), tc, ignore_index=-100, reduction="sum")
+            loss = total_loss / total_elements
+            del lgs, lab, total_loss, labels, ignore, total_elements, lc, tc
+            del logits
         return loss
 
     def _chunked_loss(self, hidden_states, labels):
@@ -1045,6 +1080,8 @@ def build_model(c, attention, recompute, loss_impl="full"):
     fam = model_family(c)
     if loss_impl == "chunked" and fam == "torch-nn":
         raise HarnessError("--loss chunked is not supported for the torch-nn family")
+    if loss_impl == "chunked-output" and fam != "llama":
+        raise HarnessError("--loss chunked-output (torchtune) is cloned for the llama family only")
     if fam == "llama":
         return DecoderLM(c, attention, recompute, loss_impl)
     if fam == "gpt2":
@@ -1619,7 +1656,7 @@ class AllocReplay:
             ph, st = None, None
         return peak, peak_i, ph, st, per
 
-    def live_at(self, idx, top=15):
+    def live_at(self, idx, top=int(os.environ.get("HARNESS_TRACE_TOP", "15"))):
         """Allocations live right after curve event idx: the largest ones
         made in the peak's own step (older ones are optimizer state), and
         totals by the (step, phase) that allocated them."""
@@ -1794,9 +1831,8 @@ def measure(model_cfg, device="cpu", precision=None, optimizer=None, micro_batch
         elif o["precision"] in ("fp16", "fp16-mixed"):
             model.to(torch.float16)
         targets, names = apply_lora(model, fam, c, lo)
-        if "head" in targets and o["loss"] == "chunked":
-            raise HarnessError("--loss chunked reads lm_head.weight directly: "
-                               "no adapter on the head can run under it")
+        if "head" in targets and o["loss"] != "full":
+            raise HarnessError("--loss %s: no adapter on the head is cloned under it" % o["loss"])
         lora_info = dict(lo)
         lora_info.update({"targets": targets, "modules": names, "n_modules": len(names),
                           "scaling": lo["alpha"] / lo["r"],

@@ -1068,6 +1068,115 @@ fused_linear_ce(struct lctx *x, int32_t hsd, uint64_t rows)
 }
 
 /*
+ * torchtune's chunked output and CEWithChunkedOutputLoss (--loss
+ * chunked-output; torchtune v0.3 to v0.6, num_output_chunks = 8):
+ * TransformerDecoder.chunked_output runs the head on
+ * h.chunk(8, dim=1) and returns the list
+ * (`[self.output(chunk) for chunk in ...]`, modules/transformer.py), so
+ * every chunk's logits exist, in the model's dtype, until the recipe's
+ * `del logits` after the loss.  The recipe shifts the labels, not the
+ * logits (`torch.hstack((labels[..., 1:], ignore_labels_cache))`): all
+ * b*s rows.  The loss (modules/loss/ce_chunked_output_loss.py) takes one
+ * chunk at a time: `F.cross_entropy(logits.float(), labels,
+ * reduction="sum")`, whose fp32 upcast lives for that chunk only and
+ * whose log_softmax result is saved, chunk by chunk (so all of them are
+ * by the end), and `total_loss +=` sums them.
+ *
+ * Backward follows the autograd engine's order (higher sequence numbers
+ * first): every chunk's nll, log_softmax and cast backward, last chunk
+ * first, then the head's matmuls, last chunk first: the chunks' logit
+ * gradients all exist before the first matmul backward frees one.  The
+ * head's weight gets one gradient per chunk; they meet in its
+ * AccumulateGrad node's input buffer (engine.cpp, InputBuffer::
+ * accumulate): the second out of place (the first is F.linear's view),
+ * once the matmul's backward has returned (TBackward0 adds), the rest in
+ * place into that sum, which PyTorch 1.x never does.  So the first (the
+ * last chunk's) is the gradient and waits for the last use (graph.h,
+ * wgrad_waits), the others are transients (measured on 2.13's CPU: the
+ * peak of a small-vocabulary model is that sum, beside the two matmul
+ * results).  Each chunk's
+ * input gradient is a slice of the final norm's output; the sum of
+ * slices is counted as one gradient of it and a transient (the cat of
+ * SplitBackward makes both at the end).
+ */
+#define VP_TT_OUTPUT_CHUNKS 8
+
+static int32_t
+chunked_output_ce(struct lctx *x, int32_t hsd)
+{
+	uint64_t cs = (x->s + VP_TT_OUTPUT_CHUNKS - 1) / VP_TT_OUTPUT_CHUNKS;
+	uint64_t n = (x->s + cs - 1) / cs, k;
+	uint64_t wbytes = vp_mul_sat(x->V * x->h, B(x->gd));
+	bool trainable = !x->frozen;
+	bool tied = trainable && x->embed_op >= 0 && x->m->tie_embeddings &&
+	    x->p->framework != VP_FW_MEGATRON;
+	int32_t lg[VP_TT_OUTPUT_CHUNKS], loss = -1;
+	size_t op[VP_TT_OUTPUT_CHUNKS];
+	struct vp_op *o;
+
+	assert(n >= 1 && n <= VP_TT_OUTPUT_CHUNKS);
+	hsd = norm(x, "final norm", hsd);
+	for (k = 0; k < n; k++) {
+		uint64_t rows = x->b * (k + 1 < n ? cs : x->s - k * cs);
+
+		o = opnew(x, "output (chunk)");
+		IN(o, hsd);
+		lg[k] = tnew(x, rows * x->V, x->w, VP_CAT_LOGITS,
+		    "logits (chunk)", trainable || rg_of(x, hsd));
+		OUT(o, lg[k]);
+		op[k] = x->g->nop - 1;
+		if (trainable)
+			SAVE(o, hsd);	/* a view of it, for dW */
+	}
+	/* The head's weight gradients, in backward order n-1 ... 0. */
+	for (k = 0; trainable && k < n; k++) {
+		struct vp_op *w = &x->g->op[op[k]];
+		bool second = n >= 2 && k == n - 2;
+
+		if (k == n - 1) {
+			w->wgrad_bytes = wbytes;
+			w->wgrad_waits = n >= 2 && !tied;
+			continue;
+		}
+		w->wgrad_tmp = wbytes;
+		if (second || x->torch113)
+			w->wgrad_sum = wbytes;	/* out of place, after */
+		if (k == 0 && !tied)	/* the last use ends the wait */
+			w->wgrad_adds_to = (uint32_t)op[n - 1] + 1;
+	}
+	if (trainable) {
+		x->wgrad_op = (int32_t)op[n - 1];
+		/* Two or more make a sum of their own: no view waits. */
+		x->wgrad_view = n == 1;
+	}
+	for (k = 0; k < n; k++) {
+		int32_t up, ls, lk;
+
+		up = dt_of(x, lg[k]) == VP_FP32 ? lg[k] : ew(x,
+		    "fp32 upcast (chunk)", elems_of(x, lg[k]), VP_FP32, lg[k],
+		    -1, -1, -1, VP_CAT_LOGITS);
+		ls = ew(x, "log_softmax (chunk)", elems_of(x, up), VP_FP32, up,
+		    -1, -1, -1, VP_CAT_LOGITS);
+		save_result(x, ls);
+		o = opnew(x, "nll_loss (chunk)");
+		IN(o, ls);
+		lk = tnew(x, 1, VP_FP32, VP_CAT_LOGITS, "loss (chunk)",
+		    rg_of(x, ls));
+		OUT(o, lk);
+		loss = loss < 0 ? lk : ew(x, "loss sum", 1, VP_FP32, loss, lk,
+		    -1, -1, VP_CAT_LOGITS);
+	}
+	/* The recipe's `del logits`, after the loss. */
+	for (k = 0; k < n; k++) {
+		if (k % VP_OP_MAXKEEP == 0)
+			o = opnew(x, "del logits");
+		o->keep[k % VP_OP_MAXKEEP] = lg[k];
+	}
+	/* total_loss / total_elements: the root, the last tensor made. */
+	return ew(x, "loss", 1, VP_FP32, loss, -1, -1, -1, VP_CAT_LOGITS);
+}
+
+/*
  * The head builders (vp_family_info.head): each takes the last block's
  * output and returns the logits the loss reads, with *rows the rows the
  * loss covers and held[] the tensors Python still references until the
@@ -1179,6 +1288,8 @@ head_and_loss(struct lctx *x, int32_t hsd)
 	int32_t lg, ls, loss, held[2];
 	struct vp_op *o;
 
+	if (x->p->loss == VP_LOSS_CHUNKED_OUTPUT)
+		return chunked_output_ce(x, hsd);
 	if (x->p->loss == VP_LOSS_CHUNKED)
 		return fused_linear_ce(x, hsd, m->arch == VP_ARCH_DECODER ?
 		    x->b * (x->s - 1) : x->b * x->s);

@@ -651,6 +651,16 @@ backward_op(struct sim *s, const struct vp_op *o)
 		}
 		for (k = 0; k < VP_OP_MAXIO && o->out[k] >= 0; k++)
 			g_free(s, o->out[k]);
+		/* A weight gradient added out of place to the sum its
+		 * AccumulateGrad buffer holds (graph.c, chunked_output_ce):
+		 * TBackward0 adds after the matmul's backward has returned,
+		 * its output gradient gone; both addends and the sum live. */
+		if (o->wgrad_sum && !o->wgrad_adds_to) {
+			tmp = tmp_alloc(s, o->wgrad_tmp);
+			tmp += tmp_alloc(s, o->wgrad_sum);
+			check(s, tmp, VP_CAT_TRANSIENT);
+			tmp_free(s);
+		}
 		if (s->oib)
 			oib_step(s, o);
 	}

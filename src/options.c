@@ -153,7 +153,8 @@ const struct vp_optdef vp_options[VP_O_COUNT] = {
     "host RAM" },
 [VP_O_LOSS] = { "loss", VP_OK_ENUM, VP_OF_INT, F(loss), E(vp_loss_names),
     NULL, 0, 0, false, NULL, ALL, true, false, VP_OPEN_NONE, "L",
-    "the loss (chunked: Liger's fused linear cross-entropy)" },
+    "the loss (chunked: Liger's fused linear cross-entropy; chunked-output: "
+    "torchtune's CEWithChunkedOutputLoss)" },
 [VP_O_TORCH] = { "torch", VP_OK_VERSION, VP_OF_UNSIGNED, F(torch_version),
     NULL, 0, NULL, 100, 399, false, "a version from 1.0 to 3.99, e.g. 2.13",
     ALL, true, false, VP_OPEN_NONE, "VERSION",

@@ -46,7 +46,8 @@
 /* What moves off the GPU (ZeRO-Offload / FSDP CPU offload / Infinity). */
 #define VP_OFFLOAD_LIST(X) X(NONE, "none") X(OPTIMIZER, "optimizer") \
 	X(PARAMS, "params") X(ALL, "optimizer+params")
-#define VP_LOSS_LIST(X) X(FULL, "full") X(CHUNKED, "chunked")
+#define VP_LOSS_LIST(X) X(FULL, "full") X(CHUNKED, "chunked") \
+	X(CHUNKED_OUTPUT, "chunked-output")
 /* LoRA target names: the projections of a transformer block, then the
  * LM head (PEFT's target_modules=["lm_head"], torchtune's
  * apply_lora_to_output).  HEAD stays last: all-linear is every target

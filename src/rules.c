@@ -335,6 +335,39 @@ lora_head_loss(const struct vp_plan *p, const struct vp_model *m,
 	    "so no adapter on the head runs; drop one of them");
 }
 
+/*
+ * torchtune's chunked output (graph.c, chunked_output_ce) is modelled as
+ * torchtune runs it: a decoder's lm_head in the model's own dtype (no
+ * autocast: torchtune casts the model), whole on each rank.
+ */
+static int
+chunked_output_loss(const struct vp_plan *p, const struct vp_model *m,
+    unsigned world, struct vp_diags *d)
+{
+	int rc = 0;
+
+	(void)world;
+	if (p->loss != VP_LOSS_CHUNKED_OUTPUT)
+		return 0;
+	if (vp_model_traits(m).head != VP_HEAD_LM)
+		rc = refuse(d, "--loss chunked-output is torchtune's loss for "
+		    "a decoder's lm_head; this model's head is not one");
+	if (p->precision != VP_PREC_FP32 && p->precision != VP_PREC_BF16 &&
+	    p->precision != VP_PREC_FP16)
+		rc = refuse(d, "--loss chunked-output with --precision %s is "
+		    "not modelled: torchtune trains in the model's dtype (fp32, "
+		    "bf16 or fp16), without autocast or master weights",
+		    vp_prec_names[p->precision]);
+	if (p->tp > 1)
+		rc = refuse(d, "--loss chunked-output with --tp %u is not "
+		    "modelled: the loss gathers each chunk's vocabulary-sharded "
+		    "logits (DTensor.full_tensor)", p->tp);
+	if (p->lora_rank > 0 && (p->lora_targets & (1u << VP_LORA_HEAD)))
+		rc = refuse(d, "--loss chunked-output with an adapter on the "
+		    "head (--lora-targets head) is not modelled");
+	return rc;
+}
+
 static int
 fp8_quant(const struct vp_plan *p, const struct vp_model *m, unsigned world,
     struct vp_diags *d)
@@ -509,6 +542,7 @@ static const struct rule rules[] = {
 	{ lora_rank, VP_RK_TP, false },
 	{ quant, 0, false },
 	{ lora_head_loss, 0, false },
+	{ chunked_output_loss, VP_RK_TP, false },
 	{ fp8_quant, 0, false },
 	{ fp8_cuda, 0, false },
 	{ nvme_needs_offload, 0, false },

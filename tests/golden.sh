@@ -351,6 +351,16 @@ run ft-activation-offload llama-3-8b --gpus 8xH100 --zero 3 --activation-offload
 run ft-fp8 llama-3-8b --gpus 8xH100 --precision fp8 --zero 1 --no-search
 run ft-chunked-loss llama-3-8b --gpus 1xH100 --loss chunked --zero 0 \
 	--recompute full --optimizer adamw-8bit --no-search
+# torchtune's chunked output (--loss chunked-output): the logits are all
+# kept, the upcast and the loss go chunk by chunk; refused where torchtune
+# does not run it as modelled.
+run ft-chunked-output-loss tests/data/published_gpu/models/llama-3.2-3b.yaml \
+	--gpus 1xA100-80G-SXM --no-search --precision bf16 --micro-batch 2 \
+	--seq 4096 --recompute full --lora 64 --lora-dtype bf16 \
+	--lora-targets q,v,o,gate,up,down --loss chunked-output --explain
+run ft-chunked-output-refused gpt2 --loss chunked-output \
+	--precision bf16-mixed --lora 8 --lora-targets q,head
+run ft-chunked-output-bert bert-base --loss chunked-output --precision bf16
 run ft-adafactor gpt2-xl --gpus 1xA10 --optimizer adafactor --no-search
 run ft-bad-target gpt2 --lora 8 --lora-targets gate
 run ft-bad-target-name gpt2 --lora 8 --lora-targets q,vv

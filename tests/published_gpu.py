@@ -151,11 +151,6 @@ MISSING = [
     ("torch.compile", "torch.compile: Inductor fuses the elementwise ops "
      "and chooses what the compiled graph saves; vramplan replays eager "
      "PyTorch's saved tensors"),
-    ("CEWithChunkedOutputLoss", "torchtune's chunked cross-entropy: the "
-     "head still makes all the bf16 logits (8 chunks, all kept for "
-     "backward) and only the fp32 upcast and the loss go chunk by chunk; "
-     "--loss chunked is Liger's fused linear cross-entropy, which never "
-     "makes the logits"),
 ]
 # Settings that are expressed but differ from the run; printed beside the
 # figure.
@@ -248,6 +243,12 @@ def express(r):
         # codes, an 8-bit scale per 64 values, an fp32 scale per 256 of
         # those, dequantized to bf16 for each matmul.
         args += ["--quant", "nf4", "--kbit-prep", kbit_prep(r, n)]
+    # torchtune's CEWithChunkedOutputLoss: the head makes all 8 chunks of
+    # bf16 logits, the fp32 upcast and the loss go chunk by chunk (not
+    # Liger's fused loss, --loss chunked, which never makes the logits).
+    if any("CEWithChunkedOutputLoss" in o
+           for o in r["other_optimizations"] or []):
+        args += ["--loss", "chunked-output"]
     if any("activation offloading" in o
            for o in r["other_optimizations"] or []):
         args += ["--activation-offload"]
