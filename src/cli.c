@@ -337,7 +337,8 @@ check_combinations(const struct vp_optset *o)
  */
 static int
 load_model_plan(const char *model_arg, struct vp_optset *o,
-    struct vp_optset *file, struct vp_model *m, struct vp_plan *p)
+    struct vp_optset *file, struct vp_model *m, struct vp_plan *p,
+    struct vp_trainer_applied *ta)
 {
 	struct vp_diags d = { 0 };
 	struct vp_dsconfig ds;
@@ -370,6 +371,22 @@ load_model_plan(const char *model_arg, struct vp_optset *o,
 		if (o->has[VP_O_GPUS] || o->has[VP_O_NODES])
 			file->has[VP_O_GPUS_PER_NODE] = false;
 		vp_optset_merge(o, file);
+	}
+	/* --trainer's defaults fill what the command line, the plan file
+	 * and the DeepSpeed config left unset. */
+	{
+		struct vp_buf err;
+
+		vp_buf_init(&err);
+		rc = vp_trainer_apply(o, ta, &err);
+		if (rc != 0)
+			fprintf(stderr, "vramplan: --trainer: %s\n", err.s);
+		vp_buf_free(&err);
+		if (rc != 0) {
+			if (has_ds)
+				vp_ds_free(&ds);
+			return VP_EXIT_USAGE;
+		}
 	}
 	path = vp_cli_resolve_model(model_arg);
 	rc = path == NULL ? -1 : vp_model_load(path, m, &d);
@@ -438,8 +455,9 @@ vp_cli_setup(int argc, char **argv, unsigned cmd, struct vp_cli_job *job)
 	job->catalog = o->has[VP_O_CATALOG] ? o->val[VP_O_CATALOG].s : NULL;
 	job->profile = o->has[VP_O_PROFILE] ? o->val[VP_O_PROFILE].s : NULL;
 	if ((rc = load_model_plan(job->model_arg, o, &job->file, &job->model,
-	    &ses->plan)) != VP_EXIT_OK)
+	    &ses->plan, &job->trainer)) != VP_EXIT_OK)
 		return rc;
+	ses->trainer = o->has[VP_O_TRAINER] ? &job->trainer : NULL;
 	if ((rc = check_combinations(o)) != VP_EXIT_OK)
 		return rc;
 	if ((rc = setup_gpus(job, o, &world)) != VP_EXIT_OK)
@@ -813,6 +831,7 @@ vp_cmd_compare(int argc, char **argv)
 	struct vp_model model = { 0 };
 	struct vp_compare job;
 	struct vp_compare_report rep;
+	struct vp_trainer_applied trainer;
 	struct vp_card_result *cards = NULL;
 	struct card_filter filt;
 	const char *prices[VP_CLI_MAXREPEAT];
@@ -829,7 +848,8 @@ vp_cmd_compare(int argc, char **argv)
 		goto out;
 	}
 	if (rc == VP_EXIT_OK)
-		rc = load_model_plan(argv[first], &o, &file, &model, &job.base);
+		rc = load_model_plan(argv[first], &o, &file, &model, &job.base,
+		    &trainer);
 	if (rc == VP_EXIT_OK && vp_cli_load_catalog(o.has[VP_O_CATALOG] ?
 	    o.val[VP_O_CATALOG].s : NULL, &cat) != 0)
 		rc = VP_EXIT_INPUT;

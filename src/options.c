@@ -155,6 +155,10 @@ const struct vp_optdef vp_options[VP_O_COUNT] = {
     NULL, 0, 0, false, NULL, ALL, true, false, VP_OPEN_NONE, "L",
     "the loss (chunked: Liger's fused linear cross-entropy; chunked-output: "
     "torchtune's CEWithChunkedOutputLoss)" },
+[VP_O_TRAINER] = { "trainer", VP_OK_ENUM, NOF, E(vp_trainer_names), NULL,
+    0, 0, false, NULL, ALL, false, false, VP_OPEN_NONE, "T",
+    "the training library (hf, torchtune, torchtitan): its defaults for "
+    "the options not given" },
 [VP_O_TORCH] = { "torch", VP_OK_VERSION, VP_OF_UNSIGNED, F(torch_version),
     NULL, 0, NULL, 100, 399, false, "a version from 1.0 to 3.99, e.g. 2.13",
     ALL, true, false, VP_OPEN_NONE, "VERSION",

@@ -48,6 +48,7 @@
 	X(OFFLOAD, "offload") \
 	X(OFFLOAD_NVME, "offload-nvme") X(HOST_MEM, "host-mem") \
 	X(ACT_OFFLOAD, "activation-offload") X(LOSS, "loss") \
+	X(TRAINER, "trainer") \
 	X(TORCH, "torch") X(CUDA, "cuda") X(TRANSFORMERS, "transformers") \
 	X(ALLOC_CONF, "alloc-conf") \
 	X(TOKENS, "tokens") X(STEPS, "steps") X(GLOBAL_BATCH, "global-batch") \

@@ -19,6 +19,8 @@ const char *const vp_quant_names[VP_QUANT_COUNT] = { VP_QUANT_LIST(X) };
 const char *const vp_kbit_names[VP_KBIT_COUNT] = { VP_KBIT_LIST(X) };
 const char *const vp_offload_names[VP_OFFLOAD_COUNT] = { VP_OFFLOAD_LIST(X) };
 const char *const vp_loss_names[VP_LOSS_COUNT] = { VP_LOSS_LIST(X) };
+const char *const vp_trainer_names[VP_TRAINER_COUNT] = {
+	VP_TRAINER_LIST(X) };
 const char *const vp_lora_target_names[VP_LORA_TARGET_COUNT] = {
 	VP_LORA_TARGET_LIST(X) };
 const char *const vp_framework_names[VP_FW_COUNT] = { VP_FRAMEWORK_LIST(X) };

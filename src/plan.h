@@ -46,6 +46,9 @@
 /* What moves off the GPU (ZeRO-Offload / FSDP CPU offload / Infinity). */
 #define VP_OFFLOAD_LIST(X) X(NONE, "none") X(OPTIMIZER, "optimizer") \
 	X(PARAMS, "params") X(ALL, "optimizer+params")
+/* The training-loop library whose defaults --trainer applies (trainer.h). */
+#define VP_TRAINER_LIST(X) X(PLAIN, "plain") X(HF, "hf") \
+	X(TORCHTUNE, "torchtune") X(TORCHTITAN, "torchtitan")
 #define VP_LOSS_LIST(X) X(FULL, "full") X(CHUNKED, "chunked") \
 	X(CHUNKED_OUTPUT, "chunked-output")
 /* LoRA target names: the projections of a transformer block, then the
@@ -112,6 +115,9 @@ enum vp_kbit { VP_KBIT_LIST(X) VP_KBIT_COUNT };
 #define X(e, s) VP_OFFLOAD_##e,
 enum vp_offload { VP_OFFLOAD_LIST(X) VP_OFFLOAD_COUNT };
 #undef X
+#define X(e, s) VP_TRAINER_##e,
+enum vp_trainer { VP_TRAINER_LIST(X) VP_TRAINER_COUNT };
+#undef X
 #define X(e, s) VP_LOSS_##e,
 enum vp_loss { VP_LOSS_LIST(X) VP_LOSS_COUNT };
 #undef X
@@ -140,6 +146,7 @@ extern const char *const vp_quant_names[VP_QUANT_COUNT];
 extern const char *const vp_kbit_names[VP_KBIT_COUNT];
 extern const char *const vp_offload_names[VP_OFFLOAD_COUNT];
 extern const char *const vp_loss_names[VP_LOSS_COUNT];
+extern const char *const vp_trainer_names[VP_TRAINER_COUNT];
 extern const char *const vp_lora_target_names[VP_LORA_TARGET_COUNT];
 extern const char *const vp_framework_names[VP_FW_COUNT];
 extern const char *const vp_optimpl_names[VP_OPTIMPL_COUNT];

@@ -8,6 +8,7 @@
 
 #include "alloc.h"
 #include "json.h"
+#include "options.h"
 
 #define C_RESET "\033[0m"
 #define C_BOLD "\033[1m"
@@ -362,6 +363,63 @@ plan_line(const struct vp_report *r, struct vp_buf *o)
 		    (unsigned long long)r->search->fitting);
 }
 
+/*
+ * --trainer: the library, each default it set with its source, the
+ * defaults the user's own options replaced, and what it does that is
+ * not modelled.
+ */
+static void
+trainer_lines(const struct vp_report *r, struct vp_buf *o)
+{
+	const struct vp_trainer_applied *t = r->trainer;
+	unsigned i;
+
+	vp_buf_printf(o, "%sTrainer%s    %s: %s\n", col(r, C_BOLD),
+	    col(r, C_RESET), vp_trainer_names[t->trainer], t->what);
+	for (i = 0; i < t->nset; i++)
+		vp_buf_printf(o, "%-11sset --%s %s (%s)\n", "",
+		    vp_options[t->set[i].id].name, t->set[i].value,
+		    t->set[i].why);
+	for (i = 0; i < t->ngiven; i++)
+		vp_buf_printf(o, "%-11skept --%s as given (its default: %s)\n",
+		    "", vp_options[t->given[i].id].name, t->given[i].value);
+	for (i = 0; i < t->nlack; i++)
+		vp_buf_printf(o, "%-11s%s\n", "", t->lack[i]);
+}
+
+static void
+json_trainer(struct vp_json *j, const struct vp_report *r)
+{
+	const struct vp_trainer_applied *t = r->trainer;
+	unsigned i;
+
+	vp_json_break(j);
+	vp_json_object(j, "trainer", VP_JSON_INLINE);
+	vp_json_str(j, "name", vp_trainer_names[t->trainer]);
+	vp_json_array(j, "set", VP_JSON_INLINE);
+	for (i = 0; i < t->nset; i++) {
+		vp_json_object(j, NULL, VP_JSON_INLINE);
+		vp_json_str(j, "option", vp_options[t->set[i].id].name);
+		vp_json_str(j, "value", t->set[i].value);
+		vp_json_str(j, "source", t->set[i].why);
+		vp_json_end(j);
+	}
+	vp_json_end(j);
+	vp_json_array(j, "given", VP_JSON_INLINE);
+	for (i = 0; i < t->ngiven; i++) {
+		vp_json_object(j, NULL, VP_JSON_INLINE);
+		vp_json_str(j, "option", vp_options[t->given[i].id].name);
+		vp_json_str(j, "default", t->given[i].value);
+		vp_json_end(j);
+	}
+	vp_json_end(j);
+	vp_json_array(j, "notes", VP_JSON_INLINE);
+	for (i = 0; i < t->nlack; i++)
+		vp_json_str(j, NULL, t->lack[i]);
+	vp_json_end(j);
+	vp_json_end(j);
+}
+
 static void
 cand_line(struct vp_buf *o, const struct vp_cand *c, uint64_t cap)
 {
@@ -511,6 +569,8 @@ vp_report_text(const struct vp_report *r, struct vp_buf *o)
 	vp_buf_add(o, "\n");
 	vp_buf_printf(o, "%sPlan%s       ", col(r, C_BOLD), col(r, C_RESET));
 	plan_line(r, o);
+	if (r->trainer != NULL)
+		trainer_lines(r, o);
 	if (r->gpus != NULL) {
 		const struct vp_gpu *g = r->gpus->gpu;
 
@@ -924,6 +984,8 @@ vp_report_json(const struct vp_report *r, struct vp_buf *o)
 	vp_json_object(&j, NULL, VP_JSON_INLINE);
 	json_model(&j, r);
 	json_plan(&j, r);
+	if (r->trainer != NULL)
+		json_trainer(&j, r);
 	json_gpus(&j, r);
 	json_per_gpu(&j, r);
 	if (r->nstages > 1)

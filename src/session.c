@@ -293,6 +293,7 @@ vp_session_run(struct vp_session *s, struct vp_diags *d)
 	fill_lora(s);
 	fill_host(s);
 	r->profile = s->profile_label;
+	r->trainer = s->trainer;
 	r->world = s->world;
 	r->fits = -1;
 	r->explain = s->explain;

@@ -464,6 +464,28 @@ run oib-llama llama-2-7b --optimizer-in-backward --precision bf16 \
 run oib-grad-accum gpt2 --optimizer-in-backward --grad-accum 4
 run oib-zero gpt2 --optimizer-in-backward --zero 2 --gpus 2xA100
 
+# --trainer: each library's defaults for what was not given (the report
+# lists them with their sources, and what is not modelled); an explicit
+# option wins over the preset; hf's adapter dtype and k-bit preparation
+# follow the sharding.
+run trainer-hf-fsdp-qlora llama-2-7b --gpus 2xA100 --trainer hf --fsdp full \
+	--lora 16 --quant nf4 --explain
+run trainer-hf-one-gpu-json llama-2-7b --gpus 1xA100 --trainer hf --lora 16 \
+	--quant nf4 --no-search --json
+run trainer-hf-old-transformers gpt2 --trainer hf --transformers 4.31 \
+	--gpus 1xA100 --seq 512 --no-search
+run trainer-explicit-wins llama-2-7b --gpus 1xA100 --trainer hf --lora 16 \
+	--quant nf4 --kbit-prep keep --lora-dtype bf16 --optimizer-impl foreach \
+	--no-search
+run trainer-torchtune-lora tests/data/published_gpu/models/llama-3.2-3b.yaml \
+	--gpus 1xA100-80G-SXM --trainer torchtune --lora 64 --recompute full \
+	--micro-batch 2 --seq 4096 --no-search
+run trainer-torchtune-2gpu-json llama-2-7b --gpus 2xRTX4090 --trainer torchtune \
+	--lora 8 --recompute full --seq 2048 --no-search --json
+run trainer-torchtitan llama-3.1-8b --gpus 8xH100 --trainer torchtitan \
+	--no-search
+run trainer-plain gpt2 --trainer plain --gpus 1xA100 --seq 512 --no-search
+run trainer-bad gpt2 --trainer hff
 # Every option --help lists (made from the option table) is documented in
 # vramplan(1), and the manual documents no option the program lacks.
 "$VRAMPLAN" --help >"$tmp/help" 2>&1

@@ -116,6 +116,14 @@ MODEL = {
     "Mixtral-8x7B": "mixtral-8x7b",
     "Llama-3.2-3B": os.path.join(here, "models", "llama-3.2-3b.yaml"),
 }
+# The training library of each source (--trainer): the BERT runs and fms
+# use the Hugging Face Trainer (fms with PEFT), torchtune its recipes.
+TRAINER = {
+    "hf-transformers-docs-bert-large": "hf",
+    "fms-acceleration-a100-80gb": "hf",
+    "torchtune-llama2-7b-apr2024": "torchtune",
+    "torchtune-readme-llama3.2-3b-flags": "torchtune",
+}
 # PyTorch of a source whose records do not state it (see CAVEAT).
 TORCH_ASSUMED = {"hf-transformers-docs-bert-large": "1.10"}
 # (a phrase of the record's gpu text, card id)
@@ -224,15 +232,13 @@ def express(r):
                  % (rid, r["activation_checkpointing"]))
     if impl:
         args += ["--optimizer-impl", impl]
+    # The training library (--trainer): its defaults give the adapters'
+    # dtype (PEFT's fp32, torchtune's model dtype), how a quantized base
+    # is prepared and, for torchtune, the 4.40-like modules.
+    args += ["--trainer", TRAINER[r["source_family"]]]
     if lora:
         args += ["--lora", str(lora["rank"]),
-                 "--lora-targets", ",".join(targets),
-                 # PEFT (fms) upcasts the adapters to fp32
-                 # (autocast_adapter_dtype); torchtune keeps them in the
-                 # model's bf16.
-                 "--lora-dtype",
-                 "bf16" if r["source_family"].startswith("torchtune")
-                 else "fp32"]
+                 "--lora-targets", ",".join(targets)]
         if lora.get("dropout"):
             args += ["--lora-dropout", str(lora["dropout"])]
     quant = task.get("quantization")
@@ -242,13 +248,16 @@ def express(r):
         # torchao's NF4Tensor (torchtune) has bitsandbytes' layout: 4-bit
         # codes, an 8-bit scale per 64 values, an fp32 scale per 256 of
         # those, dequantized to bf16 for each matmul.
-        args += ["--quant", "nf4", "--kbit-prep", kbit_prep(r, n)]
+        args += ["--quant", "nf4"] + kbit_prep(r)
     # torchtune's CEWithChunkedOutputLoss: the head makes all 8 chunks of
     # bf16 logits, the fp32 upcast and the loss go chunk by chunk (not
     # Liger's fused loss, --loss chunked, which never makes the logits).
+    # (--trainer torchtune's default; the April 2024 recipes predate it.)
     if any("CEWithChunkedOutputLoss" in o
            for o in r["other_optimizations"] or []):
         args += ["--loss", "chunked-output"]
+    else:
+        args += ["--loss", "full"]
     if any("activation offloading" in o
            for o in r["other_optimizations"] or []):
         args += ["--activation-offload"]
@@ -267,19 +276,21 @@ def express(r):
     return args, []
 
 
-def kbit_prep(r, n):
-    """--kbit-prep for a quantized record.  TRL's SFTTrainer runs PEFT's
+def kbit_prep(r):
+    """--kbit-prep for a quantized record, where --trainer's default is
+    not what the run did.  TRL's SFTTrainer runs PEFT's
     prepare_model_for_kbit_training (every unquantized parameter to fp32)
     on a 4-bit model unless it is sharded QLoRA (its Params4bit on the
-    CPU or meta device: FSDP or ZeRO-3 loading); fms-acceleration's
-    accelerated-peft-bnb plugin uses its own copy without the upcast
-    (framework_plugin_bnb.py); torchtune's torchao NF4 models keep bf16."""
+    CPU or meta device: FSDP or ZeRO-3 loading), which is --trainer hf's
+    default; fms-acceleration's accelerated-peft-bnb plugin uses its own
+    copy without the upcast (framework_plugin_bnb.py); torchtune's
+    torchao NF4 models keep bf16 (--trainer torchtune's default)."""
     opts = " ".join(r["other_optimizations"] or [])
     if r["source_family"].startswith("torchtune") or \
-            "accelerated-peft-bnb" in opts:
-        return "keep"
-    if "baseline-peft-bnb" in opts:
-        return "upcast" if n == 1 else "keep"
+            "baseline-peft-bnb" in opts:
+        return []
+    if "accelerated-peft-bnb" in opts:
+        return ["--kbit-prep", "keep"]
     sys.exit("%s: no rule for how the quantized model is prepared" % r["id"])
 
 
@@ -300,15 +311,13 @@ def stack_args(r):
     m = re.search(r"transformers ~?v?(\d+\.\d+)", sw)
     if m:
         out += ["--transformers", m.group(1)]
-    elif "torchtune" in sw:
-        # torchtune runs its own modules, not transformers': like 4.40's
-        # Llama they repeat k and v before sdpa (expand + flatten: copies)
-        # and hand the loss fp32 logits (TransformerDecoder's
-        # self.output(h).float()); the April 2024 recipes also slice the
-        # logits, November's pad the labels.  No transformers release is
-        # that code; 4.40's rows, which these runs were scored with, are
-        # the nearest.
-        out += ["--transformers", "4.40"]
+    # torchtune runs its own modules, not transformers': like 4.40's
+    # Llama they repeat k and v before sdpa (expand + flatten: copies)
+    # and hand the loss fp32 logits (TransformerDecoder's
+    # self.output(h).float()); the April 2024 recipes also slice the
+    # logits, November's pad the labels.  No transformers release is
+    # that code; 4.40's rows, which these runs were scored with, are the
+    # nearest: --trainer torchtune's default.
     return out
 
 
