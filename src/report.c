@@ -650,6 +650,16 @@ vp_report_text(const struct vp_report *r, struct vp_buf *o)
 			vp_buf_printf(o, "  (%s)\n",
 			    vp_cat_names[mem->top[i].cat]);
 		}
+		if (mem->nfw > 0 || mem->nccl_bytes > 0)
+			vp_buf_printf(o, "  %sThe framework's buffers at the "
+			    "peak%s\n", col(r, C_BOLD), col(r, C_RESET));
+		for (i = 0; i < mem->nfw; i++)
+			vp_buf_printf(o, "  %12s  %s\n", vp_fmt_bytes(b1,
+			    sizeof b1, mem->fw[i].bytes), mem->fw[i].name);
+		if (mem->nccl_bytes > 0)
+			vp_buf_printf(o, "  %12s  NCCL buffers (outside the "
+			    "allocator)\n", vp_fmt_bytes(b1, sizeof b1,
+			    mem->nccl_bytes));
 		vp_buf_add(o, "  Peak by phase:");
 		for (i = 0; i < VP_PHASE_COUNT; i++)
 			vp_buf_printf(o, "%s %s %s", i ? "," : "",
@@ -970,6 +980,18 @@ json_top_live(struct vp_json *j, const struct vp_mem *mem)
 		vp_json_str(j, "term", vp_cat_names[mem->top[i].cat]);
 		vp_json_u64(j, "count", mem->top[i].count);
 		vp_json_u64(j, "bytes", mem->top[i].bytes);
+		vp_json_end(j);
+	}
+	vp_json_end(j);
+	if (mem->nfw == 0)
+		return;
+	vp_json_break(j);
+	vp_json_array(j, "framework_buffers", VP_JSON_INLINE);
+	for (i = 0; i < mem->nfw; i++) {
+		vp_json_object(j, NULL, VP_JSON_INLINE);
+		vp_json_str(j, "name", mem->fw[i].name);
+		vp_json_str(j, "term", vp_cat_names[mem->fw[i].cat]);
+		vp_json_u64(j, "bytes", mem->fw[i].bytes);
 		vp_json_end(j);
 	}
 	vp_json_end(j);

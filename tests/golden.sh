@@ -486,6 +486,19 @@ run trainer-torchtitan llama-3.1-8b --gpus 8xH100 --trainer torchtitan \
 	--no-search
 run trainer-plain gpt2 --trainer plain --gpus 1xA100 --seq 512 --no-search
 run trainer-bad gpt2 --trainer hff
+# --explain names the framework's buffers as the frameworks do (one
+# table, fw_buffers in mem.c): FSDP's unsharded flat parameter and
+# reduce-scatter gradient, ZeRO-3's prefetch/gather, IPG bucket and
+# persistent parameters, DDP's buckets.
+run explain-fsdp-qlora-hf llama-2-7b --gpus 2xA100 --trainer hf --fsdp full \
+	--lora 16 --quant nf4 --no-search --explain
+run explain-ds-zero3-offload llama-2-70b --gpus 8xA100 --lora 16 \
+	--deepspeed-config tests/data/deepspeed/zero3-offload-auto.json --explain
+run explain-ds-zero3-offload-hf llama-2-70b --gpus 8xA100 --trainer hf \
+	--lora 16 --deepspeed-config tests/data/deepspeed/zero3-offload-auto.json \
+	--explain
+run explain-ddp gpt2 --gpus 2xA100 --zero 0 --seq 512 --no-search --explain
+run explain-zero2 gpt2 --gpus 4xA100 --zero 2 --seq 512 --no-search --explain
 # Every option --help lists (made from the option table) is documented in
 # vramplan(1), and the manual documents no option the program lacks.
 "$VRAMPLAN" --help >"$tmp/help" 2>&1
