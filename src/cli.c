@@ -343,8 +343,12 @@ load_model_plan(const char *model_arg, struct vp_optset *o,
 	struct vp_diags d = { 0 };
 	struct vp_dsconfig ds;
 	bool has_ds = o->has[VP_O_DS_CONFIG];
-	char *path;
+	bool cli[VP_O_COUNT];	/* given on the command line */
+	struct vp_buf notes;
+	char *path, *line, *nl;
 	int rc;
+
+	memcpy(cli, o->has, sizeof cli);
 
 	/* The DeepSpeed config before the plan file, so that the notes of
 	 * what the command line overrides see the command line alone. */
@@ -407,6 +411,15 @@ load_model_plan(const char *model_arg, struct vp_optset *o,
 	}
 	if (p->lora_targets == VP_LORA_ALL_LINEAR)
 		p->lora_targets &= vp_lora_available(m);
+	/* Options the user gave that refine one the plan has off. */
+	vp_buf_init(&notes);
+	vp_optset_inert(cli, p, &notes);
+	for (line = notes.s; line != NULL && *line; line = nl + 1) {
+		nl = strchr(line, '\n');
+		fprintf(stderr, "vramplan: note: %.*s\n", (int)(nl - line),
+		    line);
+	}
+	vp_buf_free(&notes);
 	return VP_EXIT_OK;
 }
 

@@ -559,6 +559,45 @@ vp_optset_merge(struct vp_optset *into, const struct vp_optset *from)
 		}
 }
 
+/*
+ * Options that only refine another one: given while the plan has that
+ * one off, they change nothing.  A note, not an error (a script may pass
+ * them always).  Rules refuse the pairs that cannot run at all (--vpp
+ * without a pipeline, --sp without --tp, --offload-nvme alone).
+ */
+static bool no_quant(const struct vp_plan *p) { return p->quant == VP_QUANT_NONE; }
+static bool no_lora(const struct vp_plan *p) { return p->lora_rank == 0; }
+static bool no_recompute(const struct vp_plan *p)
+{
+	return p->recompute == VP_RECOMP_NONE;
+}
+static bool on_cpu(const struct vp_plan *p) { return p->device == VP_DEVICE_CPU; }
+
+static const struct {
+	enum vp_optid opt;
+	bool (*off)(const struct vp_plan *);
+	const char *without;
+} inert[] = {
+	{ VP_O_KBIT_PREP, no_quant, "without --quant" },
+	{ VP_O_LORA_TARGETS, no_lora, "without --lora" },
+	{ VP_O_LORA_DROPOUT, no_lora, "without --lora" },
+	{ VP_O_LORA_DTYPE, no_lora, "without --lora" },
+	{ VP_O_RECOMPUTE_STRIDE, no_recompute, "without --recompute" },
+	{ VP_O_ALLOC_CONF, on_cpu, "with --device cpu" },
+};
+
+void
+vp_optset_inert(const bool given[VP_O_COUNT], const struct vp_plan *p,
+    struct vp_buf *out)
+{
+	size_t i;
+
+	for (i = 0; i < VP_NELEM(inert); i++)
+		if (given[inert[i].opt] && inert[i].off(p))
+			vp_buf_printf(out, "--%s has no effect %s\n",
+			    vp_options[inert[i].opt].name, inert[i].without);
+}
+
 void
 vp_optset_open(const struct vp_optset *o, bool moe, struct vp_open *open)
 {

@@ -180,6 +180,11 @@ void vp_optset_apply(const struct vp_optset *o, struct vp_plan *p);
 /* Options of from that into does not have, copied (the command line
  * wins over a plan file).  Strings stay from's: keep from alive. */
 void vp_optset_merge(struct vp_optset *into, const struct vp_optset *from);
+/* One line per option in given (the command line's) that has no effect
+ * on plan p because the option it refines is off ("--kbit-prep has no
+ * effect without --quant"). */
+void vp_optset_inert(const bool given[VP_O_COUNT], const struct vp_plan *p,
+    struct vp_buf *out);
 /* The planner knobs the set leaves open: those no given option pins
  * (EP only for a MoE model). */
 void vp_optset_open(const struct vp_optset *o, bool moe,

@@ -499,6 +499,17 @@ run explain-ds-zero3-offload-hf llama-2-70b --gpus 8xA100 --trainer hf \
 	--explain
 run explain-ddp gpt2 --gpus 2xA100 --zero 0 --seq 512 --no-search --explain
 run explain-zero2 gpt2 --gpus 4xA100 --zero 2 --seq 512 --no-search --explain
+# Options that refine one the plan has off are a note on stderr, not an
+# error (the exit status is the estimate's).
+run note-kbit-without-quant gpt2 --kbit-prep keep --seq 128 --device cpu \
+	--precision fp32
+run note-lora-options-without-lora gpt2 --lora-dropout 0.1 --lora-dtype bf16 \
+	--lora-targets q,v --seq 128 --device cpu --precision fp32
+run note-stride-without-recompute gpt2 --recompute-stride 2 --seq 128 \
+	--device cpu --precision fp32
+run note-alloc-conf-cpu gpt2 --alloc-conf expandable_segments:True --seq 128 \
+	--device cpu --precision fp32
+
 # Every option --help lists (made from the option table) is documented in
 # vramplan(1), and the manual documents no option the program lacks.
 "$VRAMPLAN" --help >"$tmp/help" 2>&1
