@@ -376,22 +376,6 @@ load_model_plan(const char *model_arg, struct vp_optset *o,
 			file->has[VP_O_GPUS_PER_NODE] = false;
 		vp_optset_merge(o, file);
 	}
-	/* --trainer's defaults fill what the command line, the plan file
-	 * and the DeepSpeed config left unset. */
-	{
-		struct vp_buf err;
-
-		vp_buf_init(&err);
-		rc = vp_trainer_apply(o, ta, &err);
-		if (rc != 0)
-			fprintf(stderr, "vramplan: --trainer: %s\n", err.s);
-		vp_buf_free(&err);
-		if (rc != 0) {
-			if (has_ds)
-				vp_ds_free(&ds);
-			return VP_EXIT_USAGE;
-		}
-	}
 	path = vp_cli_resolve_model(model_arg);
 	rc = path == NULL ? -1 : vp_model_load(path, m, &d);
 	free(path);
@@ -400,6 +384,22 @@ load_model_plan(const char *model_arg, struct vp_optset *o,
 		if (has_ds)
 			vp_ds_free(&ds);
 		return VP_EXIT_INPUT;
+	}
+	/* --trainer's defaults fill what the command line, the plan file
+	 * and the DeepSpeed config left unset (some depend on the model). */
+	{
+		struct vp_buf err;
+
+		vp_buf_init(&err);
+		rc = vp_trainer_apply(o, m, ta, &err);
+		if (rc != 0)
+			fprintf(stderr, "vramplan: --trainer: %s\n", err.s);
+		vp_buf_free(&err);
+		if (rc != 0) {
+			if (has_ds)
+				vp_ds_free(&ds);
+			return VP_EXIT_USAGE;
+		}
 	}
 	vp_plan_defaults(p, m);
 	vp_optset_apply(o, p);

@@ -7,6 +7,7 @@
 /* What a row's value may depend on: the options given so far. */
 struct tctx {
 	const struct vp_optset *o;	/* as the rows have filled it */
+	const struct vp_model *m;
 	bool user[VP_O_COUNT];		/* given before the rows ran */
 	unsigned world;		/* GPUs in the job, as far as given */
 	bool sharded;		/* FSDP full/hybrid or ZeRO-3 */
@@ -106,6 +107,24 @@ tt_lora_dtype(const struct tctx *c)
 	return NULL;
 }
 
+/* The configs' CEWithChunkedOutputLoss, where vramplan models it
+ * (rules.c, chunked_output_loss): a decoder's lm_head in the model's
+ * dtype; otherwise the notes say it was not set. */
+static const char *
+tt_loss(const struct tctx *c)
+{
+	if (vp_model_traits(c->m).head != VP_HEAD_LM)
+		return NULL;
+	if (given(c, VP_O_PRECISION) &&
+	    !given_enum(c, VP_O_PRECISION, VP_PREC_BF16) &&
+	    !given_enum(c, VP_O_PRECISION, VP_PREC_FP32) &&
+	    !given_enum(c, VP_O_PRECISION, VP_PREC_FP16))
+		return NULL;
+	if (given(c, VP_O_TP) && c->o->val[VP_O_TP].u > 1)
+		return NULL;
+	return "chunked-output";
+}
+
 static const char *
 multi_gpu(const struct tctx *c, const char *v)
 {
@@ -164,7 +183,7 @@ static const struct row rows[] = {
 	    "torchao's NF4Tensor; nothing upcast" },
 	{ VP_TRAINER_TORCHTUNE, VP_O_TRANSFORMERS, "4.40", NULL,
 	    "its own Llama modules repeat k and v like transformers 4.40's" },
-	{ VP_TRAINER_TORCHTUNE, VP_O_LOSS, "chunked-output", NULL,
+	{ VP_TRAINER_TORCHTUNE, VP_O_LOSS, NULL, tt_loss,
 	    "the configs' loss: CEWithChunkedOutputLoss" },
 	{ VP_TRAINER_TORCHTUNE, VP_O_FSDP, NULL, fsdp_full_multi,
 	    "the distributed recipes shard with fully_shard" },
@@ -229,8 +248,8 @@ job_gpus(const struct vp_optset *o)
 }
 
 int
-vp_trainer_apply(struct vp_optset *o, struct vp_trainer_applied *a,
-    struct vp_buf *err)
+vp_trainer_apply(struct vp_optset *o, const struct vp_model *m,
+    struct vp_trainer_applied *a, struct vp_buf *err)
 {
 	struct tctx c = { 0 };
 	size_t i;
@@ -243,6 +262,7 @@ vp_trainer_apply(struct vp_optset *o, struct vp_trainer_applied *a,
 	for (k = 0; k < VP_TRAINER_MAXLACK && libs[a->trainer].lack[k]; k++)
 		a->lack[a->nlack++] = libs[a->trainer].lack[k];
 	c.o = o;
+	c.m = m;
 	memcpy(c.user, o->has, sizeof c.user);
 	c.world = job_gpus(o);
 	c.sharded = (o->has[VP_O_FSDP] &&
@@ -261,8 +281,15 @@ vp_trainer_apply(struct vp_optset *o, struct vp_trainer_applied *a,
 		if (r->t != a->trainer)
 			continue;
 		v = r->fixed != NULL ? r->fixed : r->fn(&c);
-		if (v == NULL)
+		if (v == NULL) {
+			if (r->id == VP_O_LOSS && !o->has[VP_O_LOSS] &&
+			    a->nlack < VP_TRAINER_MAXLACK)
+				a->lack[a->nlack++] = "not set: --loss "
+				    "chunked-output (CEWithChunkedOutputLoss), "
+				    "modelled for a decoder's lm_head without "
+				    "autocast or --tp";
 			continue;
+		}
 		if (o->has[r->id]) {
 			if (a->ngiven < VP_TRAINER_MAXROWS) {
 				a->given[a->ngiven].id = r->id;

@@ -19,6 +19,7 @@
 
 #include <stdbool.h>
 
+#include "model.h"
 #include "options.h"
 
 /* enum vp_trainer and its names are plan.h's (VP_TRAINER_LIST). */
@@ -40,12 +41,12 @@ struct vp_trainer_applied {
 };
 
 /*
- * Apply o's --trainer (plain when not given) to o: every row whose
- * option o lacks and whose value applies is set in o.  a records it.  0,
+ * Apply o's --trainer (plain when not given) to o for model m: every row
+ * whose option o lacks and whose value applies is set in o.  a records it.  0,
  * or -1 with a message in err when a value does not parse (a bug in the
  * table).
  */
-int vp_trainer_apply(struct vp_optset *o, struct vp_trainer_applied *a,
-    struct vp_buf *err);
+int vp_trainer_apply(struct vp_optset *o, const struct vp_model *m,
+    struct vp_trainer_applied *a, struct vp_buf *err);
 
 #endif

@@ -482,6 +482,10 @@ run trainer-torchtune-lora tests/data/published_gpu/models/llama-3.2-3b.yaml \
 	--micro-batch 2 --seq 4096 --no-search
 run trainer-torchtune-2gpu-json llama-2-7b --gpus 2xRTX4090 --trainer torchtune \
 	--lora 8 --recompute full --seq 2048 --no-search --json
+run trainer-torchtune-bert bert-base --trainer torchtune --seq 128 \
+	--gpus 1xA100 --no-search
+run trainer-torchtune-autocast gpt2 --trainer torchtune --precision bf16-mixed \
+	--seq 512 --gpus 1xA100 --no-search
 run trainer-torchtitan llama-3.1-8b --gpus 8xH100 --trainer torchtitan \
 	--no-search
 run trainer-plain gpt2 --trainer plain --gpus 1xA100 --seq 512 --no-search
