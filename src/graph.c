@@ -789,9 +789,9 @@ contiguous(struct lctx *x, const char *name, int32_t t, uint64_t width)
  * only what every backend materializes.
  */
 static void
-region_begin(struct lctx *x)
+region_begin(struct lctx *x, enum vp_compile what)
 {
-	if (!x->p->compile)
+	if (x->p->compile < what)
 		return;
 	x->inductor = true;
 	x->region_op0 = x->g->nop;
@@ -1430,9 +1430,9 @@ head_and_loss(struct lctx *x, int32_t hsd)
 	 * devices list it); on CPU it reads 16-bit logits directly and its
 	 * backward makes an fp32 gradient before casting it back.
 	 */
-	/* torch.compile of the loss (torchtune's compile_loss): the
+	/* torch.compile of the loss (torchtitan's compile of "loss"): the
 	 * cross-entropy is a region whose input is the logits it reads. */
-	region_begin(x);
+	region_begin(x, VP_COMPILE_BLOCKS_LOSS);
 	ls = ew(x, "log_softmax", nshift * x->V, x->autocast ? VP_FP32 :
 	    dt_of(x, lg), lg, -1, -1, -1, VP_CAT_LOGITS);
 	save_result(x, ls);
@@ -1660,7 +1660,7 @@ lower_ops(struct lctx *x, uint32_t blocks, uint64_t offset, bool first,
 	for (l = 1; l <= blocks; l++) {
 		x->global_layer = offset + l - 1;
 		begin_layer(x, l, t);
-		region_begin(x);
+		region_begin(x, VP_COMPILE_BLOCKS);
 		t = build(x, t);
 		region_end(x, t);
 		/*

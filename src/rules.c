@@ -498,9 +498,9 @@ optim_in_bwd(const struct vp_plan *p, const struct vp_model *m,
  * measured on is refused rather than guessed: eager attention (the
  * partitioner may recompute its softmax), dropout (Inductor draws its own
  * random numbers and saves its seeds, not the masks), other block kinds
- * and MoE, bitsandbytes/torchao quantized linears, Liger's fused loss and
- * Transformer Engine's fp8, whose kernels Dynamo does not trace as aten
- * ops.
+ * and MoE, bitsandbytes/torchao quantized linears, a compiled loss other
+ * than the plain cross-entropy of the logits, and Transformer Engine's
+ * fp8, whose kernels Dynamo does not trace as aten ops.
  */
 static int
 compile_plan(const struct vp_plan *p, const struct vp_model *m,
@@ -527,10 +527,10 @@ compile_plan(const struct vp_plan *p, const struct vp_model *m,
 	if (p->quant != VP_QUANT_NONE)
 		return refuse(d, "--compile with --quant %s is not modelled",
 		    vp_quant_names[p->quant]);
-	if (p->loss == VP_LOSS_CHUNKED)
-		return refuse(d, "--compile with --loss chunked is not "
-		    "modelled: Liger's fused loss is a Triton kernel, not a "
-		    "graph the partitioner cuts");
+	if (p->compile == VP_COMPILE_BLOCKS_LOSS && p->loss != VP_LOSS_FULL)
+		return refuse(d, "--compile blocks+loss is modelled for --loss "
+		    "full only (the cross-entropy of the logits); use --compile "
+		    "blocks with --loss %s", vp_loss_names[p->loss]);
 	if (p->precision == VP_PREC_FP8)
 		return refuse(d, "--compile with --precision fp8 is not "
 		    "modelled: Transformer Engine's layers are not traced");
