@@ -7,6 +7,8 @@
         [--recompute none|full] [--recompute-stride N] [--attention eager|sdpa] [--dropout P]
         [--lora R] [--lora-targets q,v|all-linear|...] [--lora-alpha A]
         [--lora-dropout P] [--lora-dtype fp32|bf16] [--loss full|chunked]
+        [--optimizer-impl I] [--optimizer-in-backward]
+        [--compile none|blocks|blocks+loss]
         [--steps 2] [--seed 0] [--threads 2] [--trace]
 
 prints ONE JSON object on stdout (the human-readable --trace goes to stderr).
