@@ -410,9 +410,12 @@ linear_w(struct lctx *x, struct lin l, int32_t in, uint64_t din,
 	if (quant)
 		y = cast(x, y, dt_of(x, in), outcat);
 	/* SP: a row-parallel layer's full output is reduce-scattered. */
-	if (kind == LIN_ROW && x->sp && x->tp > 1)
+	if (kind == LIN_ROW && x->sp && x->tp > 1) {
 		y = ew(x, "reduce-scatter", elems_of(x, y) / x->tp, dt_of(x, y),
 		    y, -1, -1, -1, outcat);
+		/* A collective: never recomputed, never fused. */
+		region_ci(x);
+	}
 	return y;
 }
 
@@ -911,6 +914,7 @@ region_end(struct lctx *x, int32_t out)
 		uint64_t inb = 0, outb = 0;
 
 		for (k = 0; k < VP_OP_MAXIO && o->out[k] >= 0; k++) {
+			assert((size_t)o->out[k] >= t0);
 			prod[o->out[k] - (int32_t)t0] = (int32_t)i;
 			outb += g->t[o->out[k]].bytes;
 		}

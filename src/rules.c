@@ -524,6 +524,10 @@ compile_plan(const struct vp_plan *p, const struct vp_model *m,
 	if (vp_plan_dropout(p, m) > 0)
 		return refuse(d, "--compile with dropout is not modelled "
 		    "(Inductor draws its own random numbers); use --dropout 0");
+	if (p->lora_rank > 0 && p->lora_dropout > 0)
+		return refuse(d, "--compile with --lora-dropout is not modelled "
+		    "(Inductor draws its own random numbers); use "
+		    "--lora-dropout 0");
 	if (p->quant != VP_QUANT_NONE)
 		return refuse(d, "--compile with --quant %s is not modelled",
 		    vp_quant_names[p->quant]);

@@ -11,7 +11,8 @@ measures the allocated peak of two training steps on CPU, and
     $VRAMPLAN MODEL --device cpu --json --precision P --optimizer O
               --micro-batch B --seq S --recompute R --attention A --dropout D
               [--lora R --lora-targets LIST --lora-dropout P --lora-dtype T] [--loss L]
-              --torch V --transformers 4.40
+              [--optimizer-impl I] [--recompute-stride N] [--optimizer-in-backward]
+              [--compile C] --torch V --transformers 4.40 --zero-grad none
 (VRAMPLAN defaults to ./src/vramplan; V the harness's torch, and 4.40 the
 transformers whose modelling code the harness's modules clone) gives the
 estimate, read from
