@@ -63,8 +63,8 @@ struct lctx {
 				 * the storage of another tensor */
 	struct vp_family_info fam;	/* what the family's code does */
 	/*
-	 * A torch.compile region being lowered (--compile: a block, or the
-	 * loss): its first op and tensor, and its compute-intensive ops
+	 * A torch.compile region being lowered (--compile: a block;
+	 * --compile-loss: the loss): its first op and tensor, and its compute-intensive ops
 	 * (matmuls and attention kernels, which Inductor does not fuse and
 	 * the partitioner never recomputes), for inductor_region.
 	 */
@@ -757,7 +757,8 @@ contiguous(struct lctx *x, const char *name, int32_t t, uint64_t width)
 }
 
 /*
- * torch.compile (--compile).  Dynamo hands a region (one block, as
+ * torch.compile (--compile, --compile-loss).  Dynamo hands a region
+ * (one block, as
  * torchtune's compile_model and torchtitan's apply_compile compile each
  * block on its own; or the loss, compile_loss) to AOTAutograd, whose
  * default partitioner (min_cut_rematerialization_partition,
@@ -792,9 +793,9 @@ contiguous(struct lctx *x, const char *name, int32_t t, uint64_t width)
  * only what every backend materializes.
  */
 static void
-region_begin(struct lctx *x, enum vp_compile what)
+region_begin(struct lctx *x, bool compiled)
 {
-	if (x->p->compile < what)
+	if (!compiled)
 		return;
 	x->inductor = true;
 	x->region_op0 = x->g->nop;
@@ -1436,7 +1437,7 @@ head_and_loss(struct lctx *x, int32_t hsd)
 	 */
 	/* torch.compile of the loss (torchtitan's compile of "loss"): the
 	 * cross-entropy is a region whose input is the logits it reads. */
-	region_begin(x, VP_COMPILE_BLOCKS_LOSS);
+	region_begin(x, x->p->compile_loss);
 	ls = ew(x, "log_softmax", nshift * x->V, x->autocast ? VP_FP32 :
 	    dt_of(x, lg), lg, -1, -1, -1, VP_CAT_LOGITS);
 	save_result(x, ls);
@@ -1664,7 +1665,7 @@ lower_ops(struct lctx *x, uint32_t blocks, uint64_t offset, bool first,
 	for (l = 1; l <= blocks; l++) {
 		x->global_layer = offset + l - 1;
 		begin_layer(x, l, t);
-		region_begin(x, VP_COMPILE_BLOCKS);
+		region_begin(x, x->p->compile);
 		t = build(x, t);
 		region_end(x, t);
 		/*

@@ -19,7 +19,6 @@ const char *const vp_quant_names[VP_QUANT_COUNT] = { VP_QUANT_LIST(X) };
 const char *const vp_kbit_names[VP_KBIT_COUNT] = { VP_KBIT_LIST(X) };
 const char *const vp_offload_names[VP_OFFLOAD_COUNT] = { VP_OFFLOAD_LIST(X) };
 const char *const vp_loss_names[VP_LOSS_COUNT] = { VP_LOSS_LIST(X) };
-const char *const vp_compile_names[VP_COMPILE_COUNT] = { VP_COMPILE_LIST(X) };
 const char *const vp_lora_target_names[VP_LORA_TARGET_COUNT] = {
 	VP_LORA_TARGET_LIST(X) };
 const char *const vp_framework_names[VP_FW_COUNT] = { VP_FRAMEWORK_LIST(X) };

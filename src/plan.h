@@ -47,10 +47,6 @@
 #define VP_OFFLOAD_LIST(X) X(NONE, "none") X(OPTIMIZER, "optimizer") \
 	X(PARAMS, "params") X(ALL, "optimizer+params")
 #define VP_LOSS_LIST(X) X(FULL, "full") X(CHUNKED, "chunked")
-/* torch.compile's regions (--compile): none, each block, each block and
- * the cross-entropy (graph.c, region_begin). */
-#define VP_COMPILE_LIST(X) X(NONE, "none") X(BLOCKS, "blocks") \
-	X(BLOCKS_LOSS, "blocks+loss")
 /* LoRA target names: the projections of a transformer block, then the
  * LM head (PEFT's target_modules=["lm_head"], torchtune's
  * apply_lora_to_output).  HEAD stays last: all-linear is every target
@@ -118,9 +114,6 @@ enum vp_offload { VP_OFFLOAD_LIST(X) VP_OFFLOAD_COUNT };
 #define X(e, s) VP_LOSS_##e,
 enum vp_loss { VP_LOSS_LIST(X) VP_LOSS_COUNT };
 #undef X
-#define X(e, s) VP_COMPILE_##e,
-enum vp_compile { VP_COMPILE_LIST(X) VP_COMPILE_COUNT };
-#undef X
 #define X(e, s) VP_LORA_##e,
 enum vp_lora_target { VP_LORA_TARGET_LIST(X) VP_LORA_TARGET_COUNT };
 #undef X
@@ -146,7 +139,6 @@ extern const char *const vp_quant_names[VP_QUANT_COUNT];
 extern const char *const vp_kbit_names[VP_KBIT_COUNT];
 extern const char *const vp_offload_names[VP_OFFLOAD_COUNT];
 extern const char *const vp_loss_names[VP_LOSS_COUNT];
-extern const char *const vp_compile_names[VP_COMPILE_COUNT];
 extern const char *const vp_lora_target_names[VP_LORA_TARGET_COUNT];
 extern const char *const vp_framework_names[VP_FW_COUNT];
 extern const char *const vp_optimpl_names[VP_OPTIMPL_COUNT];
@@ -233,8 +225,8 @@ struct vp_plan {
 	enum vp_zerograd zero_grad;	/* what zero_grad() leaves */
 	bool optim_in_bwd;	/* the step runs in each parameter's
 				 * post-accumulate-grad hook (torchtune) */
-	enum vp_compile compile;	/* torch.compile's regions (graph.c,
-					 * region_begin) */
+	bool compile;		/* torch.compile of each block, */
+	bool compile_loss;	/* ... of the loss (graph.c, region_begin) */
 	/* Fine-tuning. */
 	unsigned lora_rank;	/* 0 = full fine-tuning */
 	unsigned lora_targets;	/* bit set of enum vp_lora_target */

@@ -324,8 +324,9 @@ plan_line(const struct vp_report *r, struct vp_buf *o)
 	    (unsigned long long)p->grad_accum,
 	    recomp_text(rc, sizeof rc, p, false),
 	    vp_attn_names[p->attention], vp_plan_dropout(p, r->model),
-	    p->compile == VP_COMPILE_BLOCKS ? ", compiled blocks" :
-	    p->compile ? ", compiled blocks and loss" : "");
+	    p->compile && p->compile_loss ? ", compiled blocks and loss" :
+	    p->compile ? ", compiled blocks" :
+	    p->compile_loss ? ", compiled loss" : "");
 	vp_buf_printf(o, "%-11s", "");
 	vp_report_layout(o, p);
 	vp_buf_printf(o, ", %s semantics, device %s, PyTorch %s",
@@ -662,7 +663,9 @@ json_plan(struct vp_json *j, const struct vp_report *r)
 	vp_json_bool(j, "optimizer_in_backward", p->optim_in_bwd);
 	/* Only when set, so that plans without it read as before. */
 	if (p->compile)
-		vp_json_str(j, "compile", vp_compile_names[p->compile]);
+		vp_json_bool(j, "compile", true);
+	if (p->compile_loss)
+		vp_json_bool(j, "compile_loss", true);
 	vp_json_u64(j, "micro_batch", p->micro_batch);
 	vp_json_u64(j, "seq", p->seq);
 	vp_json_u64(j, "grad_accum", p->grad_accum);

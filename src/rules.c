@@ -491,8 +491,8 @@ optim_in_bwd(const struct vp_plan *p, const struct vp_model *m,
 }
 
 /*
- * --compile (graph.c, region_begin) rewrites the eager lowering of a block
- * by the partitioner's rule, which was checked against PyTorch 2.13's
+ * --compile and --compile-loss (graph.c, region_begin) rewrite the eager
+ * lowering of a block or of the loss by the partitioner's rule, which was checked against PyTorch 2.13's
  * saved graphs for Llama-style blocks with fused attention and no dropout
  * (tests/validate_cpu.py --grid torch2).  What the rule has not been
  * measured on is refused rather than guessed: eager attention (the
@@ -506,18 +506,26 @@ static int
 compile_plan(const struct vp_plan *p, const struct vp_model *m,
     unsigned world, struct vp_diags *d)
 {
+	const char *opt = p->compile ? "--compile" : "--compile-loss";
+
 	(void)world;
-	if (!p->compile)
+	if (!p->compile && !p->compile_loss)
 		return 0;
 	if (p->torch_version < 200)
-		return refuse(d, "--compile needs PyTorch 2.0 (torch.compile); "
-		    "--torch is %u.%u", p->torch_version / 100,
+		return refuse(d, "%s needs PyTorch 2.0 (torch.compile); "
+		    "--torch is %u.%u", opt, p->torch_version / 100,
 		    p->torch_version % 100);
 	if (vp_model_family(m) != VP_FAMILY_LLAMA ||
 	    m->norm != VP_NORM_RMSNORM || m->post_norms || m->has_moe)
-		return refuse(d, "--compile is modelled for Llama-style blocks "
+		return refuse(d, "%s is modelled for Llama-style models "
 		    "(RMSNorm before attention and MLP, no MoE), the ones "
-		    "measured; %s is not one", m->name);
+		    "measured; %s is not one", opt, m->name);
+	if (p->compile_loss && p->loss != VP_LOSS_FULL)
+		return refuse(d, "--compile-loss is modelled for --loss full "
+		    "only (the cross-entropy of the logits), not --loss %s",
+		    vp_loss_names[p->loss]);
+	if (!p->compile)
+		return 0;
 	if (p->attention == VP_ATTN_EAGER)
 		return refuse(d, "--compile is modelled with fused attention "
 		    "only; use --attention sdpa or flash");
@@ -531,10 +539,6 @@ compile_plan(const struct vp_plan *p, const struct vp_model *m,
 	if (p->quant != VP_QUANT_NONE)
 		return refuse(d, "--compile with --quant %s is not modelled",
 		    vp_quant_names[p->quant]);
-	if (p->compile == VP_COMPILE_BLOCKS_LOSS && p->loss != VP_LOSS_FULL)
-		return refuse(d, "--compile blocks+loss is modelled for --loss "
-		    "full only (the cross-entropy of the logits); use --compile "
-		    "blocks with --loss %s", vp_loss_names[p->loss]);
 	if (p->precision == VP_PREC_FP8)
 		return refuse(d, "--compile with --precision fp8 is not "
 		    "modelled: Transformer Engine's layers are not traced");

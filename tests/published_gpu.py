@@ -54,7 +54,7 @@ import yaml
 # 4.20% once --transformers gave the fms runs 4.48.1's loss, 3.31% once
 # transformers 4.x's experts ran one at a time (fms 2.3%), 3.19% once
 # --optimizer-in-backward made torchtune's low-memory full fine-tune
-# expressible (24 records, -0.6% there), 3.07% once --compile blocks
+# expressible (24 records, -0.6% there), 3.07% once --compile
 # made torchtune's compiled Llama 3.2 row expressible (25 records, -0.2%
 # there).  The gate
 # sits about half a point above it.  It
@@ -259,8 +259,9 @@ def express(r):
     # its per-chunk cross-entropy in place: the loss is compiled too.
     opts = r["other_optimizations"] or []
     if any("torch.compile" in o for o in opts):
-        args += ["--compile", "blocks+loss" if any(
-            "CEWithChunkedOutputLoss" in o for o in opts) else "blocks"]
+        args += ["--compile"]
+        if any("CEWithChunkedOutputLoss" in o for o in opts):
+            args += ["--compile-loss"]
     # torchtune's optimizer_in_bwd: each parameter steps in its gradient
     # hook (--optimizer-in-backward), stated in the optimizer or the list.
     if "optimizer_in_bwd=True" in r["optimizer"] or any(

@@ -704,7 +704,7 @@ compile_saves_partitioner_cut(void **state)
 	assert_int_equal(vp_graph_build(&m, &p, &g), 0);
 	eager = block_saved_bytes(&g, 2);
 	vp_graph_free(&g);
-	p.compile = VP_COMPILE_BLOCKS;
+	p.compile = true;
 	assert_int_equal(vp_graph_build(&m, &p, &g), 0);
 	compiled = block_saved_bytes(&g, 2);
 	vp_graph_free(&g);
@@ -715,11 +715,11 @@ compile_saves_partitioner_cut(void **state)
 	p.optimizer = VP_OPT_SGD;
 	p.micro_batch = 8;
 	p.seq = 512;
-	p.compile = VP_COMPILE_NONE;
+	p.compile = false;
 	e = estimate(&m, &p, 1);
-	p.compile = VP_COMPILE_BLOCKS;
+	p.compile = true;
 	c = estimate(&m, &p, 1);
-	p.compile = VP_COMPILE_BLOCKS_LOSS;
+	p.compile_loss = true;
 	cl = estimate(&m, &p, 1);
 	assert_true(c.saved_per_microbatch < e.saved_per_microbatch);
 	assert_true(cl.allocated_peak < c.allocated_peak &&

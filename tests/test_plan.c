@@ -193,7 +193,7 @@ fast_matches_exact(void **state)
 	struct vp_mem_opts o;
 	static const struct { unsigned tp, pp, zero, cp; enum vp_recompute rc;
 	    enum vp_precision prec; enum vp_attention attn;
-	    unsigned stride, layers; enum vp_compile compile; } cases[] = {
+	    unsigned stride, layers; bool compile, compile_loss; } cases[] = {
 		{ 1, 1, 0, 1, VP_RECOMP_NONE, VP_PREC_BF16_MIXED,
 		    VP_ATTN_EAGER, 1, 24 },
 		{ 2, 1, 3, 1, VP_RECOMP_FULL, VP_PREC_BF16_MIXED,
@@ -227,9 +227,9 @@ fast_matches_exact(void **state)
 		/* --compile (a Llama-style block): each block a compiled
 		 * region, alike in every replay. */
 		{ 1, 1, 0, 1, VP_RECOMP_NONE, VP_PREC_BF16_MIXED,
-		    VP_ATTN_SDPA, 1, 24, VP_COMPILE_BLOCKS_LOSS },
+		    VP_ATTN_SDPA, 1, 24, true, true },
 		{ 2, 1, 3, 1, VP_RECOMP_FULL, VP_PREC_BF16,
-		    VP_ATTN_SDPA, 1, 24, VP_COMPILE_BLOCKS },
+		    VP_ATTN_SDPA, 1, 24, true, false },
 	};
 	size_t i;
 
@@ -256,6 +256,7 @@ fast_matches_exact(void **state)
 		}
 		vp_plan_defaults(&p, &m);
 		p.compile = cases[i].compile;
+		p.compile_loss = cases[i].compile_loss;
 		p.recompute_stride = cases[i].stride;
 		p.tp = cases[i].tp;
 		p.pp = cases[i].pp;

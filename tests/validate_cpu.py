@@ -80,8 +80,9 @@ def IMPL(impl):
 
 def COMPILE(mode, lora=0):
     """torch.compile (Inductor) of each block ("blocks", torchtune's
-    compile_model) or of each block and the loss ("blocks+loss"):
-    --compile MODE; with lora > 0 on a PEFT LoRA (q,v) base."""
+    compile_model: --compile) or of each block and the loss
+    ("blocks+loss": --compile --compile-loss); with lora > 0 on a PEFT
+    LoRA (q,v) base."""
     x = {"lora": 0, "compile": mode}
     if lora:
         x.update(LORA(lora))
@@ -322,7 +323,7 @@ def estimate(cmd, c):
     if x.get("oib"):
         argv += ["--optimizer-in-backward"]
     if x.get("compile", "none") != "none":
-        argv += ["--compile", x["compile"]]
+        argv += ["--compile"] + (["--compile-loss"] if x["compile"] == "blocks+loss" else [])
     # The estimate follows the stack the harness measures on: its PyTorch;
     # its modules clone transformers 4.40's modelling code; it zeroes the
     # gradients with set_to_none=True whatever the PyTorch.
