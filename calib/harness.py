@@ -8,6 +8,8 @@
         [--lora R] [--lora-targets q,v|all-linear|...] [--lora-alpha A]
         [--lora-dropout P] [--lora-dtype fp32|bf16]
         [--loss full|chunked|chunked-output]
+        [--optimizer-impl I] [--optimizer-in-backward]
+        [--compile none|blocks|blocks+loss]
         [--steps 2] [--seed 0] [--threads 2] [--trace]
 
 prints ONE JSON object on stdout (the human-readable --trace goes to stderr).
@@ -74,6 +76,12 @@ LOSSES = ("full", "chunked", "chunked-output")
 # runs on num_output_chunks pieces of the sequence, all kept, and the loss
 # upcasts and takes the cross-entropy of one piece at a time.
 TT_OUTPUT_CHUNKS = 8
+
+# torch.compile (Inductor) as torchtune's compile_model does it: every
+# decoder layer compiled on its own (nn.Module.compile, in place, so a
+# checkpoint wrapper stays outside the compiled region); "blocks+loss" also
+# compiles the cross-entropy on the shifted fp32 logits (compile_loss).
+COMPILE_MODES = ("none", "blocks", "blocks+loss")
 
 # LoRA targets (vramplan's names) in canonical order; "all-linear" = every one
 # of them the model has.
@@ -600,6 +608,7 @@ class DecoderLM(nn.Module):
         self.lm_head = nn.Linear(c["hidden"], c["vocab"], bias=False)
         if c["tie_embeddings"]:
             self.lm_head.weight = self.embed_tokens.weight
+        self.loss_fn = F.cross_entropy   # torch.compile'd by _compile_model
 
     def _update_causal_mask(self, input_tensor, cache_position):
         # v4.40 LlamaModel._update_causal_mask (no attention_mask given, dynamic
@@ -644,7 +653,7 @@ class DecoderLM(nn.Module):
             shift_labels = labels[..., 1:].contiguous()
             shift_logits = shift_logits.view(-1, self.c["vocab"])
             shift_labels = shift_labels.view(-1)
-            loss = F.cross_entropy(shift_logits, shift_labels)
+            loss = self.loss_fn(shift_logits, shift_labels)
             del logits, shift_logits, shift_labels
         return loss
 
@@ -1691,7 +1700,7 @@ class AllocReplay:
 
 def _resolve(model_cfg, device, precision, optimizer, micro_batch, seq, recompute, attention, dropout,
              lora_r=0, lora_targets=None, lora_alpha=None, lora_dropout=0.0, lora_dtype="fp32", loss="full",
-             recompute_stride=1, optimizer_in_bwd=False):
+             recompute_stride=1, optimizer_in_bwd=False, compile_mode="none"):
     c = normalize_cfg(model_cfg)
     if dropout is not None:
         c["dropout"] = float(dropout)
@@ -1708,7 +1717,12 @@ def _resolve(model_cfg, device, precision, optimizer, micro_batch, seq, recomput
         "loss": loss or "full",
         "lora": None,
         "optimizer_in_bwd": bool(optimizer_in_bwd),
+        "compile": compile_mode or "none",
     }
+    if o["compile"] not in COMPILE_MODES:
+        raise HarnessError("compile must be one of %s" % ", ".join(COMPILE_MODES))
+    if o["compile"] != "none" and model_family(c) != "llama":
+        raise HarnessError("--compile is implemented for the Llama-style family only")
     if o["loss"] not in LOSSES:
         raise HarnessError("loss must be full or chunked")
     if o["optimizer_in_bwd"] and o["precision"] == "fp16-mixed":
@@ -1747,6 +1761,34 @@ def _resolve(model_cfg, device, precision, optimizer, micro_batch, seq, recomput
         raise HarnessError("%s is not supported on CPU by torch %s (CPU autocast and CPU matmul support "
                            "bfloat16 only); use --device cuda" % (o["precision"], torch.__version__))
     return c, o
+
+
+def _compile_model(model, o, ids, labels):
+    """torch.compile as torchtune's training.compile_model and compile_loss
+    do it: each decoder layer compiled in place (nn.Module.compile, backend
+    inductor), so a checkpoint around a layer stays outside its compiled
+    region; with "blocks+loss" the cross-entropy too.  Compiling happens at
+    the first call: one forward and backward are run here, before the
+    optimizer exists and outside the profiled steps, and the gradients they
+    made are dropped, so the measured steps see only the compiled code's
+    allocations (compile-time work allocates on the CPU too)."""
+    os.environ.setdefault("TORCHINDUCTOR_COMPILE_THREADS", "1")
+    # Dynamo keeps the graphs of earlier measurements in this process, and
+    # past torch._dynamo.config.recompile_limit (8) graphs for one code
+    # object it runs the layer eagerly: start afresh (Inductor's on-disk
+    # cache still spares the C++ compilation).
+    torch._dynamo.reset()
+    for layer in model.layers:
+        layer.compile(backend="inductor")
+    if o["compile"] == "blocks+loss":
+        model.loss_fn = torch.compile(F.cross_entropy, backend="inductor")
+    with _autocast_ctx(o["precision"], o["device"]):
+        loss = model(ids, labels)
+    loss.backward()
+    del loss
+    for p in model.parameters():
+        p.grad = None
+    gc.collect()
 
 
 def plain_step(forward, opt, scaler, precision, device):
@@ -1793,16 +1835,17 @@ def measure(model_cfg, device="cpu", precision=None, optimizer=None, micro_batch
             recompute=None, attention=None, dropout=None, steps=2, seed=0, trace=False,
             num_threads=2, trace_out=None, keep_replay=False, lora_r=0, lora_targets=None,
             lora_alpha=None, lora_dropout=0.0, lora_dtype="fp32", loss="full",
-            optimizer_impl="default", recompute_stride=1, optimizer_in_bwd=False):
+            optimizer_impl="default", recompute_stride=1, optimizer_in_bwd=False, compile_mode="none"):
     """Measure one training configuration; returns the result dict.
     keep_replay=True (in-process use only) adds the AllocReplay object under
     the key "_replay" (not JSON-serializable).  lora_r > 0: PEFT LoRA on a
     frozen base (see apply_lora); loss="chunked": Liger's fused linear CE;
-    optimizer_in_bwd: torchtune's optimizer in backward (InBackwardOptimizer)."""
+    optimizer_in_bwd: torchtune's optimizer in backward (InBackwardOptimizer);
+    compile_mode: torch.compile per block (and of the loss), see COMPILE_MODES."""
     t_start = time.time()
     c, o = _resolve(model_cfg, device, precision, optimizer, micro_batch, seq, recompute, attention, dropout,
                     lora_r, lora_targets, lora_alpha, lora_dropout, lora_dtype, loss, recompute_stride,
-                    optimizer_in_bwd)
+                    optimizer_in_bwd, compile_mode)
     if device == "cuda" and not torch.cuda.is_available():
         raise HarnessError("--device cuda but torch.cuda.is_available() is False")
     torch.set_num_threads(int(num_threads))
@@ -1847,6 +1890,8 @@ def measure(model_cfg, device="cpu", precision=None, optimizer=None, micro_batch
     gen = torch.Generator().manual_seed(seed + 1)
     ids = torch.randint(0, c["vocab"], (o["micro_batch"], o["seq"]), generator=gen).to(device)
     labels = ids
+    if o["compile"] != "none":
+        _compile_model(model, o, ids, labels)
     trainable = [p for p in model.parameters() if p.requires_grad]
     if o["optimizer_in_bwd"]:
         opt = InBackwardOptimizer(o["optimizer"], trainable, device, optimizer_impl)
@@ -1873,6 +1918,7 @@ def measure(model_cfg, device="cpu", precision=None, optimizer=None, micro_batch
         "optimizer": o["optimizer"],
         "foreach": effective_foreach(opt),
         "optimizer_in_bwd": o["optimizer_in_bwd"],
+        "compile": o["compile"],
         "micro_batch": o["micro_batch"],
         "seq": o["seq"],
         "recompute": o["recompute"],
@@ -2346,6 +2392,8 @@ def main(argv=None):
                     help="torch.optim's foreach= / fused= (default: torch's choice)")
     ap.add_argument("--optimizer-in-backward", action="store_true",
                     help="torchtune's optimizer_in_bwd: each parameter steps in its gradient hook (torch >= 2.1)")
+    ap.add_argument("--compile", default="none", choices=COMPILE_MODES,
+                    help="torch.compile each decoder layer (and the loss), as torchtune does")
     ap.add_argument("--steps", type=int, default=2)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--threads", type=int, default=2)
@@ -2360,7 +2408,7 @@ def main(argv=None):
                       lora_r=a.lora, lora_targets=a.lora_targets, lora_alpha=a.lora_alpha,
                       lora_dropout=a.lora_dropout, lora_dtype=a.lora_dtype, loss=a.loss,
                       optimizer_impl=a.optimizer_impl, recompute_stride=a.recompute_stride,
-                      optimizer_in_bwd=a.optimizer_in_backward)
+                      optimizer_in_bwd=a.optimizer_in_backward, compile_mode=a.compile)
     except HarnessError as e:
         print("harness: %s" % e, file=sys.stderr)
         return 2

@@ -23,9 +23,9 @@ const char *const vp_verdict_names[VP_VERDICT_COUNT] = {
  * widest of its neighbours (the same technique at another level, the
  * same level for a lighter technique), so it is never narrower than what
  * was measured next to it.  Figures as of the runs in
- * tests/data/published_gpu (38 scored, fit checks left out; the test
+ * tests/data/published_gpu (39 scored, fit checks left out; the test
  * prints each cell's residuals and the sides they imply):
- *   allocated, full   5 runs (fms Mistral full, torchtune Llama 3.2):
+ *   allocated, full   6 runs (fms Mistral full, torchtune Llama 3.2):
  *                     -0.5% .. -0.0%
  *   allocated, LoRA   6 runs (fms Mistral/Mixtral LoRA): -6.1% .. +6.8%
  *   allocated, QLoRA  11 runs (fms bitsandbytes NF4): -21.4% .. +3.9%

@@ -27,6 +27,10 @@
 const char *const vp_cat_names[VP_CAT_COUNT] = { VP_CAT_LIST(X) };
 #undef X
 
+/* Compute-intensive ops one compiled region can hold: a block's seven
+ * linears, their LoRA A and B, and attention. */
+#define VP_REGION_MAXCI 32
+
 /* Lowering context: dimensions local to this rank, dtypes, flags. */
 struct lctx {
 	struct vp_graph *g;
@@ -58,6 +62,18 @@ struct lctx {
 	bool wgrad_view;	/* ... and hands it over as a view sharing
 				 * the storage of another tensor */
 	struct vp_family_info fam;	/* what the family's code does */
+	/*
+	 * A torch.compile region being lowered (--compile: a block;
+	 * --compile-loss: the loss): its first op and tensor, and its compute-intensive ops
+	 * (matmuls and attention kernels, which Inductor does not fuse and
+	 * the partitioner never recomputes), for inductor_region.
+	 */
+	bool inductor;
+	size_t region_op0, region_t0;
+	size_t ci_op[VP_REGION_MAXCI];
+	unsigned nci;
+	int32_t rin[VP_REGION_MAXCI];	/* region inputs it saves */
+	unsigned nrin;
 };
 
 /*
@@ -244,7 +260,31 @@ cast(struct lctx *x, int32_t t, enum vp_dtype dt, enum vp_cat cat)
 {
 	if (dt_of(x, t) == dt)
 		return t;
+	/* In a compiled region the graph's common-subexpression pass
+	 * (AOTAutograd's fx_graph_cse) makes one cast of t to dt of the
+	 * several eager code makes (autocast's q, k and v inputs). */
+	if (x->inductor) {
+		size_t i;
+
+		for (i = x->region_op0; i < x->g->nop; i++) {
+			const struct vp_op *o = &x->g->op[i];
+
+			if (strcmp(o->name, "to") == 0 && o->in[0] == t &&
+			    dt_of(x, o->out[0]) == dt)
+				return o->out[0];
+		}
+	}
 	return ew(x, "to", elems_of(x, t), dt, t, -1, -1, -1, cat);
+}
+
+/* Mark the op just made as compute-intensive inside a compiled region. */
+static void
+region_ci(struct lctx *x)
+{
+	if (!x->inductor)
+		return;
+	assert(x->nci < VP_REGION_MAXCI);
+	x->ci_op[x->nci++] = x->g->nop - 1;
 }
 
 /*
@@ -305,11 +345,16 @@ linear_w(struct lctx *x, struct lin l, int32_t in, uint64_t din,
 	 * copy (a head upcast by --kbit-prep) is made per call and lives
 	 * while the op keeps it for the input's gradient.
 	 */
+	/* In a compiled region the cast is an op of the graph, not a lookup
+	 * in autocast's cache: the copy lives while the region saves it
+	 * (measured: none is held through the loss under --recompute full). */
 	if (x->autocast && wdt != x->c && !x->sharded_weights && !quant)
-		wc = tnew(x, wel, x->c, trainable ? VP_CAT_CAST : outcat,
+		wc = tnew(x, wel, x->c, trainable && !x->inductor ?
+		    VP_CAT_CAST : outcat, x->inductor ? "compiled weight cast" :
 		    trainable ? "autocast weight" : "autocast weight (frozen)",
 		    false);
 	o = opnew(x, l.name);
+	region_ci(x);
 	IN(o, xin);
 	if (wc >= 0) {
 		OUT(o, wc);
@@ -365,9 +410,12 @@ linear_w(struct lctx *x, struct lin l, int32_t in, uint64_t din,
 	if (quant)
 		y = cast(x, y, dt_of(x, in), outcat);
 	/* SP: a row-parallel layer's full output is reduce-scattered. */
-	if (kind == LIN_ROW && x->sp && x->tp > 1)
+	if (kind == LIN_ROW && x->sp && x->tp > 1) {
 		y = ew(x, "reduce-scatter", elems_of(x, y) / x->tp, dt_of(x, y),
 		    y, -1, -1, -1, outcat);
+		/* A collective: never recomputed, never fused. */
+		region_ci(x);
+	}
 	return y;
 }
 
@@ -592,6 +640,7 @@ attention_core(struct lctx *x, int32_t q, int32_t k, int32_t v,
 		bool rg;
 
 		o = opnew(x, "sdpa");
+		region_ci(x);
 		IN(o, q);
 		IN(o, k);
 		IN(o, v);
@@ -705,6 +754,203 @@ contiguous(struct lctx *x, const char *name, int32_t t, uint64_t width)
 {
 	return ew(x, name, x->b * x->s * width, dt_of(x, t), t, -1, -1, -1,
 	    VP_CAT_ACT);
+}
+
+/*
+ * torch.compile (--compile, --compile-loss).  Dynamo hands a region
+ * (one block, as
+ * torchtune's compile_model and torchtitan's apply_compile compile each
+ * block on its own; or the loss, compile_loss) to AOTAutograd, whose
+ * default partitioner (min_cut_rematerialization_partition,
+ * torch/_functorch/partitioners.py) chooses what the forward saves for
+ * the backward, and Inductor fuses the pointwise ops of each graph into
+ * kernels.  The region is lowered as eager code, then rewritten:
+ *
+ * - Saved: what a compute-intensive op (a linear, attention) saves, its
+ *   outputs and a reduction's output are never recomputed
+ *   (should_ban_recomputation: "compute intensive op", "materialized in
+ *   backward": a tensor a backward matmul reads; "reduction op": an
+ *   output under a quarter of its input), nor is what comes from outside
+ *   the region.  Any other saved tensor is a pointwise op's result,
+ *   recomputed in the backward from that op's inputs, resolved the same
+ *   way: RMSNorm saves its input and the reduction instead of its fp32
+ *   intermediates, SiLU's product is re-made from the gate and up
+ *   outputs, the second norm's input from the block input and o_proj's
+ *   output, RoPE's cos and sin from the positions.
+ * - Materialized: what is saved, what a compute-intensive op reads or
+ *   writes, and the region's output.  Every other tensor lives inside a
+ *   fused kernel and takes no memory, nor does its gradient (the backward
+ *   graph fuses the pointwise chain the same way); pointwise ops' forward
+ *   and backward workspaces go with them.
+ * - Casts of one tensor to one dtype are made once (cast(): the graph's
+ *   common-subexpression pass).
+ *
+ * Measured on PyTorch 2.13's Inductor for the CPU (calib/harness.py
+ * --compile, tests/validate_cpu.py --grid torch2): the saved set of a
+ * Llama block is exactly the forward graph's saved outputs (TORCH_LOGS=
+ * aot_graphs) but for RoPE's (s) position vector.  The partition does not
+ * depend on the device; Inductor's kernels do, but the rule above names
+ * only what every backend materializes.
+ */
+static void
+region_begin(struct lctx *x, bool compiled)
+{
+	if (!compiled)
+		return;
+	x->inductor = true;
+	x->region_op0 = x->g->nop;
+	x->region_t0 = x->g->nt;
+	x->nci = x->nrin = 0;
+}
+
+enum { R_KEEP = 1, R_SAVED = 2 };
+
+/* Whether region tensor or input t is saved already. */
+static bool
+region_saved(const struct lctx *x, int32_t t, const uint8_t *fl)
+{
+	unsigned i;
+
+	if ((size_t)t >= x->region_t0)
+		return (fl[t - x->region_t0] & R_SAVED) != 0;
+	for (i = 0; i < x->nrin; i++)
+		if (x->rin[i] == t)
+			return true;
+	return false;
+}
+
+/* Whether the partitioner must save t rather than recompute it: a
+ * region input, what a matmul or kernel reads or writes, a reduction. */
+static bool
+region_fixed(const struct lctx *x, int32_t t, const int32_t *prod,
+    const uint8_t *fl)
+{
+	size_t t0 = x->region_t0;
+
+	return (size_t)t < t0 || (fl[t - t0] & R_KEEP) || prod[t - t0] < 0;
+}
+
+/* The bytes keeping t adds to what the region saves: t itself, or what
+ * it is recomputed from, whichever is less (a tie recomputes). */
+static uint64_t
+region_cost(const struct lctx *x, int32_t t, const int32_t *prod,
+    const uint8_t *fl, int depth)
+{
+	const struct vp_op *p;
+	uint64_t own, sum = 0;
+	int k;
+
+	own = region_saved(x, t, fl) ? 0 : x->g->t[t].bytes;
+	if (own == 0 || region_fixed(x, t, prod, fl) || depth > 32)
+		return own;
+	p = &x->g->op[prod[t - x->region_t0]];
+	for (k = 0; k < VP_OP_MAXIO && p->in[k] >= 0 && sum <= own; k++)
+		sum = vp_add_sat(sum, region_cost(x, p->in[k], prod, fl,
+		    depth + 1));
+	return sum <= own ? sum : own;
+}
+
+/*
+ * Op o keeps t for its backward.  The partitioner's minimum cut, decided
+ * tensor by tensor in forward order: t itself when it cannot be
+ * recomputed or is cheaper to keep, else (recursively) the inputs of the
+ * pointwise op that made it.  A Llama block whose input needs no
+ * gradient (the first under LoRA) saves the residual sum; the others,
+ * which save their input anyway, save o_proj's output and recompute the
+ * sum (measured).
+ */
+static void
+region_save(struct lctx *x, struct vp_op *o, int32_t t,
+    const int32_t *prod, uint8_t *fl, int depth)
+{
+	size_t t0 = x->region_t0;
+	const struct vp_op *p;
+	uint64_t own, sum = 0;
+	int k;
+
+	own = region_saved(x, t, fl) ? 0 : x->g->t[t].bytes;
+	if (own > 0 && !region_fixed(x, t, prod, fl) && depth <= 32) {
+		p = &x->g->op[prod[t - t0]];
+		for (k = 0; k < VP_OP_MAXIO && p->in[k] >= 0; k++)
+			sum = vp_add_sat(sum, region_cost(x, p->in[k], prod,
+			    fl, depth + 1));
+		if (sum <= own) {
+			for (k = 0; k < VP_OP_MAXIO && p->in[k] >= 0; k++)
+				region_save(x, o, p->in[k], prod, fl,
+				    depth + 1);
+			return;
+		}
+	}
+	add_io(o->saved, t);
+	if ((size_t)t >= t0)
+		fl[t - t0] |= R_SAVED;
+	else if (!region_saved(x, t, fl)) {
+		assert(x->nrin < VP_REGION_MAXCI);
+		x->rin[x->nrin++] = t;
+	}
+}
+
+static void
+region_end(struct lctx *x, int32_t out)
+{
+	struct vp_graph *g = x->g;
+	size_t t0 = x->region_t0, n, i;
+	int32_t *prod;
+	uint8_t *fl, *ci;
+	int k;
+
+	if (!x->inductor)
+		return;
+	x->inductor = false;
+	n = g->nt - t0;
+	prod = xmalloc((n + 1) * sizeof *prod);
+	fl = xcalloc(n + 1, 1);
+	ci = xcalloc(g->nop - x->region_op0 + 1, 1);
+	for (i = 0; i < n; i++)
+		prod[i] = -1;
+	for (i = 0; i < x->nci; i++)
+		ci[x->ci_op[i] - x->region_op0] = 1;
+	for (i = x->region_op0; i < g->nop; i++) {
+		const struct vp_op *o = &g->op[i];
+		uint64_t inb = 0, outb = 0;
+
+		for (k = 0; k < VP_OP_MAXIO && o->out[k] >= 0; k++) {
+			assert((size_t)o->out[k] >= t0);
+			prod[o->out[k] - (int32_t)t0] = (int32_t)i;
+			outb += g->t[o->out[k]].bytes;
+		}
+		for (k = 0; k < VP_OP_MAXIO && o->in[k] >= 0; k++)
+			inb += g->t[o->in[k]].bytes;
+		/* A matmul's or kernel's inputs and outputs; a reduction's
+		 * output. */
+		if (ci[i - x->region_op0] || (inb > 0 && outb * 4 < inb))
+			for (k = 0; k < VP_OP_MAXIO && o->out[k] >= 0; k++)
+				fl[o->out[k] - t0] |= R_KEEP;
+		if (ci[i - x->region_op0])
+			for (k = 0; k < VP_OP_MAXIO && o->in[k] >= 0; k++)
+				if ((size_t)o->in[k] >= t0)
+					fl[o->in[k] - t0] |= R_KEEP;
+	}
+	if ((size_t)out >= t0)
+		fl[out - t0] |= R_KEEP;
+	for (i = x->region_op0; i < g->nop; i++) {
+		struct vp_op *o = &g->op[i];
+		int32_t old[VP_OP_MAXIO];
+
+		memcpy(old, o->saved, sizeof old);
+		for (k = 0; k < VP_OP_MAXIO; k++)
+			o->saved[k] = -1;
+		for (k = 0; k < VP_OP_MAXIO && old[k] >= 0; k++)
+			region_save(x, o, old[k], prod, fl, 0);
+		if (!ci[i - x->region_op0])
+			o->fwd_tmp = o->bwd_tmp = 0;
+	}
+	for (i = 0; i < n; i++)
+		if (fl[i] == 0)
+			g->t[t0 + i].bytes = 0;
+	free(ci);
+	free(fl);
+	free(prod);
 }
 
 static void
@@ -1300,6 +1546,9 @@ head_and_loss(struct lctx *x, int32_t hsd)
 	 * devices list it); on CPU it reads 16-bit logits directly and its
 	 * backward makes an fp32 gradient before casting it back.
 	 */
+	/* torch.compile of the loss (torchtitan's compile of "loss"): the
+	 * cross-entropy is a region whose input is the logits it reads. */
+	region_begin(x, x->p->compile_loss);
 	ls = ew(x, "log_softmax", nshift * x->V, x->autocast ? VP_FP32 :
 	    dt_of(x, lg), lg, -1, -1, -1, VP_CAT_LOGITS);
 	save_result(x, ls);
@@ -1315,6 +1564,7 @@ head_and_loss(struct lctx *x, int32_t hsd)
 	o->keep[2] = held[1];
 	loss = tnew(x, 1, VP_FP32, VP_CAT_LOGITS, "loss", true);
 	OUT(o, loss);
+	region_end(x, loss);
 	/* NLL backward allocates a zeroed (rows, V) gradient. */
 	return loss;
 }
@@ -1526,7 +1776,9 @@ lower_ops(struct lctx *x, uint32_t blocks, uint64_t offset, bool first,
 	for (l = 1; l <= blocks; l++) {
 		x->global_layer = offset + l - 1;
 		begin_layer(x, l, t);
+		region_begin(x, x->p->compile);
 		t = build(x, t);
+		region_end(x, t);
 		/*
 		 * Full recompute: the whole block is one checkpoint; with a
 		 * stride, only every stride-th block of the stage, counted

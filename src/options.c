@@ -112,6 +112,14 @@ const struct vp_optdef vp_options[VP_O_COUNT] = {
     F(optim_in_bwd), NULL, 0, NULL, 0, 0, false, NULL, ALL, true, false,
     VP_OPEN_NONE, NULL, "each parameter steps in its gradient hook and "
     "drops its gradient (torchtune's optimizer_in_bwd)" },
+[VP_O_COMPILE] = { "compile", VP_OK_FLAG, VP_OF_BOOL, F(compile), NULL, 0,
+    NULL, 0, 0, false, NULL, ALL, true, false, VP_OPEN_NONE, NULL,
+    "torch.compile (Inductor) of each block, as torchtune and torchtitan "
+    "apply it" },
+[VP_O_COMPILE_LOSS] = { "compile-loss", VP_OK_FLAG, VP_OF_BOOL,
+    F(compile_loss), NULL, 0, NULL, 0, 0, false, NULL, ALL, true, false,
+    VP_OPEN_NONE, NULL, "torch.compile of the cross-entropy too "
+    "(torchtitan's loss component)" },
 [VP_O_FUSED] = { .name = "fused-optimizer", .kind = VP_OK_FLAG,
     .field = VP_OF_NONE, .cmds = ALL, .open = VP_OPEN_NONE,
     .help = "the same as --optimizer-impl fused",

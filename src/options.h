@@ -42,6 +42,7 @@
 	X(EP, "ep") X(DP, "dp") X(CAPACITY, "capacity-factor") \
 	X(DEVICE, "device") X(OPTIMIZER_IMPL, "optimizer-impl") \
 	X(ZERO_GRAD, "zero-grad") X(OPTIM_IN_BWD, "optimizer-in-backward") \
+	X(COMPILE, "compile") X(COMPILE_LOSS, "compile-loss") \
 	X(FUSED, "fused-optimizer") X(LORA, "lora") \
 	X(LORA_TARGETS, "lora-targets") X(LORA_DROPOUT, "lora-dropout") \
 	X(LORA_DTYPE, "lora-dtype") X(QUANT, "quant") X(KBIT_PREP, "kbit-prep") \

@@ -233,6 +233,8 @@ struct vp_plan {
 	enum vp_zerograd zero_grad;	/* what zero_grad() leaves */
 	bool optim_in_bwd;	/* the step runs in each parameter's
 				 * post-accumulate-grad hook (torchtune) */
+	bool compile;		/* torch.compile of each block, */
+	bool compile_loss;	/* ... of the loss (graph.c, region_begin) */
 	/* Fine-tuning. */
 	unsigned lora_rank;	/* 0 = full fine-tuning */
 	unsigned lora_targets;	/* bit set of enum vp_lora_target */

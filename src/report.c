@@ -315,7 +315,7 @@ plan_line(const struct vp_report *r, struct vp_buf *o)
 
 	/* The optimizer's kernels when the user chose them. */
 	vp_buf_printf(o, "%s, %s%s%s%s%s, micro-batch %llu x seq %llu, "
-	    "grad-accum %llu, recompute %s, attention %s, dropout %.2g\n",
+	    "grad-accum %llu, recompute %s, attention %s, dropout %.2g%s\n",
 	    vp_prec_names[p->precision], vp_opt_names[p->optimizer],
 	    p->optimizer_impl ? " (" : "",
 	    p->optimizer_impl ? vp_optimpl_names[vp_plan_optimizer_impl(p)] :
@@ -324,7 +324,10 @@ plan_line(const struct vp_report *r, struct vp_buf *o)
 	    (unsigned long long)p->micro_batch, (unsigned long long)p->seq,
 	    (unsigned long long)p->grad_accum,
 	    recomp_text(rc, sizeof rc, p, false),
-	    vp_attn_names[p->attention], vp_plan_dropout(p, r->model));
+	    vp_attn_names[p->attention], vp_plan_dropout(p, r->model),
+	    p->compile && p->compile_loss ? ", compiled blocks and loss" :
+	    p->compile ? ", compiled blocks" :
+	    p->compile_loss ? ", compiled loss" : "");
 	vp_buf_printf(o, "%-11s", "");
 	vp_report_layout(o, p);
 	vp_buf_printf(o, ", %s semantics, device %s, PyTorch %s",
@@ -728,6 +731,11 @@ json_plan(struct vp_json *j, const struct vp_report *r)
 	    vp_optimpl_names[vp_plan_optimizer_impl(p)]);
 	vp_json_str(j, "zero_grad", vp_zerograd_names[vp_plan_zero_grad(p)]);
 	vp_json_bool(j, "optimizer_in_backward", p->optim_in_bwd);
+	/* Only when set, so that plans without it read as before. */
+	if (p->compile)
+		vp_json_bool(j, "compile", true);
+	if (p->compile_loss)
+		vp_json_bool(j, "compile_loss", true);
 	vp_json_u64(j, "micro_batch", p->micro_batch);
 	vp_json_u64(j, "seq", p->seq);
 	vp_json_u64(j, "grad_accum", p->grad_accum);

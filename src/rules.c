@@ -523,6 +523,61 @@ optim_in_bwd(const struct vp_plan *p, const struct vp_model *m,
 	return 0;
 }
 
+/*
+ * --compile and --compile-loss (graph.c, region_begin) rewrite the eager
+ * lowering of a block or of the loss by the partitioner's rule, which was checked against PyTorch 2.13's
+ * saved graphs for Llama-style blocks with fused attention and no dropout
+ * (tests/validate_cpu.py --grid torch2).  What the rule has not been
+ * measured on is refused rather than guessed: eager attention (the
+ * partitioner may recompute its softmax), dropout (Inductor draws its own
+ * random numbers and saves its seeds, not the masks), other block kinds
+ * and MoE, bitsandbytes/torchao quantized linears, a compiled loss other
+ * than the plain cross-entropy of the logits, and Transformer Engine's
+ * fp8, whose kernels Dynamo does not trace as aten ops.
+ */
+static int
+compile_plan(const struct vp_plan *p, const struct vp_model *m,
+    unsigned world, struct vp_diags *d)
+{
+	const char *opt = p->compile ? "--compile" : "--compile-loss";
+
+	(void)world;
+	if (!p->compile && !p->compile_loss)
+		return 0;
+	if (p->torch_version < 200)
+		return refuse(d, "%s needs PyTorch 2.0 (torch.compile); "
+		    "--torch is %u.%u", opt, p->torch_version / 100,
+		    p->torch_version % 100);
+	if (vp_model_family(m) != VP_FAMILY_LLAMA ||
+	    m->norm != VP_NORM_RMSNORM || m->post_norms || m->has_moe)
+		return refuse(d, "%s is modelled for Llama-style models "
+		    "(RMSNorm before attention and MLP, no MoE), the ones "
+		    "measured; %s is not one", opt, m->name);
+	if (p->compile_loss && p->loss != VP_LOSS_FULL)
+		return refuse(d, "--compile-loss is modelled for --loss full "
+		    "only (the cross-entropy of the logits), not --loss %s",
+		    vp_loss_names[p->loss]);
+	if (!p->compile)
+		return 0;
+	if (p->attention == VP_ATTN_EAGER)
+		return refuse(d, "--compile is modelled with fused attention "
+		    "only; use --attention sdpa or flash");
+	if (vp_plan_dropout(p, m) > 0)
+		return refuse(d, "--compile with dropout is not modelled "
+		    "(Inductor draws its own random numbers); use --dropout 0");
+	if (p->lora_rank > 0 && p->lora_dropout > 0)
+		return refuse(d, "--compile with --lora-dropout is not modelled "
+		    "(Inductor draws its own random numbers); use "
+		    "--lora-dropout 0");
+	if (p->quant != VP_QUANT_NONE)
+		return refuse(d, "--compile with --quant %s is not modelled",
+		    vp_quant_names[p->quant]);
+	if (p->precision == VP_PREC_FP8)
+		return refuse(d, "--compile with --precision fp8 is not "
+		    "modelled: Transformer Engine's layers are not traced");
+	return 0;
+}
+
 #define TPPPCPDP (VP_RK_TP | VP_RK_PP | VP_RK_CP | VP_RK_DP)
 
 static const struct rule rules[] = {
@@ -545,6 +600,7 @@ static const struct rule rules[] = {
 	{ chunked_output_loss, VP_RK_TP, false },
 	{ fp8_quant, 0, false },
 	{ fp8_cuda, 0, false },
+	{ compile_plan, 0, false },
 	{ nvme_needs_offload, 0, false },
 	{ world_split, TPPPCPDP, false },
 	{ ep_in_dp, TPPPCPDP | VP_RK_EP, false },

@@ -463,6 +463,17 @@ run oib-llama llama-2-7b --optimizer-in-backward --precision bf16 \
 	--gpus 1xRTX4090 --no-search
 run oib-grad-accum gpt2 --optimizer-in-backward --grad-accum 4
 run oib-zero gpt2 --optimizer-in-backward --zero 2 --gpus 2xA100
+# torch.compile of each block (and the loss): the partitioner's saved set;
+# refused where it was not measured (eager attention, non-Llama blocks,
+# a compiled loss other than the cross-entropy of the logits).
+run compile-llama llama-3-8b --compile --attention sdpa --precision bf16 \
+	--seq 4096 --micro-batch 2 --gpus 1xA100 --no-search --json
+run compile-loss-rc llama-3-8b --compile --compile-loss --attention sdpa \
+	--recompute full --gpus 1xH100 --no-search
+run compile-eager llama-3-8b --compile --attention eager
+run compile-gpt2 gpt2 --compile --compile-loss --attention sdpa
+run compile-loss-chunked llama-3-8b --compile-loss --attention sdpa \
+	--loss chunked
 
 # --trainer: each library's defaults for what was not given (the report
 # lists them with their sources, and what is not modelled); an explicit

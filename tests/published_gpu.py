@@ -54,11 +54,13 @@ import yaml
 # 4.20% once --transformers gave the fms runs 4.48.1's loss, 3.31% once
 # transformers 4.x's experts ran one at a time (fms 2.3%), 3.19% once
 # --optimizer-in-backward made torchtune's low-memory full fine-tune
-# expressible (24 records, -0.6% there).  The gate
+# expressible (24 records, -0.6% there), 3.07% once --compile
+# made torchtune's compiled Llama 3.2 row expressible (25 records, -0.2%
+# there).  The gate
 # sits about half a point above it.  It
 # must only go down: lower it when the estimate improves, never raise it to
 # make a change pass.
-GATE_PCT = 3.70
+GATE_PCT = 3.60
 
 # Verdicts that are wrong today, with the reason.  A new wrong verdict
 # fails the test; one of these that becomes right is reported so that it
@@ -156,9 +158,11 @@ LORA_TARGET = {"q_proj": ["q"], "k_proj": ["k"], "v_proj": ["v"],
                "c_attn (absent in Llama)": []}
 # What vramplan has no way to say, by a phrase of other_optimizations.
 MISSING = [
-    ("torch.compile", "torch.compile: Inductor fuses the elementwise ops "
-     "and chooses what the compiled graph saves; vramplan replays eager "
-     "PyTorch's saved tensors"),
+    # Every record with the chunked loss is also compiled (torch.compile),
+    # and torchtune compiles that loss's per-chunk cross-entropy.
+    ("CEWithChunkedOutputLoss", "torchtune's compiled CEWithChunkedOutputLoss "
+     "(compile_loss compiles its per-chunk cross-entropy): --compile-loss "
+     "models the full loss only"),
 ]
 # Settings that are expressed but differ from the run; printed beside the
 # figure.
@@ -261,6 +265,18 @@ def express(r):
     if any("activation offloading" in o
            for o in r["other_optimizations"] or []):
         args += ["--activation-offload"]
+    # torchtune's compile: True compiles each decoder layer in place
+    # (training.compile_model).  Its recipes also call
+    # training.compile_loss(self._loss_fn) but drop what it returns, and
+    # for a module without apply_compile_strategy (a plain
+    # CrossEntropyLoss) that is the only compiled copy: the loss runs
+    # eagerly.  CEWithChunkedOutputLoss's apply_compile_strategy compiles
+    # its per-chunk cross-entropy in place: the loss is compiled too.
+    opts = r["other_optimizations"] or []
+    if any("torch.compile" in o for o in opts):
+        args += ["--compile"]
+        if any("CEWithChunkedOutputLoss" in o for o in opts):
+            args += ["--compile-loss"]
     # torchtune's optimizer_in_bwd: each parameter steps in its gradient
     # hook (--optimizer-in-backward), stated in the optimizer or the list.
     if "optimizer_in_bwd=True" in r["optimizer"] or any(

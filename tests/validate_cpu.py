@@ -11,7 +11,8 @@ measures the allocated peak of two training steps on CPU, and
     $VRAMPLAN MODEL --device cpu --json --precision P --optimizer O
               --micro-batch B --seq S --recompute R --attention A --dropout D
               [--lora R --lora-targets LIST --lora-dropout P --lora-dtype T] [--loss L]
-              --torch V --transformers 4.40
+              [--optimizer-impl I] [--recompute-stride N] [--optimizer-in-backward]
+              [--compile C] --torch V --transformers 4.40 --zero-grad none
 (VRAMPLAN defaults to ./src/vramplan; V the harness's torch, and 4.40 the
 transformers whose modelling code the harness's modules clone) gives the
 estimate, read from
@@ -85,6 +86,17 @@ def IMPL(impl):
     """torch.optim's kernels (--optimizer-impl): foreach on the CPU holds
     the states-size temporary the CUDA default does."""
     return {"lora": 0, "impl": impl}
+
+
+def COMPILE(mode, lora=0):
+    """torch.compile (Inductor) of each block ("blocks", torchtune's
+    compile_model: --compile) or of each block and the loss
+    ("blocks+loss": --compile --compile-loss); with lora > 0 on a PEFT
+    LoRA (q,v) base."""
+    x = {"lora": 0, "compile": mode}
+    if lora:
+        x.update(LORA(lora))
+    return x
 
 
 def OIB(impl="default"):
@@ -256,6 +268,20 @@ GRID_TORCH2 = [
     ("llama-mqa-32k", "bf16", "sgd-momentum", 2, 64, "full", "sdpa", 0.0, CHUNKED_OUTPUT()),
     ("llama-mqa-32k", "bf16", "adamw", 2, 128, "full", "sdpa", 0.0, CHUNKED_OUTPUT(16, "all-linear")),
     ("tiny-llama", "fp32", "adamw", 2, 64, "none", "eager", 0.0, CHUNKED_OUTPUT(8, "q,v", "fp32")),
+    # torch.compile (--compile): the saved set is the partitioner's cut,
+    # measured on Inductor's CPU code; the first case is 26% under its
+    # eager step, the second (the loss eager, as torchtune's recipes run
+    # a plain cross-entropy) 10%.  bf16-mixed with recompute: the weights'
+    # casts are ops of the compiled graph, not autocast's cache, and die
+    # with the checkpoint (held through the loss, the blocks' 708 KiB of
+    # bf16 copies would be +3%).  One compile per dtype and graph: about
+    # 90 s for these on two idle cores, a few seconds a case with a warm
+    # TORCHINDUCTOR_CACHE_DIR.
+    ("tiny-llama", "fp32", "sgd", 4, 256, "none", "sdpa", 0.0, COMPILE("blocks+loss")),
+    ("tiny-llama", "fp32", "sgd", 4, 256, "none", "sdpa", 0.0, COMPILE("blocks")),
+    ("tiny-llama", "bf16", "adamw", 4, 256, "full", "sdpa", 0.0, COMPILE("blocks")),
+    ("tiny-llama", "bf16-mixed", "sgd", 4, 256, "full", "sdpa", 0.0, COMPILE("blocks+loss")),
+    ("tiny-llama", "bf16-mixed", "adamw", 4, 256, "none", "sdpa", 0.0, COMPILE("blocks", 8)),
 ]
 MAX_LIMIT_TORCH2_PCT = 1.0
 
@@ -279,6 +305,8 @@ def case_name(c):
         name += "/stride%d" % x["stride"]
     if x.get("oib"):
         name += "/oib"
+    if x.get("compile", "none") != "none":
+        name += "/compile-" + x["compile"]
     return name
 
 
@@ -321,6 +349,8 @@ def estimate(cmd, c):
         argv += ["--recompute-stride", str(x["stride"])]
     if x.get("oib"):
         argv += ["--optimizer-in-backward"]
+    if x.get("compile", "none") != "none":
+        argv += ["--compile"] + (["--compile-loss"] if x["compile"] == "blocks+loss" else [])
     # The estimate follows the stack the harness measures on: its PyTorch;
     # its modules clone transformers 4.40's modelling code; it zeroes the
     # gradients with set_to_none=True whatever the PyTorch.
@@ -351,7 +381,8 @@ def measure_case(c, threads):
                            lora_dropout=x.get("lora_dropout", 0.0), lora_dtype=x.get("lora_dtype", "fp32"),
                            loss=x.get("loss", "full"), optimizer_impl=x.get("impl", "default"),
                            recompute_stride=x.get("stride", 1),
-                           optimizer_in_bwd=x.get("oib", False))
+                           optimizer_in_bwd=x.get("oib", False),
+                           compile_mode=x.get("compile", "none"))
 
 
 def breakdown(res):

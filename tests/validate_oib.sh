@@ -1,6 +1,7 @@
 #!/bin/sh
 # Run the CPU validation cases that need PyTorch >= 2.1 (optimizer in
-# backward: Tensor.register_post_accumulate_grad_hook), tests/validate_cpu.py
+# backward: Tensor.register_post_accumulate_grad_hook; torch.compile),
+# tests/validate_cpu.py
 # --grid torch2, in the test venv whose interpreter is TORCH2_PYTHON (`make
 # venv`).  Without it the test is skipped (exit 77), or fails when CI is set
 # (tests/need.sh), as tests/validate_hf.sh.
@@ -14,4 +15,8 @@ top=${TOP_SRCDIR:-.}
 	missing validate_oib "$py cannot import torch (>= 2.1) and yaml;" \
 	    "rebuild it with make venv"
 cd "$top" || exit 1
+# The --compile cases: Inductor's compiled kernels are kept outside the
+# trees, per user, so a second run skips the C++ compiler.
+TORCHINDUCTOR_CACHE_DIR=${TORCHINDUCTOR_CACHE_DIR:-${TMPDIR:-/tmp}/vramplan-inductor-$(id -u)}
+export TORCHINDUCTOR_CACHE_DIR
 OMP_NUM_THREADS=${OMP_NUM_THREADS:-2} exec "$py" tests/validate_cpu.py --grid torch2
