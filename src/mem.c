@@ -555,13 +555,20 @@ static void
 oib_step(struct sim *s, const struct vp_op *o)
 {
 	uint64_t w, big = 0, tmp = 0;
-	unsigned k, n = wgrad_pieces(o);
+	unsigned k, n;
 
-	/* The first use of a tied weight waits for the other's (graph.c,
-	 * tie_embeddings): its hook runs on their sum. */
-	if (o->wgrad_bytes == 0 || o->wgrad_waits)
+	/* The first use of a weight used twice or more waits for the last
+	 * (graph.c, tie_embeddings, chunked_output_ce): its hook runs on
+	 * their sum, when the use that ends the wait has added to it.  That
+	 * use has no gradient of its own (wgrad_bytes 0, and wgrad_sum 0
+	 * where the sum is made in place): the weight's is the waiting
+	 * op's. */
+	if (o->wgrad_adds_to)
+		o = &s->g->op[o->wgrad_adds_to - 1];
+	else if (o->wgrad_bytes == 0 || o->wgrad_waits)
 		return;
-	w = o->wgrad_adds_to ? o->wgrad_sum : o->wgrad_bytes;
+	w = o->wgrad_bytes;
+	n = wgrad_pieces(o);
 	for (k = 0; k < n; k++) {
 		uint64_t piece = wgrad_piece(o, w, k) / s->gshard;
 

@@ -1082,6 +1082,46 @@ bug_huge_plan_wraps(void **state)
 	vp_model_free(&m);
 }
 
+/*
+ * bug: with --optimizer-in-backward the step of a weight used twice (tied
+ * embeddings; torchtune's chunked head) runs in the hook of the use that
+ * ends the wait, which has no gradient of its own (wgrad_bytes 0, and
+ * wgrad_sum 0 where the sum is added in place); oib_step read that op's
+ * sizes and so never counted the shared weight's gradient and step
+ * temporaries.  Here the tied V h weight is most of the model (V = 2048,
+ * h = 8: 16384 of 17200 parameters), in bf16 with fp32 masters and
+ * states, stepped by the for-loop AdamW (two fp32 copies of the
+ * parameter): at its hook, beside the weights, masters and states, its
+ * bf16 gradient g = 32768 B and the two copies, 4 g, live: 5 g, more
+ * than the embedding's backward just before (the waiting gradient, the
+ * lookup's, their sum and the lookup's input gradient: 3 g + 64).
+ */
+static void
+bug_oib_step_of_a_tied_weight(void **state)
+{
+	const uint64_t g = 2048 * 8 * 2;
+	struct vp_model m;
+	struct vp_plan p;
+	struct vp_mem r;
+
+	(void)state;
+	tiny_model(&m);
+	m.vocab = 2048;
+	m.tie_embeddings = true;
+	validate(&m);
+	tiny_plan(&p, &m, 1, 4);
+	p.precision = VP_PREC_BF16_MASTER;
+	p.optimizer = VP_OPT_ADAMW;
+	p.optimizer_impl = VP_OPTIMPL_FOR_LOOP;
+	p.optim_in_bwd = true;
+	r = estimate(&m, &p, 1);
+	assert_true(r.allocated_peak >= r.weights_bytes + r.master_bytes +
+	    r.optim_bytes + 5 * g);
+	assert_int_equal(r.peak_phase, VP_PHASE_BACKWARD);
+	assert_string_equal(r.peak_op, "embedding");
+	vp_model_free(&m);
+}
+
 int
 main(void)
 {
@@ -1104,6 +1144,7 @@ main(void)
 		cmocka_unit_test(moe_experts_looped_in_4x),
 		cmocka_unit_test(grad_accum_and_pipeline),
 		cmocka_unit_test(bug_huge_plan_wraps),
+		cmocka_unit_test(bug_oib_step_of_a_tied_weight),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
