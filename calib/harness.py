@@ -80,7 +80,8 @@ TT_OUTPUT_CHUNKS = 8
 # torch.compile (Inductor) as torchtune's compile_model does it: every
 # decoder layer compiled on its own (nn.Module.compile, in place, so a
 # checkpoint wrapper stays outside the compiled region); "blocks+loss" also
-# compiles the cross-entropy on the shifted fp32 logits (compile_loss).
+# compiles the cross-entropy on the shifted fp32 logits (compile_loss), or
+# with --loss chunked-output each chunk's upcast and cross-entropy.
 COMPILE_MODES = ("none", "blocks", "blocks+loss")
 
 # LoRA targets (vramplan's names) in canonical order; "all-linear" = every one
@@ -609,6 +610,7 @@ class DecoderLM(nn.Module):
         if c["tie_embeddings"]:
             self.lm_head.weight = self.embed_tokens.weight
         self.loss_fn = F.cross_entropy   # torch.compile'd by _compile_model
+        self.chunk_ce = _tt_compute_cross_entropy   # likewise
 
     def _update_causal_mask(self, input_tensor, cache_position):
         # v4.40 LlamaModel._update_causal_mask (no attention_mask given, dynamic
@@ -678,7 +680,7 @@ class DecoderLM(nn.Module):
             lgs = [t.reshape(-1, t.size(-1)) for t in logits]
             total_loss = 0.0
             for lc, tc in zip(lgs, lab):
-                total_loss += F.cross_entropy(lc.float(), tc, ignore_index=-100, reduction="sum")
+                total_loss += self.chunk_ce(lc, tc)
             loss = total_loss / total_elements
             del lgs, lab, total_loss, labels, ignore, total_elements, lc, tc
             del logits
@@ -699,6 +701,14 @@ class DecoderLM(nn.Module):
 
 
 # ---- GPT-2 (GPT2LMHeadModel)
+
+def _tt_compute_cross_entropy(logits, labels):
+    """CEWithChunkedOutputLoss.compute_cross_entropy (torchtune
+    modules/loss/ce_chunked_output_loss.py): one chunk's upcast and
+    summed cross-entropy, the method its apply_compile_strategy compiles
+    in place (training.compile_loss)."""
+    return F.cross_entropy(logits.float(), labels, ignore_index=-100, reduction="sum")
+
 
 class Conv1D(nn.Module):
     def __init__(self, nf, nx, bias=True):
@@ -1782,6 +1792,9 @@ def _compile_model(model, o, ids, labels):
         layer.compile(backend="inductor")
     if o["compile"] == "blocks+loss":
         model.loss_fn = torch.compile(F.cross_entropy, backend="inductor")
+        # torchtune's chunked loss: only the per-chunk cross-entropy is
+        # compiled (the head stays eager: chunked_output is not a layer).
+        model.chunk_ce = torch.compile(_tt_compute_cross_entropy, backend="inductor")
     with _autocast_ctx(o["precision"], o["device"]):
         loss = model(ids, labels)
     loss.backward()

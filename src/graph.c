@@ -1347,6 +1347,22 @@ fused_linear_ce(struct lctx *x, int32_t hsd, uint64_t rows)
  */
 #define VP_TT_OUTPUT_CHUNKS 8
 
+/*
+ * The compiled chunked loss: under --compile-loss torchtune compiles only
+ * CEWithChunkedOutputLoss.compute_cross_entropy (its
+ * apply_compile_strategy, called by training.compile_loss, rebinds the
+ * method to torch.compile of it in place); the head's chunks run eagerly
+ * (chunked_output is no compiled layer).  Each chunk's upcast, log_softmax
+ * and nll_loss are then one region whose input is that chunk's logits.
+ * Inductor decomposes log_softmax into the row max and log-sum-exp
+ * (reductions: saved, two fp32 values a row) and pointwise ops, so by
+ * region_end's rules the forward saves the chunk's logits (the same
+ * storage as the head's output) and those two values, makes no fp32
+ * upcast and keeps no log-softmax, and the backward makes one gradient
+ * of the chunk in the logits' dtype (measured on PyTorch 2.13's Inductor
+ * for the CPU: tests/validate_cpu.py --grid torch2).
+ */
+
 static int32_t
 chunked_output_ce(struct lctx *x, int32_t hsd)
 {
@@ -1396,19 +1412,27 @@ chunked_output_ce(struct lctx *x, int32_t hsd)
 		x->wgrad_view = n == 1;
 	}
 	for (k = 0; k < n; k++) {
-		int32_t up, ls, lk;
+		int32_t up, st = -1, ls, lk;
 
+		/* --compile-loss: compute_cross_entropy compiled, one region
+		 * per chunk (the compiled chunked loss, above). */
+		region_begin(x, x->p->compile_loss);
 		up = dt_of(x, lg[k]) == VP_FP32 ? lg[k] : ew(x,
 		    "fp32 upcast (chunk)", elems_of(x, lg[k]), VP_FP32, lg[k],
 		    -1, -1, -1, VP_CAT_LOGITS);
+		if (x->inductor)
+			st = ew(x, "row max and logsumexp (chunk)",
+			    2 * (elems_of(x, up) / x->V), VP_FP32, up, -1, -1,
+			    -1, VP_CAT_LOGITS);
 		ls = ew(x, "log_softmax (chunk)", elems_of(x, up), VP_FP32, up,
-		    -1, -1, -1, VP_CAT_LOGITS);
+		    st, -1, -1, VP_CAT_LOGITS);
 		save_result(x, ls);
 		o = opnew(x, "nll_loss (chunk)");
 		IN(o, ls);
 		lk = tnew(x, 1, VP_FP32, VP_CAT_LOGITS, "loss (chunk)",
 		    rg_of(x, ls));
 		OUT(o, lk);
+		region_end(x, lk);
 		loss = loss < 0 ? lk : ew(x, "loss sum", 1, VP_FP32, loss, lk,
 		    -1, -1, VP_CAT_LOGITS);
 	}

@@ -532,7 +532,8 @@ optim_in_bwd(const struct vp_plan *p, const struct vp_model *m,
  * partitioner may recompute its softmax), dropout (Inductor draws its own
  * random numbers and saves its seeds, not the masks), other block kinds
  * and MoE, bitsandbytes/torchao quantized linears, a compiled loss other
- * than the plain cross-entropy of the logits, and Transformer Engine's
+ * than the plain cross-entropy of the logits or torchtune's per-chunk one
+ * (--loss chunked-output), and Transformer Engine's
  * fp8, whose kernels Dynamo does not trace as aten ops.
  */
 static int
@@ -553,9 +554,11 @@ compile_plan(const struct vp_plan *p, const struct vp_model *m,
 		return refuse(d, "%s is modelled for Llama-style models "
 		    "(RMSNorm before attention and MLP, no MoE), the ones "
 		    "measured; %s is not one", opt, m->name);
-	if (p->compile_loss && p->loss != VP_LOSS_FULL)
+	if (p->compile_loss && p->loss != VP_LOSS_FULL &&
+	    p->loss != VP_LOSS_CHUNKED_OUTPUT)
 		return refuse(d, "--compile-loss is modelled for --loss full "
-		    "only (the cross-entropy of the logits), not --loss %s",
+		    "(the cross-entropy of the logits) and chunked-output "
+		    "(torchtune's per-chunk cross-entropy) only, not --loss %s",
 		    vp_loss_names[p->loss]);
 	if (!p->compile)
 		return 0;
