@@ -56,11 +56,13 @@ import yaml
 # --optimizer-in-backward made torchtune's low-memory full fine-tune
 # expressible (24 records, -0.6% there), 3.07% once --compile
 # made torchtune's compiled Llama 3.2 row expressible (25 records, -0.2%
-# there).  The gate
+# there), 2.86% once --compile-loss with --loss chunked-output made
+# torchtune's compiled chunked-loss rows 03 and 05 expressible (27
+# records, -0.0% and +0.3%).  The gate
 # sits about half a point above it.  It
 # must only go down: lower it when the estimate improves, never raise it to
 # make a change pass.
-GATE_PCT = 3.60
+GATE_PCT = 3.35
 
 # Verdicts that are wrong today, with the reason.  A new wrong verdict
 # fails the test; one of these that becomes right is reported so that it
@@ -158,12 +160,22 @@ LORA_TARGET = {"q_proj": ["q"], "k_proj": ["k"], "v_proj": ["v"],
                "c_attn (absent in Llama)": []}
 # What vramplan has no way to say, by a phrase of other_optimizations.
 MISSING = [
-    # Every record with the chunked loss is also compiled (torch.compile),
-    # and torchtune compiles that loss's per-chunk cross-entropy.
-    ("CEWithChunkedOutputLoss", "torchtune's compiled CEWithChunkedOutputLoss "
-     "(compile_loss compiles its per-chunk cross-entropy): --compile-loss "
-     "models the full loss only"),
+    # torchtune's OffloadActivations (enable_activation_offloading) under
+    # its activation checkpointing: every torchtune record with offloading
+    # also checkpoints every layer.
+    ("activation offloading", "torchtune's activation offloading under "
+     "activation checkpointing moves each checkpoint's input to the host; "
+     "--activation-offload moves what a block saves beside its input, "
+     "nothing under --recompute full"),
 ]
+# Records whose peak depends on what they do not state.
+UNSTATED = {
+    "tt-llama32-3b-04-ac": "the AdamW implementation is not stated (the "
+    "record assumes torch.optim.AdamW; the README's config defaults to "
+    "bitsandbytes' PagedAdamW8bit) and makes this row's peak, the step's: "
+    "foreach, CUDA's default, holds a copy of the second moments (6 GiB), "
+    "fused none",
+}
 # Settings that are expressed but differ from the run; printed beside the
 # figure.
 CAVEAT = {
@@ -200,6 +212,8 @@ def express(r):
             missing.append(why)
     if r["sequence_length"] is None:
         missing.append("sequence length not stated: %s" % r["sequence_note"])
+    if rid in UNSTATED:
+        missing.append(UNSTATED[rid])
     task = r["task"]
     lora = task.get("lora")
     targets = []
