@@ -465,7 +465,8 @@ run oib-grad-accum gpt2 --optimizer-in-backward --grad-accum 4
 run oib-zero gpt2 --optimizer-in-backward --zero 2 --gpus 2xA100
 # torch.compile of each block (and the loss): the partitioner's saved set;
 # refused where it was not measured (eager attention, non-Llama blocks,
-# a compiled loss other than the cross-entropy of the logits).
+# a compiled loss other than the cross-entropy of the logits or
+# torchtune's chunked one).
 run compile-llama llama-3-8b --compile --attention sdpa --precision bf16 \
 	--seq 4096 --micro-batch 2 --gpus 1xA100 --no-search --json
 run compile-loss-rc llama-3-8b --compile --compile-loss --attention sdpa \
@@ -474,6 +475,12 @@ run compile-eager llama-3-8b --compile --attention eager
 run compile-gpt2 gpt2 --compile --compile-loss --attention sdpa
 run compile-loss-chunked llama-3-8b --compile-loss --attention sdpa \
 	--loss chunked
+# torchtune's compiled chunked loss: each chunk's cross-entropy compiled.
+# (logits and loss 0 B, the peak in backward; 12.72 GiB of them in the
+# loss phase with the loss eager).
+run compile-loss-chunked-output llama-3-8b --trainer torchtune --compile \
+	--compile-loss --attention sdpa --seq 8192 --micro-batch 2 \
+	--recompute full --optimizer-in-backward --gpus 1xA100 --no-search
 
 # --trainer: each library's defaults for what was not given (the report
 # lists them with their sources, and what is not modelled); an explicit
