@@ -6,7 +6,10 @@
         [--optimizer sgd|sgd-momentum|adam|adamw] [--micro-batch B] [--seq S]
         [--recompute none|full|op] [--recompute-stride N] [--attention eager|sdpa] [--dropout P]
         [--lora R] [--lora-targets q,v|all-linear|...] [--lora-alpha A]
-        [--lora-dropout P] [--lora-dtype fp32|bf16] [--loss full|chunked]
+        [--lora-dropout P] [--lora-dtype fp32|bf16]
+        [--loss full|chunked|chunked-output]
+        [--optimizer-impl I] [--optimizer-in-backward]
+        [--compile none|blocks|blocks+loss]
         [--steps 2] [--seed 0] [--threads 2] [--trace]
         [--float8 none|tensorwise|rowwise]   (needs torchao, and on the CPU
         DNNL_MAX_CPU_ISA=ONEDNN_MAX_CPU_ISA=AVX512_CORE_FP16: oneDNN's fp8
@@ -70,7 +73,19 @@ ATTN_BLOCK_ELEMS = 1 << 14
 
 PRECISIONS = ("fp32", "bf16-mixed", "fp16-mixed", "bf16", "fp16")
 OPTIMIZERS = ("sgd", "sgd-momentum", "adam", "adamw")
-LOSSES = ("full", "chunked")
+LOSSES = ("full", "chunked", "chunked-output")
+
+# torchtune's CEWithChunkedOutputLoss (--loss chunked-output): the head
+# runs on num_output_chunks pieces of the sequence, all kept, and the loss
+# upcasts and takes the cross-entropy of one piece at a time.
+TT_OUTPUT_CHUNKS = 8
+
+# torch.compile (Inductor) as torchtune's compile_model does it: every
+# decoder layer compiled on its own (nn.Module.compile, in place, so a
+# checkpoint wrapper stays outside the compiled region); "blocks+loss" also
+# compiles the cross-entropy on the shifted fp32 logits (compile_loss), or
+# with --loss chunked-output each chunk's upcast and cross-entropy.
+COMPILE_MODES = ("none", "blocks", "blocks+loss")
 
 # LoRA targets (vramplan's names) in canonical order; "all-linear" = every one
 # of them the model has.
@@ -665,6 +680,8 @@ class DecoderLM(nn.Module):
         self.lm_head = nn.Linear(c["hidden"], c["vocab"], bias=False)
         if c["tie_embeddings"]:
             self.lm_head.weight = self.embed_tokens.weight
+        self.loss_fn = F.cross_entropy   # torch.compile'd by _compile_model
+        self.chunk_ce = _tt_compute_cross_entropy   # likewise
 
     def _update_causal_mask(self, input_tensor, cache_position):
         # v4.40 LlamaModel._update_causal_mask (no attention_mask given, dynamic
@@ -696,6 +713,8 @@ class DecoderLM(nn.Module):
             hidden_states = self.norm(hidden_states)
             del causal_mask, position_ids, cache_position
             logits = None
+            if self.loss_impl == "chunked-output":
+                return self._chunked_output_loss(hidden_states, labels)
             if self.loss_impl != "chunked":
                 logits = self.lm_head(hidden_states)
                 del hidden_states
@@ -707,8 +726,35 @@ class DecoderLM(nn.Module):
             shift_labels = labels[..., 1:].contiguous()
             shift_logits = shift_logits.view(-1, self.c["vocab"])
             shift_labels = shift_labels.view(-1)
-            loss = F.cross_entropy(shift_logits, shift_labels)
+            loss = self.loss_fn(shift_logits, shift_labels)
             del logits, shift_logits, shift_labels
+        return loss
+
+    def _chunked_output_loss(self, hidden_states, labels):
+        """torchtune (v0.4-v0.6): TransformerDecoder.chunked_output makes
+        the logits piece by piece and returns the list
+        ([self.output(chunk) for chunk in h.chunk(num_output_chunks,
+        dim=1)], modules/transformer.py); the recipe shifts the labels
+        instead of the logits (torch.hstack((labels[..., 1:],
+        ignore_labels_cache)), recipes/full_finetune_single_device.py),
+        calls the loss and then `del logits`; CEWithChunkedOutputLoss
+        (modules/loss/ce_chunked_output_loss.py) upcasts each piece and
+        sums F.cross_entropy(logits.float(), labels, reduction="sum") over
+        them, divided by the count of labels that are not ignored."""
+        logits = [self.lm_head(chunk) for chunk in hidden_states.chunk(TT_OUTPUT_CHUNKS, dim=1)]
+        del hidden_states
+        with phase("loss"):
+            ignore = torch.full((labels.shape[0], 1), -100, dtype=labels.dtype, device=labels.device)
+            labels = torch.hstack((labels[..., 1:], ignore))
+            total_elements = (labels != -100).sum()
+            lab = [t.reshape(-1) for t in labels.chunk(TT_OUTPUT_CHUNKS, dim=1)]
+            lgs = [t.reshape(-1, t.size(-1)) for t in logits]
+            total_loss = 0.0
+            for lc, tc in zip(lgs, lab):
+                total_loss += self.chunk_ce(lc, tc)
+            loss = total_loss / total_elements
+            del lgs, lab, total_loss, labels, ignore, total_elements, lc, tc
+            del logits
         return loss
 
     def _chunked_loss(self, hidden_states, labels):
@@ -726,6 +772,14 @@ class DecoderLM(nn.Module):
 
 
 # ---- GPT-2 (GPT2LMHeadModel)
+
+def _tt_compute_cross_entropy(logits, labels):
+    """CEWithChunkedOutputLoss.compute_cross_entropy (torchtune
+    modules/loss/ce_chunked_output_loss.py): one chunk's upcast and
+    summed cross-entropy, the method its apply_compile_strategy compiles
+    in place (training.compile_loss)."""
+    return F.cross_entropy(logits.float(), labels, ignore_index=-100, reduction="sum")
+
 
 class Conv1D(nn.Module):
     def __init__(self, nf, nx, bias=True):
@@ -1116,6 +1170,8 @@ def build_model(c, attention, recompute, loss_impl="full"):
     fam = model_family(c)
     if loss_impl == "chunked" and fam == "torch-nn":
         raise HarnessError("--loss chunked is not supported for the torch-nn family")
+    if loss_impl == "chunked-output" and fam != "llama":
+        raise HarnessError("--loss chunked-output (torchtune) is cloned for the llama family only")
     if fam == "llama":
         return DecoderLM(c, attention, recompute, loss_impl)
     if fam == "gpt2":
@@ -1690,7 +1746,7 @@ class AllocReplay:
             ph, st = None, None
         return peak, peak_i, ph, st, per
 
-    def live_at(self, idx, top=15):
+    def live_at(self, idx, top=int(os.environ.get("HARNESS_TRACE_TOP", "15"))):
         """Allocations live right after curve event idx: the largest ones
         made in the peak's own step (older ones are optimizer state), and
         totals by the (step, phase) that allocated them."""
@@ -1725,7 +1781,7 @@ class AllocReplay:
 
 def _resolve(model_cfg, device, precision, optimizer, micro_batch, seq, recompute, attention, dropout,
              lora_r=0, lora_targets=None, lora_alpha=None, lora_dropout=0.0, lora_dtype="fp32", loss="full",
-             recompute_stride=1, optimizer_in_bwd=False, float8=None):
+             recompute_stride=1, optimizer_in_bwd=False, float8=None, compile_mode="none"):
     c = normalize_cfg(model_cfg)
     if dropout is not None:
         c["dropout"] = float(dropout)
@@ -1743,11 +1799,18 @@ def _resolve(model_cfg, device, precision, optimizer, micro_batch, seq, recomput
         "lora": None,
         "optimizer_in_bwd": bool(optimizer_in_bwd),
         "float8": float8 or "none",
+        "compile": compile_mode or "none",
     }
     if o["float8"] not in ("none", "tensorwise", "rowwise"):
         raise HarnessError("float8 must be none, tensorwise or rowwise")
     if o["float8"] != "none" and o["lora"] is None and lora_r:
         raise HarnessError("float8 is not combined with LoRA here")
+    if o["compile"] not in COMPILE_MODES:
+        raise HarnessError("compile must be one of %s" % ", ".join(COMPILE_MODES))
+    if o["compile"] != "none" and model_family(c) != "llama":
+        raise HarnessError("--compile is implemented for the Llama-style family only")
+    if o["compile"] != "none" and o["float8"] != "none":
+        raise HarnessError("--compile with --float8 is not implemented here")
     if o["loss"] not in LOSSES:
         raise HarnessError("loss must be full or chunked")
     if o["optimizer_in_bwd"] and o["precision"] == "fp16-mixed":
@@ -1789,6 +1852,37 @@ def _resolve(model_cfg, device, precision, optimizer, micro_batch, seq, recomput
         raise HarnessError("%s is not supported on CPU by torch %s (CPU autocast and CPU matmul support "
                            "bfloat16 only); use --device cuda" % (o["precision"], torch.__version__))
     return c, o
+
+
+def _compile_model(model, o, ids, labels):
+    """torch.compile as torchtune's training.compile_model and compile_loss
+    do it: each decoder layer compiled in place (nn.Module.compile, backend
+    inductor), so a checkpoint around a layer stays outside its compiled
+    region; with "blocks+loss" the cross-entropy too.  Compiling happens at
+    the first call: one forward and backward are run here, before the
+    optimizer exists and outside the profiled steps, and the gradients they
+    made are dropped, so the measured steps see only the compiled code's
+    allocations (compile-time work allocates on the CPU too)."""
+    os.environ.setdefault("TORCHINDUCTOR_COMPILE_THREADS", "1")
+    # Dynamo keeps the graphs of earlier measurements in this process, and
+    # past torch._dynamo.config.recompile_limit (8) graphs for one code
+    # object it runs the layer eagerly: start afresh (Inductor's on-disk
+    # cache still spares the C++ compilation).
+    torch._dynamo.reset()
+    for layer in model.layers:
+        layer.compile(backend="inductor")
+    if o["compile"] == "blocks+loss":
+        model.loss_fn = torch.compile(F.cross_entropy, backend="inductor")
+        # torchtune's chunked loss: only the per-chunk cross-entropy is
+        # compiled (the head stays eager: chunked_output is not a layer).
+        model.chunk_ce = torch.compile(_tt_compute_cross_entropy, backend="inductor")
+    with _autocast_ctx(o["precision"], o["device"]):
+        loss = model(ids, labels)
+    loss.backward()
+    del loss
+    for p in model.parameters():
+        p.grad = None
+    gc.collect()
 
 
 def plain_step(forward, opt, scaler, precision, device):
@@ -1835,16 +1929,18 @@ def measure(model_cfg, device="cpu", precision=None, optimizer=None, micro_batch
             recompute=None, attention=None, dropout=None, steps=2, seed=0, trace=False,
             num_threads=2, trace_out=None, keep_replay=False, lora_r=0, lora_targets=None,
             lora_alpha=None, lora_dropout=0.0, lora_dtype="fp32", loss="full",
-            optimizer_impl="default", recompute_stride=1, optimizer_in_bwd=False, float8=None):
+            optimizer_impl="default", recompute_stride=1, optimizer_in_bwd=False, float8=None,
+            compile_mode="none"):
     """Measure one training configuration; returns the result dict.
     keep_replay=True (in-process use only) adds the AllocReplay object under
     the key "_replay" (not JSON-serializable).  lora_r > 0: PEFT LoRA on a
     frozen base (see apply_lora); loss="chunked": Liger's fused linear CE;
-    optimizer_in_bwd: torchtune's optimizer in backward (InBackwardOptimizer)."""
+    optimizer_in_bwd: torchtune's optimizer in backward (InBackwardOptimizer);
+    compile_mode: torch.compile per block (and of the loss), see COMPILE_MODES."""
     t_start = time.time()
     c, o = _resolve(model_cfg, device, precision, optimizer, micro_batch, seq, recompute, attention, dropout,
                     lora_r, lora_targets, lora_alpha, lora_dropout, lora_dtype, loss, recompute_stride,
-                    optimizer_in_bwd, float8)
+                    optimizer_in_bwd, float8, compile_mode)
     if device == "cuda" and not torch.cuda.is_available():
         raise HarnessError("--device cuda but torch.cuda.is_available() is False")
     torch.set_num_threads(int(num_threads))
@@ -1873,9 +1969,8 @@ def measure(model_cfg, device="cpu", precision=None, optimizer=None, micro_batch
         elif o["precision"] in ("fp16", "fp16-mixed"):
             model.to(torch.float16)
         targets, names = apply_lora(model, fam, c, lo)
-        if "head" in targets and o["loss"] == "chunked":
-            raise HarnessError("--loss chunked reads lm_head.weight directly: "
-                               "no adapter on the head can run under it")
+        if "head" in targets and o["loss"] != "full":
+            raise HarnessError("--loss %s: no adapter on the head is cloned under it" % o["loss"])
         lora_info = dict(lo)
         lora_info.update({"targets": targets, "modules": names, "n_modules": len(names),
                           "scaling": lo["alpha"] / lo["r"],
@@ -1892,6 +1987,8 @@ def measure(model_cfg, device="cpu", precision=None, optimizer=None, micro_batch
     gen = torch.Generator().manual_seed(seed + 1)
     ids = torch.randint(0, c["vocab"], (o["micro_batch"], o["seq"]), generator=gen).to(device)
     labels = ids
+    if o["compile"] != "none":
+        _compile_model(model, o, ids, labels)
     trainable = [p for p in model.parameters() if p.requires_grad]
     if o["optimizer_in_bwd"]:
         opt = InBackwardOptimizer(o["optimizer"], trainable, device, optimizer_impl)
@@ -1919,6 +2016,7 @@ def measure(model_cfg, device="cpu", precision=None, optimizer=None, micro_batch
         "foreach": effective_foreach(opt),
         "optimizer_in_bwd": o["optimizer_in_bwd"],
         "float8": o["float8"],
+        "compile": o["compile"],
         "micro_batch": o["micro_batch"],
         "seq": o["seq"],
         "recompute": o["recompute"],
@@ -2394,6 +2492,8 @@ def main(argv=None):
                     help="torchtune's optimizer_in_bwd: each parameter steps in its gradient hook (torch >= 2.1)")
     ap.add_argument("--float8", choices=("none", "tensorwise", "rowwise"), default="none",
                     help="torchao float8 training of the block linears (torchtitan's converter)")
+    ap.add_argument("--compile", default="none", choices=COMPILE_MODES,
+                    help="torch.compile each decoder layer (and the loss), as torchtune does")
     ap.add_argument("--steps", type=int, default=2)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--threads", type=int, default=2)
@@ -2408,7 +2508,8 @@ def main(argv=None):
                       lora_r=a.lora, lora_targets=a.lora_targets, lora_alpha=a.lora_alpha,
                       lora_dropout=a.lora_dropout, lora_dtype=a.lora_dtype, loss=a.loss,
                       optimizer_impl=a.optimizer_impl, recompute_stride=a.recompute_stride,
-                      optimizer_in_bwd=a.optimizer_in_backward, float8=a.float8)
+                      optimizer_in_bwd=a.optimizer_in_backward, float8=a.float8,
+                      compile_mode=a.compile)
     except HarnessError as e:
         print("harness: %s" % e, file=sys.stderr)
         return 2

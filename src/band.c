@@ -25,7 +25,7 @@ const char *const vp_verdict_names[VP_VERDICT_COUNT] = {
  * was measured next to it.  Figures as of the runs in
  * tests/data/published_gpu (39 scored, fit checks left out; the test
  * prints each cell's residuals and the sides they imply):
- *   allocated, full   5 runs (fms Mistral full, torchtune Llama 3.2):
+ *   allocated, full   6 runs (fms Mistral full, torchtune Llama 3.2):
  *                     -0.5% .. -0.0%
  *   allocated, LoRA   6 runs (fms Mistral/Mixtral LoRA): -10.1% .. +1.1%
  *   allocated, QLoRA  11 runs (fms bitsandbytes NF4): -22.4% .. +3.9%

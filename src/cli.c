@@ -337,13 +337,18 @@ check_combinations(const struct vp_optset *o)
  */
 static int
 load_model_plan(const char *model_arg, struct vp_optset *o,
-    struct vp_optset *file, struct vp_model *m, struct vp_plan *p)
+    struct vp_optset *file, struct vp_model *m, struct vp_plan *p,
+    struct vp_trainer_applied *ta)
 {
 	struct vp_diags d = { 0 };
 	struct vp_dsconfig ds;
 	bool has_ds = o->has[VP_O_DS_CONFIG];
-	char *path;
+	bool cli[VP_O_COUNT];	/* given on the command line */
+	struct vp_buf notes;
+	char *path, *line, *nl;
 	int rc;
+
+	memcpy(cli, o->has, sizeof cli);
 
 	/* The DeepSpeed config before the plan file, so that the notes of
 	 * what the command line overrides see the command line alone. */
@@ -380,6 +385,22 @@ load_model_plan(const char *model_arg, struct vp_optset *o,
 			vp_ds_free(&ds);
 		return VP_EXIT_INPUT;
 	}
+	/* --trainer's defaults fill what the command line, the plan file
+	 * and the DeepSpeed config left unset (some depend on the model). */
+	{
+		struct vp_buf err;
+
+		vp_buf_init(&err);
+		rc = vp_trainer_apply(o, m, ta, &err);
+		if (rc != 0)
+			fprintf(stderr, "vramplan: --trainer: %s\n", err.s);
+		vp_buf_free(&err);
+		if (rc != 0) {
+			if (has_ds)
+				vp_ds_free(&ds);
+			return VP_EXIT_USAGE;
+		}
+	}
 	vp_plan_defaults(p, m);
 	vp_optset_apply(o, p);
 	if (has_ds) {
@@ -390,6 +411,15 @@ load_model_plan(const char *model_arg, struct vp_optset *o,
 	}
 	if (p->lora_targets == VP_LORA_ALL_LINEAR)
 		p->lora_targets &= vp_lora_available(m);
+	/* Options the user gave that refine one the plan has off. */
+	vp_buf_init(&notes);
+	vp_optset_inert(cli, p, &notes);
+	for (line = notes.s; line != NULL && *line; line = nl + 1) {
+		nl = strchr(line, '\n');
+		fprintf(stderr, "vramplan: note: %.*s\n", (int)(nl - line),
+		    line);
+	}
+	vp_buf_free(&notes);
 	return VP_EXIT_OK;
 }
 
@@ -438,8 +468,9 @@ vp_cli_setup(int argc, char **argv, unsigned cmd, struct vp_cli_job *job)
 	job->catalog = o->has[VP_O_CATALOG] ? o->val[VP_O_CATALOG].s : NULL;
 	job->profile = o->has[VP_O_PROFILE] ? o->val[VP_O_PROFILE].s : NULL;
 	if ((rc = load_model_plan(job->model_arg, o, &job->file, &job->model,
-	    &ses->plan)) != VP_EXIT_OK)
+	    &ses->plan, &job->trainer)) != VP_EXIT_OK)
 		return rc;
+	ses->trainer = o->has[VP_O_TRAINER] ? &job->trainer : NULL;
 	if ((rc = check_combinations(o)) != VP_EXIT_OK)
 		return rc;
 	if ((rc = setup_gpus(job, o, &world)) != VP_EXIT_OK)
@@ -813,6 +844,7 @@ vp_cmd_compare(int argc, char **argv)
 	struct vp_model model = { 0 };
 	struct vp_compare job;
 	struct vp_compare_report rep;
+	struct vp_trainer_applied trainer;
 	struct vp_card_result *cards = NULL;
 	struct card_filter filt;
 	const char *prices[VP_CLI_MAXREPEAT];
@@ -829,7 +861,8 @@ vp_cmd_compare(int argc, char **argv)
 		goto out;
 	}
 	if (rc == VP_EXIT_OK)
-		rc = load_model_plan(argv[first], &o, &file, &model, &job.base);
+		rc = load_model_plan(argv[first], &o, &file, &model, &job.base,
+		    &trainer);
 	if (rc == VP_EXIT_OK && vp_cli_load_catalog(o.has[VP_O_CATALOG] ?
 	    o.val[VP_O_CATALOG].s : NULL, &cat) != 0)
 		rc = VP_EXIT_INPUT;

@@ -53,6 +53,7 @@ struct vp_cli_job {
 	struct vp_optset opts;		/* the options given (and the plan
 					 * file's, merged) */
 	struct vp_optset file;		/* --plan FILE's keys (owned) */
+	struct vp_trainer_applied trainer;	/* what --trainer set */
 };
 /* Most values one repeatable option (--price) may have. */
 #define VP_CLI_MAXREPEAT 64

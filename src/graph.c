@@ -27,6 +27,10 @@
 const char *const vp_cat_names[VP_CAT_COUNT] = { VP_CAT_LIST(X) };
 #undef X
 
+/* Compute-intensive ops one compiled region can hold: a block's seven
+ * linears, their LoRA A and B, and attention. */
+#define VP_REGION_MAXCI 32
+
 /* Lowering context: dimensions local to this rank, dtypes, flags. */
 struct lctx {
 	struct vp_graph *g;
@@ -63,6 +67,18 @@ struct lctx {
 	bool wgrad_view;	/* ... and hands it over as a view sharing
 				 * the storage of another tensor */
 	struct vp_family_info fam;	/* what the family's code does */
+	/*
+	 * A torch.compile region being lowered (--compile: a block;
+	 * --compile-loss: the loss): its first op and tensor, and its compute-intensive ops
+	 * (matmuls and attention kernels, which Inductor does not fuse and
+	 * the partitioner never recomputes), for inductor_region.
+	 */
+	bool inductor;
+	size_t region_op0, region_t0;
+	size_t ci_op[VP_REGION_MAXCI];
+	unsigned nci;
+	int32_t rin[VP_REGION_MAXCI];	/* region inputs it saves */
+	unsigned nrin;
 };
 
 /*
@@ -267,7 +283,31 @@ cast(struct lctx *x, int32_t t, enum vp_dtype dt, enum vp_cat cat)
 {
 	if (dt_of(x, t) == dt)
 		return t;
+	/* In a compiled region the graph's common-subexpression pass
+	 * (AOTAutograd's fx_graph_cse) makes one cast of t to dt of the
+	 * several eager code makes (autocast's q, k and v inputs). */
+	if (x->inductor) {
+		size_t i;
+
+		for (i = x->region_op0; i < x->g->nop; i++) {
+			const struct vp_op *o = &x->g->op[i];
+
+			if (strcmp(o->name, "to") == 0 && o->in[0] == t &&
+			    dt_of(x, o->out[0]) == dt)
+				return o->out[0];
+		}
+	}
 	return ew(x, "to", elems_of(x, t), dt, t, -1, -1, -1, cat);
+}
+
+/* Mark the op just made as compute-intensive inside a compiled region. */
+static void
+region_ci(struct lctx *x)
+{
+	if (!x->inductor)
+		return;
+	assert(x->nci < VP_REGION_MAXCI);
+	x->ci_op[x->nci++] = x->g->nop - 1;
 }
 
 /*
@@ -379,12 +419,17 @@ linear_w(struct lctx *x, struct lin l, int32_t in, uint64_t din,
 	 * copy (a head upcast by --kbit-prep) is made per call and lives
 	 * while the op keeps it for the input's gradient.
 	 */
+	/* In a compiled region the cast is an op of the graph, not a lookup
+	 * in autocast's cache: the copy lives while the region saves it
+	 * (measured: none is held through the loss under --recompute full). */
 	if (x->autocast && wdt != x->c && !x->sharded_weights && !quant &&
 	    !f8)
-		wc = tnew(x, wel, x->c, trainable ? VP_CAT_CAST : outcat,
+		wc = tnew(x, wel, x->c, trainable && !x->inductor ?
+		    VP_CAT_CAST : outcat, x->inductor ? "compiled weight cast" :
 		    trainable ? "autocast weight" : "autocast weight (frozen)",
 		    false);
 	o = opnew(x, l.name);
+	region_ci(x);
 	IN(o, xin);
 	if (wc >= 0) {
 		OUT(o, wc);
@@ -466,6 +511,8 @@ linear_w(struct lctx *x, struct lin l, int32_t in, uint64_t din,
 		y = ew(x, "reduce-scatter", elems_of(x, y) / x->tp, dt_of(x, y),
 		    y, -1, -1, -1, outcat);
 		sac_out(&x->g->op[x->g->nop - 1], y);
+		/* A collective: never recomputed, never fused. */
+		region_ci(x);
 	}
 	return y;
 }
@@ -692,6 +739,7 @@ attention_core(struct lctx *x, int32_t q, int32_t k, int32_t v,
 		bool rg;
 
 		o = opnew(x, "sdpa");
+		region_ci(x);
 		IN(o, q);
 		IN(o, k);
 		IN(o, v);
@@ -814,6 +862,203 @@ contiguous(struct lctx *x, const char *name, int32_t t, uint64_t width)
 {
 	return ew(x, name, x->b * x->s * width, dt_of(x, t), t, -1, -1, -1,
 	    VP_CAT_ACT);
+}
+
+/*
+ * torch.compile (--compile, --compile-loss).  Dynamo hands a region
+ * (one block, as
+ * torchtune's compile_model and torchtitan's apply_compile compile each
+ * block on its own; or the loss, compile_loss) to AOTAutograd, whose
+ * default partitioner (min_cut_rematerialization_partition,
+ * torch/_functorch/partitioners.py) chooses what the forward saves for
+ * the backward, and Inductor fuses the pointwise ops of each graph into
+ * kernels.  The region is lowered as eager code, then rewritten:
+ *
+ * - Saved: what a compute-intensive op (a linear, attention) saves, its
+ *   outputs and a reduction's output are never recomputed
+ *   (should_ban_recomputation: "compute intensive op", "materialized in
+ *   backward": a tensor a backward matmul reads; "reduction op": an
+ *   output under a quarter of its input), nor is what comes from outside
+ *   the region.  Any other saved tensor is a pointwise op's result,
+ *   recomputed in the backward from that op's inputs, resolved the same
+ *   way: RMSNorm saves its input and the reduction instead of its fp32
+ *   intermediates, SiLU's product is re-made from the gate and up
+ *   outputs, the second norm's input from the block input and o_proj's
+ *   output, RoPE's cos and sin from the positions.
+ * - Materialized: what is saved, what a compute-intensive op reads or
+ *   writes, and the region's output.  Every other tensor lives inside a
+ *   fused kernel and takes no memory, nor does its gradient (the backward
+ *   graph fuses the pointwise chain the same way); pointwise ops' forward
+ *   and backward workspaces go with them.
+ * - Casts of one tensor to one dtype are made once (cast(): the graph's
+ *   common-subexpression pass).
+ *
+ * Measured on PyTorch 2.13's Inductor for the CPU (calib/harness.py
+ * --compile, tests/validate_cpu.py --grid torch2): the saved set of a
+ * Llama block is exactly the forward graph's saved outputs (TORCH_LOGS=
+ * aot_graphs) but for RoPE's (s) position vector.  The partition does not
+ * depend on the device; Inductor's kernels do, but the rule above names
+ * only what every backend materializes.
+ */
+static void
+region_begin(struct lctx *x, bool compiled)
+{
+	if (!compiled)
+		return;
+	x->inductor = true;
+	x->region_op0 = x->g->nop;
+	x->region_t0 = x->g->nt;
+	x->nci = x->nrin = 0;
+}
+
+enum { R_KEEP = 1, R_SAVED = 2 };
+
+/* Whether region tensor or input t is saved already. */
+static bool
+region_saved(const struct lctx *x, int32_t t, const uint8_t *fl)
+{
+	unsigned i;
+
+	if ((size_t)t >= x->region_t0)
+		return (fl[t - x->region_t0] & R_SAVED) != 0;
+	for (i = 0; i < x->nrin; i++)
+		if (x->rin[i] == t)
+			return true;
+	return false;
+}
+
+/* Whether the partitioner must save t rather than recompute it: a
+ * region input, what a matmul or kernel reads or writes, a reduction. */
+static bool
+region_fixed(const struct lctx *x, int32_t t, const int32_t *prod,
+    const uint8_t *fl)
+{
+	size_t t0 = x->region_t0;
+
+	return (size_t)t < t0 || (fl[t - t0] & R_KEEP) || prod[t - t0] < 0;
+}
+
+/* The bytes keeping t adds to what the region saves: t itself, or what
+ * it is recomputed from, whichever is less (a tie recomputes). */
+static uint64_t
+region_cost(const struct lctx *x, int32_t t, const int32_t *prod,
+    const uint8_t *fl, int depth)
+{
+	const struct vp_op *p;
+	uint64_t own, sum = 0;
+	int k;
+
+	own = region_saved(x, t, fl) ? 0 : x->g->t[t].bytes;
+	if (own == 0 || region_fixed(x, t, prod, fl) || depth > 32)
+		return own;
+	p = &x->g->op[prod[t - x->region_t0]];
+	for (k = 0; k < VP_OP_MAXIO && p->in[k] >= 0 && sum <= own; k++)
+		sum = vp_add_sat(sum, region_cost(x, p->in[k], prod, fl,
+		    depth + 1));
+	return sum <= own ? sum : own;
+}
+
+/*
+ * Op o keeps t for its backward.  The partitioner's minimum cut, decided
+ * tensor by tensor in forward order: t itself when it cannot be
+ * recomputed or is cheaper to keep, else (recursively) the inputs of the
+ * pointwise op that made it.  A Llama block whose input needs no
+ * gradient (the first under LoRA) saves the residual sum; the others,
+ * which save their input anyway, save o_proj's output and recompute the
+ * sum (measured).
+ */
+static void
+region_save(struct lctx *x, struct vp_op *o, int32_t t,
+    const int32_t *prod, uint8_t *fl, int depth)
+{
+	size_t t0 = x->region_t0;
+	const struct vp_op *p;
+	uint64_t own, sum = 0;
+	int k;
+
+	own = region_saved(x, t, fl) ? 0 : x->g->t[t].bytes;
+	if (own > 0 && !region_fixed(x, t, prod, fl) && depth <= 32) {
+		p = &x->g->op[prod[t - t0]];
+		for (k = 0; k < VP_OP_MAXIO && p->in[k] >= 0; k++)
+			sum = vp_add_sat(sum, region_cost(x, p->in[k], prod,
+			    fl, depth + 1));
+		if (sum <= own) {
+			for (k = 0; k < VP_OP_MAXIO && p->in[k] >= 0; k++)
+				region_save(x, o, p->in[k], prod, fl,
+				    depth + 1);
+			return;
+		}
+	}
+	add_io(o->saved, t);
+	if ((size_t)t >= t0)
+		fl[t - t0] |= R_SAVED;
+	else if (!region_saved(x, t, fl)) {
+		assert(x->nrin < VP_REGION_MAXCI);
+		x->rin[x->nrin++] = t;
+	}
+}
+
+static void
+region_end(struct lctx *x, int32_t out)
+{
+	struct vp_graph *g = x->g;
+	size_t t0 = x->region_t0, n, i;
+	int32_t *prod;
+	uint8_t *fl, *ci;
+	int k;
+
+	if (!x->inductor)
+		return;
+	x->inductor = false;
+	n = g->nt - t0;
+	prod = xmalloc((n + 1) * sizeof *prod);
+	fl = xcalloc(n + 1, 1);
+	ci = xcalloc(g->nop - x->region_op0 + 1, 1);
+	for (i = 0; i < n; i++)
+		prod[i] = -1;
+	for (i = 0; i < x->nci; i++)
+		ci[x->ci_op[i] - x->region_op0] = 1;
+	for (i = x->region_op0; i < g->nop; i++) {
+		const struct vp_op *o = &g->op[i];
+		uint64_t inb = 0, outb = 0;
+
+		for (k = 0; k < VP_OP_MAXIO && o->out[k] >= 0; k++) {
+			assert((size_t)o->out[k] >= t0);
+			prod[o->out[k] - (int32_t)t0] = (int32_t)i;
+			outb += g->t[o->out[k]].bytes;
+		}
+		for (k = 0; k < VP_OP_MAXIO && o->in[k] >= 0; k++)
+			inb += g->t[o->in[k]].bytes;
+		/* A matmul's or kernel's inputs and outputs; a reduction's
+		 * output. */
+		if (ci[i - x->region_op0] || (inb > 0 && outb * 4 < inb))
+			for (k = 0; k < VP_OP_MAXIO && o->out[k] >= 0; k++)
+				fl[o->out[k] - t0] |= R_KEEP;
+		if (ci[i - x->region_op0])
+			for (k = 0; k < VP_OP_MAXIO && o->in[k] >= 0; k++)
+				if ((size_t)o->in[k] >= t0)
+					fl[o->in[k] - t0] |= R_KEEP;
+	}
+	if ((size_t)out >= t0)
+		fl[out - t0] |= R_KEEP;
+	for (i = x->region_op0; i < g->nop; i++) {
+		struct vp_op *o = &g->op[i];
+		int32_t old[VP_OP_MAXIO];
+
+		memcpy(old, o->saved, sizeof old);
+		for (k = 0; k < VP_OP_MAXIO; k++)
+			o->saved[k] = -1;
+		for (k = 0; k < VP_OP_MAXIO && old[k] >= 0; k++)
+			region_save(x, o, old[k], prod, fl, 0);
+		if (!ci[i - x->region_op0])
+			o->fwd_tmp = o->bwd_tmp = 0;
+	}
+	for (i = 0; i < n; i++)
+		if (fl[i] == 0)
+			g->t[t0 + i].bytes = 0;
+	free(ci);
+	free(fl);
+	free(prod);
 }
 
 static void
@@ -1177,6 +1422,139 @@ fused_linear_ce(struct lctx *x, int32_t hsd, uint64_t rows)
 }
 
 /*
+ * torchtune's chunked output and CEWithChunkedOutputLoss (--loss
+ * chunked-output; torchtune v0.3 to v0.6, num_output_chunks = 8):
+ * TransformerDecoder.chunked_output runs the head on
+ * h.chunk(8, dim=1) and returns the list
+ * (`[self.output(chunk) for chunk in ...]`, modules/transformer.py), so
+ * every chunk's logits exist, in the model's dtype, until the recipe's
+ * `del logits` after the loss.  The recipe shifts the labels, not the
+ * logits (`torch.hstack((labels[..., 1:], ignore_labels_cache))`): all
+ * b*s rows.  The loss (modules/loss/ce_chunked_output_loss.py) takes one
+ * chunk at a time: `F.cross_entropy(logits.float(), labels,
+ * reduction="sum")`, whose fp32 upcast lives for that chunk only and
+ * whose log_softmax result is saved, chunk by chunk (so all of them are
+ * by the end), and `total_loss +=` sums them.
+ *
+ * Backward follows the autograd engine's order (higher sequence numbers
+ * first): every chunk's nll, log_softmax and cast backward, last chunk
+ * first, then the head's matmuls, last chunk first: the chunks' logit
+ * gradients all exist before the first matmul backward frees one.  The
+ * head's weight gets one gradient per chunk; they meet in its
+ * AccumulateGrad node's input buffer (engine.cpp, InputBuffer::
+ * accumulate): the second out of place (the first is F.linear's view),
+ * once the matmul's backward has returned (TBackward0 adds), the rest in
+ * place into that sum, which PyTorch 1.x never does.  So the first (the
+ * last chunk's) is the gradient and waits for the last use (graph.h,
+ * wgrad_waits), the others are transients (measured on 2.13's CPU: the
+ * peak of a small-vocabulary model is that sum, beside the two matmul
+ * results).  Each chunk's
+ * input gradient is a slice of the final norm's output; the sum of
+ * slices is counted as one gradient of it and a transient (the cat of
+ * SplitBackward makes both at the end).
+ */
+#define VP_TT_OUTPUT_CHUNKS 8
+
+/*
+ * The compiled chunked loss: under --compile-loss torchtune compiles only
+ * CEWithChunkedOutputLoss.compute_cross_entropy (its
+ * apply_compile_strategy, called by training.compile_loss, rebinds the
+ * method to torch.compile of it in place); the head's chunks run eagerly
+ * (chunked_output is no compiled layer).  Each chunk's upcast, log_softmax
+ * and nll_loss are then one region whose input is that chunk's logits.
+ * Inductor decomposes log_softmax into the row max and log-sum-exp
+ * (reductions: saved, two fp32 values a row) and pointwise ops, so by
+ * region_end's rules the forward saves the chunk's logits (the same
+ * storage as the head's output) and those two values, makes no fp32
+ * upcast and keeps no log-softmax, and the backward makes one gradient
+ * of the chunk in the logits' dtype (measured on PyTorch 2.13's Inductor
+ * for the CPU: tests/validate_cpu.py --grid torch2).
+ */
+
+static int32_t
+chunked_output_ce(struct lctx *x, int32_t hsd)
+{
+	uint64_t cs = (x->s + VP_TT_OUTPUT_CHUNKS - 1) / VP_TT_OUTPUT_CHUNKS;
+	uint64_t n = (x->s + cs - 1) / cs, k;
+	uint64_t wbytes = vp_mul_sat(x->V * x->h, B(x->gd));
+	bool trainable = !x->frozen;
+	bool tied = trainable && x->embed_op >= 0 && x->m->tie_embeddings &&
+	    x->p->framework != VP_FW_MEGATRON;
+	int32_t lg[VP_TT_OUTPUT_CHUNKS], loss = -1;
+	size_t op[VP_TT_OUTPUT_CHUNKS];
+	struct vp_op *o;
+
+	assert(n >= 1 && n <= VP_TT_OUTPUT_CHUNKS);
+	hsd = norm(x, "final norm", hsd);
+	for (k = 0; k < n; k++) {
+		uint64_t rows = x->b * (k + 1 < n ? cs : x->s - k * cs);
+
+		o = opnew(x, "output (chunk)");
+		IN(o, hsd);
+		lg[k] = tnew(x, rows * x->V, x->w, VP_CAT_LOGITS,
+		    "logits (chunk)", trainable || rg_of(x, hsd));
+		OUT(o, lg[k]);
+		op[k] = x->g->nop - 1;
+		if (trainable)
+			SAVE(o, hsd);	/* a view of it, for dW */
+	}
+	/* The head's weight gradients, in backward order n-1 ... 0. */
+	for (k = 0; trainable && k < n; k++) {
+		struct vp_op *w = &x->g->op[op[k]];
+		bool second = n >= 2 && k == n - 2;
+
+		if (k == n - 1) {
+			w->wgrad_bytes = wbytes;
+			w->wgrad_waits = n >= 2 && !tied;
+			continue;
+		}
+		w->wgrad_tmp = wbytes;
+		if (second || x->torch113)
+			w->wgrad_sum = wbytes;	/* out of place, after */
+		if (k == 0 && !tied)	/* the last use ends the wait */
+			w->wgrad_adds_to = (uint32_t)op[n - 1] + 1;
+	}
+	if (trainable) {
+		x->wgrad_op = (int32_t)op[n - 1];
+		/* Two or more make a sum of their own: no view waits. */
+		x->wgrad_view = n == 1;
+	}
+	for (k = 0; k < n; k++) {
+		int32_t up, st = -1, ls, lk;
+
+		/* --compile-loss: compute_cross_entropy compiled, one region
+		 * per chunk (the compiled chunked loss, above). */
+		region_begin(x, x->p->compile_loss);
+		up = dt_of(x, lg[k]) == VP_FP32 ? lg[k] : ew(x,
+		    "fp32 upcast (chunk)", elems_of(x, lg[k]), VP_FP32, lg[k],
+		    -1, -1, -1, VP_CAT_LOGITS);
+		if (x->inductor)
+			st = ew(x, "row max and logsumexp (chunk)",
+			    2 * (elems_of(x, up) / x->V), VP_FP32, up, -1, -1,
+			    -1, VP_CAT_LOGITS);
+		ls = ew(x, "log_softmax (chunk)", elems_of(x, up), VP_FP32, up,
+		    st, -1, -1, VP_CAT_LOGITS);
+		save_result(x, ls);
+		o = opnew(x, "nll_loss (chunk)");
+		IN(o, ls);
+		lk = tnew(x, 1, VP_FP32, VP_CAT_LOGITS, "loss (chunk)",
+		    rg_of(x, ls));
+		OUT(o, lk);
+		region_end(x, lk);
+		loss = loss < 0 ? lk : ew(x, "loss sum", 1, VP_FP32, loss, lk,
+		    -1, -1, VP_CAT_LOGITS);
+	}
+	/* The recipe's `del logits`, after the loss. */
+	for (k = 0; k < n; k++) {
+		if (k % VP_OP_MAXKEEP == 0)
+			o = opnew(x, "del logits");
+		o->keep[k % VP_OP_MAXKEEP] = lg[k];
+	}
+	/* total_loss / total_elements: the root, the last tensor made. */
+	return ew(x, "loss", 1, VP_FP32, loss, -1, -1, -1, VP_CAT_LOGITS);
+}
+
+/*
  * The head builders (vp_family_info.head): each takes the last block's
  * output and returns the logits the loss reads, with *rows the rows the
  * loss covers and held[] the tensors Python still references until the
@@ -1288,6 +1666,8 @@ head_and_loss(struct lctx *x, int32_t hsd)
 	int32_t lg, ls, loss, held[2];
 	struct vp_op *o;
 
+	if (x->p->loss == VP_LOSS_CHUNKED_OUTPUT)
+		return chunked_output_ce(x, hsd);
 	if (x->p->loss == VP_LOSS_CHUNKED)
 		return fused_linear_ce(x, hsd, m->arch == VP_ARCH_DECODER ?
 		    x->b * (x->s - 1) : x->b * x->s);
@@ -1298,6 +1678,9 @@ head_and_loss(struct lctx *x, int32_t hsd)
 	 * devices list it); on CPU it reads 16-bit logits directly and its
 	 * backward makes an fp32 gradient before casting it back.
 	 */
+	/* torch.compile of the loss (torchtitan's compile of "loss"): the
+	 * cross-entropy is a region whose input is the logits it reads. */
+	region_begin(x, x->p->compile_loss);
 	ls = ew(x, "log_softmax", nshift * x->V, x->autocast ? VP_FP32 :
 	    dt_of(x, lg), lg, -1, -1, -1, VP_CAT_LOGITS);
 	save_result(x, ls);
@@ -1313,6 +1696,7 @@ head_and_loss(struct lctx *x, int32_t hsd)
 	o->keep[2] = held[1];
 	loss = tnew(x, 1, VP_FP32, VP_CAT_LOGITS, "loss", true);
 	OUT(o, loss);
+	region_end(x, loss);
 	/* NLL backward allocates a zeroed (rows, V) gradient. */
 	return loss;
 }
@@ -1567,7 +1951,9 @@ lower_ops(struct lctx *x, uint32_t blocks, uint64_t offset, bool first,
 		x->global_layer = offset + l - 1;
 		begin_layer(x, l, t);
 		x->frozen = x->frozen && !x->flat_grads;
+		region_begin(x, x->p->compile);
 		t = build(x, t);
+		region_end(x, t);
 		x->frozen = x->p->lora_rank > 0;
 		/*
 		 * Full and op recompute: the whole block is one checkpoint

@@ -86,7 +86,10 @@ struct vp_op {
 	 * keeps the first to arrive (from the op with `wgrad_waits`) until
 	 * the other op's backward (`wgrad_adds_to` = 1 + its index, 0 =
 	 * none) adds to it, making a new `wgrad_sum` bytes when the waiting
-	 * one cannot be reused (0 when it is added in place).
+	 * one cannot be reused (0 when it is added in place).  Without
+	 * `wgrad_adds_to`, a `wgrad_sum` is an out-of-place sum into the
+	 * buffer made once the op's output gradients are freed (a weight
+	 * used more than twice: graph.c, chunked_output_ce).
 	 */
 	uint64_t wgrad_sum;
 	uint32_t wgrad_adds_to;

@@ -122,6 +122,12 @@ struct sim {
 	uint64_t events, peak_event, stop_at;
 	bool stopped;
 	uint64_t stop_extra;
+	enum vp_phase stop_phase;
+	/* What --explain names the framework's buffers by (fw_buffers). */
+	int fwbuf;		/* row of fw_buffers, -1: none */
+	uint64_t grad_buffer;	/* persistent, in the transient term */
+	uint64_t persist;	/* ZeRO-3 persistent parameters (weights) */
+	bool grads_contig;	/* the gradient term is one buffer */
 	struct vp_mem *out;
 	struct vp_timeline *tl;	/* NULL: no timeline */
 	/* The allocator's event stream (rec: being recorded). */
@@ -391,6 +397,7 @@ check(struct sim *s, uint64_t extra, enum vp_cat extra_cat)
 	if (s->stop_at && s->events == s->stop_at && !s->stopped) {
 		s->stopped = true;
 		s->stop_extra = extra;
+		s->stop_phase = s->phase;
 	}
 	if (v > s->phase_peak[s->phase])
 		s->phase_peak[s->phase] = v;
@@ -666,13 +673,20 @@ static void
 oib_step(struct sim *s, const struct vp_op *o)
 {
 	uint64_t w, big = 0, tmp = 0;
-	unsigned k, n = wgrad_pieces(o);
+	unsigned k, n;
 
-	/* The first use of a tied weight waits for the other's (graph.c,
-	 * tie_embeddings): its hook runs on their sum. */
-	if (o->wgrad_bytes == 0 || o->wgrad_waits)
+	/* The first use of a weight used twice or more waits for the last
+	 * (graph.c, tie_embeddings, chunked_output_ce): its hook runs on
+	 * their sum, when the use that ends the wait has added to it.  That
+	 * use has no gradient of its own (wgrad_bytes 0, and wgrad_sum 0
+	 * where the sum is made in place): the weight's is the waiting
+	 * op's. */
+	if (o->wgrad_adds_to)
+		o = &s->g->op[o->wgrad_adds_to - 1];
+	else if (o->wgrad_bytes == 0 || o->wgrad_waits)
 		return;
-	w = o->wgrad_adds_to ? o->wgrad_sum : o->wgrad_bytes;
+	w = o->wgrad_bytes;
+	n = wgrad_pieces(o);
 	for (k = 0; k < n; k++) {
 		uint64_t piece = wgrad_piece(o, w, k) / s->gshard;
 
@@ -783,6 +797,16 @@ backward_op(struct sim *s, const struct vp_op *o)
 		}
 		for (k = 0; k < VP_OP_MAXIO && o->out[k] >= 0; k++)
 			g_free(s, o->out[k]);
+		/* A weight gradient added out of place to the sum its
+		 * AccumulateGrad buffer holds (graph.c, chunked_output_ce):
+		 * TBackward0 adds after the matmul's backward has returned,
+		 * its output gradient gone; both addends and the sum live. */
+		if (o->wgrad_sum && !o->wgrad_adds_to) {
+			tmp = tmp_alloc(s, o->wgrad_tmp);
+			tmp += tmp_alloc(s, o->wgrad_sum);
+			check(s, tmp, VP_CAT_TRANSIENT);
+			tmp_free(s);
+		}
 		if (s->oib)
 			oib_step(s, o);
 	}
@@ -1208,6 +1232,69 @@ sharding(const struct vp_graph *g, const struct vp_model *m,
 	sh->what = p->zero ? "zero" : "none";
 }
 
+/*
+ * The framework's buffers as --explain names them: the names the
+ * frameworks' own code and documentation use, one row per sharding kind,
+ * in one table so that every part of vramplan says the same.  NULL: the
+ * kind has no such buffer.
+ */
+enum fwbuf { FWB_FSDP1, FWB_FSDP2, FWB_ZERO, FWB_DDP, FWB_MEGATRON,
+    FWB_OFFLOAD };
+static const struct {
+	const char *gather;	/* sharding's shard_tmp while fwd/bwd run */
+	const char *unit_grad;	/* a unit's unsharded gradient (backward) */
+	const char *grad_buffer;	/* persistent gradient buffers */
+	const char *persist;	/* parameters never partitioned */
+	const char *grads;	/* the gradient term, when one buffer */
+} fw_buffers[] = {
+	[FWB_FSDP1] = { "unsharded flat parameter (all-gather)",
+	    "reduce-scatter gradient (unsharded)", NULL, NULL, NULL },
+	[FWB_FSDP2] = { "all-gather output (FSDP2 unsharded parameters)",
+	    "reduce-scatter input (FSDP2 unsharded gradients)", NULL, NULL,
+	    NULL },
+	[FWB_ZERO] = { "ZeRO-3 prefetch/gather", NULL, "IPG bucket",
+	    "persistent parameters", "contiguous gradient buffer" },
+	[FWB_DDP] = { NULL, NULL, "DDP gradient buckets", NULL, NULL },
+	[FWB_MEGATRON] = { NULL, NULL, NULL, NULL,
+	    "contiguous gradient buffer (main_grad)" },
+	[FWB_OFFLOAD] = { "parameters fetched from the host (offload)", NULL,
+	    NULL, NULL, NULL },
+};
+
+/* Whether name is one of fw_buffers' (the same pointer). */
+static bool
+fw_named(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < VP_NELEM(fw_buffers); i++)
+		if (name == fw_buffers[i].gather ||
+		    name == fw_buffers[i].unit_grad ||
+		    name == fw_buffers[i].grad_buffer ||
+		    name == fw_buffers[i].persist ||
+		    name == fw_buffers[i].grads)
+			return name != NULL;
+	return false;
+}
+
+/* The row of fw_buffers for a plan's sharding, or -1. */
+static int
+fw_buffer_row(const struct vp_plan *p, const struct sharding *sh)
+{
+	if (strcmp(sh->what, "fsdp") == 0)
+		return vp_plan_framework(p) == VP_FW_FSDP2 ? FWB_FSDP2 :
+		    FWB_FSDP1;
+	if (strcmp(sh->what, "megatron") == 0)
+		return FWB_MEGATRON;
+	if (strcmp(sh->what, "ddp") == 0)
+		return FWB_DDP;
+	if (p->zero >= 1)
+		return FWB_ZERO;
+	if (p->offload == VP_OFFLOAD_PARAMS || p->offload == VP_OFFLOAD_ALL)
+		return FWB_OFFLOAD;
+	return -1;
+}
+
 static void
 simulate(struct sim *s, const struct vp_model *m)
 {
@@ -1229,6 +1316,11 @@ simulate(struct sim *s, const struct vp_model *m)
 	adapters = (g->adapter_bytes - sh.persist_adapter) / sh.weights +
 	    sh.persist_adapter;
 	s->gshard = sh.grads;
+	s->fwbuf = fw_buffer_row(p, &sh);
+	s->grad_buffer = sh.grad_buffer;
+	s->persist = sh.persist_base;
+	s->grads_contig = sh.grads_prealloc ||
+	    (s->fwbuf == FWB_ZERO && p->zero >= 2 && p->ds.contiguous_grads);
 	s->shard_tmp = sh.gather;
 	s->unit_grad = sh.unit_grad;
 	s->ft = sh.ft;
@@ -1655,24 +1747,67 @@ static void
 collect_top(struct sim *s, struct vp_mem *out)
 {
 	const struct vp_graph *g = s->g;
-	struct vp_live *v = xcalloc(g->nt + 8, sizeof *v);
+	struct vp_live *v = xcalloc(g->nt + 16, sizeof *v);
 	size_t nv = 0, i, j;
 	static const enum vp_cat pers[] = { VP_CAT_WEIGHTS, VP_CAT_MASTER,
 	    VP_CAT_OPTIM, VP_CAT_GRADS };
 
+	uint64_t rest = s->stop_extra, b;
+
 	for (i = 0; i < VP_NELEM(pers); i++) {
-		uint64_t b = s->cat[pers[i]];
+		b = s->cat[pers[i]];
+		if (pers[i] == VP_CAT_WEIGHTS && s->fwbuf >= 0 &&
+		    fw_buffers[s->fwbuf].persist && s->persist &&
+		    s->persist <= b) {
+			b -= s->persist;
+			v[nv].name = fw_buffers[s->fwbuf].persist;
+			v[nv].cat = VP_CAT_WEIGHTS;
+			v[nv].bytes = s->persist;
+			v[nv++].count = 1;
+		}
 		if (b) {
 			v[nv].name = vp_cat_names[pers[i]];
+			if (pers[i] == VP_CAT_GRADS && s->grads_contig &&
+			    s->fwbuf >= 0 && fw_buffers[s->fwbuf].grads)
+				v[nv].name = fw_buffers[s->fwbuf].grads;
 			v[nv].cat = (uint8_t)pers[i];
 			v[nv].bytes = b;
 			v[nv++].count = 1;
 		}
 	}
-	if (s->stop_extra) {
+	/* The framework's buffers, by their names (fw_buffers); what is
+	 * left of the check's extra is the op's own. */
+	if (s->fwbuf >= 0) {
+		const char *nm[3] = { fw_buffers[s->fwbuf].gather,
+		    fw_buffers[s->fwbuf].unit_grad,
+		    fw_buffers[s->fwbuf].grad_buffer };
+		uint64_t by[3] = {
+		    s->stop_phase != VP_PHASE_OPTIMIZER ? s->shard_tmp : 0,
+		    s->stop_phase == VP_PHASE_BACKWARD ? s->unit_grad : 0,
+		    s->grad_buffer };
+
+		for (j = 0; j < 3; j++) {
+			if (nm[j] == NULL || by[j] == 0)
+				continue;
+			if (j < 2) {	/* part of the check's extra */
+				if (by[j] > rest)
+					by[j] = rest;
+				rest -= by[j];
+			}
+			v[nv].name = nm[j];
+			v[nv].cat = VP_CAT_TRANSIENT;
+			v[nv].bytes = by[j];
+			v[nv++].count = 1;
+		}
+	}
+	for (j = 0; j < nv; j++)
+		if (fw_named(v[j].name) && out->nfw < VP_MEM_FW)
+			out->fw[out->nfw++] = v[j];
+	qsort(out->fw, (size_t)out->nfw, sizeof *out->fw, cmp_live);
+	if (rest) {
 		v[nv].name = "op workspace / gradient accumulation";
 		v[nv].cat = VP_CAT_TRANSIENT;
-		v[nv].bytes = s->stop_extra;
+		v[nv].bytes = rest;
 		v[nv++].count = 1;
 	}
 	if (s->wgrad_waiting) {

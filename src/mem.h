@@ -38,6 +38,7 @@ enum vp_phase { VP_PHASE_LIST(X) VP_PHASE_COUNT };
 extern const char *const vp_phase_names[VP_PHASE_COUNT];
 
 #define VP_MEM_TOP 12
+#define VP_MEM_FW 6
 
 struct vp_live {
 	const char *name;
@@ -111,6 +112,10 @@ struct vp_mem {
 	/* With explain: the largest live tensors at the peak. */
 	struct vp_live top[VP_MEM_TOP];
 	int ntop;
+	/* ... and the framework's buffers among them, by the names the
+	 * frameworks use (mem.c, fw_buffers), whatever their rank. */
+	struct vp_live fw[VP_MEM_FW];
+	int nfw;
 };
 
 struct vp_mem_opts {

@@ -132,6 +132,14 @@ const struct vp_optdef vp_options[VP_O_COUNT] = {
     F(optim_in_bwd), NULL, 0, NULL, 0, 0, false, NULL, ALL, true, false,
     VP_OPEN_NONE, NULL, "each parameter steps in its gradient hook and "
     "drops its gradient (torchtune's optimizer_in_bwd)" },
+[VP_O_COMPILE] = { "compile", VP_OK_FLAG, VP_OF_BOOL, F(compile), NULL, 0,
+    NULL, 0, 0, false, NULL, ALL, true, false, VP_OPEN_NONE, NULL,
+    "torch.compile (Inductor) of each block, as torchtune and torchtitan "
+    "apply it" },
+[VP_O_COMPILE_LOSS] = { "compile-loss", VP_OK_FLAG, VP_OF_BOOL,
+    F(compile_loss), NULL, 0, NULL, 0, 0, false, NULL, ALL, true, false,
+    VP_OPEN_NONE, NULL, "torch.compile of the cross-entropy too "
+    "(torchtitan's loss component)" },
 [VP_O_FUSED] = { .name = "fused-optimizer", .kind = VP_OK_FLAG,
     .field = VP_OF_NONE, .cmds = ALL, .open = VP_OPEN_NONE,
     .help = "the same as --optimizer-impl fused",
@@ -177,7 +185,8 @@ const struct vp_optdef vp_options[VP_O_COUNT] = {
     "host RAM" },
 [VP_O_LOSS] = { "loss", VP_OK_ENUM, VP_OF_INT, F(loss), E(vp_loss_names),
     NULL, 0, 0, false, NULL, ALL, true, false, VP_OPEN_NONE, "L",
-    "the loss (chunked: Liger's fused linear cross-entropy)" },
+    "the loss (chunked: Liger's fused linear cross-entropy; chunked-output: "
+    "torchtune's CEWithChunkedOutputLoss)" },
 [VP_O_FLOAT8] = { "float8", VP_OK_ENUM, VP_OF_INT, F(float8),
     E(vp_float8_names), NULL, 0, 0, false, NULL, ALL, true, false,
     VP_OPEN_NONE, "S", "torchao float8 block linears (torchtitan's converter)" },
@@ -185,6 +194,10 @@ const struct vp_optdef vp_options[VP_O_COUNT] = {
     F(float8_all_gather), NULL, 0, NULL, 0, 0, false, NULL, ALL, true,
     false, VP_OPEN_NONE, NULL,
     "FSDP2 all-gathers the float8 linears' weights in fp8" },
+[VP_O_TRAINER] = { "trainer", VP_OK_ENUM, NOF, E(vp_trainer_names), NULL,
+    0, 0, false, NULL, ALL, false, false, VP_OPEN_NONE, "T",
+    "the training library (hf, torchtune, torchtitan): its defaults for "
+    "the options not given" },
 [VP_O_TORCH] = { "torch", VP_OK_VERSION, VP_OF_UNSIGNED, F(torch_version),
     NULL, 0, NULL, 100, 399, false, "a version from 1.0 to 3.99, e.g. 2.13",
     ALL, true, false, VP_OPEN_NONE, "VERSION",
@@ -588,6 +601,45 @@ vp_optset_merge(struct vp_optset *into, const struct vp_optset *from)
 			into->val[i] = from->val[i];
 			into->pos[i] = from->pos[i];
 		}
+}
+
+/*
+ * Options that only refine another one: given while the plan has that
+ * one off, they change nothing.  A note, not an error (a script may pass
+ * them always).  Rules refuse the pairs that cannot run at all (--vpp
+ * without a pipeline, --sp without --tp, --offload-nvme alone).
+ */
+static bool no_quant(const struct vp_plan *p) { return p->quant == VP_QUANT_NONE; }
+static bool no_lora(const struct vp_plan *p) { return p->lora_rank == 0; }
+static bool no_recompute(const struct vp_plan *p)
+{
+	return p->recompute == VP_RECOMP_NONE;
+}
+static bool on_cpu(const struct vp_plan *p) { return p->device == VP_DEVICE_CPU; }
+
+static const struct {
+	enum vp_optid opt;
+	bool (*off)(const struct vp_plan *);
+	const char *without;
+} inert[] = {
+	{ VP_O_KBIT_PREP, no_quant, "without --quant" },
+	{ VP_O_LORA_TARGETS, no_lora, "without --lora" },
+	{ VP_O_LORA_DROPOUT, no_lora, "without --lora" },
+	{ VP_O_LORA_DTYPE, no_lora, "without --lora" },
+	{ VP_O_RECOMPUTE_STRIDE, no_recompute, "without --recompute" },
+	{ VP_O_ALLOC_CONF, on_cpu, "with --device cpu" },
+};
+
+void
+vp_optset_inert(const bool given[VP_O_COUNT], const struct vp_plan *p,
+    struct vp_buf *out)
+{
+	size_t i;
+
+	for (i = 0; i < VP_NELEM(inert); i++)
+		if (given[inert[i].opt] && inert[i].off(p))
+			vp_buf_printf(out, "--%s has no effect %s\n",
+			    vp_options[inert[i].opt].name, inert[i].without);
 }
 
 void

@@ -46,6 +46,7 @@
 	X(EP, "ep") X(DP, "dp") X(CAPACITY, "capacity-factor") \
 	X(DEVICE, "device") X(OPTIMIZER_IMPL, "optimizer-impl") \
 	X(ZERO_GRAD, "zero-grad") X(OPTIM_IN_BWD, "optimizer-in-backward") \
+	X(COMPILE, "compile") X(COMPILE_LOSS, "compile-loss") \
 	X(FUSED, "fused-optimizer") X(LORA, "lora") \
 	X(LORA_TARGETS, "lora-targets") X(LORA_DROPOUT, "lora-dropout") \
 	X(LORA_DTYPE, "lora-dtype") X(QUANT, "quant") X(KBIT_PREP, "kbit-prep") \
@@ -53,6 +54,7 @@
 	X(OFFLOAD_NVME, "offload-nvme") X(HOST_MEM, "host-mem") \
 	X(ACT_OFFLOAD, "activation-offload") X(LOSS, "loss") \
 	X(FLOAT8, "float8") X(FLOAT8_ALL_GATHER, "float8-all-gather") \
+	X(TRAINER, "trainer") \
 	X(TORCH, "torch") X(CUDA, "cuda") X(TRANSFORMERS, "transformers") \
 	X(ALLOC_CONF, "alloc-conf") \
 	X(TOKENS, "tokens") X(STEPS, "steps") X(GLOBAL_BATCH, "global-batch") \
@@ -184,6 +186,11 @@ void vp_optset_apply(const struct vp_optset *o, struct vp_plan *p);
 /* Options of from that into does not have, copied (the command line
  * wins over a plan file).  Strings stay from's: keep from alive. */
 void vp_optset_merge(struct vp_optset *into, const struct vp_optset *from);
+/* One line per option in given (the command line's) that has no effect
+ * on plan p because the option it refines is off ("--kbit-prep has no
+ * effect without --quant"). */
+void vp_optset_inert(const bool given[VP_O_COUNT], const struct vp_plan *p,
+    struct vp_buf *out);
 /* The planner knobs the set leaves open: those no given option pins
  * (EP only for a MoE model). */
 void vp_optset_open(const struct vp_optset *o, bool moe,

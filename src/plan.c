@@ -21,6 +21,8 @@ const char *const vp_load_names[VP_LOAD_COUNT] = { VP_LOAD_LIST(X) };
 const char *const vp_offload_names[VP_OFFLOAD_COUNT] = { VP_OFFLOAD_LIST(X) };
 const char *const vp_loss_names[VP_LOSS_COUNT] = { VP_LOSS_LIST(X) };
 const char *const vp_float8_names[VP_FLOAT8_COUNT] = { VP_FLOAT8_LIST(X) };
+const char *const vp_trainer_names[VP_TRAINER_COUNT] = {
+	VP_TRAINER_LIST(X) };
 const char *const vp_lora_target_names[VP_LORA_TARGET_COUNT] = {
 	VP_LORA_TARGET_LIST(X) };
 const char *const vp_framework_names[VP_FW_COUNT] = { VP_FRAMEWORK_LIST(X) };

@@ -62,7 +62,11 @@
 /* What moves off the GPU (ZeRO-Offload / FSDP CPU offload / Infinity). */
 #define VP_OFFLOAD_LIST(X) X(NONE, "none") X(OPTIMIZER, "optimizer") \
 	X(PARAMS, "params") X(ALL, "optimizer+params")
-#define VP_LOSS_LIST(X) X(FULL, "full") X(CHUNKED, "chunked")
+/* The training-loop library whose defaults --trainer applies (trainer.h). */
+#define VP_TRAINER_LIST(X) X(PLAIN, "plain") X(HF, "hf") \
+	X(TORCHTUNE, "torchtune") X(TORCHTITAN, "torchtitan")
+#define VP_LOSS_LIST(X) X(FULL, "full") X(CHUNKED, "chunked") \
+	X(CHUNKED_OUTPUT, "chunked-output")
 /*
  * torchao float8 training of the block linears (torchtitan's float8
  * converter): dynamic scaling per tensor or per row (Float8LinearConfig
@@ -155,6 +159,9 @@ enum vp_load { VP_LOAD_LIST(X) VP_LOAD_COUNT };
 #define X(e, s) VP_OFFLOAD_##e,
 enum vp_offload { VP_OFFLOAD_LIST(X) VP_OFFLOAD_COUNT };
 #undef X
+#define X(e, s) VP_TRAINER_##e,
+enum vp_trainer { VP_TRAINER_LIST(X) VP_TRAINER_COUNT };
+#undef X
 #define X(e, s) VP_LOSS_##e,
 enum vp_loss { VP_LOSS_LIST(X) VP_LOSS_COUNT };
 #undef X
@@ -197,6 +204,7 @@ extern const char *const vp_load_names[VP_LOAD_COUNT];
 extern const char *const vp_offload_names[VP_OFFLOAD_COUNT];
 extern const char *const vp_loss_names[VP_LOSS_COUNT];
 extern const char *const vp_float8_names[VP_FLOAT8_COUNT];
+extern const char *const vp_trainer_names[VP_TRAINER_COUNT];
 extern const char *const vp_lora_target_names[VP_LORA_TARGET_COUNT];
 extern const char *const vp_framework_names[VP_FW_COUNT];
 extern const char *const vp_fsdp_prefetch_names[VP_FSDP_PREFETCH_COUNT];
@@ -293,6 +301,8 @@ struct vp_plan {
 	enum vp_zerograd zero_grad;	/* what zero_grad() leaves */
 	bool optim_in_bwd;	/* the step runs in each parameter's
 				 * post-accumulate-grad hook (torchtune) */
+	bool compile;		/* torch.compile of each block, */
+	bool compile_loss;	/* ... of the loss (graph.c, region_begin) */
 	/* Fine-tuning. */
 	unsigned lora_rank;	/* 0 = full fine-tuning */
 	unsigned lora_targets;	/* bit set of enum vp_lora_target */

@@ -8,6 +8,7 @@
 
 #include "alloc.h"
 #include "json.h"
+#include "options.h"
 
 #define C_RESET "\033[0m"
 #define C_BOLD "\033[1m"
@@ -322,7 +323,7 @@ plan_line(const struct vp_report *r, struct vp_buf *o)
 
 	/* The optimizer's kernels when the user chose them. */
 	vp_buf_printf(o, "%s, %s%s%s%s%s, micro-batch %llu x seq %llu, "
-	    "grad-accum %llu, recompute %s, attention %s, dropout %.2g\n",
+	    "grad-accum %llu, recompute %s, attention %s, dropout %.2g%s\n",
 	    vp_prec_names[p->precision], vp_opt_names[p->optimizer],
 	    p->optimizer_impl ? " (" : "",
 	    p->optimizer_impl ? vp_optimpl_names[vp_plan_optimizer_impl(p)] :
@@ -331,7 +332,10 @@ plan_line(const struct vp_report *r, struct vp_buf *o)
 	    (unsigned long long)p->micro_batch, (unsigned long long)p->seq,
 	    (unsigned long long)p->grad_accum,
 	    recomp_text(rc, sizeof rc, p, false),
-	    vp_attn_names[p->attention], vp_plan_dropout(p, r->model));
+	    vp_attn_names[p->attention], vp_plan_dropout(p, r->model),
+	    p->compile && p->compile_loss ? ", compiled blocks and loss" :
+	    p->compile ? ", compiled blocks" :
+	    p->compile_loss ? ", compiled loss" : "");
 	vp_buf_printf(o, "%-11s", "");
 	vp_report_layout(o, p);
 	vp_buf_printf(o, ", %s semantics, device %s, PyTorch %s",
@@ -370,6 +374,63 @@ plan_line(const struct vp_report *r, struct vp_buf *o)
 		    (unsigned long long)r->search->evaluated,
 		    r->search->evaluated == 1 ? "" : "s",
 		    (unsigned long long)r->search->fitting);
+}
+
+/*
+ * --trainer: the library, each default it set with its source, the
+ * defaults the user's own options replaced, and what it does that is
+ * not modelled.
+ */
+static void
+trainer_lines(const struct vp_report *r, struct vp_buf *o)
+{
+	const struct vp_trainer_applied *t = r->trainer;
+	unsigned i;
+
+	vp_buf_printf(o, "%sTrainer%s    %s: %s\n", col(r, C_BOLD),
+	    col(r, C_RESET), vp_trainer_names[t->trainer], t->what);
+	for (i = 0; i < t->nset; i++)
+		vp_buf_printf(o, "%-11sset --%s %s (%s)\n", "",
+		    vp_options[t->set[i].id].name, t->set[i].value,
+		    t->set[i].why);
+	for (i = 0; i < t->ngiven; i++)
+		vp_buf_printf(o, "%-11skept --%s as given (its default: %s)\n",
+		    "", vp_options[t->given[i].id].name, t->given[i].value);
+	for (i = 0; i < t->nlack; i++)
+		vp_buf_printf(o, "%-11s%s\n", "", t->lack[i]);
+}
+
+static void
+json_trainer(struct vp_json *j, const struct vp_report *r)
+{
+	const struct vp_trainer_applied *t = r->trainer;
+	unsigned i;
+
+	vp_json_break(j);
+	vp_json_object(j, "trainer", VP_JSON_INLINE);
+	vp_json_str(j, "name", vp_trainer_names[t->trainer]);
+	vp_json_array(j, "set", VP_JSON_INLINE);
+	for (i = 0; i < t->nset; i++) {
+		vp_json_object(j, NULL, VP_JSON_INLINE);
+		vp_json_str(j, "option", vp_options[t->set[i].id].name);
+		vp_json_str(j, "value", t->set[i].value);
+		vp_json_str(j, "source", t->set[i].why);
+		vp_json_end(j);
+	}
+	vp_json_end(j);
+	vp_json_array(j, "given", VP_JSON_INLINE);
+	for (i = 0; i < t->ngiven; i++) {
+		vp_json_object(j, NULL, VP_JSON_INLINE);
+		vp_json_str(j, "option", vp_options[t->given[i].id].name);
+		vp_json_str(j, "default", t->given[i].value);
+		vp_json_end(j);
+	}
+	vp_json_end(j);
+	vp_json_array(j, "notes", VP_JSON_INLINE);
+	for (i = 0; i < t->nlack; i++)
+		vp_json_str(j, NULL, t->lack[i]);
+	vp_json_end(j);
+	vp_json_end(j);
 }
 
 static void
@@ -521,6 +582,8 @@ vp_report_text(const struct vp_report *r, struct vp_buf *o)
 	vp_buf_add(o, "\n");
 	vp_buf_printf(o, "%sPlan%s       ", col(r, C_BOLD), col(r, C_RESET));
 	plan_line(r, o);
+	if (r->trainer != NULL)
+		trainer_lines(r, o);
 	if (r->gpus != NULL) {
 		const struct vp_gpu *g = r->gpus->gpu;
 
@@ -600,6 +663,16 @@ vp_report_text(const struct vp_report *r, struct vp_buf *o)
 			vp_buf_printf(o, "  (%s)\n",
 			    vp_cat_names[mem->top[i].cat]);
 		}
+		if (mem->nfw > 0 || mem->nccl_bytes > 0)
+			vp_buf_printf(o, "  %sThe framework's buffers at the "
+			    "peak%s\n", col(r, C_BOLD), col(r, C_RESET));
+		for (i = 0; i < mem->nfw; i++)
+			vp_buf_printf(o, "  %12s  %s\n", vp_fmt_bytes(b1,
+			    sizeof b1, mem->fw[i].bytes), mem->fw[i].name);
+		if (mem->nccl_bytes > 0)
+			vp_buf_printf(o, "  %12s  NCCL buffers (outside the "
+			    "allocator)\n", vp_fmt_bytes(b1, sizeof b1,
+			    mem->nccl_bytes));
 		vp_buf_add(o, "  Peak by phase:");
 		for (i = 0; i < VP_PHASE_COUNT; i++)
 			vp_buf_printf(o, "%s %s %s", i ? "," : "",
@@ -668,6 +741,11 @@ json_plan(struct vp_json *j, const struct vp_report *r)
 	    vp_optimpl_names[vp_plan_optimizer_impl(p)]);
 	vp_json_str(j, "zero_grad", vp_zerograd_names[vp_plan_zero_grad(p)]);
 	vp_json_bool(j, "optimizer_in_backward", p->optim_in_bwd);
+	/* Only when set, so that plans without it read as before. */
+	if (p->compile)
+		vp_json_bool(j, "compile", true);
+	if (p->compile_loss)
+		vp_json_bool(j, "compile_loss", true);
 	vp_json_u64(j, "micro_batch", p->micro_batch);
 	vp_json_u64(j, "seq", p->seq);
 	vp_json_u64(j, "grad_accum", p->grad_accum);
@@ -935,6 +1013,18 @@ json_top_live(struct vp_json *j, const struct vp_mem *mem)
 		vp_json_end(j);
 	}
 	vp_json_end(j);
+	if (mem->nfw == 0)
+		return;
+	vp_json_break(j);
+	vp_json_array(j, "framework_buffers", VP_JSON_INLINE);
+	for (i = 0; i < mem->nfw; i++) {
+		vp_json_object(j, NULL, VP_JSON_INLINE);
+		vp_json_str(j, "name", mem->fw[i].name);
+		vp_json_str(j, "term", vp_cat_names[mem->fw[i].cat]);
+		vp_json_u64(j, "bytes", mem->fw[i].bytes);
+		vp_json_end(j);
+	}
+	vp_json_end(j);
 }
 
 void
@@ -946,6 +1036,8 @@ vp_report_json(const struct vp_report *r, struct vp_buf *o)
 	vp_json_object(&j, NULL, VP_JSON_INLINE);
 	json_model(&j, r);
 	json_plan(&j, r);
+	if (r->trainer != NULL)
+		json_trainer(&j, r);
 	json_gpus(&j, r);
 	json_per_gpu(&j, r);
 	if (r->nstages > 1)

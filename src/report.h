@@ -17,6 +17,7 @@
 #include "model.h"
 #include "plan.h"
 #include "plan_search.h"
+#include "trainer.h"
 
 /* What one knob of the chosen plan saves (its default instead). */
 struct vp_saving {
@@ -56,6 +57,8 @@ struct vp_report {
 	bool color;			/* ANSI colour (tty and no NO_COLOR) */
 	bool unicode;			/* block characters for bars */
 	const char *version;
+	/* What --trainer set, or NULL when it was not given. */
+	const struct vp_trainer_applied *trainer;
 	/* A calibrated profile's worst relative residual per level: the
 	 * report prints each level with its +/- (0: no error bar). */
 	double err_allocated, err_reserved, err_device;

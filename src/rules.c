@@ -361,6 +361,39 @@ lora_head_loss(const struct vp_plan *p, const struct vp_model *m,
 	    "so no adapter on the head runs; drop one of them");
 }
 
+/*
+ * torchtune's chunked output (graph.c, chunked_output_ce) is modelled as
+ * torchtune runs it: a decoder's lm_head in the model's own dtype (no
+ * autocast: torchtune casts the model), whole on each rank.
+ */
+static int
+chunked_output_loss(const struct vp_plan *p, const struct vp_model *m,
+    unsigned world, struct vp_diags *d)
+{
+	int rc = 0;
+
+	(void)world;
+	if (p->loss != VP_LOSS_CHUNKED_OUTPUT)
+		return 0;
+	if (vp_model_traits(m).head != VP_HEAD_LM)
+		rc = refuse(d, "--loss chunked-output is torchtune's loss for "
+		    "a decoder's lm_head; this model's head is not one");
+	if (p->precision != VP_PREC_FP32 && p->precision != VP_PREC_BF16 &&
+	    p->precision != VP_PREC_FP16)
+		rc = refuse(d, "--loss chunked-output with --precision %s is "
+		    "not modelled: torchtune trains in the model's dtype (fp32, "
+		    "bf16 or fp16), without autocast or master weights",
+		    vp_prec_names[p->precision]);
+	if (p->tp > 1)
+		rc = refuse(d, "--loss chunked-output with --tp %u is not "
+		    "modelled: the loss gathers each chunk's vocabulary-sharded "
+		    "logits (DTensor.full_tensor)", p->tp);
+	if (p->lora_rank > 0 && (p->lora_targets & (1u << VP_LORA_HEAD)))
+		rc = refuse(d, "--loss chunked-output with an adapter on the "
+		    "head (--lora-targets head) is not modelled");
+	return rc;
+}
+
 static int
 fp8_quant(const struct vp_plan *p, const struct vp_model *m, unsigned world,
     struct vp_diags *d)
@@ -691,6 +724,64 @@ load_path(const struct vp_plan *p, const struct vp_model *m,
 	return 0;
 }
 
+/*
+ * --compile and --compile-loss (graph.c, region_begin) rewrite the eager
+ * lowering of a block or of the loss by the partitioner's rule, which was checked against PyTorch 2.13's
+ * saved graphs for Llama-style blocks with fused attention and no dropout
+ * (tests/validate_cpu.py --grid torch2).  What the rule has not been
+ * measured on is refused rather than guessed: eager attention (the
+ * partitioner may recompute its softmax), dropout (Inductor draws its own
+ * random numbers and saves its seeds, not the masks), other block kinds
+ * and MoE, bitsandbytes/torchao quantized linears, a compiled loss other
+ * than the plain cross-entropy of the logits or torchtune's per-chunk one
+ * (--loss chunked-output), and Transformer Engine's
+ * fp8, whose kernels Dynamo does not trace as aten ops.
+ */
+static int
+compile_plan(const struct vp_plan *p, const struct vp_model *m,
+    unsigned world, struct vp_diags *d)
+{
+	const char *opt = p->compile ? "--compile" : "--compile-loss";
+
+	(void)world;
+	if (!p->compile && !p->compile_loss)
+		return 0;
+	if (p->torch_version < 200)
+		return refuse(d, "%s needs PyTorch 2.0 (torch.compile); "
+		    "--torch is %u.%u", opt, p->torch_version / 100,
+		    p->torch_version % 100);
+	if (vp_model_family(m) != VP_FAMILY_LLAMA ||
+	    m->norm != VP_NORM_RMSNORM || m->post_norms || m->has_moe)
+		return refuse(d, "%s is modelled for Llama-style models "
+		    "(RMSNorm before attention and MLP, no MoE), the ones "
+		    "measured; %s is not one", opt, m->name);
+	if (p->compile_loss && p->loss != VP_LOSS_FULL &&
+	    p->loss != VP_LOSS_CHUNKED_OUTPUT)
+		return refuse(d, "--compile-loss is modelled for --loss full "
+		    "(the cross-entropy of the logits) and chunked-output "
+		    "(torchtune's per-chunk cross-entropy) only, not --loss %s",
+		    vp_loss_names[p->loss]);
+	if (!p->compile)
+		return 0;
+	if (p->attention == VP_ATTN_EAGER)
+		return refuse(d, "--compile is modelled with fused attention "
+		    "only; use --attention sdpa or flash");
+	if (vp_plan_dropout(p, m) > 0)
+		return refuse(d, "--compile with dropout is not modelled "
+		    "(Inductor draws its own random numbers); use --dropout 0");
+	if (p->lora_rank > 0 && p->lora_dropout > 0)
+		return refuse(d, "--compile with --lora-dropout is not modelled "
+		    "(Inductor draws its own random numbers); use "
+		    "--lora-dropout 0");
+	if (p->quant != VP_QUANT_NONE)
+		return refuse(d, "--compile with --quant %s is not modelled",
+		    vp_quant_names[p->quant]);
+	if (p->precision == VP_PREC_FP8)
+		return refuse(d, "--compile with --precision fp8 is not "
+		    "modelled: Transformer Engine's layers are not traced");
+	return 0;
+}
+
 #define TPPPCPDP (VP_RK_TP | VP_RK_PP | VP_RK_CP | VP_RK_DP)
 
 static const struct rule rules[] = {
@@ -711,6 +802,7 @@ static const struct rule rules[] = {
 	{ lora_rank, VP_RK_TP, false },
 	{ quant, 0, false },
 	{ lora_head_loss, 0, false },
+	{ chunked_output_loss, VP_RK_TP, false },
 	{ fp8_quant, 0, false },
 	{ fp8_cuda, 0, false },
 	{ zero_pp, VP_RK_PP | VP_RK_SHARD, false },
@@ -720,6 +812,7 @@ static const struct rule rules[] = {
 	{ float8_tp, VP_RK_TP, false },
 	{ async_tp, VP_RK_TP, false },
 	{ float8_fsdp, VP_RK_SHARD, true },
+	{ compile_plan, 0, false },
 	{ nvme_needs_offload, 0, false },
 	{ world_split, TPPPCPDP, false },
 	{ ep_in_dp, TPPPCPDP | VP_RK_EP, false },

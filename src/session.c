@@ -41,6 +41,8 @@ knob_savings(const struct vp_model *m, const struct vp_plan *p,
 	TRY(p->recompute != VP_RECOMP_NONE, p->recompute == VP_RECOMP_FULL ?
 	    "recompute full" : p->recompute == VP_RECOMP_OP ? "recompute op" :
 	    "recompute selective", q.recompute = VP_RECOMP_NONE);
+	TRY(p->compile || p->compile_loss, "torch.compile",
+	    (q.compile = false, q.compile_loss = false));
 	TRY(p->zero > 0, p->zero == 1 ? "ZeRO 1" : p->zero == 2 ? "ZeRO 2" :
 	    "ZeRO 3", q.zero = 0);
 	TRY(p->fsdp != VP_FSDP_NONE, "FSDP sharding", q.fsdp = VP_FSDP_NONE);
@@ -294,6 +296,7 @@ vp_session_run(struct vp_session *s, struct vp_diags *d)
 	fill_lora(s);
 	fill_host(s);
 	r->profile = s->profile_label;
+	r->trainer = s->trainer;
 	r->world = s->world;
 	r->fits = -1;
 	r->explain = s->explain;

@@ -361,6 +361,16 @@ run ft-activation-offload llama-3-8b --gpus 8xH100 --zero 3 --activation-offload
 run ft-fp8 llama-3-8b --gpus 8xH100 --precision fp8 --zero 1 --no-search
 run ft-chunked-loss llama-3-8b --gpus 1xH100 --loss chunked --zero 0 \
 	--recompute full --optimizer adamw-8bit --no-search
+# torchtune's chunked output (--loss chunked-output): the logits are all
+# kept, the upcast and the loss go chunk by chunk; refused where torchtune
+# does not run it as modelled.
+run ft-chunked-output-loss tests/data/published_gpu/models/llama-3.2-3b.yaml \
+	--gpus 1xA100-80G-SXM --no-search --precision bf16 --micro-batch 2 \
+	--seq 4096 --recompute full --lora 64 --lora-dtype bf16 \
+	--lora-targets q,v,o,gate,up,down --loss chunked-output --explain
+run ft-chunked-output-refused gpt2 --loss chunked-output \
+	--precision bf16-mixed --lora 8 --lora-targets q,head
+run ft-chunked-output-bert bert-base --loss chunked-output --precision bf16
 run ft-adafactor gpt2-xl --gpus 1xA10 --optimizer adafactor --no-search
 run ft-bad-target gpt2 --lora 8 --lora-targets gate
 run ft-bad-target-name gpt2 --lora 8 --lora-targets q,vv
@@ -520,6 +530,74 @@ run load-two-gpus llama-2-7b --load torchtune-0.1 --precision bf16 \
 	--gpus 2xRTX4090 --no-search
 run load-partial-nf4 llama-2-7b --load torchtune-0.1 --precision bf16 \
 	--lora 8 --lora-targets q,v --quant nf4 --gpus 1xRTX4090 --no-search
+# torch.compile of each block (and the loss): the partitioner's saved set;
+# refused where it was not measured (eager attention, non-Llama blocks,
+# a compiled loss other than the cross-entropy of the logits or
+# torchtune's chunked one).
+run compile-llama llama-3-8b --compile --attention sdpa --precision bf16 \
+	--seq 4096 --micro-batch 2 --gpus 1xA100 --no-search --json
+run compile-loss-rc llama-3-8b --compile --compile-loss --attention sdpa \
+	--recompute full --gpus 1xH100 --no-search
+run compile-eager llama-3-8b --compile --attention eager
+run compile-gpt2 gpt2 --compile --compile-loss --attention sdpa
+run compile-loss-chunked llama-3-8b --compile-loss --attention sdpa \
+	--loss chunked
+# torchtune's compiled chunked loss: each chunk's cross-entropy compiled.
+# (logits and loss 0 B, the peak in backward; 12.72 GiB of them in the
+# loss phase with the loss eager).
+run compile-loss-chunked-output llama-3-8b --trainer torchtune --compile \
+	--compile-loss --attention sdpa --seq 8192 --micro-batch 2 \
+	--recompute full --optimizer-in-backward --gpus 1xA100 --no-search
+
+# --trainer: each library's defaults for what was not given (the report
+# lists them with their sources, and what is not modelled); an explicit
+# option wins over the preset; hf's adapter dtype and k-bit preparation
+# follow the sharding.
+run trainer-hf-fsdp-qlora llama-2-7b --gpus 2xA100 --trainer hf --fsdp full \
+	--lora 16 --quant nf4 --explain
+run trainer-hf-one-gpu-json llama-2-7b --gpus 1xA100 --trainer hf --lora 16 \
+	--quant nf4 --no-search --json
+run trainer-hf-old-transformers gpt2 --trainer hf --transformers 4.31 \
+	--gpus 1xA100 --seq 512 --no-search
+run trainer-explicit-wins llama-2-7b --gpus 1xA100 --trainer hf --lora 16 \
+	--quant nf4 --kbit-prep keep --lora-dtype bf16 --optimizer-impl foreach \
+	--no-search
+run trainer-torchtune-lora tests/data/published_gpu/models/llama-3.2-3b.yaml \
+	--gpus 1xA100-80G-SXM --trainer torchtune --lora 64 --recompute full \
+	--micro-batch 2 --seq 4096 --no-search
+run trainer-torchtune-2gpu-json llama-2-7b --gpus 2xRTX4090 --trainer torchtune \
+	--lora 8 --recompute full --seq 2048 --no-search --json
+run trainer-torchtune-bert bert-base --trainer torchtune --seq 128 \
+	--gpus 1xA100 --no-search
+run trainer-torchtune-autocast gpt2 --trainer torchtune --precision bf16-mixed \
+	--seq 512 --gpus 1xA100 --no-search
+run trainer-torchtitan llama-3.1-8b --gpus 8xH100 --trainer torchtitan \
+	--no-search
+run trainer-plain gpt2 --trainer plain --gpus 1xA100 --seq 512 --no-search
+run trainer-bad gpt2 --trainer hff
+# --explain names the framework's buffers as the frameworks do (one
+# table, fw_buffers in mem.c): FSDP's unsharded flat parameter and
+# reduce-scatter gradient, ZeRO-3's prefetch/gather, IPG bucket and
+# persistent parameters, DDP's buckets.
+run explain-fsdp-qlora-hf llama-2-7b --gpus 2xA100 --trainer hf --fsdp full \
+	--lora 16 --quant nf4 --no-search --explain
+run explain-ds-zero3-offload llama-2-70b --gpus 8xA100 --lora 16 \
+	--deepspeed-config tests/data/deepspeed/zero3-offload-auto.json --explain
+run explain-ds-zero3-offload-hf llama-2-70b --gpus 8xA100 --trainer hf \
+	--lora 16 --deepspeed-config tests/data/deepspeed/zero3-offload-auto.json \
+	--explain
+run explain-ddp gpt2 --gpus 2xA100 --zero 0 --seq 512 --no-search --explain
+run explain-zero2 gpt2 --gpus 4xA100 --zero 2 --seq 512 --no-search --explain
+# Options that refine one the plan has off are a note on stderr, not an
+# error (the exit status is the estimate's).
+run note-kbit-without-quant gpt2 --kbit-prep keep --seq 128 --device cpu \
+	--precision fp32
+run note-lora-options-without-lora gpt2 --lora-dropout 0.1 --lora-dtype bf16 \
+	--lora-targets q,v --seq 128 --device cpu --precision fp32
+run note-stride-without-recompute gpt2 --recompute-stride 2 --seq 128 \
+	--device cpu --precision fp32
+run note-alloc-conf-cpu gpt2 --alloc-conf expandable_segments:True --seq 128 \
+	--device cpu --precision fp32
 
 # Every option --help lists (made from the option table) is documented in
 # vramplan(1), and the manual documents no option the program lacks.

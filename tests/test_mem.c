@@ -652,6 +652,82 @@ recompute_stride_every_nth_block(void **state)
 	vp_model_free(&m);
 }
 
+/* The distinct tensors block l's ops save, in bytes. */
+static uint64_t
+block_saved_bytes(const struct vp_graph *g, uint32_t l)
+{
+	uint8_t *seen = calloc(g->nt, 1);
+	uint64_t sum = 0;
+	size_t i;
+	int k;
+
+	assert_non_null(seen);
+	for (i = g->layer_first_op[l]; i < g->layer_first_op[l + 1]; i++)
+		for (k = 0; k < VP_OP_MAXIO && g->op[i].saved[k] >= 0; k++)
+			if (!seen[g->op[i].saved[k]]) {
+				seen[g->op[i].saved[k]] = 1;
+				sum += g->t[g->op[i].saved[k]].bytes;
+			}
+	free(seen);
+	return sum;
+}
+
+/*
+ * --compile: a Llama block saves the partitioner's cut, which the forward
+ * graph of PyTorch 2.13's AOTAutograd lists for this block (TORCH_LOGS=
+ * aot_graphs, calib/harness.py --compile blocks): the block input, the
+ * two norms' outputs and reductions, q after RoPE, the repeated k and v,
+ * attention's output and log-sum-exp, o_proj's output, gate and up and
+ * their product (fp32, n = 128 tokens, h = 256, 8 heads of 32, f = 688):
+ * 8 n h + 2 n + b a s + 3 n f floats = 2,110,464 bytes (the graph also
+ * keeps RoPE's 64 positions, 256 bytes, left out here).  Eager PyTorch
+ * saves RMSNorm's fp32 intermediates, SiLU's output and RoPE's cos and
+ * sin besides.
+ */
+static void
+compile_saves_partitioner_cut(void **state)
+{
+	struct vp_model m;
+	struct vp_plan p;
+	struct vp_graph g;
+	uint64_t eager, compiled;
+	struct vp_mem e, c, cl;
+
+	(void)state;
+	llama_model(&m);
+	llama_plan(&p, &m);
+	p.device = VP_DEVICE_CPU;
+	p.precision = VP_PREC_FP32;
+	p.attention = VP_ATTN_SDPA;
+	p.micro_batch = 2;
+	p.seq = 64;
+	p.transformers_version = 440;
+	assert_int_equal(vp_graph_build(&m, &p, &g), 0);
+	eager = block_saved_bytes(&g, 2);
+	vp_graph_free(&g);
+	p.compile = true;
+	assert_int_equal(vp_graph_build(&m, &p, &g), 0);
+	compiled = block_saved_bytes(&g, 2);
+	vp_graph_free(&g);
+	assert_int_equal(compiled, 2110464);
+	assert_true(compiled < eager);
+	/* The step: compiled blocks hold less, and a compiled loss less
+	 * again (its log-softmax is never made). */
+	p.optimizer = VP_OPT_SGD;
+	p.micro_batch = 8;
+	p.seq = 512;
+	p.compile = false;
+	e = estimate(&m, &p, 1);
+	p.compile = true;
+	c = estimate(&m, &p, 1);
+	p.compile_loss = true;
+	cl = estimate(&m, &p, 1);
+	assert_true(c.saved_per_microbatch < e.saved_per_microbatch);
+	assert_true(cl.allocated_peak < c.allocated_peak &&
+	    c.allocated_peak < e.allocated_peak);
+	vp_model_free(&m);
+}
+
 static void
 recompute_saves_activations(void **state)
 {
@@ -1067,6 +1143,46 @@ load_torchtune_replays_capture(void **state)
 	}
 }
 
+/*
+ * bug: with --optimizer-in-backward the step of a weight used twice (tied
+ * embeddings; torchtune's chunked head) runs in the hook of the use that
+ * ends the wait, which has no gradient of its own (wgrad_bytes 0, and
+ * wgrad_sum 0 where the sum is added in place); oib_step read that op's
+ * sizes and so never counted the shared weight's gradient and step
+ * temporaries.  Here the tied V h weight is most of the model (V = 2048,
+ * h = 8: 16384 of 17200 parameters), in bf16 with fp32 masters and
+ * states, stepped by the for-loop AdamW (two fp32 copies of the
+ * parameter): at its hook, beside the weights, masters and states, its
+ * bf16 gradient g = 32768 B and the two copies, 4 g, live: 5 g, more
+ * than the embedding's backward just before (the waiting gradient, the
+ * lookup's, their sum and the lookup's input gradient: 3 g + 64).
+ */
+static void
+bug_oib_step_of_a_tied_weight(void **state)
+{
+	const uint64_t g = 2048 * 8 * 2;
+	struct vp_model m;
+	struct vp_plan p;
+	struct vp_mem r;
+
+	(void)state;
+	tiny_model(&m);
+	m.vocab = 2048;
+	m.tie_embeddings = true;
+	validate(&m);
+	tiny_plan(&p, &m, 1, 4);
+	p.precision = VP_PREC_BF16_MASTER;
+	p.optimizer = VP_OPT_ADAMW;
+	p.optimizer_impl = VP_OPTIMPL_FOR_LOOP;
+	p.optim_in_bwd = true;
+	r = estimate(&m, &p, 1);
+	assert_true(r.allocated_peak >= r.weights_bytes + r.master_bytes +
+	    r.optim_bytes + 5 * g);
+	assert_int_equal(r.peak_phase, VP_PHASE_BACKWARD);
+	assert_string_equal(r.peak_op, "embedding");
+	vp_model_free(&m);
+}
+
 int
 main(void)
 {
@@ -1080,6 +1196,7 @@ main(void)
 		cmocka_unit_test(grows_with_batch_and_seq),
 		cmocka_unit_test(recompute_saves_activations),
 		cmocka_unit_test(recompute_stride_every_nth_block),
+		cmocka_unit_test(compile_saves_partitioner_cut),
 		cmocka_unit_test(zero_stages_shrink_in_order),
 		cmocka_unit_test(optimizers_in_order),
 		cmocka_unit_test(cpu_has_no_overhead),
@@ -1089,6 +1206,7 @@ main(void)
 		cmocka_unit_test(grad_accum_and_pipeline),
 		cmocka_unit_test(bug_huge_plan_wraps),
 		cmocka_unit_test(load_torchtune_replays_capture),
+		cmocka_unit_test(bug_oib_step_of_a_tied_weight),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -193,7 +193,8 @@ fast_matches_exact(void **state)
 	struct vp_mem_opts o;
 	static const struct { unsigned tp, pp, zero, cp; enum vp_recompute rc;
 	    enum vp_precision prec; enum vp_attention attn;
-	    unsigned stride, layers; enum vp_float8 f8; } cases[] = {
+	    unsigned stride, layers; enum vp_float8 f8;
+	    bool compile, compile_loss; } cases[] = {
 		{ 1, 1, 0, 1, VP_RECOMP_NONE, VP_PREC_BF16_MIXED,
 		    VP_ATTN_EAGER, 1, 24 },
 		{ 2, 1, 3, 1, VP_RECOMP_FULL, VP_PREC_BF16_MIXED,
@@ -244,6 +245,12 @@ fast_matches_exact(void **state)
 		/* torchao float8 linears: their casts' workspaces. */
 		{ 1, 2, 0, 1, VP_RECOMP_FULL, VP_PREC_BF16_MIXED,
 		    VP_ATTN_SDPA, 1, 24, VP_FLOAT8_TENSORWISE },
+		/* --compile (a Llama-style block): each block a compiled
+		 * region, alike in every replay. */
+		{ 1, 1, 0, 1, VP_RECOMP_NONE, VP_PREC_BF16_MIXED,
+		    VP_ATTN_SDPA, 1, 24, VP_FLOAT8_NONE, true, true },
+		{ 2, 1, 3, 1, VP_RECOMP_FULL, VP_PREC_BF16,
+		    VP_ATTN_SDPA, 1, 24, VP_FLOAT8_NONE, true, false },
 	};
 	size_t i;
 
@@ -256,7 +263,21 @@ fast_matches_exact(void **state)
 		unsigned st;
 
 		make_model(&m, cases[i].layers, 1024, 16, 32000);
+		if (cases[i].compile) {
+			struct vp_diags d = { 0 };
+
+			m.act = VP_ACT_SWIGLU;
+			m.norm = VP_NORM_RMSNORM;
+			m.pos = VP_POS_ROPE;
+			m.bias = false;
+			m.dropout = 0;
+			m.impl = VP_IMPL_HF;
+			assert_int_equal(vp_model_validate(&m, &d), 0);
+			vp_diags_clear(&d);
+		}
 		vp_plan_defaults(&p, &m);
+		p.compile = cases[i].compile;
+		p.compile_loss = cases[i].compile_loss;
 		p.recompute_stride = cases[i].stride;
 		p.float8 = cases[i].f8;
 		p.tp = cases[i].tp;
