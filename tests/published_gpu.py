@@ -58,13 +58,13 @@ import yaml
 # made torchtune's compiled Llama 3.2 row expressible (25 records, -0.2%
 # there), 2.86% once --compile-loss with --loss chunked-output made
 # torchtune's compiled chunked-loss rows 03 and 05 expressible (27
-# records, -0.0% and +0.3%), MERGED once --load torchtune-0.1
-# replayed torchtune 0.1's model construction, which made the QLoRA 1x4090
-# reading (the load's reserved level) a scored record (-1.7% there).  The gate
-# sits about half a point above it.  It
+# records, -0.0% and +0.3%), 2.82% once --load torchtune-0.1 replayed
+# torchtune 0.1's model construction, which made the QLoRA 1x4090 reading
+# (the load's reserved level) a scored record (28 records, -1.7% there).
+# The gate sits about half a point above it.  It
 # must only go down: lower it when the estimate improves, never raise it to
 # make a change pass.
-GATE_PCT = 3.35
+GATE_PCT = 3.30
 
 # Verdicts that are wrong today, with the reason.  A new wrong verdict
 # fails the test; one of these that becomes right is reported so that it
