@@ -507,6 +507,11 @@ run float8-rowwise-all-gather llama-3.1-8b --float8 rowwise \
 run float8-tp llama-3.1-8b --float8 tensorwise --tp 2 --gpus 8xH100 \
 	--no-search
 run float8-cpu gpt2 --float8 tensorwise --device cpu
+# Compiled (--compile): Inductor fuses each cast, which holds its fp8
+# result alone; down_proj's backward peak against float8-tensorwise.
+run float8-compile llama-2-7b --seq 4096 --micro-batch 4 --optimizer sgd \
+	--precision bf16 --gpus 1xH100 --no-search --recompute full \
+	--float8 tensorwise --compile
 # Async TP: the symmetric-memory workspace (2 b s/tp h in bf16) at the
 # device level; refused without TP and SP, and without --compile
 # (torchtitan's maybe_enable_async_tp: Inductor does the fusion).
