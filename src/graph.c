@@ -1978,6 +1978,20 @@ lower_ops(struct lctx *x, uint32_t blocks, uint64_t offset, bool first,
 		 * (op: with its policy's cache); with a stride, only every
 		 * stride-th block of the stage, counted from its first
 		 * (vp_plan_block_checkpointed).
+		 *
+		 * With --compile the checkpoint replays the region's rewritten
+		 * ops: torchtune compiles the block inside its checkpoint
+		 * wrapper, which is this (measured, --grid torch2).
+		 * torchtitan (apply_ac, then apply_compile) compiles the
+		 * wrapped block instead: the partitioner takes the policy's
+		 * tags (MUST_SAVE: what op_policy saves; PREFER_RECOMPUTE:
+		 * the rest) and recomputes inside the backward graph, so
+		 * its saved set is op_policy's; the replay here holds the
+		 * recomputed tensors of the block through its backward,
+		 * which Inductor's scheduling can only shorten: an upper
+		 * bound, not measured.  FSDP2's hooks stay outside the
+		 * compiled block (torch._dynamo.config.skip_fsdp_hooks), so
+		 * the gather timeline is the eager one.
 		 */
 		if ((p->recompute == VP_RECOMP_FULL ||
 		    p->recompute == VP_RECOMP_OP) &&
