@@ -471,6 +471,8 @@ vp_cli_setup(int argc, char **argv, unsigned cmd, struct vp_cli_job *job)
 	    &ses->plan, &job->trainer)) != VP_EXIT_OK)
 		return rc;
 	ses->trainer = o->has[VP_O_TRAINER] ? &job->trainer : NULL;
+	ses->ds_config = o->has[VP_O_DS_CONFIG] ? o->val[VP_O_DS_CONFIG].s :
+	    NULL;
 	if ((rc = check_combinations(o)) != VP_EXIT_OK)
 		return rc;
 	if ((rc = setup_gpus(job, o, &world)) != VP_EXIT_OK)

@@ -357,22 +357,40 @@ static int32_t dropout_p(struct lctx *x, const char *name, int32_t in,
  * Returns the forward workspace beside the output (y_bytes, which does
  * not exist during the casts) and sets *bwd to the backward's beside the
  * gradients it makes.
+ *
+ * In a compiled block (--compile, torchtitan's apply_compile after its
+ * float8 converter) Dynamo traces the casts into the block's graph as
+ * aten ops: the amax is a reduction (its output, a scale, is a scalar
+ * or, rowwise, a vector) and the rest of the cast (x.to(float32) * scale,
+ * clamp, .to(float8)) one pointwise chain, which Inductor fuses into one
+ * kernel that reads the high-precision tensor and writes the fp8 one:
+ * the fp32 product and its clamp are never materialized (region_end's
+ * rule for pointwise intermediates), so a cast holds its 1-byte result
+ * alone (cast_peak 1 instead of 9).  The layout copies _scaled_mm takes
+ * stay (Inductor may write the cast in that layout directly: then this
+ * overstates by those copies).  The saved set stays torchao's (the
+ * high-precision input, read by the compute-intensive op); the
+ * partitioner could keep the 1-byte cast instead where nothing else
+ * needs the input, which would be less.  Not measured: torchao's fp8
+ * matmul on the CPU under the profiler did not finish a 2048 x 512 x
+ * 1024 linear in 5 minutes on this machine.
  */
 static uint64_t
 float8_tmp(uint64_t n_in, uint64_t n_w, uint64_t n_out, uint64_t y_bytes,
-    bool w_cast, uint64_t *bwd)
+    bool w_cast, bool compiled, uint64_t *bwd)
 {
-	uint64_t wc = w_cast ? 9 * n_w : 0, f, b;
+	uint64_t k = compiled ? 1 : 9;
+	uint64_t wc = w_cast ? k * n_w : 0, f, b;
 
-	f = 9 * n_in > n_in + wc ? 9 * n_in : n_in + wc;
+	f = k * n_in > n_in + wc ? k * n_in : n_in + wc;
 	f = f > y_bytes ? f - y_bytes : 0;
 	if (f < n_in + n_w)
 		f = n_in + n_w;
-	b = 9 * n_out;
+	b = k * n_out;
 	if (n_out + wc > b) b = n_out + wc;
 	if (n_out + 2 * n_w > b) b = n_out + 2 * n_w;
-	if (10 * n_out + n_w > b) b = 10 * n_out + n_w;
-	if (2 * n_out + n_w + 9 * n_in > b) b = 2 * n_out + n_w + 9 * n_in;
+	if ((k + 1) * n_out + n_w > b) b = (k + 1) * n_out + n_w;
+	if (2 * n_out + n_w + k * n_in > b) b = 2 * n_out + n_w + k * n_in;
 	if (3 * n_out + n_w + 2 * n_in > b) b = 3 * n_out + n_w + 2 * n_in;
 	*bwd = b;
 	return f;
@@ -456,7 +474,7 @@ linear_w(struct lctx *x, struct lin l, int32_t in, uint64_t din,
 	if (f8) {
 		uint64_t b8, f = float8_tmp(vp_mul_sat(nout, din), din * dout,
 		    vp_mul_sat(nout, dout), x->g->t[y].bytes,
-		    !x->p->float8_all_gather, &b8);
+		    !x->p->float8_all_gather, x->inductor, &b8);
 
 		o->fwd_tmp = vp_add_sat(o->fwd_tmp, f);
 		o->bwd_tmp = vp_add_sat(o->bwd_tmp, b8);
@@ -1960,6 +1978,20 @@ lower_ops(struct lctx *x, uint32_t blocks, uint64_t offset, bool first,
 		 * (op: with its policy's cache); with a stride, only every
 		 * stride-th block of the stage, counted from its first
 		 * (vp_plan_block_checkpointed).
+		 *
+		 * With --compile the checkpoint replays the region's rewritten
+		 * ops: torchtune compiles the block inside its checkpoint
+		 * wrapper, which is this (measured, --grid torch2).
+		 * torchtitan (apply_ac, then apply_compile) compiles the
+		 * wrapped block instead: the partitioner takes the policy's
+		 * tags (MUST_SAVE: what op_policy saves; PREFER_RECOMPUTE:
+		 * the rest) and recomputes inside the backward graph, so
+		 * its saved set is op_policy's; the replay here holds the
+		 * recomputed tensors of the block through its backward,
+		 * which Inductor's scheduling can only shorten: an upper
+		 * bound, not measured.  FSDP2's hooks stay outside the
+		 * compiled block (torch._dynamo.config.skip_fsdp_hooks), so
+		 * the gather timeline is the eager one.
 		 */
 		if ((p->recompute == VP_RECOMP_FULL ||
 		    p->recompute == VP_RECOMP_OP) &&

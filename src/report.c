@@ -315,9 +315,54 @@ recomp_text(char *buf, size_t n, const struct vp_plan *p, bool short_form)
 	return buf;
 }
 
+/* The file part of a path: the report names a DeepSpeed config by it. */
+static const char *
+base_name(const char *path)
+{
+	const char *s = strrchr(path, '/');
+
+	return s != NULL ? s + 1 : path;
+}
+
+/*
+ * The settings of the training library and the kernels that change the
+ * estimate and are not on the Plan's first lines, each only when not at
+ * its default, comma-separated ("" when all are at their defaults).
+ */
+static void
+plan_knobs(const struct vp_report *r, struct vp_buf *k)
+{
+	const struct vp_plan *p = r->plan;
+	const char *sep = "";
+
+#define KNOB(...) do { vp_buf_add(k, sep); vp_buf_printf(k, __VA_ARGS__); \
+	sep = ", "; } while (0)
+	if (r->trainer != NULL)
+		KNOB("trainer %s", vp_trainer_names[r->trainer->trainer]);
+	if (r->ds_config != NULL)
+		KNOB("DeepSpeed config %s", base_name(r->ds_config));
+	if (p->float8 != VP_FLOAT8_NONE)
+		KNOB("float8 %s%s", vp_float8_names[p->float8],
+		    p->float8_all_gather ? " (fp8 all-gather)" : "");
+	if (p->async_tp)
+		KNOB("async TP");
+	if (p->fsdp_prefetch != VP_FSDP_PREFETCH_PRE)
+		KNOB("FSDP prefetch %s", vp_fsdp_prefetch_names[
+		    p->fsdp_prefetch]);
+	if (p->fsdp_orig_params != VP_YES)
+		KNOB("use_orig_params %s", vp_yesno_names[p->fsdp_orig_params]);
+	if (p->reshard_after_forward != VP_YES)
+		KNOB("reshard_after_forward %s",
+		    vp_yesno_names[p->reshard_after_forward]);
+	if (p->fsdp_lora_wrap != VP_LORAWRAP_PEFT)
+		KNOB("LoRA wrap %s", vp_lora_wrap_names[p->fsdp_lora_wrap]);
+#undef KNOB
+}
+
 static void
 plan_line(const struct vp_report *r, struct vp_buf *o)
 {
+	struct vp_buf k;
 	const struct vp_plan *p = r->plan;
 	char v1[16], v2[16], rc[48];
 
@@ -368,6 +413,11 @@ plan_line(const struct vp_report *r, struct vp_buf *o)
 		    p->offload_nvme ? " to NVMe" : "", p->activation_offload ?
 		    " + activations" : "", vp_loss_names[p->loss]);
 	}
+	vp_buf_init(&k);
+	plan_knobs(r, &k);
+	if (k.s != NULL && k.s[0])
+		vp_buf_printf(o, "%-11s%s\n", "", k.s);
+	vp_buf_free(&k);
 	if (r->search != NULL)
 		vp_buf_printf(o, "%-11schosen by the planner: %llu plan%s "
 		    "evaluated, %llu fit\n", "",
@@ -746,6 +796,30 @@ json_plan(struct vp_json *j, const struct vp_report *r)
 		vp_json_bool(j, "compile", true);
 	if (p->compile_loss)
 		vp_json_bool(j, "compile_loss", true);
+	if (r->trainer != NULL)
+		vp_json_str(j, "trainer", vp_trainer_names[r->trainer->trainer]);
+	if (r->ds_config != NULL)
+		vp_json_str(j, "deepspeed_config", base_name(r->ds_config));
+	if (p->float8 != VP_FLOAT8_NONE)
+		vp_json_str(j, "float8", vp_float8_names[p->float8]);
+	if (p->float8_all_gather)
+		vp_json_bool(j, "float8_all_gather", true);
+	if (p->async_tp)
+		vp_json_bool(j, "async_tp", true);
+	if (p->fsdp_prefetch != VP_FSDP_PREFETCH_PRE)
+		vp_json_str(j, "fsdp_prefetch",
+		    vp_fsdp_prefetch_names[p->fsdp_prefetch]);
+	if (p->fsdp_orig_params != VP_YES)
+		vp_json_str(j, "fsdp_orig_params",
+		    vp_yesno_names[p->fsdp_orig_params]);
+	if (p->reshard_after_forward != VP_YES)
+		vp_json_str(j, "reshard_after_forward",
+		    vp_yesno_names[p->reshard_after_forward]);
+	if (p->fsdp_lora_wrap != VP_LORAWRAP_PEFT)
+		vp_json_str(j, "fsdp_lora_wrap",
+		    vp_lora_wrap_names[p->fsdp_lora_wrap]);
+	if (p->load != VP_LOAD_NONE)
+		vp_json_str(j, "load", vp_load_names[p->load]);
 	vp_json_u64(j, "micro_batch", p->micro_batch);
 	vp_json_u64(j, "seq", p->seq);
 	vp_json_u64(j, "grad_accum", p->grad_accum);

@@ -59,6 +59,8 @@ struct vp_report {
 	const char *version;
 	/* What --trainer set, or NULL when it was not given. */
 	const struct vp_trainer_applied *trainer;
+	/* --deepspeed-config's file name, or NULL when it was not given. */
+	const char *ds_config;
 	/* A calibrated profile's worst relative residual per level: the
 	 * report prints each level with its +/- (0: no error bar). */
 	double err_allocated, err_reserved, err_device;

@@ -541,8 +541,8 @@ float8_tp(const struct vp_plan *p, const struct vp_model *m, unsigned world,
  * all-gathers and reduce-scatters with the matmuls next to them, so it
  * needs TP with sequence parallelism.  torchtitan v0.2.2 also refuses it
  * without torch.compile (tensor_parallel.py, maybe_enable_async_tp:
- * "Async TP requires 'model' in --compile.components"); vramplan has no
- * --compile yet: when it lands, this rule refuses --async-tp without it.
+ * "Async TP requires 'model' in --compile.components"): the fusion is
+ * Inductor's micro-pipeline TP pass, so eager has nothing to fuse.
  */
 static int
 async_tp(const struct vp_plan *p, const struct vp_model *m, unsigned world,
@@ -554,6 +554,10 @@ async_tp(const struct vp_plan *p, const struct vp_model *m, unsigned world,
 		return refuse(d, "--async-tp needs --tp 2 or more with --sp: "
 		    "it overlaps sequence parallelism's all-gathers and "
 		    "reduce-scatters with the matmuls");
+	if (p->async_tp && !p->compile)
+		return refuse(d, "--async-tp needs --compile: torchtitan "
+		    "refuses async TP without torch.compile of the model "
+		    "(the fusion is Inductor's micro-pipeline TP pass)");
 	return 0;
 }
 

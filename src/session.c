@@ -297,6 +297,7 @@ vp_session_run(struct vp_session *s, struct vp_diags *d)
 	fill_host(s);
 	r->profile = s->profile_label;
 	r->trainer = s->trainer;
+	r->ds_config = s->ds_config;
 	r->world = s->world;
 	r->fits = -1;
 	r->explain = s->explain;

@@ -40,6 +40,7 @@ struct vp_session {
 	const char *profile_label;	/* the report's "profile:" line */
 	const char *version;
 	const struct vp_trainer_applied *trainer;	/* NULL: no --trainer */
+	const char *ds_config;	/* --deepspeed-config's file, or NULL */
 	struct vp_timeline *timeline;	/* NULL, or filled with the worst
 					 * stage's exact replay (the TUI) */
 	bool no_auto_min_gpus;		/* not the fewest-GPUs search when no

@@ -507,13 +507,33 @@ run float8-rowwise-all-gather llama-3.1-8b --float8 rowwise \
 run float8-tp llama-3.1-8b --float8 tensorwise --tp 2 --gpus 8xH100 \
 	--no-search
 run float8-cpu gpt2 --float8 tensorwise --device cpu
+# Compiled (--compile): Inductor fuses each cast, which holds its fp8
+# result alone; down_proj's backward peak against float8-tensorwise.
+run float8-compile llama-2-7b --seq 4096 --micro-batch 4 --optimizer sgd \
+	--precision bf16 --gpus 1xH100 --no-search --recompute full \
+	--float8 tensorwise --compile
 # Async TP: the symmetric-memory workspace (2 b s/tp h in bf16) at the
-# device level; refused without TP and SP.
+# device level; refused without TP and SP, and without --compile
+# (torchtitan's maybe_enable_async_tp: Inductor does the fusion).
 run async-tp llama-3.1-8b --gpus 8xH100 --tp 8 --sp --async-tp --seq 8192 \
-	--no-search
+	--compile --no-search
 run async-tp-json llama-3.1-8b --gpus 8xH100 --tp 4 --sp --async-tp \
-	--seq 8192 --no-search --json
-run async-tp-no-sp llama-3.1-8b --gpus 8xH100 --tp 8 --async-tp --no-search
+	--compile --seq 8192 --no-search --json
+run async-tp-no-sp llama-3.1-8b --gpus 8xH100 --tp 8 --async-tp --compile \
+	--no-search
+run async-tp-no-compile llama-3.1-8b --gpus 8xH100 --tp 8 --sp --async-tp \
+	--no-search
+# The Plan line names the trainer, the DeepSpeed config and the float8,
+# async-TP and FSDP knobs when not at their defaults.
+run plan-knobs llama-3.1-8b --gpus 8xH100 --trainer torchtitan \
+	--recompute op --compile --float8 rowwise --no-search
+run plan-knobs-fsdp1 llama-2-7b --gpus 2xA100 --trainer hf --fsdp full \
+	--lora 16 --fsdp-prefetch post --fsdp-lora-wrap block --no-search
+run plan-knobs-orig-params llama-2-7b --gpus 8xA100 --framework fsdp1 \
+	--fsdp full --fsdp-orig-params no --no-search
+run plan-knobs-json llama-3.1-8b --gpus 8xH100 --framework fsdp2 \
+	--fsdp full --float8 tensorwise --float8-all-gather \
+	--reshard-after-forward no --no-search --json
 run float8-compare compare llama-3.1-8b --tokens 2e9 --float8 tensorwise \
 	--vendor NVIDIA --segment datacenter
 # torchtune 0.1's single-device QLoRA: building the model (torchao 0.1's
