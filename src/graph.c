@@ -1501,6 +1501,29 @@ chunked_output_ce(struct lctx *x, int32_t hsd)
 	int32_t lg[VP_TT_OUTPUT_CHUNKS], loss = -1;
 	size_t op[VP_TT_OUTPUT_CHUNKS];
 	struct vp_op *o;
+	/*
+	 * A frozen head (LoRA) on a 3-D chunk: F.linear without a bias is
+	 * matmul(chunk, W.t()), which folds the batch into one mm when the
+	 * weight requires grad or the input's leading dimensions are dense
+	 * (should_fold, aten/src/ATen/native/LinearAlgebra.cpp); a chunk is
+	 * a slice along the sequence, whose batch stride is the whole
+	 * sequence's (even at b = 1), so with two chunks or more it runs bmm
+	 * on the weight expanded to (b, h, V).  The CPU's bf16 bmm makes that
+	 * operand contiguous: a
+	 * (b, h, V) copy while the chunk's forward runs, and in its backward
+	 * (grad.bmm of the expanded (b, V, h) weight) another when b > 1 (at
+	 * b = 1 the expansion is contiguous).  Measured on PyTorch 2.13's
+	 * CPU profiler (aten::contiguous under aten::bmm): 4,096,000 B at
+	 * b 1, h 64, V 32000, 8,192,000 B forward and backward at b 2; none
+	 * in fp32, nor where the weight requires grad (one mm).  A device
+	 * fact of the CPU: CUDA's bmm passes the expanded operand to cuBLAS's
+	 * strided batched GEMM as it is (prepare_batch_matrix_for_cublas,
+	 * aten/src/ATen/native/cuda/Blas.cpp, checks only the two matrix
+	 * strides).
+	 */
+	uint64_t frozen_head_bmm = x->cpu && !trainable && n >= 2 &&
+	    x->w == VP_BF16 && dt_of(x, hsd) == VP_BF16 ?
+	    vp_mul_sat(x->b * x->h * x->V, 2) : 0;
 
 	assert(n >= 1 && n <= VP_TT_OUTPUT_CHUNKS);
 	hsd = norm(x, "final norm", hsd);
@@ -1515,6 +1538,10 @@ chunked_output_ce(struct lctx *x, int32_t hsd)
 		op[k] = x->g->nop - 1;
 		if (trainable)
 			SAVE(o, hsd);	/* a view of it, for dW */
+		else if (frozen_head_bmm) {
+			o->fwd_tmp = frozen_head_bmm;
+			o->bwd_tmp = x->b > 1 ? frozen_head_bmm : 0;
+		}
 	}
 	/* The head's weight gradients, in backward order n-1 ... 0. */
 	for (k = 0; trainable && k < n; k++) {
