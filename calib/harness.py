@@ -9,7 +9,7 @@
         [--lora-dropout P] [--lora-dtype fp32|bf16]
         [--loss full|chunked|chunked-output]
         [--optimizer-impl I] [--optimizer-in-backward]
-        [--compile none|blocks|blocks+loss]
+        [--compile none|blocks|blocks+loss] [--activation-offload]
         [--steps 2] [--seed 0] [--threads 2] [--trace]
         [--float8 none|tensorwise|rowwise]   (needs torchao, and on the CPU
         DNNL_MAX_CPU_ISA=ONEDNN_MAX_CPU_ISA=AVX512_CORE_FP16: oneDNN's fp8
@@ -579,7 +579,13 @@ def _run_layers(layers, recompute, hidden_states, *args):
     the second, fourth, ... block.  An OpSAC(N) checkpoints the same
     blocks with torchtitan's op-level policy."""
     for i, layer in enumerate(layers):
-        if recompute and (i + 1) % int(recompute) == 0:
+        if recompute and (i + 1) % int(recompute) == 0 and _OFFLOAD[0] is not None:
+            # torchtune's decoder passes the mask and positions by keyword:
+            # the checkpoint saves (and the offload packs) the hidden
+            # state only.
+            hidden_states = checkpoint(layer, hidden_states, op=isinstance(recompute, OpSAC),
+                                       kw=dict(zip(("attention_mask", "position_ids"), args)))
+        elif recompute and (i + 1) % int(recompute) == 0:
             hidden_states = checkpoint(layer, hidden_states, *args, op=isinstance(recompute, OpSAC))
         else:
             hidden_states = layer(hidden_states, *args)
@@ -648,11 +654,17 @@ def _op_sac_context():
     return create_selective_checkpoint_contexts(policy)
 
 
-def checkpoint(fn, *args, op=False):
+def checkpoint(fn, *args, op=False, kw=None):
     """HF gradient checkpointing around one block (non-reentrant where the
     installed torch supports the keyword); op: torchtitan's op-level
     policy, through ptd_checkpoint_wrapper's defaults there
-    (preserve_rng_state True, early_stop False)."""
+    (preserve_rng_state True, early_stop False); kw: keyword arguments of
+    fn (never saved by the checkpoint: kept by its closure)."""
+    if kw and op:
+        return _ckpt.checkpoint(fn, *args, use_reentrant=False, context_fn=_op_sac_context,
+                                early_stop=False, **kw)
+    if kw:
+        return _ckpt.checkpoint(fn, *args, use_reentrant=False, **kw)
     if op:
         return _ckpt.checkpoint(fn, *args, use_reentrant=False, context_fn=_op_sac_context,
                                 early_stop=False)
@@ -660,6 +672,117 @@ def checkpoint(fn, *args, op=False):
         return _ckpt.checkpoint(fn, *args, use_reentrant=False)
     except TypeError:  # pragma: no cover - torch < 1.11
         return _ckpt.checkpoint(fn, *args)
+
+
+class HostOffload(torch.autograd.graph.saved_tensors_hooks):
+    """torchtune's OffloadActivations (training/_activation_offloading.py,
+    use_streams=True, its defaults: max_fwd_stash_size 5, min_offload_size
+    1024 B) on the CPU: the "host" copy is a numpy array, which the
+    profiled allocator never sees, and a copy brought back is a fresh
+    tensor of the allocator, as .to("cuda") makes on the GPU.  The streams
+    are gone (one device, no overlap) but their bookkeeping stays: the
+    forward stash keeps each original until a later offloadable pack's id
+    is five past its own, the first backward hook empties it, a tensor
+    brought back waits in the backward stash until the hook of the next
+    node that unpacks one, and the end of backward frees the rest."""
+
+    MAX_FWD_STASH = 5
+    MIN_BYTES = 1024
+
+    def __init__(self):
+        import numpy as np
+        self.tracker = {}
+        self.tensor_id = 0
+        self.fwd_stash = {}
+        self.bwd_tensor_stash = {}
+        self.first_backward = True
+        self.curr_graph_id = None
+        self.curr_node = None
+
+        def to_host(t):
+            # numpy has no bf16: keep the bits under a same-sized dtype.
+            w = {1: torch.uint8, 2: torch.int16, 4: torch.int32, 8: torch.int64}[t.element_size()]
+            return (np.array(t.detach().view(w).numpy(), copy=True), t.dtype)
+
+        def to_device(h):
+            a, dt = h
+            w = {1: torch.uint8, 2: torch.int16, 4: torch.int32, 8: torch.int64}[torch.empty((), dtype=dt).element_size()]
+            out = torch.empty(a.shape, dtype=dt)
+            out.view(w).copy_(torch.from_numpy(a))
+            return out
+
+        def pack(t):
+            if not self.first_backward:
+                self.first_backward = True
+            self.tensor_id += 1
+            tid = self.tensor_id
+            if t.element_size() * t.nelement() >= self.MIN_BYTES and \
+                    not isinstance(t, nn.Parameter) and not isinstance(t, nn.Buffer):
+                for k in list(self.fwd_stash):
+                    if k <= tid - self.MAX_FWD_STASH:
+                        del self.fwd_stash[k]
+                    else:
+                        break
+                self.tracker[tid] = (to_host(t), True)
+                self.fwd_stash[tid] = t
+            else:
+                self.tracker[tid] = (t, False)
+            return tid
+
+        def unpack(tid):
+            if self.first_backward:
+                self.first_backward = False
+                self.curr_graph_id = torch._C._current_graph_task_id()
+
+                def wait_and_del_remaining_references():
+                    self.bwd_tensor_stash.clear()
+                torch.autograd.variable.Variable._execution_engine.queue_callback(
+                    wait_and_del_remaining_references)
+            x, modified = self.tracker.pop(tid)
+            if not modified:
+                return x
+            graph_id = torch._C._current_graph_task_id()
+            node = torch._C._current_autograd_node()
+            prev = []
+            if graph_id == self.curr_graph_id and self.curr_node != node:
+                self.curr_node = node
+                prev = list(self.bwd_tensor_stash)
+            back = tid not in self.fwd_stash
+            if back:
+                x = to_device(x)
+                self.bwd_tensor_stash[tid] = x
+            else:
+                x = self.fwd_stash[tid]
+
+            def hook(outputs, inputs):
+                if back and tid in self.bwd_tensor_stash:
+                    u = self.bwd_tensor_stash[tid]
+                    if any(o is not None and o.untyped_storage() is u.untyped_storage() for o in outputs):
+                        del self.bwd_tensor_stash[tid]
+                self.fwd_stash.clear()
+                for k in prev:
+                    self.bwd_tensor_stash.pop(k, None)
+                return outputs
+            node.register_hook(hook)
+            return x
+
+        super().__init__(pack, unpack)
+
+
+# The --activation-offload context of the step being measured (measure()).
+_OFFLOAD = [None]
+
+
+def _offload_enter():
+    h = _OFFLOAD[0]
+    if h is not None:
+        h.__enter__()
+    return h
+
+
+def _offload_exit(h):
+    if h is not None:
+        h.__exit__(None, None, None)
 
 
 class DecoderLM(nn.Module):
@@ -701,6 +824,9 @@ class DecoderLM(nn.Module):
 
     def forward(self, input_ids, labels):
         with phase("forward"):
+            # torchtune's offload context covers the model but its output
+            # head (NoOpManager); the loss is outside it.
+            off = _offload_enter()
             inputs_embeds = self.embed_tokens(input_ids)
             cache_position = torch.arange(0, inputs_embeds.shape[1], device=inputs_embeds.device)
             position_ids = cache_position.unsqueeze(0)
@@ -711,6 +837,7 @@ class DecoderLM(nn.Module):
             del inputs_embeds
             hidden_states = _run_layers(self.layers, self.recompute, hidden_states, causal_mask, position_ids)
             hidden_states = self.norm(hidden_states)
+            _offload_exit(off)
             del causal_mask, position_ids, cache_position
             logits = None
             if self.loss_impl == "chunked-output":
@@ -1930,13 +2057,15 @@ def measure(model_cfg, device="cpu", precision=None, optimizer=None, micro_batch
             num_threads=2, trace_out=None, keep_replay=False, lora_r=0, lora_targets=None,
             lora_alpha=None, lora_dropout=0.0, lora_dtype="fp32", loss="full",
             optimizer_impl="default", recompute_stride=1, optimizer_in_bwd=False, float8=None,
-            compile_mode="none"):
+            compile_mode="none", activation_offload=False):
     """Measure one training configuration; returns the result dict.
     keep_replay=True (in-process use only) adds the AllocReplay object under
     the key "_replay" (not JSON-serializable).  lora_r > 0: PEFT LoRA on a
     frozen base (see apply_lora); loss="chunked": Liger's fused linear CE;
     optimizer_in_bwd: torchtune's optimizer in backward (InBackwardOptimizer);
-    compile_mode: torch.compile per block (and of the loss), see COMPILE_MODES."""
+    compile_mode: torch.compile per block (and of the loss), see COMPILE_MODES;
+    activation_offload: torchtune's OffloadActivations around the model
+    but its head (HostOffload)."""
     t_start = time.time()
     c, o = _resolve(model_cfg, device, precision, optimizer, micro_batch, seq, recompute, attention, dropout,
                     lora_r, lora_targets, lora_alpha, lora_dropout, lora_dtype, loss, recompute_stride,
@@ -1956,6 +2085,9 @@ def measure(model_cfg, device="cpu", precision=None, optimizer=None, micro_batch
         torch.cuda.synchronize()
         torch.cuda.empty_cache()
         cuda_before = _cuda_device_used()
+    if activation_offload and fam != "llama":
+        raise HarnessError("--activation-offload is implemented for the Llama-style family only")
+    _OFFLOAD[0] = HostOffload() if activation_offload else None
     model = build_model(c, o["attention"], o["recompute_stride"] if o["recompute"] == "full" else
                         OpSAC(o["recompute_stride"]) if o["recompute"] == "op" else 0, o["loss"])
     model.train()
@@ -2017,6 +2149,7 @@ def measure(model_cfg, device="cpu", precision=None, optimizer=None, micro_batch
         "optimizer_in_bwd": o["optimizer_in_bwd"],
         "float8": o["float8"],
         "compile": o["compile"],
+        "activation_offload": bool(activation_offload),
         "micro_batch": o["micro_batch"],
         "seq": o["seq"],
         "recompute": o["recompute"],
@@ -2494,6 +2627,8 @@ def main(argv=None):
                     help="torchao float8 training of the block linears (torchtitan's converter)")
     ap.add_argument("--compile", default="none", choices=COMPILE_MODES,
                     help="torch.compile each decoder layer (and the loss), as torchtune does")
+    ap.add_argument("--activation-offload", action="store_true",
+                    help="torchtune's OffloadActivations (host copies outside the allocator)")
     ap.add_argument("--steps", type=int, default=2)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--threads", type=int, default=2)
@@ -2509,7 +2644,7 @@ def main(argv=None):
                       lora_dropout=a.lora_dropout, lora_dtype=a.lora_dtype, loss=a.loss,
                       optimizer_impl=a.optimizer_impl, recompute_stride=a.recompute_stride,
                       optimizer_in_bwd=a.optimizer_in_backward, float8=a.float8,
-                      compile_mode=a.compile)
+                      compile_mode=a.compile, activation_offload=a.activation_offload)
     except HarnessError as e:
         print("harness: %s" % e, file=sys.stderr)
         return 2

@@ -118,6 +118,19 @@ struct sim {
 	uint8_t *away;		/* tensor offloaded to host (not counted) */
 	uint64_t *away_bytes;	/* per block */
 	uint64_t host_act, host_act_peak;
+	/* torchtune's OffloadActivations under checkpointing (ckin_*). */
+	uint8_t *cko;		/* checkpoint input packed: 1 its host copy
+				 * made, the GPU original in the stash; 2 the
+				 * GPU original freed (on the host only) */
+	int32_t *stash;		/* the forward stash, in pack order */
+	uint64_t *stash_id;	/* their pack ids */
+	size_t nstash;
+	uint64_t pack_id;	/* ids given so far */
+	int32_t *bstash;	/* brought back, held until the next unpack */
+	size_t nbstash;
+	uint64_t tail_packs;	/* offloadable saves from the last block to
+				 * the head (the final norm's) */
+	size_t head_op;		/* the first op making logits */
 	/* Explain: stop when the event counter reaches stop_at. */
 	uint64_t events, peak_event, stop_at;
 	bool stopped;
@@ -504,6 +517,8 @@ offload_block(struct sim *s, uint32_t layer, int32_t keep)
 		s->host_act_peak = s->host_act;
 }
 
+static void bstash_release(struct sim *, size_t);
+
 static void
 restore_block(struct sim *s, uint32_t layer)
 {
@@ -522,6 +537,148 @@ restore_block(struct sim *s, uint32_t layer)
 	add(s, VP_CAT_ACT, s->away_bytes[layer]);
 	s->host_act -= s->away_bytes[layer];
 	s->away_bytes[layer] = 0;
+	bstash_release(s, s->nbstash);
+}
+
+/*
+ * torchtune's OffloadActivations (training/_activation_offloading.py),
+ * what --activation-offload is under checkpointing.  It is a
+ * saved_tensors_hooks context around the model's forward; inside a
+ * checkpoint the checkpoint's own hooks win, so what it packs are the
+ * checkpoints' inputs (torch.utils.checkpoint's _NoopSaveInputs saves
+ * them outside its hook), the saves of blocks not checkpointed and the
+ * final norm's (the output head runs under NoOpManager, the loss outside
+ * the context).  A pack of min_offload_size (1024) bytes or more gets a
+ * host copy at once; with streams (the default) the GPU original stays
+ * in the forward stash until a later offloadable pack's id is
+ * max_fwd_stash_size (5) past its own; the backward's first unpack
+ * empties the stash.  An unpack brings the tensor back (or takes the
+ * stashed original) and frees the host copy; a tensor brought back stays
+ * in bwd_tensor_stash until the hook of the next node that unpacks one.
+ * Op-policy caches are kept by the checkpoint itself, never packed.
+ */
+#define OFFLOAD_STASH	5	/* max_fwd_stash_size */
+#define OFFLOAD_MIN	1024	/* min_offload_size, bytes */
+
+/* Whether segment sg is a whole block (full or op policy). */
+static bool
+seg_is_block(const struct sim *s, const struct seg *sg)
+{
+	uint32_t l = s->g->op[sg->first].layer;
+
+	return s->p->activation_offload && l > 0 &&
+	    sg->first == s->g->layer_first_op[l] &&
+	    sg->end == s->g->layer_first_op[l + 1];
+}
+
+/* The stash drops the entries with ids up to `upto`: an original only
+ * the checkpoint holds leaves the GPU. */
+static void
+stash_evict(struct sim *s, uint64_t upto)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < s->nstash; i++) {
+		int32_t t = s->stash[i];
+
+		if (s->stash_id[i] > upto) {
+			s->stash[n] = t;
+			s->stash_id[n++] = s->stash_id[i];
+			continue;
+		}
+		if (s->cko[t] == 1 && s->alive[t] && s->refs[t] == 1 &&
+		    s->hold[t] == 1) {
+			s->cko[t] = 2;
+			sub(s, (enum vp_cat)s->g->t[t].cat, tb(s, t));
+			if (s->rec)
+				ev_free(s, &s->th[t]);
+		}
+	}
+	s->nstash = n;
+}
+
+/* Pack id n offloadable: older entries leave (pack_tensor). */
+static void
+stash_advance(struct sim *s, uint64_t n)
+{
+	s->pack_id += n;
+	if (s->pack_id > OFFLOAD_STASH)
+		stash_evict(s, s->pack_id - OFFLOAD_STASH);
+}
+
+/* A checkpointed block starts: _NoopSaveInputs packs its inputs. */
+static void
+ckin_pack(struct sim *s, int32_t j)
+{
+	const struct vp_graph *g = s->g;
+	const struct seg *sg = &s->segs[j];
+	size_t i;
+	int k;
+
+	for (i = sg->first; i < sg->end; i++)
+		for (k = 0; k < VP_OP_MAXIO && g->op[i].in[k] >= 0; k++) {
+			int32_t t = g->op[i].in[k];
+
+			if (s->made_seg[t] == j || !s->hold[t] || s->cko[t] ||
+			    !s->alive[t] || g->t[t].cat != VP_CAT_ACT)
+				continue;
+			/* Every pack takes an id; small ones stay. */
+			s->pack_id++;
+			if (g->t[t].bytes < OFFLOAD_MIN)
+				continue;
+			stash_advance(s, 0);
+			s->cko[t] = 1;
+			s->stash[s->nstash] = t;
+			s->stash_id[s->nstash++] = s->pack_id;
+			s->host_act += tb(s, t);
+			if (s->host_act > s->host_act_peak)
+				s->host_act_peak = s->host_act;
+		}
+}
+
+/* The first n copies brought back (before the current unpack) are
+ * freed by its node's hook. */
+static void
+bstash_release(struct sim *s, size_t n)
+{
+	size_t i;
+
+	if (n > s->nbstash)
+		n = s->nbstash;
+	for (i = 0; i < n; i++)
+		t_unref(s, s->bstash[i]);
+	memmove(s->bstash, s->bstash + n, (s->nbstash - n) *
+	    sizeof *s->bstash);
+	s->nbstash -= n;
+}
+
+/* Before segment j's re-run: its packed inputs come back. */
+static void
+ckin_unpack(struct sim *s, int32_t j)
+{
+	const struct vp_graph *g = s->g;
+	const struct seg *sg = &s->segs[j];
+	size_t i;
+	int k;
+
+	for (i = sg->first; i < sg->end; i++)
+		for (k = 0; k < VP_OP_MAXIO && g->op[i].in[k] >= 0; k++) {
+			int32_t t = g->op[i].in[k];
+
+			if (s->made_seg[t] == j || !s->cko[t])
+				continue;
+			if (s->cko[t] == 2) {
+				add(s, (enum vp_cat)g->t[t].cat, tb(s, t));
+				if (s->rec)
+					s->th[t] = ev_alloc(s, tb(s, t),
+					    TAG_NONE);
+				/* bwd_tensor_stash holds the copy. */
+				s->refs[t]++;
+				s->bstash[s->nbstash++] = t;
+			}
+			s->host_act -= tb(s, t);
+			s->cko[t] = 0;
+		}
 }
 
 /* Forward of ops [a, b); saving = whether saved tensors are kept. */
@@ -542,6 +699,15 @@ forward(struct sim *s, size_t a, size_t b, bool segment_rerun)
 		s->place = place_of(s, i);
 		if (o->layer == 0 && i >= g->layer_first_op[g->layers + 1])
 			s->phase = VP_PHASE_LOSS;
+		if (s->p->activation_offload && !segment_rerun) {
+			if (s->seg_of[i] >= 0 &&
+			    s->segs[s->seg_of[i]].first == i &&
+			    seg_is_block(s, &s->segs[s->seg_of[i]]))
+				ckin_pack(s, s->seg_of[i]);
+			/* The final norm's packs, before the head. */
+			if (i == s->head_op)
+				stash_advance(s, s->tail_packs);
+		}
 		for (k = 0; k < VP_OP_MAXIO && o->out[k] >= 0; k++)
 			t_alloc(s, o->out[k]);
 		check(s, tmp_alloc(s, o->fwd_tmp), VP_CAT_TRANSIENT);
@@ -569,8 +735,13 @@ forward(struct sim *s, size_t a, size_t b, bool segment_rerun)
 					ev_free(s, &s->th[o->out[k]]);
 			}
 		if (s->p->activation_offload && !segment_rerun &&
-		    o->layer > 0 && i + 1 == g->layer_first_op[o->layer + 1])
+		    o->layer > 0 && i + 1 == g->layer_first_op[o->layer + 1] &&
+		    !(s->seg_of[i] >= 0 &&
+		    seg_is_block(s, &s->segs[s->seg_of[i]]))) {
 			offload_block(s, o->layer, o->out[0]);
+			/* It packed more than the stash keeps. */
+			stash_advance(s, OFFLOAD_STASH);
+		}
 	}
 }
 
@@ -879,6 +1050,8 @@ backward(struct sim *s)
 	/* A unit's unsharded gradient exists while backward runs. */
 	s->unit_grad_slot = ev_alloc(s, rb(s, s->ft.on ? s->ft.ugrad +
 	    s->ft.rs : s->unit_grad), TAG_NONE);
+	/* The first unpack's hook empties the forward stash. */
+	stash_evict(s, UINT64_MAX);
 	for (i = g->nop; i > 0 && !s->stopped; i--) {
 		int32_t si = s->seg_of[i - 1];
 
@@ -886,15 +1059,21 @@ backward(struct sim *s)
 			restore_block(s, g->op[i - 1].layer);
 
 		if (si >= 0 && s->segs[si].end == i) {
-			size_t j;
+			size_t j, before = s->nbstash;
 			int k;
 
+			if (seg_is_block(s, &s->segs[si]))
+				ckin_unpack(s, si);
 			rerun_segment(s, &s->segs[si]);
 			s->phase = VP_PHASE_BACKWARD;
 			/* Release the segment's holds once it is done. */
 			for (j = s->segs[si].end; j > s->segs[si].first &&
-			    !s->stopped; j--)
+			    !s->stopped; j--) {
 				backward_op(s, &g->op[j - 1]);
+				/* The unpacking node's hook. */
+				if (j == s->segs[si].end && before > 0)
+					bstash_release(s, before);
+			}
 			for (j = s->segs[si].first; j < s->segs[si].end; j++)
 				for (k = 0; k < VP_OP_MAXIO &&
 				    g->op[j].in[k] >= 0; k++) {
@@ -911,6 +1090,9 @@ backward(struct sim *s)
 		backward_op(s, &g->op[i - 1]);
 		unit_done(s, i - 1);
 	}
+	/* The end of backward's callback frees the last copies. */
+	if (!s->stopped)
+		bstash_release(s, s->nbstash);
 	/* The root's post-backward: its reduce-scatter input (FSDP1: the
 	 * flat gradient's cat) beside its whole gradients, no block held. */
 	if (s->ft.on && !s->stopped) {
@@ -1419,6 +1601,9 @@ simulate(struct sim *s, const struct vp_model *m)
 	s->first_mb = true;
 	for (mb = 0; mb < (p->grad_accum > 1 ? 2 : 1) && !s->stopped; mb++) {
 		count_refs(s);
+		memset(s->cko, 0, g->nt);
+		s->nstash = s->nbstash = 0;
+		s->pack_id = 0;
 		memset(s->alive, 0, g->nt);
 		memset(s->galive, 0, g->nt);
 		s->phase = VP_PHASE_FORWARD;
@@ -1565,6 +1750,30 @@ sim_init(struct sim *s, const struct vp_graph *g, const struct vp_plan *p,
 		for (k = 0; k < VP_OP_MAXIO && g->op[i].out[k] >= 0; k++)
 			s->made_seg[g->op[i].out[k]] = s->seg_of[i];
 	}
+	s->cko = xcalloc(g->nt ? g->nt : 1, 1);
+	s->stash = xcalloc(g->nt ? g->nt : 1, sizeof *s->stash);
+	s->stash_id = xcalloc(g->nt ? g->nt : 1, sizeof *s->stash_id);
+	s->bstash = xcalloc(g->nt ? g->nt : 1, sizeof *s->bstash);
+	/* The final norm's offloadable saves, from the last block to the
+	 * head (the first op making logits; none on an earlier stage). */
+	s->head_op = SIZE_MAX;
+	s->tail_packs = 0;
+	for (i = g->layer_first_op[g->layers + 1]; i < g->nop; i++) {
+		const struct vp_op *o = &g->op[i];
+		int k;
+
+		if (o->layer != 0)
+			continue;
+		if (o->out[0] >= 0 && g->t[o->out[0]].cat == VP_CAT_LOGITS) {
+			s->head_op = i;
+			break;
+		}
+		for (k = 0; k < VP_OP_MAXIO && o->saved[k] >= 0; k++)
+			if (g->t[o->saved[k]].bytes >= OFFLOAD_MIN)
+				s->tail_packs++;
+	}
+	if (s->head_op == SIZE_MAX)
+		s->tail_packs = 0;
 }
 
 static void
@@ -1576,6 +1785,10 @@ sim_free(struct sim *s)
 	free(s->galive);
 	free(s->away);
 	free(s->away_bytes);
+	free(s->cko);
+	free(s->stash);
+	free(s->stash_id);
+	free(s->bstash);
 	free(s->seg_of);
 	free(s->made_seg);
 	free(s->segs);
@@ -2245,6 +2458,7 @@ vp_mem_estimate_fast(const struct vp_model *m, const struct vp_plan *p,
 	struct vp_plan one = *p;
 	double k;
 	int c, best = 0;
+	uint64_t n0 = 2;
 
 	plan_normalized(p);
 	blocks = vp_stage_blocks(m->layers, p->pp, p->stage);
@@ -2253,22 +2467,28 @@ vp_mem_estimate_fast(const struct vp_model *m, const struct vp_plan *p,
 	per = p->recompute == VP_RECOMP_NONE || p->recompute_stride == 0 ?
 	    1 : p->recompute_stride;
 	r = blocks % per;
+	/* Under checkpointing the offload's forward stash holds the inputs
+	 * of the last OFFLOAD_STASH blocks: the pattern repeats once the
+	 * shortest replay has more. */
+	if (p->activation_offload && p->recompute != VP_RECOMP_NONE)
+		while (n0 * per <= OFFLOAD_STASH)
+			n0++;
 	/* Identical periods only: DeepSeek's dense first blocks differ. */
-	if (blocks <= 4 * per + r || o->explain ||
+	if (blocks <= (n0 + 2) * per + r || o->explain ||
 	    (m->has_moe && m->moe.first_dense))
 		return estimate(m, p, o, out, NULL, false);
-	k = (double)(blocks - 3 * per - r) / (double)per;
+	k = (double)(blocks - (n0 + 1) * per - r) / (double)per;
 	q.explain = 0;
 	/* Replay without the pipeline's in-flight share; add it after. */
 	one.stage = p->stage;
-	replay_blocks(m, &one, &q, 2 * per + r, &a);
-	replay_blocks(m, &one, &q, 3 * per + r, &b);
+	replay_blocks(m, &one, &q, n0 * per + r, &a);
+	replay_blocks(m, &one, &q, (n0 + 1) * per + r, &b);
 	if (a.allocated_peak != UINT64_MAX && b.allocated_peak != UINT64_MAX &&
-	    !same_place(&a, (uint32_t)(2 * per + r), &b,
-	    (uint32_t)(3 * per + r))) {
+	    !same_place(&a, (uint32_t)(n0 * per + r), &b,
+	    (uint32_t)((n0 + 1) * per + r))) {
 		a = b;
-		replay_blocks(m, &one, &q, 4 * per + r, &b);
-		k = (double)(blocks - 4 * per - r) / (double)per;
+		replay_blocks(m, &one, &q, (n0 + 2) * per + r, &b);
+		k = (double)(blocks - (n0 + 2) * per - r) / (double)per;
 	}
 	if (a.allocated_peak == UINT64_MAX || b.allocated_peak == UINT64_MAX) {
 		*out = b;

@@ -588,6 +588,37 @@ nvme_needs_offload(const struct vp_plan *p, const struct vp_model *m,
 	return 0;
 }
 
+/*
+ * Under --recompute full or op, --activation-offload is torchtune's
+ * OffloadActivations (mem.c, ckin_pack): the checkpoints' inputs go to
+ * the host.  What it does beyond that is not modelled: blocks outside
+ * the checkpoints have every save packed (the stash keeps the last five
+ * on the GPU, each save comes back as its own copy), and torchtune has
+ * no pipeline schedule.
+ */
+static int
+act_offload(const struct vp_plan *p, const struct vp_model *m,
+    unsigned world, struct vp_diags *d)
+{
+	(void)m;
+	(void)world;
+	if (!p->activation_offload || (p->recompute != VP_RECOMP_FULL &&
+	    p->recompute != VP_RECOMP_OP))
+		return 0;
+	if (p->pp > 1)
+		return refuse(d, "--activation-offload under --recompute full "
+		    "or op (torchtune's OffloadActivations) is not modelled "
+		    "with a pipeline (--pp > 1): the micro-batches in flight "
+		    "share its stash");
+	if (p->recompute_stride > 1)
+		return refuse(d, "--activation-offload with --recompute-stride "
+		    "is not modelled: torchtune's OffloadActivations packs "
+		    "every tensor a block outside the checkpoints saves, keeps "
+		    "the last five on the GPU and brings each back as its own "
+		    "copy");
+	return 0;
+}
+
 /* GPUs per replica (tp x pp x cp), in 64 bits: degrees of a few
  * thousand each would wrap 32. */
 static uint64_t
@@ -818,6 +849,7 @@ static const struct rule rules[] = {
 	{ float8_fsdp, VP_RK_SHARD, true },
 	{ compile_plan, 0, false },
 	{ nvme_needs_offload, 0, false },
+	{ act_offload, VP_RK_PP, false },
 	{ world_split, TPPPCPDP, false },
 	{ ep_in_dp, TPPPCPDP | VP_RK_EP, false },
 	{ offload_needs_sharding, VP_RK_SHARD, true },

@@ -358,6 +358,13 @@ run ft-offload-nvme llama-3.1-70b --gpus 8xA100 --zero 3 --offload optimizer \
 	--offload-nvme --recompute full --seq 4096
 run ft-activation-offload llama-3-8b --gpus 8xH100 --zero 3 --activation-offload \
 	--no-search
+# Under checkpointing: torchtune's OffloadActivations (the blocks' inputs
+# to the host past its stash of five); with a stride it is refused.
+run ft-activation-offload-ac llama-3.1-8b --gpus 1xH100 --trainer torchtune \
+	--recompute full --activation-offload --optimizer-in-backward \
+	--no-search --seq 4096 --micro-batch 2
+run ft-activation-offload-stride llama-3.1-8b --gpus 1xH100 --recompute full \
+	--recompute-stride 2 --activation-offload --no-search
 run ft-fp8 llama-3-8b --gpus 8xH100 --precision fp8 --zero 1 --no-search
 run ft-chunked-loss llama-3-8b --gpus 1xH100 --loss chunked --zero 0 \
 	--recompute full --optimizer adamw-8bit --no-search

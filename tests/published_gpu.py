@@ -60,11 +60,13 @@ import yaml
 # torchtune's compiled chunked-loss rows 03 and 05 expressible (27
 # records, -0.0% and +0.3%), 2.82% once --load torchtune-0.1 replayed
 # torchtune 0.1's model construction, which made the QLoRA 1x4090 reading
-# (the load's reserved level) a scored record (28 records, -1.7% there).
-# The gate sits about half a point above it.  It
-# must only go down: lower it when the estimate improves, never raise it to
-# make a change pass.
-GATE_PCT = 3.30
+# (the load's reserved level) a scored record (28 records, -1.7% there),
+# 2.69% once torchtune's activation offloading under checkpointing (the
+# checkpoints' inputs to the host, its stash of five) made rows 06 and 08
+# expressible (+0.3%, +1.5%).  The gate sits about half a point above it.
+# It must only go down: lower it when the estimate improves, never raise
+# it to make a change pass.
+GATE_PCT = 3.22
 
 # Verdicts that are wrong today, with the reason.  A new wrong verdict
 # fails the test; one of these that becomes right is reported so that it
@@ -205,16 +207,14 @@ LORA_TARGET = {"q_proj": ["q"], "k_proj": ["k"], "v_proj": ["v"],
                "c_attn (absent in Llama)": []}
 # What vramplan has no way to say, by a phrase of other_optimizations.
 MISSING = [
-    # torchtune's OffloadActivations (enable_activation_offloading) under
-    # its activation checkpointing: every torchtune record with offloading
-    # also checkpoints every layer.
-    ("activation offloading", "torchtune's activation offloading under "
-     "activation checkpointing moves each checkpoint's input to the host; "
-     "--activation-offload moves what a block saves beside its input, "
-     "nothing under --recompute full"),
 ]
 # Records whose peak depends on what they do not state.
 UNSTATED = {
+    "tt-llama32-3b-07-adamw8bit": "the 8-bit AdamW is not stated (the "
+    "record: torchao's AdamW8bit or bitsandbytes' AdamW8bit or "
+    "PagedAdamW8bit, the README config's default, whose paged states are "
+    "outside PyTorch's allocator): the row's drop from row 06 (4.2 GiB of "
+    "bf16 states) depends on it",
     "tt-llama32-3b-04-ac": "the AdamW implementation is not stated (the "
     "record assumes torch.optim.AdamW; the README's config defaults to "
     "bitsandbytes' PagedAdamW8bit) and makes this row's peak, the step's: "
@@ -272,6 +272,11 @@ def express(r):
                 targets += LORA_TARGET[t]
             else:
                 sys.exit("%s: no rule for the LoRA target %r" % (rid, t))
+    # torchtune compiles its QLoRA model too: the NF4 layers under
+    # torch.compile are not modelled (vramplan refuses the pair).
+    if any("torch.compile" in o for o in r["other_optimizations"] or []) \
+            and "NF4" in (task.get("quantization") or ""):
+        missing.append("--compile with --quant nf4 is not modelled")
     if missing:
         return None, missing
     card = pick(CARD, r["gpu"], "gpu", rid)

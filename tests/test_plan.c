@@ -194,7 +194,7 @@ fast_matches_exact(void **state)
 	static const struct { unsigned tp, pp, zero, cp; enum vp_recompute rc;
 	    enum vp_precision prec; enum vp_attention attn;
 	    unsigned stride, layers; enum vp_float8 f8;
-	    bool compile, compile_loss; } cases[] = {
+	    bool compile, compile_loss, aoff; } cases[] = {
 		{ 1, 1, 0, 1, VP_RECOMP_NONE, VP_PREC_BF16_MIXED,
 		    VP_ATTN_EAGER, 1, 24 },
 		{ 2, 1, 3, 1, VP_RECOMP_FULL, VP_PREC_BF16_MIXED,
@@ -251,6 +251,19 @@ fast_matches_exact(void **state)
 		    VP_ATTN_SDPA, 1, 24, VP_FLOAT8_NONE, true, true },
 		{ 2, 1, 3, 1, VP_RECOMP_FULL, VP_PREC_BF16,
 		    VP_ATTN_SDPA, 1, 24, VP_FLOAT8_NONE, true, false },
+		/*
+		 * --activation-offload under checkpointing (torchtune's
+		 * OffloadActivations): the forward stash keeps the last
+		 * five checkpoint inputs on the GPU, so the replays have
+		 * six blocks or more.  Full, op, and compiled blocks with
+		 * the compiled chunked loss (torchtune's rows).
+		 */
+		{ 1, 1, 0, 1, VP_RECOMP_FULL, VP_PREC_BF16_MIXED,
+		    VP_ATTN_SDPA, 1, 24, VP_FLOAT8_NONE, false, false, true },
+		{ 1, 1, 0, 1, VP_RECOMP_OP, VP_PREC_BF16,
+		    VP_ATTN_SDPA, 1, 28, VP_FLOAT8_NONE, false, false, true },
+		{ 1, 1, 0, 1, VP_RECOMP_FULL, VP_PREC_BF16,
+		    VP_ATTN_SDPA, 1, 28, VP_FLOAT8_NONE, true, true, true },
 	};
 	size_t i;
 
@@ -278,6 +291,7 @@ fast_matches_exact(void **state)
 		vp_plan_defaults(&p, &m);
 		p.compile = cases[i].compile;
 		p.compile_loss = cases[i].compile_loss;
+		p.activation_offload = cases[i].aoff;
 		p.recompute_stride = cases[i].stride;
 		p.float8 = cases[i].f8;
 		p.tp = cases[i].tp;
@@ -303,6 +317,12 @@ fast_matches_exact(void **state)
 			assert_true(llabs((long long)a.allocated_peak -
 			    (long long)b.allocated_peak) <= 4096);
 			assert_true(a.peak_phase == b.peak_phase);
+			/* The stash shows in the forward's blocks. */
+			if (cases[i].aoff)
+				assert_true(llabs((long long)
+				    a.phase_peak[VP_PHASE_FORWARD] -
+				    (long long)b.phase_peak[VP_PHASE_FORWARD])
+				    <= 4096);
 		}
 	}
 }
