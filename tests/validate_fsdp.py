@@ -98,6 +98,9 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 DATA = os.path.join(HERE, "data", "val")
 sys.path.insert(0, os.path.join(ROOT, "calib"))
+sys.path.insert(0, HERE)
+
+import measure_cache  # noqa: E402
 
 try:
     import torch  # noqa: E402
@@ -419,6 +422,15 @@ def _without_gloo(curve, baseline):
 
 
 def measure(c, tmp):
+    """Every rank's measurement of a case (measure_cache: reused by the
+    other passes of a CI run)."""
+    return measure_cache.cached(
+        "fsdp", [c, torch.__version__],
+        [os.path.abspath(__file__), harness.__file__, model_path(c["model"])],
+        lambda: _measure(c, tmp))
+
+
+def _measure(c, tmp):
     out = os.path.join(tmp, "rank%d.json")
     mp.spawn(_rank, args=(c["world"], _free_port(), c, out), nprocs=c["world"], join=True)
     res = []

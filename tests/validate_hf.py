@@ -43,6 +43,9 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 DATA = os.path.join(HERE, "data", "hf-val")
 sys.path.insert(0, os.path.join(ROOT, "calib"))
+sys.path.insert(0, HERE)
+
+import measure_cache  # noqa: E402
 
 try:
     import hf_models  # noqa: E402
@@ -135,6 +138,15 @@ def estimate(cmd, c):
 
 
 def measure(c, threads):
+    """The measurement of a case with the transformers class
+    (measure_cache: reused by the other passes of a CI run)."""
+    return measure_cache.cached(
+        "hf", [list(c), threads, torch.__version__, transformers.__version__],
+        [os.path.abspath(__file__), hf_models.__file__, hf_models.harness.__file__, config_path(c[0])],
+        lambda: _measure(c, threads))
+
+
+def _measure(c, threads):
     m, p, o, b, s, r, a = c
     return hf_models.measure(config_path(m), precision=p, optimizer=o, micro_batch=b, seq=s, recompute=r,
                              attention=a, steps=2, seed=0, num_threads=threads)
