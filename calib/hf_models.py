@@ -41,6 +41,20 @@ CONFIGS = {
     "qwen2": ("qwen2", dict(vocab_size=2048, hidden_size=128, intermediate_size=344, num_hidden_layers=2,
                             num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=2048,
                             tie_word_embeddings=True)),
+    # Qwen3: q/k norms over head_dim; head_dim 48 is not hidden / heads (32).
+    "qwen3": ("qwen3", dict(vocab_size=2048, hidden_size=128, intermediate_size=344, num_hidden_layers=2,
+                            num_attention_heads=4, num_key_value_heads=2, head_dim=48, max_position_embeddings=2048,
+                            tie_word_embeddings=False)),
+    # Qwen3-MoE: 8 experts of 96, 2 per token (norm_topk_prob), block 1 dense (mlp_only_layers), vocab 512.
+    "qwen3-moe": ("qwen3_moe", dict(vocab_size=512, hidden_size=128, intermediate_size=256, moe_intermediate_size=96,
+                                    num_experts=8, num_experts_per_tok=2, norm_topk_prob=True, decoder_sparse_step=1,
+                                    mlp_only_layers=[1], num_hidden_layers=3, num_attention_heads=4,
+                                    num_key_value_heads=2, head_dim=48, max_position_embeddings=2048,
+                                    tie_word_embeddings=False)),
+    # Mixtral: transformers 5's grouped_mm experts, as Qwen3-MoE's, without Qwen3's q/k norms.
+    "mixtral": ("mixtral", dict(vocab_size=512, hidden_size=128, intermediate_size=96, num_hidden_layers=2,
+                                num_attention_heads=4, num_key_value_heads=2, num_local_experts=8, num_experts_per_tok=2,
+                                max_position_embeddings=2048, tie_word_embeddings=False)),
     "gpt2": ("gpt2", dict(vocab_size=4096, n_embd=128, n_layer=2, n_head=4, n_positions=1024, bos_token_id=4095, eos_token_id=4095,
                           attn_pdrop=0.0, embd_pdrop=0.0, resid_pdrop=0.0, summary_first_dropout=0.0)),
     "gpt2-act": ("gpt2", dict(vocab_size=512, n_embd=128, n_layer=3, n_head=4, n_positions=1024, bos_token_id=511,

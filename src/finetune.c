@@ -45,9 +45,8 @@ vp_model_matrices(const struct vp_model *m, const struct vp_plan *p,
 	assert(vp_plan_degrees_ok(p));
 
 	if (m->has_moe) {
-		moe_blocks = blocks > m->moe.first_dense ?
-		    blocks - m->moe.first_dense : 0;
-		dense_blocks = blocks - moe_blocks;
+		dense_blocks = vp_moe_dense_blocks(m, 0, blocks);
+		moe_blocks = blocks - dense_blocks;
 	}
 	if (fam.fused_qkv) {
 		/* GPT-2's c_attn, Megatron's linear_qkv,

@@ -607,9 +607,9 @@ dropout(struct lctx *x, const char *name, int32_t in)
  * to(input dtype), weight * x saves the normalised x.
  */
 static int32_t
-norm(struct lctx *x, const char *name, int32_t in)
+norm_w(struct lctx *x, const char *name, int32_t in, uint64_t width)
 {
-	uint64_t n = elems_of(x, in), rows = n / x->h;
+	uint64_t n = elems_of(x, in), rows = n / width;
 	enum vp_dtype idt = dt_of(x, in);
 	struct vp_op *o;
 	int32_t y;
@@ -637,8 +637,8 @@ norm(struct lctx *x, const char *name, int32_t in)
 		}
 		if (!x->frozen) {
 			/* gamma and beta */
-			o->wgrad_bytes = vp_mul_sat(2 * x->h, B(x->gd));
-			o->wgrad_bias_bytes = vp_mul_sat(x->h, B(x->gd));
+			o->wgrad_bytes = vp_mul_sat(2 * width, B(x->gd));
+			o->wgrad_bias_bytes = vp_mul_sat(width, B(x->gd));
 		}
 		/* Backward: dgamma/dbeta partial sums per row block. */
 		o->bwd_tmp = vp_mul_sat(n, B(VP_FP32));
@@ -669,12 +669,19 @@ norm(struct lctx *x, const char *name, int32_t in)
 		/* weight * x keeps x only for the weight's gradient. */
 		if (!x->frozen) {
 			SAVE(o, hc);
-			o->wgrad_bytes = vp_mul_sat(x->h, B(x->gd));
+			o->wgrad_bytes = vp_mul_sat(width, B(x->gd));
 		}
 		/* Backward of weight*x: grad*x, then a sum over rows. */
 		o->bwd_tmp = vp_mul_sat(n, B(dt_of(x, y)));
 		return y;
 	}
+}
+
+/* A norm over the model width (the block and final norms). */
+static int32_t
+norm(struct lctx *x, const char *name, int32_t in)
+{
+	return norm_w(x, name, in, x->h);
 }
 
 /* Activation of the MLP on n elements; returns its output. */
@@ -1155,6 +1162,18 @@ experts_looped(const struct lctx *x)
 }
 
 /*
+ * Whether the experts are transformers 5's grouped_mm (3D parameters
+ * behind the experts interface, the default implementation), which
+ * autocast does not reach.  A quantized base keeps the lowering of 4.x.
+ */
+static bool
+grouped_mm_experts(const struct lctx *x)
+{
+	return vp_model_runs_hf(x->m) && !experts_looped(x) &&
+	    x->p->quant == VP_QUANT_NONE;
+}
+
+/*
  * Mixture of experts, as HF Mixtral/Qwen-MoE run it: a router linear and
  * its fp32 softmax; each token's hidden state gathered once per chosen
  * expert (b*s*top_k rows in all, assuming balanced routing), the experts'
@@ -1177,7 +1196,7 @@ moe(struct lctx *x, int32_t in)
 	int32_t r, gathered, y, out;
 	uint32_t i;
 	size_t t0, op0;
-	bool looped;
+	bool looped, autocast = x->autocast;
 
 	r = linear(x, LIN_ROUTER, in, x->h, e, false, true, VP_CAT_ACT);
 	r = ew(x, "router softmax", rows * e, VP_FP32, r, -1, -1, -1,
@@ -1203,7 +1222,21 @@ moe(struct lctx *x, int32_t in)
 	if (looped)
 		x->g->op[x->g->nop - 1].bwd_tmp += x->g->t[in].bytes;
 	x->wmult = e / ep;
+	/*
+	 * transformers 5's grouped_mm experts (integrations/moe.py,
+	 * _grouped_mm: "not autocast-enabled") run in the weights' dtype:
+	 * `input.to(weight.dtype)`, fp32 matmuls and activations under
+	 * mixed precision, no autocast weight copies (measured: Qwen3-MoE
+	 * and Mixtral bf16-mixed on PyTorch 2.13's CPU, tests/validate_hf.py).
+	 * FSDP's mixed precision gathers 16-bit weights: the input goes to
+	 * 16 bit, which is what the autocast lowering already does there.
+	 */
+	if (grouped_mm_experts(x) && !x->fsdp_params16) {
+		x->autocast = false;
+		gathered = cast(x, gathered, x->w, VP_CAT_ACT);
+	}
 	y = mlp_block(x, gathered, m->moe.ffn);
+	x->autocast = autocast;
 	x->wmult = 1;
 	y = ew(x, "routing weight mul", routed * x->h, dt_of(x, y), y, r, y, -1,
 	    VP_CAT_ACT);
@@ -1249,6 +1282,17 @@ prenorm_block(struct lctx *x, int32_t in)
 		    m->qkv_bias, true, VP_CAT_ACT);
 		v = linear(x, block_lin(x, VP_ROLE_V), h1, x->h, kd,
 		    m->qkv_bias, true, VP_CAT_ACT);
+	}
+	if (fam->qk_norm) {
+		/*
+		 * Qwen3: q_norm(q_proj(h).view(b, s, -1, d)) and the same for
+		 * k, an RMSNorm (Qwen3RMSNorm, Llama's code) over each head's
+		 * d features, before RoPE; the fused projection is not
+		 * modelled with it (no family has both).
+		 */
+		assert(!fam->fused_qkv);
+		q = norm_w(x, "q norm", q, x->d);
+		k = norm_w(x, "k norm", k, x->d);
 	}
 	if (m->pos == VP_POS_ROPE) {
 		/*
@@ -1320,7 +1364,7 @@ prenorm_block(struct lctx *x, int32_t in)
 	    dt_of(x, o)), in, o, -1, -1, VP_CAT_ACT);
 
 	h2 = norm(x, "post attention norm", res);
-	mlp = m->has_moe && x->global_layer >= m->moe.first_dense ?
+	mlp = vp_moe_layer_sparse(m, x->global_layer) ?
 	    moe(x, h2) : mlp_block(x, h2, x->f);
 	if (fam->resid_dropout)
 		mlp = dropout(x, "mlp dropout", mlp);
@@ -2077,9 +2121,8 @@ rank_params(struct vp_graph *g, const struct vp_model *m,
 		    vp_mlp_params(m, m->moe.ffn));
 	g->block_params = (uint64_t)((double)(pc.per_layer - expert_params) /
 	    (double)tp + (double)expert_params / (double)ep);
-	if (m->has_moe && m->moe.first_dense > offset)
-		dense_here = m->moe.first_dense - offset < real_blocks ?
-		    m->moe.first_dense - offset : real_blocks;
+	if (m->has_moe)
+		dense_here = vp_moe_dense_blocks(m, offset, real_blocks);
 	g->params = (uint64_t)((double)(real_blocks - dense_here) *
 	    ((double)(pc.per_layer - expert_params) / (double)tp +
 	    (double)expert_params / (double)ep) +

@@ -2473,9 +2473,10 @@ vp_mem_estimate_fast(const struct vp_model *m, const struct vp_plan *p,
 	if (p->activation_offload && p->recompute != VP_RECOMP_NONE)
 		while (n0 * per <= OFFLOAD_STASH)
 			n0++;
-	/* Identical periods only: DeepSeek's dense first blocks differ. */
+	/* Identical periods only: DeepSeek's dense first blocks and
+	 * Qwen-MoE's dense blocks differ. */
 	if (blocks <= (n0 + 2) * per + r || o->explain ||
-	    (m->has_moe && m->moe.first_dense))
+	    (m->has_moe && vp_moe_dense_blocks(m, 0, m->layers)))
 		return estimate(m, p, o, out, NULL, false);
 	k = (double)(blocks - (n0 + 1) * per - r) / (double)per;
 	q.explain = 0;

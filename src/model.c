@@ -54,6 +54,21 @@ const struct vp_family_info vp_family_info[VP_FAMILY_COUNT] = {
 		    [VP_ROLE_V] = "value", [VP_ROLE_O] = "attn output",
 		    [VP_ROLE_FC] = "intermediate", [VP_ROLE_DOWN] = "output" },
 	},
+	/*
+	 * Qwen3 (dense and MoE): Llama's block with an RMSNorm over
+	 * head_dim on q and k (q_norm, k_norm: one weight of head_dim
+	 * each) between their projections and RoPE.  The modeling code is
+	 * Llama's otherwise (it first shipped in 4.51, after every 4.4x row
+	 * of hf_changes; the row is the Llama row it was copied from).
+	 */
+	[VP_FAMILY_QWEN3] = {
+		.source = "transformers Qwen3ForCausalLM, Qwen3MoeForCausalLM "
+		    "(v4.51; v5.24 read for the MoE block)",
+		.arch = VP_ARCH_DECODER, .block = VP_BLOCK_PRE_NORM,
+		.head = VP_HEAD_LM, .repeat_kv = true, .softmax_fp32 = true,
+		.mask_fp32 = true, .logits_fp32 = true, .qk_norm = true,
+		.q_view = true, .lin = DECODER_LINEARS,
+	},
 	[VP_FAMILY_TORCH_NN] = {
 		.source = "torch.nn.TransformerEncoderLayer stack, linear head",
 		.arch = -1, .block = VP_BLOCK_POST_NORM,
@@ -109,6 +124,9 @@ vp_model_traits(const struct vp_model *m)
  */
 #define FAM(f) (1u << VP_FAMILY_##f)
 #define TRAIT(f) offsetof(struct vp_family_info, f)
+/* Qwen3's modeling files are generated from Llama's (modular
+ * transformers): every change to Llama's code is one to theirs. */
+#define LLAMAS (FAM(LLAMA) | FAM(QWEN3))
 static const struct hf_change {
 	unsigned since;		/* transformers major * 100 + minor */
 	unsigned families;	/* FAM() bits */
@@ -123,8 +141,8 @@ static const struct hf_change {
 	 * GPT-2 calls it from 4.48 (4.47.1 still ran its own
 	 * CrossEntropyLoss on 16-bit logits: no upcast at all).
 	 */
-	{ 446, FAM(LLAMA), TRAIT(logits_fp32), false },
-	{ 446, FAM(LLAMA), TRAIT(loss_fp32), true },
+	{ 446, LLAMAS, TRAIT(logits_fp32), false },
+	{ 446, LLAMAS, TRAIT(loss_fp32), true },
 	{ 448, FAM(GPT2), TRAIT(loss_fp32), true },
 	/*
 	 * integrations/sdpa_attention.py (4.48: Llama and GPT-2 go through
@@ -134,21 +152,21 @@ static const struct hf_change {
 	 * class, which does so only on CUDA with a mask, until 5.0, whose
 	 * integration no longer does.
 	 */
-	{ 448, FAM(LLAMA) | FAM(GPT2), TRAIT(sdpa_contiguous), true },
+	{ 448, LLAMAS | FAM(GPT2), TRAIT(sdpa_contiguous), true },
 	/*
 	 * 4.49: ForCausalLMLoss pads the labels with ignore_index and
 	 * shifts them (`nn.functional.pad(labels, (0, 1))`,
 	 * huggingface/transformers#35646) where 4.48.3 copied
 	 * `logits[..., :-1, :].contiguous()`.
 	 */
-	{ 449, FAM(LLAMA) | FAM(GPT2), TRAIT(pad_labels), true },
+	{ 449, LLAMAS | FAM(GPT2), TRAIT(pad_labels), true },
 	/*
 	 * 4.54: sdpa_attention_forward passes enable_gqa=True instead of
 	 * calling repeat_kv when use_gqa_in_sdpa allows it (PyTorch >= 2.5,
 	 * no mask; #39412; 4.53.3 still repeated).  graph.c checks the
 	 * PyTorch side.
 	 */
-	{ 454, FAM(LLAMA), TRAIT(sdpa_gqa), true },
+	{ 454, LLAMAS, TRAIT(sdpa_gqa), true },
 	/*
 	 * 4.55: GPT-2's mask comes from masking_utils.create_causal_mask,
 	 * which gives eager attention an additive float mask in the
@@ -158,7 +176,7 @@ static const struct hf_change {
 	 * dtype).
 	 */
 	{ 455, FAM(GPT2), TRAIT(mask_fp32), true },
-	{ 456, FAM(LLAMA) | FAM(GPT2), TRAIT(sdpa_contiguous), false },
+	{ 456, LLAMAS | FAM(GPT2), TRAIT(sdpa_contiguous), false },
 	/*
 	 * 5.0: BERT's mask comes from masking_utils.create_bidirectional_mask,
 	 * None when nothing is padded (allow_is_bidirectional_skip): no
@@ -169,6 +187,7 @@ static const struct hf_change {
 	{ 500, FAM(BERT), TRAIT(mask_skip), true },
 };
 #undef TRAIT
+#undef LLAMAS
 
 struct vp_family_info
 vp_model_traits_at(const struct vp_model *m, unsigned transformers)
@@ -216,6 +235,38 @@ vp_model_free(struct vp_model *m)
 	free(m->name);
 	free(m->file);
 	m->name = m->file = NULL;
+}
+
+bool
+vp_moe_layer_sparse(const struct vp_model *m, uint64_t l)
+{
+	uint32_t i;
+
+	if (!m->has_moe || l < m->moe.first_dense)
+		return false;
+	for (i = 0; i < m->moe.n_mlp_only; i++)
+		if (m->moe.mlp_only[i] == l)
+			return false;
+	return m->moe.sparse_step <= 1 || (l + 1) % m->moe.sparse_step == 0;
+}
+
+uint64_t
+vp_moe_dense_blocks(const struct vp_model *m, uint64_t first, uint64_t count)
+{
+	uint64_t l, n = 0;
+
+	if (!m->has_moe)
+		return count;
+	/* Closed form for the common case: only the first blocks dense. */
+	if (m->moe.sparse_step <= 1 && m->moe.n_mlp_only == 0) {
+		if (m->moe.first_dense <= first)
+			return 0;
+		return m->moe.first_dense - first < count ?
+		    m->moe.first_dense - first : count;
+	}
+	for (l = first; l < first + count; l++)
+		n += !vp_moe_layer_sparse(m, l);
+	return n;
 }
 
 bool
@@ -322,6 +373,12 @@ vp_model_validate(struct vp_model *m, struct vp_diags *d)
 			    "'first_dense' (%u) must leave at least one MoE "
 			    "block of the %llu", m->moe.first_dense,
 			    (unsigned long long)m->layers);
+		else if (vp_moe_dense_blocks(m, 0, m->layers) == m->layers)
+			vp_diag_add(d, m->file, m->where[VP_F_MOE], VP_ERROR,
+			    "no block of the %llu has experts (the sparse "
+			    "step %u and the dense blocks leave none); read "
+			    "it as a dense model",
+			    (unsigned long long)m->layers, m->moe.sparse_step);
 	}
 	vp_buf_free(&b);
 	if (vp_diags_count(d, VP_ERROR) != before)
@@ -390,6 +447,9 @@ vp_model_params(const struct vp_model *m, struct vp_param_count *out)
 		attn = vp_add_sat(attn, vp_add_sat(q, 2 * kv));
 	if (m->o_bias > 0)
 		attn = vp_add_sat(attn, h);
+	/* Qwen3's q_norm and k_norm: an RMSNorm weight of head_dim each. */
+	if (vp_family_info[vp_model_family(m)].qk_norm)
+		attn = vp_add_sat(attn, vp_mul_sat(2, m->head_dim));
 
 	if (m->has_moe) {
 		uint64_t expert = vp_mlp_params(m, m->moe.ffn);
@@ -416,9 +476,10 @@ vp_model_params(const struct vp_model *m, struct vp_param_count *out)
 	out->dense_layer = vp_add_sat(vp_add_sat(attn, vp_mlp_params(m, m->ffn)),
 	    norms);
 	out->layers = vp_mul_sat(m->layers, layer);
-	if (m->has_moe && m->moe.first_dense) {
-		/* DeepSeek: the first blocks keep a dense MLP. */
-		uint64_t fd = m->moe.first_dense;
+	if (m->has_moe && vp_moe_dense_blocks(m, 0, m->layers)) {
+		/* DeepSeek: the first blocks keep a dense MLP; Qwen-MoE: the
+		 * mlp_only_layers and those off the sparse step. */
+		uint64_t fd = vp_moe_dense_blocks(m, 0, m->layers);
 
 		out->layers = vp_add_sat(vp_mul_sat(m->layers - fd, layer),
 		    vp_mul_sat(fd, out->dense_layer));

@@ -33,7 +33,7 @@
  */
 #define VP_FAMILY_LIST(X) \
 	X(LLAMA, "llama") X(GPT2, "gpt2") X(BERT, "bert") \
-	X(TORCH_NN, "torch-nn")
+	X(TORCH_NN, "torch-nn") X(QWEN3, "qwen3")
 /* Block builders of the lowering (graph.c's block_builders[]): where the
  * norms sit relative to the residual adds. */
 #define VP_BLOCK_LIST(X) X(PRE_NORM, "pre-norm") X(POST_NORM, "post-norm")
@@ -112,6 +112,9 @@ struct vp_family_info {
 	bool embed_norm;	/* LayerNorm after the embeddings (BERT) */
 	bool embed_dropout;	/* dropout on the summed embeddings */
 	bool logits_fp32;	/* logits.float() before the loss (Llama) */
+	bool qk_norm;		/* RMSNorm over head_dim on q and k after
+				 * their projections, before RoPE (Qwen3's
+				 * q_norm, k_norm) */
 	bool q_view;		/* q reaches attention as a transposed view
 				 * of its (b, s, a*d) projection (Hugging
 				 * Face): a fused kernel's output takes that
@@ -141,6 +144,9 @@ enum vp_field {
 	VP_F_TRAIN_SEQ, VP_F_FAMILY, VP_F_COUNT
 };
 
+/* The most mlp_only_layers a model may list. */
+#define VP_MOE_MAX_MLP_ONLY 64
+
 struct vp_moe {
 	uint32_t experts;	/* routed experts per MoE layer */
 	uint32_t top_k;		/* experts each token is sent to */
@@ -150,6 +156,12 @@ struct vp_moe {
 	bool shared_gate;	/* Qwen-MoE: a sigmoid gate h→1 per shared expert */
 	uint32_t first_dense;	/* DeepSeek: the first blocks keep a dense MLP
 				 * of the model's ffn */
+	uint32_t sparse_step;	/* Qwen-MoE decoder_sparse_step: block l
+				 * (from 0) has experts when (l + 1) is a
+				 * multiple of it; 0 and 1 = every block */
+	uint32_t n_mlp_only;	/* Qwen-MoE mlp_only_layers: blocks (from 0)
+				 * that keep a dense MLP of the model's ffn */
+	uint32_t mlp_only[VP_MOE_MAX_MLP_ONLY];
 };
 
 /* Training defaults a model file may carry; 0 / -1 = not given. */
@@ -203,7 +215,8 @@ int vp_model_validate(struct vp_model *m, struct vp_diags *d);
 struct vp_param_count {
 	uint64_t embedding;	/* token (+ position, token type) embeddings */
 	uint64_t per_layer;	/* one transformer block (an MoE one if any) */
-	uint64_t dense_layer;	/* a block with a dense MLP (MoE: first_dense) */
+	uint64_t dense_layer;	/* a block with a dense MLP (MoE: first_dense,
+				 * mlp_only_layers, off the sparse step) */
 	uint64_t layers;	/* all blocks */
 	uint64_t head;		/* final norm, LM head (untied), MLM head */
 	uint64_t total;
@@ -237,6 +250,17 @@ struct vp_family_info vp_model_traits(const struct vp_model *m);
  */
 struct vp_family_info vp_model_traits_at(const struct vp_model *m,
     unsigned transformers);
+
+/*
+ * Whether block l (from 0) of the model runs the experts: not one of
+ * DeepSeek's first_dense blocks nor of Qwen-MoE's mlp_only_layers, and on
+ * its decoder_sparse_step.  False for a model without experts.
+ */
+bool vp_moe_layer_sparse(const struct vp_model *m, uint64_t l);
+/* How many of the blocks [first, first + count) keep a dense MLP (all of
+ * them in a model without experts). */
+uint64_t vp_moe_dense_blocks(const struct vp_model *m, uint64_t first,
+    uint64_t count);
 
 bool vp_act_gated(enum vp_act a);
 /* Parameters of one MLP block (gated or not) of intermediate size ffn. */

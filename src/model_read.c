@@ -336,7 +336,10 @@ static const struct hf_family hf_families[] = {
 	{ "qwen2", D, VP_ACT_SWIGLU, false, true, false, false, false, false },
 	{ "qwen2_moe", D, VP_ACT_SWIGLU, false, true, false, false, false, true },
 	{ "deepseek", D, VP_ACT_SWIGLU, false, false, false, false, false, false },
-	{ "qwen3", D, VP_ACT_SWIGLU, false, false, false, false, false, false },
+	{ "qwen3", VP_FAMILY_QWEN3, VP_NORM_RMSNORM, VP_POS_ROPE,
+	    VP_ACT_SWIGLU, false, false, false, false, false, false },
+	{ "qwen3_moe", VP_FAMILY_QWEN3, VP_NORM_RMSNORM, VP_POS_ROPE,
+	    VP_ACT_SWIGLU, false, false, false, false, false, false },
 	{ "phi3", D, VP_ACT_SWIGLU, false, false, false, false, false, false },
 	{ "gemma", D, VP_ACT_GEGLU, false, false, false, true, false, false },
 	{ "gemma2", D, VP_ACT_GEGLU, false, false, true, true, false, false },
@@ -537,11 +540,87 @@ hf_moe(const struct ynode *root, const char *file,
 	if (hf_u64(root, file, "first_k_dense_replace", 0, MAX_LAYERS, &sh, -1, m, d) > 0)
 		m->moe.first_dense = (uint32_t)sh;
 	sh = 0;
-	if (hf_u64(root, file, "shared_expert_intermediate_size", 1, MAX_FFN, &sh, -1, m, d) > 0) {
+	/* 0 means none (Qwen3-Coder-480B-A35B's config says so). */
+	if (hf_u64(root, file, "shared_expert_intermediate_size", 0, MAX_FFN, &sh, -1, m, d) > 0 &&
+	    sh > 0) {
 		m->moe.shared_experts = 1;
 		m->moe.shared_ffn = sh;
 		m->moe.shared_gate = fam->shared_gate;
 	}
+}
+
+/*
+ * Qwen3 and Qwen3-MoE (transformers' Qwen3Config, Qwen3MoeConfig, v5.24):
+ * what their classes do that the generic keys do not say.  Qwen3Config
+ * defaults head_dim to 128, not hidden / heads.  Qwen3MoeConfig's expert
+ * keys default to 128 experts of 768, 8 per token; a block (from 0) has
+ * experts unless it is in mlp_only_layers or off decoder_sparse_step
+ * (Qwen3MoeDecoderLayer), the others a dense MLP of intermediate_size;
+ * Qwen3MoeSparseMoeBlock has no shared expert whatever the config says.
+ * Sliding-window attention (use_sliding_window) is not modelled.
+ */
+static void
+hf_qwen3(const struct ynode *root, const char *file, const char *type,
+    struct vp_model *m, struct vp_diags *d)
+{
+	const struct ynode *n;
+	uint64_t v;
+	bool b;
+	size_t i;
+
+	if (m->family != VP_FAMILY_QWEN3)
+		return;
+	if (ynode_get(root, "head_dim") == NULL && strcmp(type, "qwen3") == 0)
+		m->head_dim = 128;
+	if (hf_bool(root, file, "use_sliding_window", &b, d) > 0 && b)
+		vp_diag_add(d, file, ynode_get(root, "use_sliding_window")->pos,
+		    VP_ERROR, "use_sliding_window: true is not modelled "
+		    "(sliding-window attention in the layers past "
+		    "max_window_layers)");
+	if (strcmp(type, "qwen3_moe") != 0)
+		return;
+	/* to_dict() writes num_experts as num_local_experts (the
+	 * config's attribute_map). */
+	if (ynode_get(root, "num_experts") == NULL &&
+	    ynode_get(root, "num_local_experts") == NULL) {
+		m->has_moe = true;
+		m->moe.experts = 128;
+	}
+	if (!m->has_moe)
+		return;
+	if (ynode_get(root, "num_experts_per_tok") == NULL)
+		m->moe.top_k = 8;
+	if (ynode_get(root, "moe_intermediate_size") == NULL)
+		m->moe.ffn = 768;
+	if (m->moe.shared_experts) {
+		vp_diag_add(d, file, ynode_get(root,
+		    "shared_expert_intermediate_size")->pos, VP_WARNING,
+		    "qwen3_moe has no shared expert "
+		    "(Qwen3MoeSparseMoeBlock); "
+		    "shared_expert_intermediate_size is ignored");
+		m->moe.shared_experts = 0;
+		m->moe.shared_ffn = 0;
+		m->moe.shared_gate = false;
+	}
+	v = 0;
+	if (hf_u64(root, file, "decoder_sparse_step", 1, MAX_LAYERS, &v, -1,
+	    m, d) > 0)
+		m->moe.sparse_step = (uint32_t)v;
+	n = ynode_get(root, "mlp_only_layers");
+	if (n == NULL || ynode_is_null(n))
+		return;
+	if (ynode_want(n, YN_SEQ, file, "mlp_only_layers", d) != 0)
+		return;
+	if (n->nkids > VP_MOE_MAX_MLP_ONLY) {
+		vp_diag_add(d, file, n->pos, VP_ERROR, "mlp_only_layers lists "
+		    "%zu blocks; at most %d are supported", n->nkids,
+		    VP_MOE_MAX_MLP_ONLY);
+		return;
+	}
+	for (i = 0; i < n->nkids; i++)
+		if (ynode_u64(n->kids[i], file, "mlp_only_layers", 0,
+		    MAX_LAYERS, &v, d) == 0)
+			m->moe.mlp_only[m->moe.n_mlp_only++] = (uint32_t)v;
 }
 
 /* The sizes every config must give; one message, for the first missing,
@@ -589,6 +668,7 @@ read_hf(const struct ynode *root, const char *file, struct vp_model *m,
 	hf_activation(root, file, fam, m, d);
 	hf_dropout(root, file, m, d);
 	hf_moe(root, file, fam, m, d);
+	hf_qwen3(root, file, type, m, d);
 	hf_required(root, file, m, before, d);
 	return vp_diags_count(d, VP_ERROR) == before ? 0 : -1;
 }

@@ -480,6 +480,13 @@ recompute_op(const struct vp_plan *p, const struct vp_model *m,
 		    "mixture-of-experts model: the experts' matmuls are not "
 		    "the dense aten.mm calls torchtitan's op policy counts; "
 		    "use --recompute full or selective");
+	/* Qwen3's q/k norms sit between the projections and RoPE, where
+	 * the op policy's saved set was measured without them. */
+	if (vp_model_traits(m).qk_norm)
+		return refuse(d, "--recompute op is not modelled for a model "
+		    "with q/k norms (family %s): not measured; use "
+		    "--recompute full or selective",
+		    vp_family_names[vp_model_family(m)]);
 	if (p->quant != VP_QUANT_NONE)
 		return refuse(d, "--recompute op is not modelled with --quant "
 		    "%s: bitsandbytes' matmuls are not the aten.mm calls "

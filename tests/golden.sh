@@ -294,6 +294,11 @@ run est-no-fit-llama-2-70b-1xt4 llama-2-70b --gpus 1xT4
 run est-hf-llama-3-8b-1xh100 tests/data/hf/llama-3-8b.config.json \
     --gpus 1xH100
 run est-explain-tiny-llama tests/data/val/tiny-llama.yaml --explain
+# Qwen3 (q/k norms) and Qwen3-MoE, from the library and from config.json.
+run est-qwen3-8b-4xh100 qwen3-8b --gpus 4xH100 --zero 3 --no-search
+run est-qwen3-30b-a3b-8xh100 qwen3-30b-a3b --gpus 8xH100
+run est-hf-qwen3-coder-480b tests/data/hf/qwen3-coder-480b-a35b.config.json \
+    --json --no-search --tp 1 --pp 1
 
 # The planner and parallelism.
 run plan-llama-3.1-70b-16xh100 models/llama-3.1-70b.yaml --gpus 16xH100
@@ -490,6 +495,7 @@ run recompute-op llama-3.1-8b --recompute op --attention sdpa --optimizer sgd \
 run recompute-op-stride llama-3.1-8b --recompute op --recompute-stride 2 \
 	--precision bf16 --seq 4096 --gpus 1xH100 --no-search --json
 run recompute-op-moe mixtral-8x7b --recompute op --gpus 8xH100
+run recompute-op-qk-norm qwen3-8b --recompute op --gpus 1xH100
 run recompute-op-quant llama-2-7b --recompute op --lora 16 --quant nf4 \
 	--gpus 1xA100
 run refuse-zero3-pp llama-2-7b --zero 3 --pp 2 --gpus 8xA100 --no-search

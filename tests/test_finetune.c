@@ -138,6 +138,8 @@ lora_lowering_matches_view(void **state)
 		  VP_FAMILY_LLAMA },
 		{ VP_ARCH_ENCODER, VP_POS_LEARNED, VP_IMPL_HF, VP_ACT_GELU, -1 },
 		{ VP_ARCH_ENCODER, VP_POS_LEARNED, VP_IMPL_TORCH_NN, VP_ACT_RELU, -1 },
+		{ VP_ARCH_DECODER, VP_POS_ROPE, VP_IMPL_HF, VP_ACT_SWIGLU,
+		  VP_FAMILY_QWEN3 },
 	};
 	static const char *const targets[] = { "q", "q,v", "all-linear",
 	    "q,v,head", "head" };

@@ -74,6 +74,16 @@ GRID = [
     ("qwen2", "fp32", "adamw", 2, 96, "none", "sdpa"),
     ("qwen2", "bf16-mixed", "adamw", 2, 96, "none", "eager"),
     ("qwen2", "bf16", "adamw", 3, 64, "none", "sdpa"),
+    # Qwen3 (q/k norms, head_dim 48 != hidden / heads)
+    ("qwen3", "fp32", "adamw", 2, 64, "none", "sdpa"),
+    ("qwen3", "bf16-mixed", "adamw", 2, 64, "none", "eager"),
+    ("qwen3", "bf16", "adamw", 2, 64, "full", "sdpa"),
+    # Qwen3-MoE (8 experts of 96, top 2, block 1 dense), vocab 512
+    ("qwen3-moe", "fp32", "adamw", 2, 96, "none", "sdpa"),
+    ("qwen3-moe", "bf16-mixed", "adamw", 2, 96, "none", "eager"),
+    ("qwen3-moe", "bf16", "adamw", 2, 96, "full", "sdpa"),
+    # Mixtral (8 experts of 96, top 2): the grouped_mm experts outside autocast
+    ("mixtral", "bf16-mixed", "adamw", 2, 96, "none", "sdpa"),
     # GPT-2, vocab 4096
     ("gpt2", "fp32", "adamw", 2, 64, "none", "sdpa"),
     ("gpt2", "bf16-mixed", "adamw", 4, 128, "none", "eager"),
