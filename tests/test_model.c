@@ -1301,6 +1301,80 @@ hf_families_set_family(void **state)
 	vp_diags_clear(&d);
 }
 
+/*
+ * Qwen3 and Qwen3-MoE configs (hf_qwen3): head_dim defaults to 128, not
+ * hidden / heads; the blocks in mlp_only_layers and those off
+ * decoder_sparse_step keep a dense MLP (Qwen3MoeDecoderLayer); the
+ * expert keys take Qwen3MoeConfig's defaults; a shared expert size of 0
+ * is none, a nonzero one is ignored with a warning; sliding windows are
+ * refused.  The counts are those of the transformers 5.24 classes on the
+ * meta device (calib/hf_params.py).
+ */
+static void
+hf_qwen3_configs(void **state)
+{
+	struct vp_diags d = { 0 };
+	struct vp_model m;
+	struct vp_param_count pc;
+
+	(void)state;
+	assert_int_equal(load("{\"model_type\": \"qwen3\", "
+	    "\"hidden_size\": 64, \"num_hidden_layers\": 2, "
+	    "\"num_attention_heads\": 4, \"num_key_value_heads\": 2, "
+	    "\"intermediate_size\": 256, \"vocab_size\": 100}", &m, &d), 0);
+	assert_int_equal(m.family, VP_FAMILY_QWEN3);
+	assert_int_equal(m.head_dim, 128);
+	vp_model_params(&m, &pc);
+	/* q 64x512, k, v 64x256, o 512x64, q/k norms 2x128, MLP 3x64x256,
+	 * 2 norms of 64; embedding and untied head 100x64, final norm. */
+	assert_int_equal(pc.per_layer, 64 * 512 + 2 * 64 * 256 + 512 * 64 +
+	    2 * 128 + 3 * 64 * 256 + 2 * 64);
+	vp_model_free(&m);
+
+	/* 6 blocks, step 2: blocks 1, 3, 5 are sparse, 1 is mlp_only. */
+	assert_int_equal(load("{\"model_type\": \"qwen3_moe\", "
+	    "\"hidden_size\": 64, \"num_hidden_layers\": 6, "
+	    "\"num_attention_heads\": 4, \"head_dim\": 16, "
+	    "\"intermediate_size\": 256, \"vocab_size\": 100, "
+	    "\"num_experts\": 16, \"moe_intermediate_size\": 32, "
+	    "\"decoder_sparse_step\": 2, \"mlp_only_layers\": [1], "
+	    "\"shared_expert_intermediate_size\": 0}", &m, &d), 0);
+	assert_true(m.has_moe);
+	assert_int_equal(m.moe.top_k, 8);
+	assert_int_equal(m.moe.shared_experts, 0);
+	assert_false(vp_moe_layer_sparse(&m, 0));
+	assert_false(vp_moe_layer_sparse(&m, 1));
+	assert_false(vp_moe_layer_sparse(&m, 2));
+	assert_true(vp_moe_layer_sparse(&m, 3));
+	assert_true(vp_moe_layer_sparse(&m, 5));
+	assert_int_equal(vp_moe_dense_blocks(&m, 0, 6), 4);
+	assert_int_equal(vp_moe_dense_blocks(&m, 3, 3), 1);
+	vp_model_free(&m);
+	vp_diags_clear(&d);
+
+	/* Qwen3MoeSparseMoeBlock has no shared expert. */
+	assert_int_equal(load("{\"model_type\": \"qwen3_moe\", "
+	    "\"hidden_size\": 64, \"num_hidden_layers\": 2, "
+	    "\"num_attention_heads\": 4, \"intermediate_size\": 256, "
+	    "\"vocab_size\": 100, \"num_experts\": 4, "
+	    "\"num_experts_per_tok\": 2, "
+	    "\"shared_expert_intermediate_size\": 64}", &m, &d), 0);
+	assert_int_equal(m.moe.shared_experts, 0);
+	assert_int_equal(m.moe.ffn, 768);
+	assert_non_null(find(&d, VP_WARNING, "no shared expert"));
+	vp_model_free(&m);
+	vp_diags_clear(&d);
+
+	assert_int_equal(load("{\"model_type\": \"qwen3\", "
+	    "\"hidden_size\": 64, \"num_hidden_layers\": 2, "
+	    "\"num_attention_heads\": 4, \"intermediate_size\": 256, "
+	    "\"vocab_size\": 100, \"use_sliding_window\": true}", &m, &d),
+	    -1);
+	assert_non_null(find(&d, VP_ERROR, "use_sliding_window"));
+	vp_model_free(&m);
+	vp_diags_clear(&d);
+}
+
 /* Every family's row names the linears its block builder asks for. */
 static void
 family_rows_complete(void **state)
@@ -1426,6 +1500,7 @@ main(void)
 		cmocka_unit_test(bug_validate_zero_heads),
 		cmocka_unit_test(family_default_and_explicit),
 		cmocka_unit_test(hf_families_set_family),
+		cmocka_unit_test(hf_qwen3_configs),
 		cmocka_unit_test(family_rows_complete),
 		cmocka_unit_test(transformers_release_rows),
 	};
