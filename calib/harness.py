@@ -775,6 +775,30 @@ class HostOffload(torch.autograd.graph.saved_tensors_hooks):
         super().__init__(pack, unpack)
 
 
+class SaveOnCpu(torch.autograd.graph.saved_tensors_hooks):
+    """torch.autograd.graph.save_on_cpu (pin_memory=False) on the CPU:
+    pack_to_cpu copies every saved tensor, parameters included, to the
+    host (a numpy array here, which the profiled allocator never sees);
+    unpack_from_cpu brings each back as a fresh tensor of the allocator
+    (tensor.to(device)), which the autograd node holds while it runs."""
+
+    def __init__(self):
+        import numpy as np
+
+        def pack(t):
+            w = {1: torch.uint8, 2: torch.int16, 4: torch.int32, 8: torch.int64}[t.element_size()]
+            return (np.array(t.detach().view(w).numpy(), copy=True), t.dtype)
+
+        def unpack(h):
+            a, dt = h
+            w = {1: torch.uint8, 2: torch.int16, 4: torch.int32, 8: torch.int64}[torch.empty((), dtype=dt).element_size()]
+            out = torch.empty(a.shape, dtype=dt)
+            out.view(w).copy_(torch.from_numpy(a))
+            return out
+
+        super().__init__(pack, unpack)
+
+
 # The --activation-offload context of the step being measured (measure()).
 _OFFLOAD = [None]
 
@@ -2120,7 +2144,8 @@ def measure(model_cfg, device="cpu", precision=None, optimizer=None, micro_batch
         cuda_before = _cuda_device_used()
     if activation_offload and fam != "llama":
         raise HarnessError("--activation-offload is implemented for the Llama-style family only")
-    _OFFLOAD[0] = HostOffload() if activation_offload else None
+    _OFFLOAD[0] = (SaveOnCpu() if activation_offload == "save_on_cpu" else
+                   HostOffload() if activation_offload else None)
     model = build_model(c, o["attention"], o["recompute_stride"] if o["recompute"] == "full" else
                         OpSAC(o["recompute_stride"]) if o["recompute"] == "op" else 0, o["loss"])
     model.train()
@@ -2182,7 +2207,8 @@ def measure(model_cfg, device="cpu", precision=None, optimizer=None, micro_batch
         "optimizer_in_bwd": o["optimizer_in_bwd"],
         "float8": o["float8"],
         "compile": o["compile"],
-        "activation_offload": bool(activation_offload),
+        "activation_offload": activation_offload if activation_offload == "save_on_cpu" else
+                              bool(activation_offload),
         "micro_batch": o["micro_batch"],
         "seq": o["seq"],
         "recompute": o["recompute"],
@@ -2661,8 +2687,10 @@ def main(argv=None):
     ap.add_argument("--compile", default="none", choices=COMPILE_MODES,
                     help="torch.compile each decoder layer (and the loss), as torchtune does; "
                          "wrapped: the checkpoint-wrapped layer, as torchtitan does")
-    ap.add_argument("--activation-offload", action="store_true",
-                    help="torchtune's OffloadActivations (host copies outside the allocator)")
+    ap.add_argument("--activation-offload", nargs="?", const=True, default=False,
+                    choices=(True, "torchtune", "save_on_cpu"),
+                    help="torchtune's OffloadActivations (host copies outside the allocator); "
+                         "save_on_cpu: torch.autograd.graph.save_on_cpu instead")
     ap.add_argument("--steps", type=int, default=2)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--threads", type=int, default=2)

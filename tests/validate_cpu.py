@@ -368,7 +368,9 @@ GRID_TORCH2 = [
     # 4 x 256 KiB), 56,507,396 B now (-0.05%); full policy 51,617,768 B
     # against 51,592,196 B (-0.05%).  Two cases: each compiles its own
     # graphs, about a minute together on two loaded cores with a warm
-    # Inductor cache.  Measured outside the grid: llama-8l-deep bf16 AdamW
+    # Inductor cache.  Measured outside the grid: the op case with
+    # --recompute-stride 2, 65,166,440 B against 65,149,956 B (-0.03%);
+    # llama-8l-deep bf16 AdamW
     # b4 s256, op, 27,765,524 B against 27,714,308 B (-0.18%, at the
     # loss); llama-8l-deep fp32 SGD b4 s256,
     # whose steps peak in a block's backward at the gated MLP's fused
