@@ -356,6 +356,8 @@ run ft-offload llama-3.1-70b --gpus 8xA100 --zero 3 --offload optimizer+params \
 	--host-mem 512 --recompute full --seq 4096
 run ft-offload-nvme llama-3.1-70b --gpus 8xA100 --zero 3 --offload optimizer \
 	--offload-nvme --recompute full --seq 4096
+# Without checkpointing it is refused (every save would be packed: not
+# modelled; the planner, when it may, picks a checkpointing recompute).
 run ft-activation-offload llama-3-8b --gpus 8xH100 --zero 3 --activation-offload \
 	--no-search
 # Under checkpointing: torchtune's OffloadActivations (the blocks' inputs
