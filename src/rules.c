@@ -833,6 +833,12 @@ compile_plan(const struct vp_plan *p, const struct vp_model *m,
 	if (p->attention == VP_ATTN_EAGER)
 		return refuse(d, "--compile is modelled with fused attention "
 		    "only; use --attention sdpa or flash");
+	if (p->recompute == VP_RECOMP_SELECTIVE)
+		return refuse(d, "--compile with --recompute selective: "
+		    "selective recompute is eager attention's core, which "
+		    "--compile's fused attention does not have (nothing would "
+		    "be recomputed); torchtitan's selective modes are "
+		    "--recompute op and --recompute full --recompute-stride N");
 	if (vp_plan_dropout(p, m) > 0)
 		return refuse(d, "--compile with dropout is not modelled "
 		    "(Inductor draws its own random numbers); use --dropout 0");

@@ -571,6 +571,16 @@ run compile-eager llama-3-8b --compile --attention eager
 run compile-gpt2 gpt2 --compile --compile-loss --attention sdpa
 run compile-loss-chunked llama-3-8b --compile-loss --attention sdpa \
 	--loss chunked
+# The checkpoint inside the compiled block (torchtitan's order, the
+# default with --recompute op): the full policy's JSON names it; a note
+# where it has no effect; selective recompute (eager attention's core)
+# refused under --compile.
+run compile-wraps-ckpt llama-3-8b --compile --compile-wraps-checkpoint \
+	--recompute full --attention sdpa --gpus 1xH100 --no-search --json
+run compile-wraps-ckpt-inert llama-3-8b --compile --compile-wraps-checkpoint \
+	--attention sdpa --gpus 1xH100 --no-search
+run compile-selective llama-3-8b --compile --recompute selective \
+	--attention sdpa
 # torchtune's compiled chunked loss: each chunk's cross-entropy compiled.
 # (logits and loss 0 B, the peak in backward; 12.72 GiB of them in the
 # loss phase with the loss eager).
