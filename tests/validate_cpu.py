@@ -369,7 +369,8 @@ GRID_TORCH2 = [
     # against 51,592,196 B (-0.05%).  Two cases: each compiles its own
     # graphs, about a minute together on two loaded cores with a warm
     # Inductor cache.  Measured outside the grid: the op case with
-    # --recompute-stride 2, 65,166,440 B against 65,149,956 B (-0.03%);
+    # --recompute-stride 2, 65,166,440 B against 65,149,956 B (-0.03%),
+    # the full one 62,708,840 B against 62,692,356 B (-0.03%);
     # llama-8l-deep bf16 AdamW
     # b4 s256, op, 27,765,524 B against 27,714,308 B (-0.18%, at the
     # loss); llama-8l-deep fp32 SGD b4 s256,
