@@ -627,6 +627,13 @@ act_offload(const struct vp_plan *p, const struct vp_model *m,
 		    "checkpoint every N-th layer only without it), and "
 		    "OffloadActivations would pack every save of the blocks "
 		    "outside the checkpoints");
+	if (vp_plan_compiled_checkpoint(p, 1))
+		return refuse(d, "--activation-offload with the checkpoint "
+		    "inside the compiled block (--compile with --recompute "
+		    "op, or --compile-wraps-checkpoint) is not modelled: "
+		    "torchtune compiles inside its checkpoints, and with the "
+		    "checkpoint traced into the graph OffloadActivations would "
+		    "pack the compiled function's saves");
 	return 0;
 }
 

@@ -581,6 +581,8 @@ run compile-wraps-ckpt-inert llama-3-8b --compile --compile-wraps-checkpoint \
 	--attention sdpa --gpus 1xH100 --no-search
 run compile-selective llama-3-8b --compile --recompute selective \
 	--attention sdpa
+run compile-op-offload llama-3-8b --compile --recompute op --attention sdpa \
+	--activation-offload --gpus 1xH100 --no-search
 # torchtune's compiled chunked loss: each chunk's cross-entropy compiled.
 # (logits and loss 0 B, the peak in backward; 12.72 GiB of them in the
 # loss phase with the loss eager).
