@@ -85,7 +85,13 @@ TT_OUTPUT_CHUNKS = 8
 # checkpoint wrapper stays outside the compiled region); "blocks+loss" also
 # compiles the cross-entropy on the shifted fp32 logits (compile_loss), or
 # with --loss chunked-output each chunk's upcast and cross-entropy.
-COMPILE_MODES = ("none", "blocks", "blocks+loss")
+# "wrapped" and "wrapped+loss" are torchtitan's order instead (apply_ac,
+# then apply_compile): each block is wrapped in ptd_checkpoint_wrapper
+# first (with the op-level policy's context under --recompute op) and the
+# wrapper is compiled (torch.compile(block, fullgraph=True)), so the
+# checkpoint is inside the compiled region and AOTAutograd partitions it
+# by the policy's tags.
+COMPILE_MODES = ("none", "blocks", "blocks+loss", "wrapped", "wrapped+loss")
 
 # LoRA targets (vramplan's names) in canonical order; "all-linear" = every one
 # of them the model has.
@@ -765,6 +771,30 @@ class HostOffload(torch.autograd.graph.saved_tensors_hooks):
                 return outputs
             node.register_hook(hook)
             return x
+
+        super().__init__(pack, unpack)
+
+
+class SaveOnCpu(torch.autograd.graph.saved_tensors_hooks):
+    """torch.autograd.graph.save_on_cpu (pin_memory=False) on the CPU:
+    pack_to_cpu copies every saved tensor, parameters included, to the
+    host (a numpy array here, which the profiled allocator never sees);
+    unpack_from_cpu brings each back as a fresh tensor of the allocator
+    (tensor.to(device)), which the autograd node holds while it runs."""
+
+    def __init__(self):
+        import numpy as np
+
+        def pack(t):
+            w = {1: torch.uint8, 2: torch.int16, 4: torch.int32, 8: torch.int64}[t.element_size()]
+            return (np.array(t.detach().view(w).numpy(), copy=True), t.dtype)
+
+        def unpack(h):
+            a, dt = h
+            w = {1: torch.uint8, 2: torch.int16, 4: torch.int32, 8: torch.int64}[torch.empty((), dtype=dt).element_size()]
+            out = torch.empty(a.shape, dtype=dt)
+            out.view(w).copy_(torch.from_numpy(a))
+            return out
 
         super().__init__(pack, unpack)
 
@@ -1908,7 +1938,8 @@ class AllocReplay:
 
 def _resolve(model_cfg, device, precision, optimizer, micro_batch, seq, recompute, attention, dropout,
              lora_r=0, lora_targets=None, lora_alpha=None, lora_dropout=0.0, lora_dtype="fp32", loss="full",
-             recompute_stride=1, optimizer_in_bwd=False, float8=None, compile_mode="none"):
+             recompute_stride=1, optimizer_in_bwd=False, float8=None, compile_mode="none",
+             activation_offload=False):
     c = normalize_cfg(model_cfg)
     if dropout is not None:
         c["dropout"] = float(dropout)
@@ -1936,6 +1967,8 @@ def _resolve(model_cfg, device, precision, optimizer, micro_batch, seq, recomput
         raise HarnessError("compile must be one of %s" % ", ".join(COMPILE_MODES))
     if o["compile"] != "none" and model_family(c) != "llama":
         raise HarnessError("--compile is implemented for the Llama-style family only")
+    if o["compile"].startswith("wrapped") and activation_offload:
+        raise HarnessError("--activation-offload with the compiled checkpoint wrapper is not implemented here")
     if o["compile"] != "none" and o["float8"] != "none":
         raise HarnessError("--compile with --float8 is not implemented here")
     if o["loss"] not in LOSSES:
@@ -1996,9 +2029,12 @@ def _compile_model(model, o, ids, labels):
     # object it runs the layer eagerly: start afresh (Inductor's on-disk
     # cache still spares the C++ compilation).
     torch._dynamo.reset()
-    for layer in model.layers:
-        layer.compile(backend="inductor")
-    if o["compile"] == "blocks+loss":
+    if o["compile"].startswith("wrapped"):
+        _compile_wrapped(model, o)
+    else:
+        for layer in model.layers:
+            layer.compile(backend="inductor")
+    if o["compile"].endswith("+loss"):
         model.loss_fn = torch.compile(F.cross_entropy, backend="inductor")
         # torchtune's chunked loss: only the per-chunk cross-entropy is
         # compiled (the head stays eager: chunked_output is not a layer).
@@ -2010,6 +2046,27 @@ def _compile_model(model, o, ids, labels):
     for p in model.parameters():
         p.grad = None
     gc.collect()
+
+
+def _compile_wrapped(model, o):
+    """torchtitan v0.2.2's order (llama3/infra/parallelize.py:
+    parallelize_llama calls apply_ac, then apply_compile): every N-th
+    block (torchtitan's ac freq, counted from 1 as _apply_layer_sac does)
+    becomes ptd_checkpoint_wrapper(block, ...) -- under --recompute op
+    with the op-level policy's context_fn (_op_sac_context), preserve_rng
+    _state and early_stop as the harness's eager checkpoint passes them --
+    and then each block, wrapped or not, is replaced by
+    torch.compile(block, backend, fullgraph=True).  The blocks then run
+    without the harness's own checkpoint call (model.recompute = 0)."""
+    from torch.distributed.algorithms._checkpoint.checkpoint_wrapper import checkpoint_wrapper
+    stride = int(model.recompute or 0)
+    op = isinstance(model.recompute, OpSAC)
+    for i, layer in enumerate(list(model.layers)):
+        if stride and (i + 1) % stride == 0:
+            kw = {"context_fn": _op_sac_context} if op else {}
+            layer = checkpoint_wrapper(layer, preserve_rng_state=True, early_stop=False, **kw)
+        model.layers[i] = torch.compile(layer, backend="inductor", fullgraph=True)
+    model.recompute = 0
 
 
 def plain_step(forward, opt, scaler, precision, device):
@@ -2069,7 +2126,7 @@ def measure(model_cfg, device="cpu", precision=None, optimizer=None, micro_batch
     t_start = time.time()
     c, o = _resolve(model_cfg, device, precision, optimizer, micro_batch, seq, recompute, attention, dropout,
                     lora_r, lora_targets, lora_alpha, lora_dropout, lora_dtype, loss, recompute_stride,
-                    optimizer_in_bwd, float8, compile_mode)
+                    optimizer_in_bwd, float8, compile_mode, activation_offload)
     if device == "cuda" and not torch.cuda.is_available():
         raise HarnessError("--device cuda but torch.cuda.is_available() is False")
     torch.set_num_threads(int(num_threads))
@@ -2087,7 +2144,8 @@ def measure(model_cfg, device="cpu", precision=None, optimizer=None, micro_batch
         cuda_before = _cuda_device_used()
     if activation_offload and fam != "llama":
         raise HarnessError("--activation-offload is implemented for the Llama-style family only")
-    _OFFLOAD[0] = HostOffload() if activation_offload else None
+    _OFFLOAD[0] = (SaveOnCpu() if activation_offload == "save_on_cpu" else
+                   HostOffload() if activation_offload else None)
     model = build_model(c, o["attention"], o["recompute_stride"] if o["recompute"] == "full" else
                         OpSAC(o["recompute_stride"]) if o["recompute"] == "op" else 0, o["loss"])
     model.train()
@@ -2149,7 +2207,8 @@ def measure(model_cfg, device="cpu", precision=None, optimizer=None, micro_batch
         "optimizer_in_bwd": o["optimizer_in_bwd"],
         "float8": o["float8"],
         "compile": o["compile"],
-        "activation_offload": bool(activation_offload),
+        "activation_offload": activation_offload if activation_offload == "save_on_cpu" else
+                              bool(activation_offload),
         "micro_batch": o["micro_batch"],
         "seq": o["seq"],
         "recompute": o["recompute"],
@@ -2626,9 +2685,12 @@ def main(argv=None):
     ap.add_argument("--float8", choices=("none", "tensorwise", "rowwise"), default="none",
                     help="torchao float8 training of the block linears (torchtitan's converter)")
     ap.add_argument("--compile", default="none", choices=COMPILE_MODES,
-                    help="torch.compile each decoder layer (and the loss), as torchtune does")
-    ap.add_argument("--activation-offload", action="store_true",
-                    help="torchtune's OffloadActivations (host copies outside the allocator)")
+                    help="torch.compile each decoder layer (and the loss), as torchtune does; "
+                         "wrapped: the checkpoint-wrapped layer, as torchtitan does")
+    ap.add_argument("--activation-offload", nargs="?", const=True, default=False,
+                    choices=(True, "torchtune", "save_on_cpu"),
+                    help="torchtune's OffloadActivations (host copies outside the allocator); "
+                         "save_on_cpu: torch.autograd.graph.save_on_cpu instead")
     ap.add_argument("--steps", type=int, default=2)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--threads", type=int, default=2)

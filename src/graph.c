@@ -79,6 +79,9 @@ struct lctx {
 	unsigned nci;
 	int32_t rin[VP_REGION_MAXCI];	/* region inputs it saves */
 	unsigned nrin;
+	/* The current block's gated product (mlp_block): its op and the
+	 * gate's output, -1 = none. */
+	int32_t gated_op, gated_gate;
 };
 
 /*
@@ -1112,6 +1115,8 @@ mlp_block(struct lctx *x, int32_t in, uint64_t f)
 		up = linear(x, block_lin(x, VP_ROLE_UP), in, x->h, f, m->bias,
 		    true, VP_CAT_ACT);
 		a = ew2(x, "gate mul", rows * f, dt_of(x, up), a, up, VP_CAT_ACT);
+		x->gated_op = (int32_t)x->g->nop - 1;
+		x->gated_gate = gate;
 	} else {
 		up = linear(x, block_lin(x, VP_ROLE_FC), in, x->h, f, m->bias,
 		    true, VP_CAT_ACT);
@@ -1925,6 +1930,7 @@ lctx_init(struct lctx *x, const struct vp_model *m, const struct vp_plan *p,
 	    p->fsdp_lora_wrap == VP_LORAWRAP_BLOCK;
 	x->embed_op = -1;
 	x->wgrad_op = -1;
+	x->gated_op = x->gated_gate = -1;
 	if (x->frozen && x->autocast) {
 		x->w = x->c;
 		x->r = x->c;
@@ -2010,6 +2016,102 @@ op_policy(struct vp_graph *g, size_t a, size_t b)
 }
 
 /*
+ * The op-level policy inside a compiled block, ops [a, b): torchtitan
+ * compiles the checkpoint-wrapped block (apply_ac, then apply_compile),
+ * so AOTAutograd's min-cut partitioner (torch/_functorch/partitioners.py,
+ * solve_min_cut) takes the policy's tags: a PREFER_RECOMPUTE node gets an
+ * infinite edge to the sink (recomputed inside the backward graph), a
+ * MUST_SAVE one is banned from recompute.  What the forward graph saves
+ * is then the tagged outputs and block inputs the backward reaches: walk
+ * back from what the block's ops save (region_end's set, what the
+ * backward reads) through the producers of untagged tensors, stopping at
+ * a tagged output or a tensor made before the block.  A tagged output
+ * the walk does not reach is not saved at all (a Llama block's down
+ * projection, which only the residual sum reads; the eager SAC cache
+ * keeps it): its tag goes.  Measured, calib/harness.py --compile wrapped.
+ */
+static void
+op_policy_compiled(struct vp_graph *g, size_t a, size_t b)
+{
+	size_t t0 = g->nt, n, i, top = 0;
+	int32_t *prod, *stack;
+	uint8_t *need;
+	int k;
+
+	for (i = a; i < b; i++)
+		for (k = 0; k < VP_OP_MAXIO && g->op[i].out[k] >= 0; k++)
+			if ((size_t)g->op[i].out[k] < t0)
+				t0 = (size_t)g->op[i].out[k];
+	if (t0 >= g->nt)
+		return;
+	n = g->nt - t0;
+	prod = xmalloc(n * sizeof *prod);
+	need = xcalloc(n, 1);
+	stack = xmalloc((n * VP_OP_MAXIO + VP_OP_MAXIO * (b - a) + 1) *
+	    sizeof *stack);
+	for (i = 0; i < n; i++)
+		prod[i] = -1;
+	for (i = a; i < b; i++)
+		for (k = 0; k < VP_OP_MAXIO && g->op[i].out[k] >= 0; k++)
+			prod[g->op[i].out[k] - (int32_t)t0] = (int32_t)i;
+	for (i = a; i < b; i++)
+		for (k = 0; k < VP_OP_MAXIO && g->op[i].saved[k] >= 0; k++)
+			stack[top++] = g->op[i].saved[k];
+	while (top > 0) {
+		int32_t t = stack[--top];
+		const struct vp_op *p;
+		size_t j;
+
+		if ((size_t)t < t0 || need[t - t0] || prod[t - t0] < 0)
+			continue;
+		need[t - t0] = 1;
+		p = &g->op[prod[t - t0]];
+		for (j = 0; j < VP_OP_MAXIO; j++)
+			if (p->out[j] == t)
+				break;
+		if (j < VP_OP_MAXIO && (p->sac & (1u << j)))
+			continue;	/* saved from the forward */
+		for (k = 0; k < VP_OP_MAXIO && p->in[k] >= 0; k++)
+			stack[top++] = p->in[k];
+	}
+	for (i = a; i < b; i++)
+		for (k = 0; k < VP_OP_MAXIO && g->op[i].out[k] >= 0; k++)
+			if ((g->op[i].sac & (1u << k)) &&
+			    !need[g->op[i].out[k] - (int32_t)t0])
+				g->op[i].sac &= (uint8_t)~(1u << k);
+	free(stack);
+	free(need);
+	free(prod);
+}
+
+/*
+ * The backward of a checkpoint inside a compiled block (torchtitan's
+ * order).  The partitioner puts the recompute into the backward graph
+ * (reordering_to_mimic_autograd_engine), and Inductor's code for a Llama
+ * block (TORCH_LOGS=output_code, PyTorch 2.13) first re-makes what the
+ * eager re-run would save but the gated product h, the down projection's
+ * input: after dX = dY W_down, one fused kernel reads dX, the gate and
+ * up outputs and writes h (for dW_down, the next matmul), d up and
+ * d gate; only then are its inputs freed.  In the eager replay h is
+ * freed by the down projection's backward and d gate is made by the
+ * activation's, after dX is gone: the gated product's backward gets the
+ * other two as a workspace, h's and the gate gradient's bytes (measured:
+ * six b*s*f buffers live at the backward's peak, fp32 and bf16, full and
+ * op policy; the checkpoint outside the compiled block keeps four).
+ */
+static void
+compiled_checkpoint_mlp(struct lctx *x)
+{
+	struct vp_op *o;
+
+	if (x->gated_op < 0)
+		return;
+	o = &x->g->op[x->gated_op];
+	o->bwd_tmp = vp_add_sat(x->g->t[o->out[0]].bytes,
+	    x->g->t[x->gated_gate].bytes);
+}
+
+/*
  * The ops of the stage, in forward order: the embeddings (first stage) or
  * the pipeline receive, `blocks` blocks from the family's builder, then
  * the head and loss (last stage) or the pipeline send.  `offset` is the
@@ -2041,6 +2143,7 @@ lower_ops(struct lctx *x, uint32_t blocks, uint64_t offset, bool first,
 		begin_layer(x, l, t);
 		x->frozen = x->frozen && !x->flat_grads;
 		region_begin(x, x->p->compile);
+		x->gated_op = x->gated_gate = -1;
 		t = build(x, t);
 		region_end(x, t);
 		x->frozen = x->p->lora_rank > 0;
@@ -2054,15 +2157,17 @@ lower_ops(struct lctx *x, uint32_t blocks, uint64_t offset, bool first,
 		 * ops: torchtune compiles the block inside its checkpoint
 		 * wrapper, which is this (measured, --grid torch2).
 		 * torchtitan (apply_ac, then apply_compile) compiles the
-		 * wrapped block instead: the partitioner takes the policy's
-		 * tags (MUST_SAVE: what op_policy saves; PREFER_RECOMPUTE:
-		 * the rest) and recomputes inside the backward graph, so
-		 * its saved set is op_policy's; the replay here holds the
-		 * recomputed tensors of the block through its backward,
-		 * which Inductor's scheduling can only shorten: an upper
-		 * bound, not measured.  FSDP2's hooks stay outside the
-		 * compiled block (torch._dynamo.config.skip_fsdp_hooks), so
-		 * the gather timeline is the eager one.
+		 * wrapped block instead (vp_plan_compiled_checkpoint): the
+		 * partitioner takes the policy's tags (MUST_SAVE: what
+		 * op_policy saves and the backward reads,
+		 * op_policy_compiled; PREFER_RECOMPUTE: the rest) and
+		 * recomputes inside the backward graph, whose re-made
+		 * forward is the eager re-run's but for the gated MLP's
+		 * fused backward kernel (compiled_checkpoint_mlp); measured,
+		 * calib/harness.py --compile wrapped.  FSDP2's hooks stay
+		 * outside the compiled block
+		 * (torch._dynamo.config.skip_fsdp_hooks), so the gather
+		 * timeline is the eager one.
 		 */
 		if ((p->recompute == VP_RECOMP_FULL ||
 		    p->recompute == VP_RECOMP_OP) &&
@@ -2071,8 +2176,14 @@ lower_ops(struct lctx *x, uint32_t blocks, uint64_t offset, bool first,
 				g->op[i].recompute = true;
 		}
 		if (p->recompute == VP_RECOMP_OP &&
-		    vp_plan_block_checkpointed(p, l))
+		    vp_plan_block_checkpointed(p, l)) {
 			op_policy(g, g->layer_first_op[l], g->nop);
+			if (p->compile)
+				op_policy_compiled(g, g->layer_first_op[l],
+				    g->nop);
+		}
+		if (vp_plan_compiled_checkpoint(p, l))
+			compiled_checkpoint_mlp(x);
 	}
 	x->layer = 0;
 	g->layer_first_op[blocks + 1] = g->nop;

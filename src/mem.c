@@ -115,8 +115,6 @@ struct sim {
 				 * of one parameter's gradient */
 	uint64_t wgrad_waiting;	/* weight gradients held by autograd until
 				 * another use's is added (tied weights) */
-	uint8_t *away;		/* tensor offloaded to host (not counted) */
-	uint64_t *away_bytes;	/* per block */
 	uint64_t host_act, host_act_peak;
 	/* torchtune's OffloadActivations under checkpointing (ckin_*). */
 	uint8_t *cko;		/* checkpoint input packed: 1 its host copy
@@ -444,14 +442,6 @@ t_unref(struct sim *s, int32_t t)
 	if (s->refs[t] > 0 && --s->refs[t] == 0 && s->alive[t] &&
 	    !s->stopped) {
 		s->alive[t] = 0;
-		if (s->away[t]) {
-			/* Freed while on the host: nothing on the GPU. */
-			s->away[t] = 0;
-			s->host_act -= tb(s, t);
-			if (s->away_bytes[s->g->t[t].layer] >= tb(s, t))
-				s->away_bytes[s->g->t[t].layer] -= tb(s, t);
-			return;
-		}
 		sub(s, (enum vp_cat)s->g->t[t].cat, tb(s, t));
 		if (s->rec)
 			ev_free(s, &s->th[t]);
@@ -488,57 +478,7 @@ g_free(struct sim *s, int32_t t)
 	}
 }
 
-/*
- * Activation offload (e.g. torch.autograd.graph.save_on_cpu or
- * Megatron's CPU offloading): when a block's forward ends, the tensors it
- * saved move to host RAM; they come back just before its backward.  The
- * block's output stays, as the next block reads it.
- */
-static void
-offload_block(struct sim *s, uint32_t layer, int32_t keep)
-{
-	const struct vp_graph *g = s->g;
-	uint64_t moved = 0;
-	size_t t;
-
-	for (t = 0; t < g->nt; t++)
-		if (g->t[t].layer == layer && s->alive[t] && s->refs[t] > 0 &&
-		    (int32_t)t != keep && g->t[t].cat == VP_CAT_ACT &&
-		    !s->away[t]) {
-			s->away[t] = 1;
-			moved += tb(s, (int32_t)t);
-			if (s->rec)
-				ev_free(s, &s->th[t]);
-		}
-	sub(s, VP_CAT_ACT, moved);
-	s->away_bytes[layer] = moved;
-	s->host_act += moved;
-	if (s->host_act > s->host_act_peak)
-		s->host_act_peak = s->host_act;
-}
-
 static void bstash_release(struct sim *, size_t);
-
-static void
-restore_block(struct sim *s, uint32_t layer)
-{
-	const struct vp_graph *g = s->g;
-	size_t t;
-
-	if (s->away_bytes[layer] == 0)
-		return;
-	for (t = 0; t < g->nt; t++)
-		if (g->t[t].layer == layer) {
-			if (s->rec && s->away[t])
-				s->th[t] = ev_alloc(s, tb(s, (int32_t)t),
-				    TAG_NONE);
-			s->away[t] = 0;
-		}
-	add(s, VP_CAT_ACT, s->away_bytes[layer]);
-	s->host_act -= s->away_bytes[layer];
-	s->away_bytes[layer] = 0;
-	bstash_release(s, s->nbstash);
-}
 
 /*
  * torchtune's OffloadActivations (training/_activation_offloading.py),
@@ -548,7 +488,9 @@ restore_block(struct sim *s, uint32_t layer)
  * checkpoints' inputs (torch.utils.checkpoint's _NoopSaveInputs saves
  * them outside its hook), the saves of blocks not checkpointed and the
  * final norm's (the output head runs under NoOpManager, the loss outside
- * the context).  A pack of min_offload_size (1024) bytes or more gets a
+ * the context).  rules.c refuses plans with a block not checkpointed
+ * (no recompute, selective, a stride): their every save would be packed,
+ * a per-save timeline this does not model.  A pack of min_offload_size (1024) bytes or more gets a
  * host copy at once; with streams (the default) the GPU original stays
  * in the forward stash until a later offloadable pack's id is
  * max_fwd_stash_size (5) past its own; the backward's first unpack
@@ -734,14 +676,6 @@ forward(struct sim *s, size_t a, size_t b, bool segment_rerun)
 				if (s->rec)
 					ev_free(s, &s->th[o->out[k]]);
 			}
-		if (s->p->activation_offload && !segment_rerun &&
-		    o->layer > 0 && i + 1 == g->layer_first_op[o->layer + 1] &&
-		    !(s->seg_of[i] >= 0 &&
-		    seg_is_block(s, &s->segs[s->seg_of[i]]))) {
-			offload_block(s, o->layer, o->out[0]);
-			/* It packed more than the stash keeps. */
-			stash_advance(s, OFFLOAD_STASH);
-		}
 	}
 }
 
@@ -1054,9 +988,6 @@ backward(struct sim *s)
 	stash_evict(s, UINT64_MAX);
 	for (i = g->nop; i > 0 && !s->stopped; i--) {
 		int32_t si = s->seg_of[i - 1];
-
-		if (g->op[i - 1].layer > 0)
-			restore_block(s, g->op[i - 1].layer);
 
 		if (si >= 0 && s->segs[si].end == i) {
 			size_t j, before = s->nbstash;
@@ -1712,8 +1643,6 @@ sim_init(struct sim *s, const struct vp_graph *g, const struct vp_plan *p,
 	s->hold = xcalloc(g->nt ? g->nt : 1, sizeof *s->hold);
 	s->alive = xcalloc(g->nt ? g->nt : 1, 1);
 	s->galive = xcalloc(g->nt ? g->nt : 1, 1);
-	s->away = xcalloc(g->nt ? g->nt : 1, 1);
-	s->away_bytes = xcalloc(g->layers + 2, sizeof *s->away_bytes);
 	s->seg_of = xcalloc(g->nop ? g->nop : 1, sizeof *s->seg_of);
 	s->segs = xcalloc(g->nop ? g->nop : 1, sizeof *s->segs);
 	/* Segments: maximal runs of recompute ops within one block. */
@@ -1783,8 +1712,6 @@ sim_free(struct sim *s)
 	free(s->hold);
 	free(s->alive);
 	free(s->galive);
-	free(s->away);
-	free(s->away_bytes);
 	free(s->cko);
 	free(s->stash);
 	free(s->stash_id);

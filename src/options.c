@@ -140,6 +140,11 @@ const struct vp_optdef vp_options[VP_O_COUNT] = {
     F(compile_loss), NULL, 0, NULL, 0, 0, false, NULL, ALL, true, false,
     VP_OPEN_NONE, NULL, "torch.compile of the cross-entropy too "
     "(torchtitan's loss component)" },
+[VP_O_COMPILE_WRAPS_CKPT] = { "compile-wraps-checkpoint", VP_OK_FLAG,
+    VP_OF_BOOL, F(compile_wraps_ckpt), NULL, 0, NULL, 0, 0, false, NULL, ALL,
+    true, false, VP_OPEN_NONE, NULL, "torch.compile of the checkpoint-"
+    "wrapped block, as torchtitan applies it (default with --recompute op; "
+    "otherwise the checkpoint wraps the compiled block, as torchtune)" },
 [VP_O_FUSED] = { .name = "fused-optimizer", .kind = VP_OK_FLAG,
     .field = VP_OF_NONE, .cmds = ALL, .open = VP_OPEN_NONE,
     .help = "the same as --optimizer-impl fused",
@@ -616,6 +621,11 @@ static bool no_recompute(const struct vp_plan *p)
 	return p->recompute == VP_RECOMP_NONE;
 }
 static bool on_cpu(const struct vp_plan *p) { return p->device == VP_DEVICE_CPU; }
+static bool no_compiled_ckpt(const struct vp_plan *p)
+{
+	return !p->compile || (p->recompute != VP_RECOMP_FULL &&
+	    p->recompute != VP_RECOMP_OP);
+}
 
 static const struct {
 	enum vp_optid opt;
@@ -628,6 +638,8 @@ static const struct {
 	{ VP_O_LORA_DTYPE, no_lora, "without --lora" },
 	{ VP_O_RECOMPUTE_STRIDE, no_recompute, "without --recompute" },
 	{ VP_O_ALLOC_CONF, on_cpu, "with --device cpu" },
+	{ VP_O_COMPILE_WRAPS_CKPT, no_compiled_ckpt, "without --compile and "
+	    "--recompute full or op" },
 };
 
 void

@@ -163,6 +163,20 @@ vp_plan_block_checkpointed(const struct vp_plan *p, uint64_t l)
 	return p->recompute != VP_RECOMP_NONE && l >= 1 && l % n == 0;
 }
 
+/*
+ * Whether block l (1-based) is a checkpoint inside a compiled region:
+ * torchtitan compiles the checkpoint-wrapped block (apply_ac, then
+ * apply_compile), --compile-wraps-checkpoint; its op-level policy
+ * (--recompute op) is only modelled that way.  Otherwise the
+ * checkpoint wraps the compiled block, as torchtune's recipes do.
+ */
+bool
+vp_plan_compiled_checkpoint(const struct vp_plan *p, uint64_t l)
+{
+	return p->compile && (p->compile_wraps_ckpt ||
+	    p->recompute == VP_RECOMP_OP) && vp_plan_block_checkpointed(p, l);
+}
+
 uint64_t
 vp_plan_checkpointed_blocks(const struct vp_plan *p, uint64_t blocks)
 {

@@ -303,6 +303,9 @@ struct vp_plan {
 				 * post-accumulate-grad hook (torchtune) */
 	bool compile;		/* torch.compile of each block, */
 	bool compile_loss;	/* ... of the loss (graph.c, region_begin) */
+	bool compile_wraps_ckpt; /* torchtitan's order: the checkpoint is
+				 * inside the compiled block
+				 * (vp_plan_compiled_checkpoint) */
 	/* Fine-tuning. */
 	unsigned lora_rank;	/* 0 = full fine-tuning */
 	unsigned lora_targets;	/* bit set of enum vp_lora_target */
@@ -398,6 +401,7 @@ bool vp_plan_degrees_ok(const struct vp_plan *p);
  * process wraps only its own stage's blocks, so the count is per rank.
  */
 bool vp_plan_block_checkpointed(const struct vp_plan *p, uint64_t l);
+bool vp_plan_compiled_checkpoint(const struct vp_plan *p, uint64_t l);
 /* How many of a rank's `blocks` blocks are checkpointed. */
 uint64_t vp_plan_checkpointed_blocks(const struct vp_plan *p,
     uint64_t blocks);

@@ -368,7 +368,7 @@ plan_line(const struct vp_report *r, struct vp_buf *o)
 
 	/* The optimizer's kernels when the user chose them. */
 	vp_buf_printf(o, "%s, %s%s%s%s%s, micro-batch %llu x seq %llu, "
-	    "grad-accum %llu, recompute %s, attention %s, dropout %.2g%s\n",
+	    "grad-accum %llu, recompute %s, attention %s, dropout %.2g%s%s\n",
 	    vp_prec_names[p->precision], vp_opt_names[p->optimizer],
 	    p->optimizer_impl ? " (" : "",
 	    p->optimizer_impl ? vp_optimpl_names[vp_plan_optimizer_impl(p)] :
@@ -380,7 +380,9 @@ plan_line(const struct vp_report *r, struct vp_buf *o)
 	    vp_attn_names[p->attention], vp_plan_dropout(p, r->model),
 	    p->compile && p->compile_loss ? ", compiled blocks and loss" :
 	    p->compile ? ", compiled blocks" :
-	    p->compile_loss ? ", compiled loss" : "");
+	    p->compile_loss ? ", compiled loss" : "",
+	    vp_plan_compiled_checkpoint(p, p->recompute_stride ?
+	    p->recompute_stride : 1) ? " (checkpoint inside)" : "");
 	vp_buf_printf(o, "%-11s", "");
 	vp_report_layout(o, p);
 	vp_buf_printf(o, ", %s semantics, device %s, PyTorch %s",
@@ -796,6 +798,9 @@ json_plan(struct vp_json *j, const struct vp_report *r)
 		vp_json_bool(j, "compile", true);
 	if (p->compile_loss)
 		vp_json_bool(j, "compile_loss", true);
+	if (vp_plan_compiled_checkpoint(p, p->recompute_stride ?
+	    p->recompute_stride : 1))
+		vp_json_bool(j, "compile_wraps_checkpoint", true);
 	if (r->trainer != NULL)
 		vp_json_str(j, "trainer", vp_trainer_names[r->trainer->trainer]);
 	if (r->ds_config != NULL)

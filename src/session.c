@@ -40,7 +40,8 @@ knob_savings(const struct vp_model *m, const struct vp_plan *p,
 	} while (0)
 	TRY(p->recompute != VP_RECOMP_NONE, p->recompute == VP_RECOMP_FULL ?
 	    "recompute full" : p->recompute == VP_RECOMP_OP ? "recompute op" :
-	    "recompute selective", q.recompute = VP_RECOMP_NONE);
+	    "recompute selective", (q.recompute = VP_RECOMP_NONE,
+	    q.activation_offload = false));
 	TRY(p->compile || p->compile_loss, "torch.compile",
 	    (q.compile = false, q.compile_loss = false));
 	TRY(p->zero > 0, p->zero == 1 ? "ZeRO 1" : p->zero == 2 ? "ZeRO 2" :
@@ -253,9 +254,11 @@ vp_session_run(struct vp_session *s, struct vp_diags *d)
 
 	searching = gpu != NULL && s->search &&
 	    s->plan.device == VP_DEVICE_CUDA;
-	/* A rule on a knob the planner settles (offload needs sharding)
-	 * waits for it only when it may change that knob. */
-	if (!(searching && s->open.shard) &&
+	/* A rule on a knob the planner settles (offload needs sharding,
+	 * activation offload needs checkpointing) waits for it only when it
+	 * may change that knob. */
+	if (!(searching && (s->open.shard || (s->open.recompute &&
+	    s->plan.activation_offload))) &&
 	    vp_plan_rules(&s->plan, s->model, s->world, VP_RK_ALL, d) != 0)
 		return -1;
 	if (searching)

@@ -150,6 +150,14 @@ titan_stride(const struct tctx *c)
 	return c->user[VP_O_RECOMPUTE] ? NULL : "2";
 }
 
+/* apply_ac, then apply_compile: the compiled block is the checkpoint
+ * wrapper (only said where both are on). */
+static const char *
+titan_compile_ac(const struct tctx *c)
+{
+	return given(c, VP_O_COMPILE) ? "on" : NULL;
+}
+
 static const char *
 titan_impl(const struct tctx *c)
 {
@@ -206,6 +214,9 @@ static const struct row rows[] = {
 	    "every 2nd block fully checkpointed" },
 	{ VP_TRAINER_TORCHTITAN, VP_O_RECOMPUTE_STRIDE, NULL, titan_stride,
 	    "selective_ac_option 2" },
+	{ VP_TRAINER_TORCHTITAN, VP_O_COMPILE_WRAPS_CKPT, NULL,
+	    titan_compile_ac, "parallelize_llama: apply_ac, then "
+	    "apply_compile (each checkpoint-wrapped block compiled)" },
 };
 
 /* What each library is, and what it does that vramplan cannot say. */

@@ -361,6 +361,8 @@ run ft-offload llama-3.1-70b --gpus 8xA100 --zero 3 --offload optimizer+params \
 	--host-mem 512 --recompute full --seq 4096
 run ft-offload-nvme llama-3.1-70b --gpus 8xA100 --zero 3 --offload optimizer \
 	--offload-nvme --recompute full --seq 4096
+# Without checkpointing it is refused (every save would be packed: not
+# modelled; the planner, when it may, picks a checkpointing recompute).
 run ft-activation-offload llama-3-8b --gpus 8xH100 --zero 3 --activation-offload \
 	--no-search
 # Under checkpointing: torchtune's OffloadActivations (the blocks' inputs
@@ -575,6 +577,18 @@ run compile-eager llama-3-8b --compile --attention eager
 run compile-gpt2 gpt2 --compile --compile-loss --attention sdpa
 run compile-loss-chunked llama-3-8b --compile-loss --attention sdpa \
 	--loss chunked
+# The checkpoint inside the compiled block (torchtitan's order, the
+# default with --recompute op): the full policy's JSON names it; a note
+# where it has no effect; selective recompute (eager attention's core)
+# refused under --compile.
+run compile-wraps-ckpt llama-3-8b --compile --compile-wraps-checkpoint \
+	--recompute full --attention sdpa --gpus 1xH100 --no-search --json
+run compile-wraps-ckpt-inert llama-3-8b --compile --compile-wraps-checkpoint \
+	--attention sdpa --gpus 1xH100 --no-search
+run compile-selective llama-3-8b --compile --recompute selective \
+	--attention sdpa
+run compile-op-offload llama-3-8b --compile --recompute op --attention sdpa \
+	--activation-offload --gpus 1xH100 --no-search
 # torchtune's compiled chunked loss: each chunk's cross-entropy compiled.
 # (logits and loss 0 B, the peak in backward; 12.72 GiB of them in the
 # loss phase with the loss eager).

@@ -361,6 +361,31 @@ GRID_TORCH2 = [
     # of five out of eight).
     ("llama-8l-deep", "fp32", "sgd", 4, 256, "op", "sdpa", 0.0, OFFLOAD()),
     ("llama-8l-deep", "bf16", "adamw", 4, 256, "full", "sdpa", 0.0, OFFLOAD("chunked-output")),
+    # ---- torchtitan's compile of the checkpoint-wrapped block
+    # (--compile --compile-wraps-checkpoint, the default with --recompute
+    # op; the harness's --compile wrapped: ptd_checkpoint_wrapper with the
+    # op policy's context, then torch.compile(fullgraph=True)).  The
+    # partitioner saves the policy's MUST_SAVE outputs the backward reads:
+    # llama-4l-mha 56,532,968 B measured against 57,555,972 B before
+    # (+1.8%: the down projections' outputs, which the eager cache keeps,
+    # 4 x 256 KiB), 56,507,396 B now (-0.05%); full policy 51,617,768 B
+    # against 51,592,196 B (-0.05%).  Two cases: each compiles its own
+    # graphs, about a minute together on two loaded cores with a warm
+    # Inductor cache.  Measured outside the grid: the op case with
+    # --recompute-stride 2, 65,166,440 B against 65,149,956 B (-0.03%),
+    # the full one 62,708,840 B against 62,692,356 B (-0.03%);
+    # llama-8l-deep bf16 AdamW
+    # b4 s256, op, 27,765,524 B against 27,714,308 B (-0.18%, at the
+    # loss); llama-8l-deep fp32 SGD b4 s256,
+    # whose steps peak in a block's backward at the gated MLP's fused
+    # kernel (six b*s*f buffers live): op 39,401,544 B against 38,491,136
+    # (-2.31%, before -8.1%), full 25,410,056 B against 24,535,040 (-3.44%,
+    # before -12.5%; the rest is about two 512 KiB attention buffers the
+    # compiled backward keeps longer); bf16 AdamW full 19,055,668 B
+    # (backward) against 18,932,484 B (loss, -0.65%: the two phases'
+    # peaks 72 KB apart, so not a grid case).
+    ("llama-4l-mha", "bf16-mixed", "sgd", 4, 128, "op", "sdpa", 0.0, COMPILE("wrapped")),
+    ("llama-4l-mha", "bf16-mixed", "sgd", 4, 128, "full", "sdpa", 0.0, COMPILE("wrapped")),
 ]
 MAX_LIMIT_TORCH2_PCT = 1.0
 
@@ -431,7 +456,9 @@ def estimate(cmd, c):
     if x.get("oib"):
         argv += ["--optimizer-in-backward"]
     if x.get("compile", "none") != "none":
-        argv += ["--compile"] + (["--compile-loss"] if x["compile"] == "blocks+loss" else [])
+        argv += ["--compile"] + (["--compile-loss"] if x["compile"].endswith("+loss") else [])
+        if x["compile"].startswith("wrapped"):
+            argv += ["--compile-wraps-checkpoint"]
     if x.get("aoff"):
         argv += ["--activation-offload"]
     # The estimate follows the stack the harness measures on: its PyTorch;
