@@ -294,6 +294,13 @@ run est-no-fit-llama-2-70b-1xt4 llama-2-70b --gpus 1xT4
 run est-hf-llama-3-8b-1xh100 tests/data/hf/llama-3-8b.config.json \
     --gpus 1xH100
 run est-explain-tiny-llama tests/data/val/tiny-llama.yaml --explain
+# A multimodal config: refused for its vision tower (tests/bad/54), or
+# its language model alone with --text-only and a note.
+run est-hf-text-only-mistral-small-3 \
+    tests/data/hf/mistral-small-3-24b.config.json --text-only \
+    --gpus 8xH100 --zero 3 --seq 2048 --no-search
+run est-hf-text-only-llava-defaults tests/bad/54-hf-llava-1.5-7b.json \
+    --text-only
 
 # The planner and parallelism.
 run plan-llama-3.1-70b-16xh100 models/llama-3.1-70b.yaml --gpus 16xH100
