@@ -873,6 +873,13 @@ hf_unknown_model_type(void **state)
 	    16);
 	vp_model_free(&m);
 	vp_diags_clear(&d);
+	/* Qwen3 is not a Llama: its q/k norms are not modelled. */
+	assert_int_equal(load("{\"model_type\": \"qwen3\", \"hidden_size\": 64}",
+	    &m, &d), -1);
+	expect_error_at(&d, "model_type 'qwen3' is not a supported family", 1,
+	    16);
+	vp_model_free(&m);
+	vp_diags_clear(&d);
 	assert_int_equal(load("{\"model_type\": \"qwen3_moe\", "
 	    "\"shared_expert_intermediate_size\": 0}", &m, &d), -1);
 	expect_error_at(&d, "model_type 'qwen3_moe' is not a supported family",
