@@ -377,7 +377,8 @@ load_model_plan(const char *model_arg, struct vp_optset *o,
 		vp_optset_merge(o, file);
 	}
 	path = vp_cli_resolve_model(model_arg);
-	rc = path == NULL ? -1 : vp_model_load(path, m, &d);
+	rc = path == NULL ? -1 : vp_model_load_ex(path,
+	    o->has[VP_O_TEXT_ONLY] ? VP_READ_TEXT_ONLY : 0, m, &d);
 	free(path);
 	vp_cli_print_diags(&d);
 	if (rc != 0) {

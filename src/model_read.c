@@ -9,6 +9,7 @@
 #include "model_read.h"
 
 #include <assert.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -315,10 +316,14 @@ read_own(const struct ynode *root, const char *file, struct vp_model *m,
 
 /*
  * Per model_type: what the config does not say but the code does.  The
- * family is the lowering's traits row (model.c's vp_family_info).
+ * family is the lowering's traits row (model.c's vp_family_info).  A type
+ * whose code no row describes has no row, and is refused (hf_family_of):
+ * reading Qwen3 as a Llama, for one, missed its per-head q/k RMSNorms,
+ * about 15% of the activations at Qwen3-8B's sizes.
  */
 struct hf_family {
 	const char *model_type;
+	const char *cls;	/* its transformers classes' prefix */
 	enum vp_family family;
 	enum vp_norm norm;
 	enum vp_pos pos;
@@ -330,31 +335,48 @@ struct hf_family {
 
 #define D VP_FAMILY_LLAMA, VP_NORM_RMSNORM, VP_POS_ROPE
 static const struct hf_family hf_families[] = {
-	{ "llama", D, VP_ACT_SWIGLU, false, false, false, false, false, false },
-	{ "mistral", D, VP_ACT_SWIGLU, false, false, false, false, false, false },
-	{ "mixtral", D, VP_ACT_SWIGLU, false, false, false, false, false, false },
-	{ "qwen2", D, VP_ACT_SWIGLU, false, true, false, false, false, false },
-	{ "qwen2_moe", D, VP_ACT_SWIGLU, false, true, false, false, false, true },
-	{ "deepseek", D, VP_ACT_SWIGLU, false, false, false, false, false, false },
-	{ "qwen3", VP_FAMILY_QWEN3, VP_NORM_RMSNORM, VP_POS_ROPE,
+	{ "llama", "Llama", D, VP_ACT_SWIGLU, false, false, false, false,
+	    false, false },
+	{ "mistral", "Mistral", D, VP_ACT_SWIGLU, false, false, false, false,
+	    false, false },
+	{ "mixtral", "Mixtral", D, VP_ACT_SWIGLU, false, false, false, false,
+	    false, false },
+	{ "qwen2", "Qwen2", D, VP_ACT_SWIGLU, false, true, false, false,
+	    false, false },
+	{ "qwen2_moe", "Qwen2Moe", D, VP_ACT_SWIGLU, false, true, false, false,
+	    false, true },
+	{ "deepseek", "Deepseek", D, VP_ACT_SWIGLU, false, false, false, false,
+	    false, false },
+	{ "qwen3", "Qwen3", VP_FAMILY_QWEN3, VP_NORM_RMSNORM, VP_POS_ROPE,
 	    VP_ACT_SWIGLU, false, false, false, false, false, false },
-	{ "qwen3_moe", VP_FAMILY_QWEN3, VP_NORM_RMSNORM, VP_POS_ROPE,
-	    VP_ACT_SWIGLU, false, false, false, false, false, false },
-	{ "phi3", D, VP_ACT_SWIGLU, false, false, false, false, false, false },
-	{ "gemma", D, VP_ACT_GEGLU, false, false, false, true, false, false },
-	{ "gemma2", D, VP_ACT_GEGLU, false, false, true, true, false, false },
-	{ "gpt2", VP_FAMILY_GPT2, VP_NORM_LAYERNORM, VP_POS_LEARNED,
+	{ "qwen3_moe", "Qwen3Moe", VP_FAMILY_QWEN3, VP_NORM_RMSNORM,
+	    VP_POS_ROPE, VP_ACT_SWIGLU, false, false, false, false, false,
+	    false },
+	{ "phi3", "Phi3", D, VP_ACT_SWIGLU, false, false, false, false,
+	    false, false },
+	{ "gemma", "Gemma", D, VP_ACT_GEGLU, false, false, false, true,
+	    false, false },
+	{ "gemma2", "Gemma2", D, VP_ACT_GEGLU, false, false, true, true,
+	    false, false },
+	{ "gpt2", "GPT2", VP_FAMILY_GPT2, VP_NORM_LAYERNORM, VP_POS_LEARNED,
 	    VP_ACT_GELU_NEW, true, true, false, true, true, false },
-	{ "bert", VP_FAMILY_BERT, VP_NORM_LAYERNORM, VP_POS_LEARNED,
+	{ "bert", "Bert", VP_FAMILY_BERT, VP_NORM_LAYERNORM, VP_POS_LEARNED,
 	    VP_ACT_GELU, true, true, false, true, false, false },
-	{ "roberta", VP_FAMILY_BERT, VP_NORM_LAYERNORM, VP_POS_LEARNED,
-	    VP_ACT_GELU, true, true, false, true, false, false },
+	{ "roberta", "Roberta", VP_FAMILY_BERT, VP_NORM_LAYERNORM,
+	    VP_POS_LEARNED, VP_ACT_GELU, true, true, false, true, false, false },
 };
-/* An unknown model_type is read as a Llama-style decoder, with a
- * warning that says so (hf_family_of). */
-static const struct hf_family hf_generic = { "", D, VP_ACT_SWIGLU, false,
-    false, false, false, false, false };
 #undef D
+
+/*
+ * What follows a family's prefix in the names of its transformers classes
+ * (the "architectures" of a config): "LlamaForCausalLM", "BertModel".
+ * The whole name must match, so "Llama4ForConditionalGeneration" or
+ * "DeepseekV3ForCausalLM" names no family of the table.
+ */
+static const char *const hf_class_suffixes[] = { "Model", "ForCausalLM",
+    "LMHeadModel", "DoubleHeadsModel", "ForMaskedLM", "ForPreTraining",
+    "ForNextSentencePrediction", "ForSequenceClassification",
+    "ForTokenClassification", "ForQuestionAnswering", "ForMultipleChoice" };
 
 /* A config key read as an integer / number / bool, when present. */
 static int
@@ -382,30 +404,106 @@ hf_bool(const struct ynode *root, const char *file, const char *key,
 	return ynode_bool(n, file, key, out, d) == 0 ? 1 : -1;
 }
 
-/* The row for the config's model_type (hf_generic, with a warning, for
- * none or an unknown one); NULL when model_type is not a string. */
-static const struct hf_family *
-hf_family_of(const struct ynode *root, const char *file, const char **type,
-    struct vp_diags *d)
+/* "llama, mistral, ..., roberta": the model_types of hf_families. */
+static void
+hf_supported(struct vp_buf *b)
 {
-	const struct ynode *mt = ynode_get(root, "model_type");
+	size_t i;
+
+	for (i = 0; i < VP_NELEM(hf_families); i++)
+		vp_buf_printf(b, "%s%s", i ? ", " : "",
+		    hf_families[i].model_type);
+}
+
+/* The error for a config whose family is not one of hf_families: what
+ * the supported ones are and what to do instead (`fix`, then the own
+ * schema). */
+static void
+hf_unsupported(const char *file, struct vp_srcpos pos, struct vp_diags *d,
+    const char *what, const char *fix)
+{
+	struct vp_buf b;
+
+	vp_buf_init(&b);
+	hf_supported(&b);
+	vp_diag_add(d, file, pos, VP_ERROR, "%s (supported: %s); %sdescribe "
+	    "the model in vramplan's own YAML schema instead (see "
+	    "vramplan-model(5))", what, b.s, fix);
+	vp_buf_free(&b);
+}
+
+/* The row whose classes a transformers class name belongs to, or NULL. */
+static const struct hf_family *
+hf_family_of_class(const char *name)
+{
+	size_t i, j, n;
+
+	for (i = 0; i < VP_NELEM(hf_families); i++) {
+		n = strlen(hf_families[i].cls);
+		if (strncmp(name, hf_families[i].cls, n) != 0)
+			continue;
+		for (j = 0; j < VP_NELEM(hf_class_suffixes); j++)
+			if (strcmp(name + n, hf_class_suffixes[j]) == 0)
+				return &hf_families[i];
+	}
+	return NULL;
+}
+
+/*
+ * The row for a config (the top level, or its text_config): by model_type,
+ * else by the first entry of architectures, as transformers' Auto classes
+ * do.  NULL, after an error, when the family is not one of hf_families or
+ * neither key says; *type is the model_type the row stands for.  `where`
+ * names the mapping in messages ("the config", "'text_config'").
+ */
+static const struct hf_family *
+hf_family_of(const struct ynode *node, const char *file, const char *where,
+    const char **type, struct vp_diags *d)
+{
+	const struct ynode *mt = ynode_get(node, "model_type");
+	const struct ynode *ar = ynode_get(node, "architectures");
+	const struct ynode *a0;
+	const struct hf_family *fam;
+	char what[192];
 	size_t i;
 
 	*type = "";
-	if (mt != NULL && ynode_string(mt, file, "model_type", type, d) != 0)
+	if (mt != NULL && !ynode_is_null(mt)) {
+		if (ynode_string(mt, file, "model_type", type, d) != 0)
+			return NULL;
+		for (i = 0; i < VP_NELEM(hf_families); i++)
+			if (strcmp(*type, hf_families[i].model_type) == 0)
+				return &hf_families[i];
+		snprintf(what, sizeof what, "model_type '%.64s' is not a "
+		    "supported family", *type);
+		hf_unsupported(file, mt->pos, d, what, "");
 		return NULL;
-	for (i = 0; i < VP_NELEM(hf_families); i++)
-		if (strcmp(*type, hf_families[i].model_type) == 0)
-			return &hf_families[i];
-	if (mt == NULL)
-		vp_diag_add(d, file, root->pos, VP_WARNING,
-		    "config has no 'model_type'; reading it as a Llama-style "
-		    "decoder");
-	else
-		vp_diag_add(d, file, mt->pos, VP_WARNING,
-		    "model_type '%s' is not known; reading it as a "
-		    "Llama-style decoder", *type);
-	return &hf_generic;
+	}
+	if (ar != NULL && !ynode_is_null(ar)) {
+		if (ar->kind != YN_SEQ || ar->nkids == 0) {
+			vp_diag_add(d, file, ar->pos, VP_ERROR,
+			    "'architectures' must be a list of class names, "
+			    "not %s", ar->kind == YN_SEQ ? "an empty list" :
+			    ynode_kind_name(ar));
+			return NULL;
+		}
+		a0 = ar->kids[0];
+		if (ynode_string(a0, file, "architectures", type, d) != 0)
+			return NULL;
+		if ((fam = hf_family_of_class(*type)) != NULL) {
+			*type = fam->model_type;
+			return fam;
+		}
+		snprintf(what, sizeof what, "architecture '%.64s' is not of a "
+		    "supported family", *type);
+		hf_unsupported(file, a0->pos, d, what, "");
+		return NULL;
+	}
+	snprintf(what, sizeof what, "%s has neither 'model_type' nor "
+	    "'architectures' to tell its family", where);
+	hf_unsupported(file, node->pos, d, what, "add the model_type its "
+	    "code has, or ");
+	return NULL;
 }
 
 /* The family's defaults, which the config's keys then override. */
@@ -624,10 +722,10 @@ hf_qwen3(const struct ynode *root, const char *file, const char *type,
 }
 
 /* The sizes every config must give; one message, for the first missing,
- * and only when nothing else went wrong. */
+ * and only when nothing else went wrong.  `where` names the mapping. */
 static void
-hf_required(const struct ynode *root, const char *file, struct vp_model *m,
-    size_t before, struct vp_diags *d)
+hf_required(const struct ynode *root, const char *file, const char *where,
+    struct vp_model *m, size_t before, struct vp_diags *d)
 {
 	static const struct { const char *key; const char *hint; } req[] = {
 		{ "hidden_size", "the model width" },
@@ -644,47 +742,124 @@ hf_required(const struct ynode *root, const char *file, struct vp_model *m,
 	for (i = 0; i < VP_NELEM(req); i++)
 		if (*vals[i] == 0 && vp_diags_count(d, VP_ERROR) == before)
 			vp_diag_add(d, file, root->pos, VP_ERROR,
-			    "missing required key '%s' in the config (%s)",
-			    req[i].key, req[i].hint);
+			    "missing required key '%s' in %s (%s)",
+			    req[i].key, where, req[i].hint);
+}
+
+/*
+ * The towers of a multimodal config that vramplan does not model: the
+ * first present, or NULL.  Their parameters, gradients, optimizer states
+ * and activations are left out only when the user asks for the text
+ * model alone (VP_READ_TEXT_ONLY).
+ */
+static const struct { const char *key, *a, *what; } hf_towers[] = {
+	{ "vision_config", "a", "vision tower" },
+	{ "audio_config", "an", "audio tower" },
+};
+
+static const struct ynode *
+hf_tower(const struct ynode *root, size_t *which)
+{
+	const struct ynode *n;
+	size_t i;
+
+	for (i = 0; i < VP_NELEM(hf_towers); i++) {
+		n = ynode_get(root, hf_towers[i].key);
+		if (n != NULL && !ynode_is_null(n)) {
+			*which = i;
+			return n;
+		}
+	}
+	return NULL;
+}
+
+/*
+ * The mapping that holds the language model: text_config when the config
+ * nests one (multimodal wrappers: LLaVA, Llama 4, Gemma 3), else the top
+ * level.  NULL after an error.
+ */
+static const struct ynode *
+hf_text_node(const struct ynode *root, const char *file, const char **where,
+    struct vp_diags *d)
+{
+	const struct ynode *tc = ynode_get(root, "text_config");
+
+	*where = "the config";
+	if (tc == NULL || ynode_is_null(tc))
+		return root;
+	if (tc->kind != YN_MAP) {
+		vp_diag_add(d, file, tc->pos, VP_ERROR, "'text_config' must be "
+		    "a mapping of keys, not %s", ynode_kind_name(tc));
+		return NULL;
+	}
+	*where = "'text_config'";
+	return tc;
 }
 
 static int
-read_hf(const struct ynode *root, const char *file, struct vp_model *m,
-    struct vp_diags *d)
+read_hf(const struct ynode *root, const char *file, unsigned flags,
+    struct vp_model *m, struct vp_diags *d)
 {
 	const struct hf_family *fam;
-	const struct ynode *n;
-	const char *type;
-	size_t before = vp_diags_count(d, VP_ERROR);
+	const struct ynode *n, *text, *tower;
+	const char *type, *where;
+	size_t before = vp_diags_count(d, VP_ERROR), which = 0;
 
-	if ((fam = hf_family_of(root, file, &type, d)) == NULL)
+	if ((text = hf_text_node(root, file, &where, d)) == NULL)
 		return -1;
+	if ((fam = hf_family_of(text, file, where, &type, d)) == NULL)
+		return -1;
+	if ((tower = hf_tower(root, &which)) != NULL) {
+		if (!(flags & VP_READ_TEXT_ONLY)) {
+			vp_diag_add(d, file, tower->pos, VP_ERROR,
+			    "the model has %s %s ('%s'), which vramplan does "
+			    "not model yet; pass --text-only to plan its "
+			    "language model (model_type '%s' in %s) alone, "
+			    "without the %s and its projector",
+			    hf_towers[which].a, hf_towers[which].what,
+			    hf_towers[which].key,
+			    type, where, hf_towers[which].what);
+			return -1;
+		}
+		vp_diag_add(d, file, tower->pos, VP_NOTE,
+		    "--text-only: planning the language model alone; the "
+		    "%s ('%s') and its projector are left out",
+		    hf_towers[which].what, hf_towers[which].key);
+	}
 	hf_apply_family(fam, m);
-	m->name = xstrdup(type[0] ? type : "hf-model");
-	if ((n = ynode_get(root, "_name_or_path")) != NULL &&
+	m->name = xstrdup(type);
+	if (((n = ynode_get(text, "_name_or_path")) != NULL ||
+	    (n = ynode_get(root, "_name_or_path")) != NULL) &&
 	    n->kind == YN_SCALAR && n->str[0])
 		{ free(m->name); m->name = xstrdup(n->str); }
-	hf_sizes(root, file, fam, m, d);
-	hf_activation(root, file, fam, m, d);
-	hf_dropout(root, file, m, d);
-	hf_moe(root, file, fam, m, d);
-	hf_qwen3(root, file, type, m, d);
-	hf_required(root, file, m, before, d);
+	hf_sizes(text, file, fam, m, d);
+	hf_activation(text, file, fam, m, d);
+	hf_dropout(text, file, m, d);
+	hf_moe(text, file, fam, m, d);
+	hf_qwen3(text, file, type, m, d);
+	hf_required(text, file, where, m, before, d);
 	return vp_diags_count(d, VP_ERROR) == before ? 0 : -1;
 }
 
+/* A Hugging Face config: one of the keys every config has (T5's d_model,
+ * a multimodal wrapper's text_config included, so that they get the
+ * family error rather than the own schema's unknown keys). */
 static bool
 looks_like_hf(const struct ynode *root)
 {
-	return ynode_get(root, "model_type") != NULL ||
-	    ynode_get(root, "architectures") != NULL ||
-	    ynode_get(root, "hidden_size") != NULL ||
-	    ynode_get(root, "n_embd") != NULL;
+	static const char *const keys[] = { "model_type", "architectures",
+	    "hidden_size", "n_embd", "d_model", "text_config" };
+	size_t i;
+
+	for (i = 0; i < VP_NELEM(keys); i++)
+		if (ynode_get(root, keys[i]) != NULL)
+			return true;
+	return false;
 }
 
 int
-vp_model_from_doc(const struct ydoc *doc, struct vp_model *m,
-    struct vp_diags *d)
+vp_model_from_doc_ex(const struct ydoc *doc, unsigned flags,
+    struct vp_model *m, struct vp_diags *d)
 {
 	const struct ynode *root = ydoc_root(doc);
 	const char *file = ydoc_name(doc);
@@ -704,7 +879,7 @@ vp_model_from_doc(const struct ydoc *doc, struct vp_model *m,
 		    ynode_kind_name(root));
 		return -1;
 	}
-	rc = looks_like_hf(root) ? read_hf(root, file, m, d) :
+	rc = looks_like_hf(root) ? read_hf(root, file, flags, m, d) :
 	    read_own(root, file, m, d);
 	if (rc != 0)
 		return -1;
@@ -712,7 +887,15 @@ vp_model_from_doc(const struct ydoc *doc, struct vp_model *m,
 }
 
 int
-vp_model_load(const char *path, struct vp_model *m, struct vp_diags *d)
+vp_model_from_doc(const struct ydoc *doc, struct vp_model *m,
+    struct vp_diags *d)
+{
+	return vp_model_from_doc_ex(doc, 0, m, d);
+}
+
+int
+vp_model_load_ex(const char *path, unsigned flags, struct vp_model *m,
+    struct vp_diags *d)
 {
 	struct ydoc *doc = ydoc_load(path, d);
 	int rc;
@@ -721,7 +904,13 @@ vp_model_load(const char *path, struct vp_model *m, struct vp_diags *d)
 		vp_model_init(m);
 		return -1;
 	}
-	rc = vp_model_from_doc(doc, m, d);
+	rc = vp_model_from_doc_ex(doc, flags, m, d);
 	ydoc_free(doc);
 	return rc;
+}
+
+int
+vp_model_load(const char *path, struct vp_model *m, struct vp_diags *d)
+{
+	return vp_model_load_ex(path, 0, m, d);
 }

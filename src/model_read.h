@@ -18,4 +18,16 @@ int vp_model_load(const char *path, struct vp_model *m, struct vp_diags *d);
 int vp_model_from_doc(const struct ydoc *doc, struct vp_model *m,
     struct vp_diags *d);
 
+/*
+ * Reading flags.  VP_READ_TEXT_ONLY (--text-only): a Hugging Face config
+ * with a vision or audio tower is read as its language model alone, with
+ * a note; without it such a config is an error, since the towers are not
+ * modelled.
+ */
+#define VP_READ_TEXT_ONLY 1u
+int vp_model_load_ex(const char *path, unsigned flags, struct vp_model *m,
+    struct vp_diags *d);
+int vp_model_from_doc_ex(const struct ydoc *doc, unsigned flags,
+    struct vp_model *m, struct vp_diags *d);
+
 #endif

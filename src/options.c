@@ -286,6 +286,9 @@ const struct vp_optdef vp_options[VP_O_COUNT] = {
     0, false, NULL, VP_CMD_PLANS, false, false, VP_OPEN_NONE, "FILE",
     "a DeepSpeed JSON config: ZeRO stage, offload, buckets, precision, "
     "batch (options given here win)" },
+[VP_O_TEXT_ONLY] = { "text-only", VP_OK_FLAG, NOF, NULL, 0, NULL, 0, 0,
+    false, NULL, ALL, false, false, VP_OPEN_NONE, NULL,
+    "a multimodal config.json: plan its language model alone" },
 [VP_O_PROFILE] = { "profile", VP_OK_STRING, NOF, NULL, 0, NULL, 0, 0, false,
     NULL, ALL, false, false, VP_OPEN_NONE, "FILE|none",
     "calibrated profile (default: the stored one for the card, or for "

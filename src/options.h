@@ -65,7 +65,7 @@
 	X(MAX_MB, "max-micro-batch") X(MAX_SEQ, "max-seq") \
 	X(MIN_GPUS, "min-gpus") X(EXPLAIN, "explain") X(JSON, "json") \
 	X(CSV, "csv") X(CATALOG, "catalog") X(PLAN, "plan") \
-	X(DS_CONFIG, "deepspeed-config") \
+	X(DS_CONFIG, "deepspeed-config") X(TEXT_ONLY, "text-only") \
 	X(PROFILE, "profile") X(HELP, "help") X(VERSION, "version")
 #define X(e, s) VP_O_##e,
 enum vp_optid { VP_OPTION_LIST(X) VP_O_COUNT };

@@ -299,6 +299,13 @@ run est-qwen3-8b-4xh100 qwen3-8b --gpus 4xH100 --zero 3 --no-search
 run est-qwen3-30b-a3b-8xh100 qwen3-30b-a3b --gpus 8xH100
 run est-hf-qwen3-coder-480b tests/data/hf/qwen3-coder-480b-a35b.config.json \
     --json --no-search --tp 1 --pp 1
+# A multimodal config: refused for its vision tower (tests/bad/54), or
+# its language model alone with --text-only and a note.
+run est-hf-text-only-mistral-small-3 \
+    tests/data/hf/mistral-small-3-24b.config.json --text-only \
+    --gpus 8xH100 --zero 3 --seq 2048 --no-search
+run est-hf-text-only-llava-defaults tests/bad/54-hf-llava-1.5-7b.json \
+    --text-only
 
 # The planner and parallelism.
 run plan-llama-3.1-70b-16xh100 models/llama-3.1-70b.yaml --gpus 16xH100

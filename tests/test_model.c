@@ -842,27 +842,249 @@ hf_qwen2_qkv_bias(void **state)
 	vp_diags_clear(&d);
 }
 
+/* A model_type that is not a supported family is an error at its value,
+ * naming the supported ones; it is never read as another family. */
 static void
 hf_unknown_model_type(void **state)
 {
 	struct vp_diags d = { 0 };
 	struct vp_model m;
-	const struct vp_diag *w;
 
 	(void)state;
-	load_ok("{\n"
+	assert_int_equal(load("{\n"
 	    "  \"model_type\": \"frobnicator\",\n"	/* line 2, value col 17 */
 	    "  \"hidden_size\": 64, \"num_hidden_layers\": 2,\n"
 	    "  \"num_attention_heads\": 8, \"intermediate_size\": 160,\n"
-	    "  \"vocab_size\": 100\n}\n", &m, &d);
-	w = find(&d, VP_WARNING, "model_type 'frobnicator' is not known; "
-	    "reading it as a Llama-style decoder");
-	assert_non_null(w);
-	assert_int_equal(w->line, 2);
-	assert_int_equal(w->col, 17);
-	assert_int_equal(vp_diags_count(&d, VP_WARNING), 1);
-	assert_int_equal(m.norm, VP_NORM_RMSNORM);
-	assert_int_equal(m.act, VP_ACT_SWIGLU);
+	    "  \"vocab_size\": 100\n}\n", &m, &d), -1);
+	expect_error_at(&d, "model_type 'frobnicator' is not a supported "
+	    "family (supported: llama, mistral,", 2, 17);
+	expect_error_at(&d, "bert, roberta); describe the model in vramplan's "
+	    "own YAML schema instead (see vramplan-model(5))", 2, 17);
+	assert_int_equal(vp_diags_count(&d, VP_ERROR), 1);
+	assert_int_equal(vp_diags_count(&d, VP_WARNING), 0);
+	vp_model_free(&m);
+	vp_diags_clear(&d);
+
+	/* A near name of a supported one is no match either: Phi-2 is not
+	 * Phi-3, Qwen3-Next is not Qwen3. */
+	assert_int_equal(load("{\"model_type\": \"phi\", \"hidden_size\": 64}",
+	    &m, &d), -1);
+	expect_error_at(&d, "model_type 'phi' is not a supported family", 1,
+	    16);
+	vp_model_free(&m);
+	vp_diags_clear(&d);
+	assert_int_equal(load("{\"model_type\": \"qwen3_next\", "
+	    "\"shared_expert_intermediate_size\": 0}", &m, &d), -1);
+	expect_error_at(&d, "model_type 'qwen3_next' is not a supported family",
+	    1, 16);
+	assert_int_equal(vp_diags_count(&d, VP_ERROR), 1);
+	vp_model_free(&m);
+	vp_diags_clear(&d);
+}
+
+/* Without model_type, the first architectures entry names the family, as
+ * transformers' Auto classes read it: the whole class name, a family's
+ * prefix and one of its classes' suffixes. */
+static void
+hf_architectures(void **state)
+{
+	static const char *const ok[][2] = {
+		{ "LlamaForCausalLM", "llama" },
+		{ "MistralForCausalLM", "mistral" },
+		{ "Qwen2MoeForCausalLM", "qwen2_moe" },
+		{ "Qwen2ForSequenceClassification", "qwen2" },
+		{ "Qwen3ForCausalLM", "qwen3" },
+		{ "Qwen3MoeForCausalLM", "qwen3_moe" },
+		{ "Gemma2ForCausalLM", "gemma2" },
+		{ "GPT2LMHeadModel", "gpt2" },
+		{ "BertModel", "bert" },
+		{ "RobertaForMaskedLM", "roberta" },
+	};
+	static const char *const bad[] = { "Llama4ForConditionalGeneration",
+	    "DeepseekV3ForCausalLM", "Qwen3NextForCausalLM", "PhiForCausalLM",
+	    "LlavaForConditionalGeneration", "T5ForConditionalGeneration",
+	    "Llama", "LlamaForCausalLMX" };
+	struct vp_diags d = { 0 };
+	struct vp_model m;
+	struct vp_buf t;
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < VP_NELEM(ok); i++) {
+		vp_buf_init(&t);
+		vp_buf_printf(&t, "{\"architectures\": [\"%s\"],"
+		    " \"hidden_size\": 64, \"num_hidden_layers\": 2,"
+		    " \"num_attention_heads\": 8, \"intermediate_size\": 160,"
+		    " \"vocab_size\": 100, \"max_position_embeddings\": 64}",
+		    ok[i][0]);
+		load_ok(t.s, &m, &d);
+		assert_string_equal(m.name, ok[i][1]);
+		assert_int_equal(vp_diags_count(&d, VP_WARNING), 0);
+		vp_model_free(&m);
+		vp_diags_clear(&d);
+		vp_buf_free(&t);
+	}
+	/* The RoBERTa family's defaults, as with model_type "roberta":
+	 * the shape of hf_bert, 20168 parameters. */
+	load_ok("{\"architectures\": [\"RobertaForMaskedLM\"],"
+	    " \"hidden_size\": 32, \"num_hidden_layers\": 2,"
+	    " \"num_attention_heads\": 4, \"intermediate_size\": 64,"
+	    " \"vocab_size\": 40, \"max_position_embeddings\": 16,"
+	    " \"type_vocab_size\": 2}", &m, &d);
+	assert_int_equal(m.arch, VP_ARCH_ENCODER);
+	assert_true(total(&m) == 20168);
+	vp_model_free(&m);
+	vp_diags_clear(&d);
+
+	for (i = 0; i < VP_NELEM(bad); i++) {
+		vp_buf_init(&t);
+		vp_buf_printf(&t, "{\"architectures\": [\"%s\"],"
+		    " \"hidden_size\": 64}", bad[i]);
+		assert_int_equal(load(t.s, &m, &d), -1);
+		vp_buf_free(&t);
+		vp_buf_init(&t);
+		vp_buf_printf(&t, "architecture '%s' is not of a supported "
+		    "family (supported: llama,", bad[i]);
+		expect_error_at(&d, t.s, 1, 20);
+		assert_int_equal(vp_diags_count(&d, VP_ERROR), 1);
+		vp_buf_free(&t);
+		vp_model_free(&m);
+		vp_diags_clear(&d);
+	}
+
+	/* Neither key: the family is unknown, at the mapping. */
+	assert_int_equal(load("{\"hidden_size\": 64, \"num_hidden_layers\": 2,"
+	    " \"num_attention_heads\": 8, \"intermediate_size\": 160,"
+	    " \"vocab_size\": 100}", &m, &d), -1);
+	expect_error_at(&d, "the config has neither 'model_type' nor "
+	    "'architectures' to tell its family (supported: llama,", 1, 1);
+	expect_error_at(&d, "add the model_type its code has, or describe the "
+	    "model in vramplan's own YAML schema instead", 1, 1);
+	vp_model_free(&m);
+	vp_diags_clear(&d);
+
+	/* T5's keys: the family error, not a missing hidden_size. */
+	assert_int_equal(load("{\"d_model\": 512, \"num_layers\": 6,"
+	    " \"num_heads\": 8, \"d_ff\": 2048, \"vocab_size\": 32128}", &m,
+	    &d), -1);
+	expect_error_at(&d, "the config has neither 'model_type' nor "
+	    "'architectures'", 1, 1);
+	assert_int_equal(vp_diags_count(&d, VP_ERROR), 1);
+	vp_model_free(&m);
+	vp_diags_clear(&d);
+
+	/* Not a list of names. */
+	assert_int_equal(load("{\"architectures\": \"LlamaForCausalLM\"}", &m,
+	    &d), -1);
+	expect_error_at(&d, "'architectures' must be a list of class names, "
+	    "not a scalar", 1, 19);
+	vp_model_free(&m);
+	vp_diags_clear(&d);
+	assert_int_equal(load("{\"architectures\": []}", &m, &d), -1);
+	expect_error_at(&d, "'architectures' must be a list of class names, "
+	    "not an empty list", 1, 19);
+	vp_model_free(&m);
+	vp_diags_clear(&d);
+}
+
+static int
+load_flags(const char *text, unsigned flags, struct vp_model *m,
+    struct vp_diags *d)
+{
+	struct ydoc *doc = ydoc_parse("m.yaml", text, strlen(text), d);
+	int rc;
+
+	if (doc == NULL) {
+		vp_model_init(m);
+		return -2;
+	}
+	rc = vp_model_from_doc_ex(doc, flags, m, d);
+	ydoc_free(doc);
+	return rc;
+}
+
+#define TEXT_LLAMA "\"text_config\": {\"model_type\": \"llama\"," \
+	" \"hidden_size\": 64, \"num_hidden_layers\": 2," \
+	" \"num_attention_heads\": 8, \"num_key_value_heads\": 2," \
+	" \"intermediate_size\": 160, \"vocab_size\": 100," \
+	" \"tie_word_embeddings\": false}"
+
+/* Nested configs: the language model under text_config; a vision or
+ * audio tower is refused unless the text model alone is asked for. */
+static void
+hf_text_config(void **state)
+{
+	struct vp_diags d = { 0 };
+	struct vp_model m;
+
+	(void)state;
+	/* Only a text_config: read from there; the wrapper's model_type
+	 * does not matter.  The shape of hf_llama: 95040. */
+	load_ok("{\"model_type\": \"wrapper\", " TEXT_LLAMA "}", &m, &d);
+	assert_string_equal(m.name, "llama");
+	assert_true(total(&m) == 95040);
+	assert_int_equal(vp_diags_count(&d, VP_WARNING), 0);
+	vp_model_free(&m);
+	vp_diags_clear(&d);
+
+	/* A vision tower: an error at vision_config, whatever the text. */
+	assert_int_equal(load("{\"model_type\": \"llava\", " TEXT_LLAMA ",\n"
+	    "\"vision_config\": {\"model_type\": \"clip_vision_model\"}}",
+	    &m, &d), -1);
+	expect_error_at(&d, "the model has a vision tower ('vision_config'), "
+	    "which vramplan does not model yet; pass --text-only to plan its "
+	    "language model (model_type 'llama' in 'text_config') alone, "
+	    "without the vision tower and its projector", 2, 18);
+	assert_int_equal(vp_diags_count(&d, VP_ERROR), 1);
+	vp_model_free(&m);
+	vp_diags_clear(&d);
+
+	/* ... which --text-only turns into a note; the text model is the
+	 * same as alone. */
+	assert_int_equal(load_flags("{\"model_type\": \"llava\", " TEXT_LLAMA
+	    ",\n\"vision_config\": {\"model_type\": \"clip_vision_model\"}}",
+	    VP_READ_TEXT_ONLY, &m, &d), 0);
+	assert_non_null(find(&d, VP_NOTE, "--text-only: planning the language "
+	    "model alone; the vision tower ('vision_config') and its "
+	    "projector are left out"));
+	assert_true(total(&m) == 95040);
+	vp_model_free(&m);
+	vp_diags_clear(&d);
+
+	/* An audio tower, flat text keys: the same. */
+	assert_int_equal(load("{\"model_type\": \"llama\", \"hidden_size\": 64,"
+	    " \"num_hidden_layers\": 2, \"num_attention_heads\": 8,"
+	    " \"intermediate_size\": 160, \"vocab_size\": 100,"
+	    " \"audio_config\": {}}", &m, &d), -1);
+	expect_error_at(&d, "the model has an audio tower ('audio_config')", 1,
+	    0);
+	vp_model_free(&m);
+	vp_diags_clear(&d);
+
+	/* The family error comes first: an unsupported text model. */
+	assert_int_equal(load("{\"model_type\": \"llama4\",\n"
+	    "\"text_config\": {\"model_type\": \"llama4_text\"},"
+	    " \"vision_config\": {}}", &m, &d), -1);
+	expect_error_at(&d, "model_type 'llama4_text' is not a supported "
+	    "family", 2, 31);
+	assert_int_equal(vp_diags_count(&d, VP_ERROR), 1);
+	vp_model_free(&m);
+	vp_diags_clear(&d);
+
+	/* A size missing in text_config is named there, at text_config. */
+	assert_int_equal(load_flags("{\"text_config\": {\"model_type\": "
+	    "\"llama\", \"vocab_size\": 100}, \"vision_config\": {}}",
+	    VP_READ_TEXT_ONLY, &m, &d), -1);
+	expect_error_at(&d, "missing required key 'hidden_size' in "
+	    "'text_config' (the model width)", 1, 17);
+	vp_model_free(&m);
+	vp_diags_clear(&d);
+
+	/* text_config must be a mapping. */
+	assert_int_equal(load("{\"model_type\": \"llava\", \"text_config\": 3}",
+	    &m, &d), -1);
+	expect_error_at(&d, "'text_config' must be a mapping of keys, not a "
+	    "scalar", 1, 40);
 	vp_model_free(&m);
 	vp_diags_clear(&d);
 }
@@ -1489,6 +1711,8 @@ main(void)
 		cmocka_unit_test(hf_mixtral),
 		cmocka_unit_test(hf_qwen2_qkv_bias),
 		cmocka_unit_test(hf_unknown_model_type),
+		cmocka_unit_test(hf_architectures),
+		cmocka_unit_test(hf_text_config),
 		cmocka_unit_test(hf_errors),
 		cmocka_unit_test(bug_hf_attention_bias_adds_mlp_bias),
 		cmocka_unit_test(bug_hf_qwen2_moe_shared_expert_gate),
