@@ -272,11 +272,6 @@ def express(r):
                 targets += LORA_TARGET[t]
             else:
                 sys.exit("%s: no rule for the LoRA target %r" % (rid, t))
-    # torchtune compiles its QLoRA model too: the NF4 layers under
-    # torch.compile are not modelled (vramplan refuses the pair).
-    if any("torch.compile" in o for o in r["other_optimizations"] or []) \
-            and "NF4" in (task.get("quantization") or ""):
-        missing.append("--compile with --quant nf4 is not modelled")
     if missing:
         return None, missing
     card = pick(CARD, r["gpu"], "gpu", rid)
