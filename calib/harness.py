@@ -604,7 +604,9 @@ def apply_float8(model, recipe):
     Float8LinearConfig, every nn.Linear but the output projection
     (filter_fqns ["output"], here lm_head) and those whose dimensions are
     not multiples of 16.  torchao's casts and torch._scaled_mm run on the
-    CPU in PyTorch 2.13 (not emulated)."""
+    CPU in PyTorch 2.13 (not emulated).  With --compile the converter runs
+    first and the layers are compiled after it, as torchtitan's
+    parallelize does (float8 converter, then apply_compile)."""
     from torchao.float8 import Float8LinearConfig, convert_to_float8_training
     cfg = Float8LinearConfig.from_recipe_name(recipe)
 
@@ -2025,8 +2027,6 @@ def _resolve(model_cfg, device, precision, optimizer, micro_batch, seq, recomput
         raise HarnessError("compile must be one of %s" % ", ".join(COMPILE_MODES))
     if o["compile"] != "none" and model_family(c) != "llama":
         raise HarnessError("--compile is implemented for the Llama-style family only")
-    if o["compile"] != "none" and o["float8"] != "none":
-        raise HarnessError("--compile with --float8 is not implemented here")
     if o["loss"] not in LOSSES:
         raise HarnessError("loss must be full or chunked")
     if o["optimizer_in_bwd"] and o["precision"] == "fp16-mixed":
