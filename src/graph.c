@@ -76,6 +76,7 @@ struct lctx {
 	bool inductor;
 	size_t region_op0, region_t0;
 	size_t ci_op[VP_REGION_MAXCI];
+	bool ci_cast[VP_REGION_MAXCI];	/* reads casts of its inputs */
 	unsigned nci;
 	int32_t rin[VP_REGION_MAXCI];	/* region inputs it saves */
 	unsigned nrin;
@@ -307,7 +308,30 @@ region_ci(struct lctx *x)
 	if (!x->inductor)
 		return;
 	assert(x->nci < VP_REGION_MAXCI);
+	x->ci_cast[x->nci] = false;
 	x->ci_op[x->nci++] = x->g->nop - 1;
+}
+
+/*
+ * A compute-intensive op whose kernel reads casts of its inputs, not the
+ * inputs: torchao's float8 linear, whose _scaled_mm reads the fp8 casts
+ * that the block's graph makes from the high-precision input and weight.
+ * Its output is banned from recomputation; its input is an ordinary
+ * pointwise result the partitioner may recompute (region_end), whose
+ * size stays (its gradient is the backward _scaled_mm's output).
+ * Measured (TORCH_LOGS=aot_graphs, PyTorch 2.13, torchao 0.18.0,
+ * tensorwise, a Llama block compiled after torchtitan's converter): the
+ * normed inputs of q, k, v, gate and up and every fp8 cast are recomputed
+ * in backward from the block's input, the saved rsqrt and the saved
+ * outputs of o, gate and up.
+ */
+static void
+region_ci_cast(struct lctx *x)
+{
+	if (!x->inductor)
+		return;
+	region_ci(x);
+	x->ci_cast[x->nci - 1] = true;
 }
 
 /*
@@ -368,12 +392,12 @@ static int32_t dropout_p(struct lctx *x, const char *name, int32_t in,
  * rule for pointwise intermediates), so a cast holds its 1-byte result
  * alone (cast_peak 1 instead of 9).  The layout copies _scaled_mm takes
  * stay (Inductor may write the cast in that layout directly: then this
- * overstates by those copies).  The saved set stays torchao's (the
- * high-precision input, read by the compute-intensive op); the
- * partitioner could keep the 1-byte cast instead where nothing else
- * needs the input, which would be less.  Not measured: torchao's fp8
- * matmul on the CPU under the profiler did not finish a 2048 x 512 x
- * 1024 linear in 5 minutes on this machine.
+ * overstates by those copies).  The saved set is the partitioner's:
+ * _scaled_mm reads the casts, so the high-precision input is a pointwise
+ * result it recomputes in backward from the block's input, and the
+ * linear's output is kept (region_ci_cast; measured, TORCH_LOGS=
+ * aot_graphs and the CPU's peak at the loss).  The CPU's _scaled_mm
+ * keeps fp32 intermediates CUDA's does not: its transients stay read.
  */
 static uint64_t
 float8_tmp(uint64_t n_in, uint64_t n_w, uint64_t n_out, uint64_t y_bytes,
@@ -489,7 +513,10 @@ linear_w(struct lctx *x, struct lin l, int32_t in, uint64_t din,
 	if (tao && x->inductor && rg_of(x, xin))
 		wc = tnew(x, wel, wdt, outcat, "compiled NF4 dequant", false);
 	o = opnew(x, l.name);
-	region_ci(x);
+	if (f8)
+		region_ci_cast(x);
+	else
+		region_ci(x);
 	IN(o, xin);
 	if (wc >= 0) {
 		OUT(o, wc);
@@ -981,7 +1008,7 @@ region_begin(struct lctx *x, bool compiled)
 	x->nci = x->nrin = 0;
 }
 
-enum { R_KEEP = 1, R_SAVED = 2 };
+enum { R_KEEP = 1, R_SAVED = 2, R_MAT = 4 };
 
 /* Whether region tensor or input t is saved already. */
 static bool
@@ -1087,7 +1114,7 @@ region_end(struct lctx *x, int32_t out)
 	for (i = 0; i < n; i++)
 		prod[i] = -1;
 	for (i = 0; i < x->nci; i++)
-		ci[x->ci_op[i] - x->region_op0] = 1;
+		ci[x->ci_op[i] - x->region_op0] = x->ci_cast[i] ? 2 : 1;
 	for (i = x->region_op0; i < g->nop; i++) {
 		const struct vp_op *o = &g->op[i];
 		uint64_t inb = 0, outb = 0;
@@ -1104,10 +1131,15 @@ region_end(struct lctx *x, int32_t out)
 		if (ci[i - x->region_op0] || (inb > 0 && outb * 4 < inb))
 			for (k = 0; k < VP_OP_MAXIO && o->out[k] >= 0; k++)
 				fl[o->out[k] - t0] |= R_KEEP;
+		/* A kernel reading casts of its inputs (float8): the
+		 * inputs may be recomputed, but their gradients are that
+		 * kernel's outputs in backward, so they keep their size. */
 		if (ci[i - x->region_op0])
 			for (k = 0; k < VP_OP_MAXIO && o->in[k] >= 0; k++)
 				if ((size_t)o->in[k] >= t0)
-					fl[o->in[k] - t0] |= R_KEEP;
+					fl[o->in[k] - t0] |= ci[i -
+					    x->region_op0] == 1 ? R_KEEP :
+					    R_MAT;
 	}
 	if ((size_t)out >= t0)
 		fl[out - t0] |= R_KEEP;
