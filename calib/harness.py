@@ -11,6 +11,7 @@
         [--optimizer-impl I] [--optimizer-in-backward]
         [--compile none|blocks|blocks+loss] [--activation-offload]
         [--steps 2] [--seed 0] [--threads 2] [--trace]
+        [--quant none|nf4]   (torchtune's QLoRA base: torchao's NF4Tensor, needs torchao)
         [--float8 none|tensorwise|rowwise]   (needs torchao, and on the CPU
         DNNL_MAX_CPU_ISA=ONEDNN_MAX_CPU_ISA=AVX512_CORE_FP16: oneDNN's fp8
         matmul has no kernel below it; the default cap is AVX512_CORE_BF16)
@@ -92,6 +93,11 @@ TT_OUTPUT_CHUNKS = 8
 # checkpoint is inside the compiled region and AOTAutograd partitions it
 # by the policy's tags.
 COMPILE_MODES = ("none", "blocks", "blocks+loss", "wrapped", "wrapped+loss")
+# --quant: "nf4" is torchtune's QLoRA base, torchao's NF4Tensor (to_nf4
+# with the default 64-element blocks and 256-block scaler groups) run by
+# linear_nf4 (see NF4Linear).
+QUANTS = ("none", "nf4")
+_NF4_LINEAR = [None]
 
 # LoRA targets (vramplan's names) in canonical order; "all-linear" = every one
 # of them the model has.
@@ -604,7 +610,9 @@ def apply_float8(model, recipe):
     Float8LinearConfig, every nn.Linear but the output projection
     (filter_fqns ["output"], here lm_head) and those whose dimensions are
     not multiples of 16.  torchao's casts and torch._scaled_mm run on the
-    CPU in PyTorch 2.13 (not emulated)."""
+    CPU in PyTorch 2.13 (not emulated).  With --compile the converter runs
+    first and the layers are compiled after it, as torchtitan's
+    parallelize does (float8 converter, then apply_compile)."""
     from torchao.float8 import Float8LinearConfig, convert_to_float8_training
     cfg = Float8LinearConfig.from_recipe_name(recipe)
 
@@ -1495,6 +1503,59 @@ def apply_lora(model, fam, c, lo):
     return targets, names
 
 
+def _nf4_api():
+    """(to_nf4, linear_nf4): torchao.dtypes.nf4tensor where torchtune
+    imports them (torchao up to 0.13), torchao 0.18's own module otherwise."""
+    try:
+        from torchao.dtypes.nf4tensor import linear_nf4, to_nf4
+    except ImportError:
+        from torchao.quantization.quantize_.workflows.nf4.nf4_tensor import linear_nf4, to_nf4
+    return to_nf4, linear_nf4
+
+
+class NF4Linear(nn.Module):
+    """torchtune's frozen NF4 base linear (modules/low_precision
+    FrozenNF4Linear, and LoRALinear's base with quantize_base=True, torchtune
+    0.4 to 0.6): the weight is torchao's NF4Tensor (to_nf4 of the loaded
+    weight, a frozen Parameter) and the forward is torchao's linear_nf4,
+    whose LinearNF4 autograd function saves only the NF4 weight and
+    dequantizes it (weight.to(input.dtype)) in forward and again in
+    backward."""
+
+    def __init__(self, base):
+        super().__init__()
+        to_nf4 = _nf4_api()[0]
+        if getattr(base, "bias", None) is not None:
+            raise HarnessError("NF4Linear: torchtune's NF4 linears have no bias")
+        w = base.weight.detach()
+        self.in_features, self.out_features = base.in_features, base.out_features
+        self.weight = nn.Parameter(to_nf4(w), requires_grad=False)
+
+    def forward(self, x):
+        return _NF4_LINEAR[0](input=x, weight=self.weight)
+
+
+def apply_nf4(model, fam):
+    """Quantize every block projection (q, k, v, o, gate, up, down) to NF4
+    as torchtune's QLoRA builders do (lora_llama*, quantize_base=True): the
+    LoRA targets' base layers and the other projections alike; embeddings,
+    norms and the output head stay in the model dtype.  torchao is needed."""
+    try:
+        _NF4_LINEAR[0] = _nf4_api()[1]
+    except ImportError as e:
+        raise HarnessError("--quant nf4 needs torchao (requirements-test.txt pins it): %s" % e)
+    sites = _lora_sites(model, fam)
+    for t in ("q", "k", "v", "o", "gate", "up", "down"):
+        for parent, attr, fin, fout, name in sites[t]:
+            m = getattr(parent, attr)
+            if isinstance(m, LoraLinear):
+                if not isinstance(m.base_layer, NF4Linear):
+                    m.base_layer = NF4Linear(m.base_layer)
+            elif not isinstance(m, NF4Linear):
+                setattr(parent, attr, NF4Linear(m))
+    gc.collect()
+
+
 def _enable_input_require_grads(model, fam):
     """transformers' PreTrainedModel.enable_input_require_grads(), which PEFT
     (PeftModel._prepare_model_for_gradient_checkpointing), TRL and
@@ -1636,11 +1697,28 @@ def _storage(t):
     return st.data_ptr(), st.nbytes()
 
 
+def _inner_tensors(tensors):
+    """The tensors that own memory: a wrapper subclass (torchao's
+    NF4Tensor) is replaced by its inner tensors."""
+    out = []
+    for t in tensors:
+        if hasattr(t, "__tensor_flatten__"):
+            out += _inner_tensors([getattr(t, n) for n in t.__tensor_flatten__()[0]])
+        else:
+            out.append(t)
+    return out
+
+
 def _unique_bytes(tensors, seen=None):
     seen = {} if seen is None else seen
     total = 0
     for t in tensors:
         if t is None or not isinstance(t, torch.Tensor):
+            continue
+        if hasattr(t, "__tensor_flatten__"):
+            # A wrapper subclass (torchao's NF4Tensor) owns no storage: its
+            # inner tensors are the memory.
+            total += _unique_bytes([getattr(t, n) for n in t.__tensor_flatten__()[0]], seen)
             continue
         key, nb = _storage(t)
         if nb == 0 or key in seen:
@@ -1939,7 +2017,7 @@ class AllocReplay:
 def _resolve(model_cfg, device, precision, optimizer, micro_batch, seq, recompute, attention, dropout,
              lora_r=0, lora_targets=None, lora_alpha=None, lora_dropout=0.0, lora_dtype="fp32", loss="full",
              recompute_stride=1, optimizer_in_bwd=False, float8=None, compile_mode="none",
-             activation_offload=False):
+             activation_offload=False, quant="none"):
     c = normalize_cfg(model_cfg)
     if dropout is not None:
         c["dropout"] = float(dropout)
@@ -1958,7 +2036,20 @@ def _resolve(model_cfg, device, precision, optimizer, micro_batch, seq, recomput
         "optimizer_in_bwd": bool(optimizer_in_bwd),
         "float8": float8 or "none",
         "compile": compile_mode or "none",
+        "quant": quant or "none",
     }
+    if o["quant"] not in QUANTS:
+        raise HarnessError("quant must be one of %s" % ", ".join(QUANTS))
+    if o["quant"] != "none":
+        if not lora_r:
+            raise HarnessError("--quant nf4 freezes the base: it needs --lora R (QLoRA)")
+        if o["precision"] not in ("bf16", "fp32"):
+            raise HarnessError("--quant nf4 is torchtune's QLoRA: the model in its dtype "
+                               "(bf16 or fp32), no autocast")
+        if model_family(c) != "llama":
+            raise HarnessError("--quant nf4 is implemented for the Llama-style family only")
+        if o["float8"] != "none":
+            raise HarnessError("--quant with --float8 is not implemented here")
     if o["float8"] not in ("none", "tensorwise", "rowwise"):
         raise HarnessError("float8 must be none, tensorwise or rowwise")
     if o["float8"] != "none" and o["lora"] is None and lora_r:
@@ -1969,8 +2060,6 @@ def _resolve(model_cfg, device, precision, optimizer, micro_batch, seq, recomput
         raise HarnessError("--compile is implemented for the Llama-style family only")
     if o["compile"].startswith("wrapped") and activation_offload:
         raise HarnessError("--activation-offload with the compiled checkpoint wrapper is not implemented here")
-    if o["compile"] != "none" and o["float8"] != "none":
-        raise HarnessError("--compile with --float8 is not implemented here")
     if o["loss"] not in LOSSES:
         raise HarnessError("loss must be full or chunked")
     if o["optimizer_in_bwd"] and o["precision"] == "fp16-mixed":
@@ -2114,7 +2203,7 @@ def measure(model_cfg, device="cpu", precision=None, optimizer=None, micro_batch
             num_threads=2, trace_out=None, keep_replay=False, lora_r=0, lora_targets=None,
             lora_alpha=None, lora_dropout=0.0, lora_dtype="fp32", loss="full",
             optimizer_impl="default", recompute_stride=1, optimizer_in_bwd=False, float8=None,
-            compile_mode="none", activation_offload=False):
+            compile_mode="none", activation_offload=False, quant="none"):
     """Measure one training configuration; returns the result dict.
     keep_replay=True (in-process use only) adds the AllocReplay object under
     the key "_replay" (not JSON-serializable).  lora_r > 0: PEFT LoRA on a
@@ -2126,7 +2215,7 @@ def measure(model_cfg, device="cpu", precision=None, optimizer=None, micro_batch
     t_start = time.time()
     c, o = _resolve(model_cfg, device, precision, optimizer, micro_batch, seq, recompute, attention, dropout,
                     lora_r, lora_targets, lora_alpha, lora_dropout, lora_dtype, loss, recompute_stride,
-                    optimizer_in_bwd, float8, compile_mode, activation_offload)
+                    optimizer_in_bwd, float8, compile_mode, activation_offload, quant)
     if device == "cuda" and not torch.cuda.is_available():
         raise HarnessError("--device cuda but torch.cuda.is_available() is False")
     torch.set_num_threads(int(num_threads))
@@ -2158,6 +2247,8 @@ def measure(model_cfg, device="cpu", precision=None, optimizer=None, micro_batch
             model.to(torch.bfloat16)
         elif o["precision"] in ("fp16", "fp16-mixed"):
             model.to(torch.float16)
+        if o["quant"] == "nf4":
+            apply_nf4(model, fam)
         targets, names = apply_lora(model, fam, c, lo)
         if "head" in targets and o["loss"] != "full":
             raise HarnessError("--loss %s: no adapter on the head is cloned under it" % o["loss"])
@@ -2207,6 +2298,7 @@ def measure(model_cfg, device="cpu", precision=None, optimizer=None, micro_batch
         "optimizer_in_bwd": o["optimizer_in_bwd"],
         "float8": o["float8"],
         "compile": o["compile"],
+        "quant": o["quant"],
         "activation_offload": activation_offload if activation_offload == "save_on_cpu" else
                               bool(activation_offload),
         "micro_batch": o["micro_batch"],
@@ -2515,7 +2607,7 @@ def trace_saved_tensors(model, ids, labels, o, params, buffers, out_stream=None)
         with _autocast_ctx(o["precision"], o["device"]):
             loss = model(ids, labels)
     pkeys = {}
-    for t in params:
+    for t in _inner_tensors(params):
         pkeys[_storage(t)[0]] = "param"
     for t in buffers:
         pkeys.setdefault(_storage(t)[0], "buffer")
@@ -2547,6 +2639,11 @@ def trace_saved_tensors(model, ids, labels, o, params, buffers, out_stream=None)
             continue
         ents = []
         for nm, t in sv:
+            if hasattr(t, "__tensor_flatten__"):
+                # torchao's NF4 weight, a parameter (saved by LinearNF4)
+                ents.append({"name": nm, "shape": list(t.shape), "dtype": "nf4", "bytes": 0,
+                             "storage_bytes": 0, "tag": "param"})
+                continue
             key, nb = _storage(t)
             tag = pkeys.get(key)
             if tag is None:
@@ -2569,6 +2666,8 @@ def trace_saved_tensors(model, ids, labels, o, params, buffers, out_stream=None)
     pk_new = 0
     lora_parts = {}
     for t, scope in packed:
+        if hasattr(t, "__tensor_flatten__"):
+            continue
         key, nb = _storage(t)
         if key in pkeys or key in pk_seen:
             continue
@@ -2682,6 +2781,8 @@ def main(argv=None):
                     help="torch.optim's foreach= / fused= (default: torch's choice)")
     ap.add_argument("--optimizer-in-backward", action="store_true",
                     help="torchtune's optimizer_in_bwd: each parameter steps in its gradient hook (torch >= 2.1)")
+    ap.add_argument("--quant", choices=QUANTS, default="none",
+                    help="nf4: torchtune's QLoRA base (torchao NF4Tensor, linear_nf4) under --lora")
     ap.add_argument("--float8", choices=("none", "tensorwise", "rowwise"), default="none",
                     help="torchao float8 training of the block linears (torchtitan's converter)")
     ap.add_argument("--compile", default="none", choices=COMPILE_MODES,
@@ -2706,7 +2807,8 @@ def main(argv=None):
                       lora_dropout=a.lora_dropout, lora_dtype=a.lora_dtype, loss=a.loss,
                       optimizer_impl=a.optimizer_impl, recompute_stride=a.recompute_stride,
                       optimizer_in_bwd=a.optimizer_in_backward, float8=a.float8,
-                      compile_mode=a.compile, activation_offload=a.activation_offload)
+                      compile_mode=a.compile, activation_offload=a.activation_offload,
+                      quant=a.quant)
     except HarnessError as e:
         print("harness: %s" % e, file=sys.stderr)
         return 2

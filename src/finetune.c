@@ -160,6 +160,15 @@ vp_quant_tensor_bytes(uint64_t rows, uint64_t cols, enum vp_quant q)
 }
 
 uint64_t
+vp_torchao_nf4_bytes(uint64_t rows, uint64_t cols, unsigned wb)
+{
+	uint64_t n = vp_mul_sat(rows, cols), blocks = ceil_div(n, 64);
+
+	return ceil_div(n, 2) + blocks + wb * ceil_div(blocks, 256) + wb +
+	    16 * (uint64_t)wb;
+}
+
+uint64_t
 vp_adam8bit_tensor_bytes(uint64_t numel)
 {
 	if (numel < 4096)
@@ -208,6 +217,9 @@ vp_frozen_base_bytes(const struct vp_model *m, const struct vp_plan *p,
 			lin = vp_add_sat(lin, vp_mul_sat(mx[i].count,
 			    mx[i].rows * mx[i].cols));
 			bytes = vp_add_sat(bytes, vp_mul_sat(mx[i].count,
+			    p->quant_lib == VP_QLIB_TORCHAO ?
+			    vp_torchao_nf4_bytes(mx[i].rows, mx[i].cols,
+			    vp_dtype_bytes[base]) :
 			    vp_quant_tensor_bytes(mx[i].rows, mx[i].cols,
 			    p->quant)));
 		}

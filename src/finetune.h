@@ -59,6 +59,15 @@ unsigned vp_lora_available(const struct vp_model *m);
 uint64_t vp_quant_tensor_bytes(uint64_t rows, uint64_t cols, enum vp_quant q);
 
 /*
+ * Bytes of one rows x cols weight as torchao's NF4Tensor (to_nf4 with its
+ * default blocks, torchao 0.18.0) of a weight whose elements are wb
+ * bytes: two values per byte, an int8 scaler per block of 64, one
+ * quantization factor per 256 scalers and the scalers' mean in the
+ * weight's dtype, and the 16-entry NF4 table in it too.
+ */
+uint64_t vp_torchao_nf4_bytes(uint64_t rows, uint64_t cols, unsigned wb);
+
+/*
  * bitsandbytes 8-bit Adam: tensors of at least 4096 elements keep two
  * uint8 states with an fp32 absmax per block of 2048 and two 256-entry
  * fp32 quantization maps; smaller tensors keep fp32 states.

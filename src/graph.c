@@ -76,6 +76,7 @@ struct lctx {
 	bool inductor;
 	size_t region_op0, region_t0;
 	size_t ci_op[VP_REGION_MAXCI];
+	bool ci_cast[VP_REGION_MAXCI];	/* reads casts of its inputs */
 	unsigned nci;
 	int32_t rin[VP_REGION_MAXCI];	/* region inputs it saves */
 	unsigned nrin;
@@ -310,7 +311,30 @@ region_ci(struct lctx *x)
 	if (!x->inductor)
 		return;
 	assert(x->nci < VP_REGION_MAXCI);
+	x->ci_cast[x->nci] = false;
 	x->ci_op[x->nci++] = x->g->nop - 1;
+}
+
+/*
+ * A compute-intensive op whose kernel reads casts of its inputs, not the
+ * inputs: torchao's float8 linear, whose _scaled_mm reads the fp8 casts
+ * that the block's graph makes from the high-precision input and weight.
+ * Its output is banned from recomputation; its input is an ordinary
+ * pointwise result the partitioner may recompute (region_end), whose
+ * size stays (its gradient is the backward _scaled_mm's output).
+ * Measured (TORCH_LOGS=aot_graphs, PyTorch 2.13, torchao 0.18.0,
+ * tensorwise, a Llama block compiled after torchtitan's converter): the
+ * normed inputs of q, k, v, gate and up and every fp8 cast are recomputed
+ * in backward from the block's input, the saved rsqrt and the saved
+ * outputs of o, gate and up.
+ */
+static void
+region_ci_cast(struct lctx *x)
+{
+	if (!x->inductor)
+		return;
+	region_ci(x);
+	x->ci_cast[x->nci - 1] = true;
 }
 
 /*
@@ -371,12 +395,12 @@ static int32_t dropout_p(struct lctx *x, const char *name, int32_t in,
  * rule for pointwise intermediates), so a cast holds its 1-byte result
  * alone (cast_peak 1 instead of 9).  The layout copies _scaled_mm takes
  * stay (Inductor may write the cast in that layout directly: then this
- * overstates by those copies).  The saved set stays torchao's (the
- * high-precision input, read by the compute-intensive op); the
- * partitioner could keep the 1-byte cast instead where nothing else
- * needs the input, which would be less.  Not measured: torchao's fp8
- * matmul on the CPU under the profiler did not finish a 2048 x 512 x
- * 1024 linear in 5 minutes on this machine.
+ * overstates by those copies).  The saved set is the partitioner's:
+ * _scaled_mm reads the casts, so the high-precision input is a pointwise
+ * result it recomputes in backward from the block's input, and the
+ * linear's output is kept (region_ci_cast; measured, TORCH_LOGS=
+ * aot_graphs and the CPU's peak at the loss).  The CPU's _scaled_mm
+ * keeps fp32 intermediates CUDA's does not: its transients stay read.
  */
 static uint64_t
 float8_tmp(uint64_t n_in, uint64_t n_w, uint64_t n_out, uint64_t y_bytes,
@@ -400,6 +424,39 @@ float8_tmp(uint64_t n_in, uint64_t n_w, uint64_t n_out, uint64_t y_bytes,
 }
 
 /*
+ * torchao's NF4 linear (torchtune's QLoRA: LoRALinear's base with
+ * quantize_base and FrozenNF4Linear, torchao 0.18.0
+ * quantize_/workflows/nf4/nf4_tensor.py): linear_nf4 is the autograd
+ * function LinearNF4, which saves only the NF4 weight (a parameter) and
+ * runs F.linear(input, weight.to(input.dtype)) forward and
+ * grad_output @ weight.to(grad_output.dtype) backward, so the input is
+ * not saved (bitsandbytes' MatMul4Bit up to 0.44 keeps it).  The
+ * dequantization (NF4Tensor.get_original_weight) is eager torch code
+ * that, for n elements of a weight of wb bytes each, unpacks both nibbles
+ * to int64 (8 n bytes), looks them up in the NF4 table (n wb), scales
+ * them (n wb, with a copy of the expanded scalers alive one half at a
+ * time) and stacks the halves (n wb) while everything before is alive,
+ * with the dequantized scalers (n / 64 elements): 8 n + 3 n wb + n wb / 64
+ * at its peak, before the matmul's result exists, and n wb (the weight)
+ * beside it.  Measured on the CPU (PyTorch 2.13, torchao 0.18.0, bf16):
+ * 14.031 n for a 1024 x 1024 weight, forward and backward alike.
+ * Compiled (--compile; torchtune compiles each layer), the dequantization
+ * traces into the block's graph as pointwise ops on the NF4's inner
+ * tensors; Inductor fuses them into one kernel writing the bf16 weight,
+ * and the partitioner saves that weight for the backward's matmul
+ * (the joint graph's CSE makes the backward's dequantization the
+ * forward's; TORCH_LOGS=aot_graphs shows every block projection's
+ * dequantized weight among the forward graph's saved outputs): a region
+ * activation of n wb that no transient precedes.
+ */
+static uint64_t
+nf4_dequant(uint64_t n, unsigned wb)
+{
+	return vp_add_sat(vp_mul_sat(n, 8 + 3 * (uint64_t)wb),
+	    vp_mul_sat((n + 63) / 64, wb));
+}
+
+/*
  * The core of a linear layer with weights stored in wdt: the autocast
  * casts, the SP gather, what is saved and the weight gradient.
  */
@@ -416,8 +473,12 @@ linear_w(struct lctx *x, struct lin l, int32_t in, uint64_t din,
 	 * input's dtype (bitsandbytes/nn/modules.py, Linear4bit.forward). */
 	bool quant = x->p->quant != VP_QUANT_NONE &&
 	    (l.lora_bits & VP_LORA_ALL_LINEAR) != 0;
-	enum vp_dtype cdt = x->autocast || quant ? x->c : wdt;
-	int32_t xin = x->autocast || quant ? cast(x, in, x->c, VP_CAT_ACT) :
+	/* torchtune's QLoRA base is torchao's NF4Tensor instead
+	 * (nf4_dequant): no casts, the model trains in its dtype. */
+	bool tao = quant && x->p->quant_lib == VP_QLIB_TORCHAO;
+	bool bnb = quant && !tao;
+	enum vp_dtype cdt = x->autocast || bnb ? x->c : wdt;
+	int32_t xin = x->autocast || bnb ? cast(x, in, x->c, VP_CAT_ACT) :
 	    in, wc = -1;
 	/* Experts (wmult > 1) are not split by TP. */
 	enum lin_kind kind = x->wmult == 1 ? l.kind : LIN_LOCAL;
@@ -449,8 +510,16 @@ linear_w(struct lctx *x, struct lin l, int32_t in, uint64_t din,
 		    VP_CAT_CAST : outcat, x->inductor ? "compiled weight cast" :
 		    trainable ? "autocast weight" : "autocast weight (frozen)",
 		    false);
+	/* Compiled, the NF4 weight's dequantization is a fused kernel of
+	 * the block's graph whose bf16 result the backward's matmul reads:
+	 * the partitioner saves it (nf4_dequant). */
+	if (tao && x->inductor && rg_of(x, xin))
+		wc = tnew(x, wel, wdt, outcat, "compiled NF4 dequant", false);
 	o = opnew(x, l.name);
-	region_ci(x);
+	if (f8)
+		region_ci_cast(x);
+	else
+		region_ci(x);
 	IN(o, xin);
 	if (wc >= 0) {
 		OUT(o, wc);
@@ -467,13 +536,23 @@ linear_w(struct lctx *x, struct lin l, int32_t in, uint64_t din,
 	}
 	/* bitsandbytes dequantizes the weight to 16 bit for the matmul,
 	 * in forward and again in backward. */
-	if (quant) {
+	if (bnb) {
 		o->fwd_tmp += vp_mul_sat(wel / one_at_a_time, B(x->c));
 		o->bwd_tmp += vp_mul_sat(wel / one_at_a_time, B(x->c));
 	}
 	y = tnew(x, vp_mul_sat(nout, dout), cdt, outcat, l.name,
 	    trainable || rg_of(x, xin));
 	OUT(o, y);
+	if (tao && !x->inductor) {
+		uint64_t dq = nf4_dequant(wel, B(wdt)), w16 = wel * B(wdt);
+		uint64_t gx = rg_of(x, xin) ? x->g->t[xin].bytes : 0;
+		uint64_t yb = x->g->t[y].bytes;
+
+		o->fwd_tmp = vp_add_sat(o->fwd_tmp, dq > yb + w16 ? dq - yb :
+		    w16);
+		o->bwd_tmp = vp_add_sat(o->bwd_tmp, dq > gx + w16 ? dq - gx :
+		    w16);
+	}
 	if (f8) {
 		uint64_t b8, f = float8_tmp(vp_mul_sat(nout, din), din * dout,
 		    vp_mul_sat(nout, dout), x->g->t[y].bytes,
@@ -494,7 +573,7 @@ linear_w(struct lctx *x, struct lin l, int32_t in, uint64_t din,
 	}
 	/* bitsandbytes' MatMul4Bit keeps its input (ctx.tensors = (A, B))
 	 * whenever a gradient flows, though backward only needs B. */
-	if (quant && !trainable && rg_of(x, xin))
+	if (bnb && !trainable && rg_of(x, xin))
 		SAVE(o, xin);
 	if (trainable) {
 		if (x->fp8) {
@@ -524,7 +603,7 @@ linear_w(struct lctx *x, struct lin l, int32_t in, uint64_t din,
 		x->wgrad_view = !(x->autocast && wdt != x->c) ||
 		    x->fsdp_params16;
 	}
-	if (quant)
+	if (bnb)
 		y = cast(x, y, dt_of(x, in), outcat);
 	/* SP: a row-parallel layer's full output is reduce-scattered
 	 * (_c10d_functional.reduce_scatter_tensor, on the op list). */
@@ -939,7 +1018,7 @@ region_begin(struct lctx *x, bool compiled)
 	x->nci = x->nrin = 0;
 }
 
-enum { R_KEEP = 1, R_SAVED = 2 };
+enum { R_KEEP = 1, R_SAVED = 2, R_MAT = 4 };
 
 /* Whether region tensor or input t is saved already. */
 static bool
@@ -1045,7 +1124,7 @@ region_end(struct lctx *x, int32_t out)
 	for (i = 0; i < n; i++)
 		prod[i] = -1;
 	for (i = 0; i < x->nci; i++)
-		ci[x->ci_op[i] - x->region_op0] = 1;
+		ci[x->ci_op[i] - x->region_op0] = x->ci_cast[i] ? 2 : 1;
 	for (i = x->region_op0; i < g->nop; i++) {
 		const struct vp_op *o = &g->op[i];
 		uint64_t inb = 0, outb = 0;
@@ -1062,10 +1141,15 @@ region_end(struct lctx *x, int32_t out)
 		if (ci[i - x->region_op0] || (inb > 0 && outb * 4 < inb))
 			for (k = 0; k < VP_OP_MAXIO && o->out[k] >= 0; k++)
 				fl[o->out[k] - t0] |= R_KEEP;
+		/* A kernel reading casts of its inputs (float8): the
+		 * inputs may be recomputed, but their gradients are that
+		 * kernel's outputs in backward, so they keep their size. */
 		if (ci[i - x->region_op0])
 			for (k = 0; k < VP_OP_MAXIO && o->in[k] >= 0; k++)
 				if ((size_t)o->in[k] >= t0)
-					fl[o->in[k] - t0] |= R_KEEP;
+					fl[o->in[k] - t0] |= ci[i -
+					    x->region_op0] == 1 ? R_KEEP :
+					    R_MAT;
 	}
 	if ((size_t)out >= t0)
 		fl[out - t0] |= R_KEEP;

@@ -169,6 +169,10 @@ const struct vp_optdef vp_options[VP_O_COUNT] = {
     E(vp_kbit_names), NULL, 0, 0, false, NULL, ALL, true, false,
     VP_OPEN_NONE, "P", "the parameters --quant leaves: upcast to fp32 "
     "(PEFT's prepare_model_for_kbit_training, the default) or keep" },
+[VP_O_QUANT_LIB] = { "quant-lib", VP_OK_ENUM, VP_OF_INT, F(quant_lib),
+    E(vp_quant_lib_names), NULL, 0, 0, false, NULL, ALL, true, false,
+    VP_OPEN_NONE, "L", "whose quantized linear: bitsandbytes (the default) "
+    "or torchao (NF4Tensor, torchtune's QLoRA)" },
 [VP_O_LOAD] = { "load", VP_OK_ENUM, VP_OF_INT, F(load),
     E(vp_load_names), NULL, 0, 0, false, NULL, ALL, true, false,
     VP_OPEN_NONE, "L", "what the peak holds of building the model "
@@ -319,6 +323,7 @@ _Static_assert(sizeof(enum vp_precision) == sizeof(int) &&
     sizeof(enum vp_device) == sizeof(int) &&
     sizeof(enum vp_quant) == sizeof(int) &&
     sizeof(enum vp_kbit) == sizeof(int) &&
+    sizeof(enum vp_quant_lib) == sizeof(int) &&
     sizeof(enum vp_load) == sizeof(int) &&
     sizeof(enum vp_zerograd) == sizeof(int) &&
     sizeof(enum vp_offload) == sizeof(int) &&
@@ -636,6 +641,7 @@ static const struct {
 	const char *without;
 } inert[] = {
 	{ VP_O_KBIT_PREP, no_quant, "without --quant" },
+	{ VP_O_QUANT_LIB, no_quant, "without --quant" },
 	{ VP_O_LORA_TARGETS, no_lora, "without --lora" },
 	{ VP_O_LORA_DROPOUT, no_lora, "without --lora" },
 	{ VP_O_LORA_DTYPE, no_lora, "without --lora" },

@@ -51,6 +51,7 @@
 	X(FUSED, "fused-optimizer") X(LORA, "lora") \
 	X(LORA_TARGETS, "lora-targets") X(LORA_DROPOUT, "lora-dropout") \
 	X(LORA_DTYPE, "lora-dtype") X(QUANT, "quant") X(KBIT_PREP, "kbit-prep") \
+	X(QUANT_LIB, "quant-lib") \
 	X(LOAD, "load") X(OFFLOAD, "offload") \
 	X(OFFLOAD_NVME, "offload-nvme") X(HOST_MEM, "host-mem") \
 	X(ACT_OFFLOAD, "activation-offload") X(LOSS, "loss") \

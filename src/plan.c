@@ -17,6 +17,8 @@ const char *const vp_device_names[VP_DEVICE_COUNT] = { VP_DEVICE_LIST(X) };
 const char *const vp_fsdp_names[VP_FSDP_COUNT] = { VP_FSDP_LIST(X) };
 const char *const vp_quant_names[VP_QUANT_COUNT] = { VP_QUANT_LIST(X) };
 const char *const vp_kbit_names[VP_KBIT_COUNT] = { VP_KBIT_LIST(X) };
+const char *const vp_quant_lib_names[VP_QLIB_COUNT] = {
+	VP_QUANT_LIB_LIST(X) };
 const char *const vp_load_names[VP_LOAD_COUNT] = { VP_LOAD_LIST(X) };
 const char *const vp_offload_names[VP_OFFLOAD_COUNT] = { VP_OFFLOAD_LIST(X) };
 const char *const vp_loss_names[VP_LOSS_COUNT] = { VP_LOSS_LIST(X) };

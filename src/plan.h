@@ -52,6 +52,14 @@
  */
 #define VP_KBIT_LIST(X) X(UPCAST, "upcast") X(KEEP, "keep")
 /*
+ * Which library's quantized linear runs the base (--quant-lib):
+ * bitsandbytes' Linear4bit/Linear8bitLt (Hugging Face, PEFT), or
+ * torchao's NF4Tensor through linear_nf4 (torchtune's QLoRA; graph.c,
+ * linear_w).
+ */
+#define VP_QUANT_LIB_LIST(X) X(BITSANDBYTES, "bitsandbytes") \
+	X(TORCHAO, "torchao")
+/*
  * What the peak read includes of building the model (load.c): NONE, the
  * step only (Hugging Face's Trainer resets the peak after from_pretrained;
  * torchtune's distributed recipes empty the cache before training);
@@ -153,6 +161,9 @@ enum vp_quant { VP_QUANT_LIST(X) VP_QUANT_COUNT };
 #define X(e, s) VP_KBIT_##e,
 enum vp_kbit { VP_KBIT_LIST(X) VP_KBIT_COUNT };
 #undef X
+#define X(e, s) VP_QLIB_##e,
+enum vp_quant_lib { VP_QUANT_LIB_LIST(X) VP_QLIB_COUNT };
+#undef X
 #define X(e, s) VP_LOAD_##e,
 enum vp_load { VP_LOAD_LIST(X) VP_LOAD_COUNT };
 #undef X
@@ -200,6 +211,7 @@ extern const char *const vp_device_names[VP_DEVICE_COUNT];
 extern const char *const vp_fsdp_names[VP_FSDP_COUNT];
 extern const char *const vp_quant_names[VP_QUANT_COUNT];
 extern const char *const vp_kbit_names[VP_KBIT_COUNT];
+extern const char *const vp_quant_lib_names[VP_QLIB_COUNT];
 extern const char *const vp_load_names[VP_LOAD_COUNT];
 extern const char *const vp_offload_names[VP_OFFLOAD_COUNT];
 extern const char *const vp_loss_names[VP_LOSS_COUNT];
@@ -313,6 +325,7 @@ struct vp_plan {
 	enum vp_dtype lora_dtype;	/* adapter weights (fp32 or bf16) */
 	enum vp_quant quant;	/* frozen base storage */
 	enum vp_kbit kbit_prep;	/* the rest of a quantized base */
+	enum vp_quant_lib quant_lib;	/* whose quantized linear */
 	enum vp_load load;	/* building the model, in the peak read */
 	enum vp_offload offload;
 	bool offload_nvme;	/* ZeRO-Infinity: offload target is NVMe */

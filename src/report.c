@@ -408,8 +408,10 @@ plan_line(const struct vp_report *r, struct vp_buf *o)
 			vp_buf_printf(o, "LoRA rank %u (%s adapters, dropout "
 			    "%.2g), ", p->lora_rank, vp_dtype_names[p->lora_dtype],
 			    p->lora_dropout);
-		vp_buf_printf(o, "base %s%s, offload %s%s%s, loss %s\n",
-		    vp_quant_names[p->quant], p->quant == VP_QUANT_NONE ? "" :
+		vp_buf_printf(o, "base %s%s%s, offload %s%s%s, loss %s\n",
+		    vp_quant_names[p->quant], p->quant != VP_QUANT_NONE &&
+		    p->quant_lib == VP_QLIB_TORCHAO ? " by torchao" : "",
+		    p->quant == VP_QUANT_NONE ? "" :
 		    p->kbit_prep == VP_KBIT_UPCAST ? " (the rest upcast to fp32)"
 		    : " (the rest kept)", vp_offload_names[p->offload],
 		    p->offload_nvme ? " to NVMe" : "", p->activation_offload ?
@@ -849,6 +851,9 @@ json_plan(struct vp_json *j, const struct vp_report *r)
 	vp_json_str(j, "quant", vp_quant_names[p->quant]);
 	vp_json_str(j, "kbit_prep", p->quant != VP_QUANT_NONE ?
 	    vp_kbit_names[p->kbit_prep] : NULL);
+	/* Present with --quant only (a key added after the others). */
+	if (p->quant != VP_QUANT_NONE)
+		vp_json_str(j, "quant_lib", vp_quant_lib_names[p->quant_lib]);
 	vp_json_str(j, "offload", vp_offload_names[p->offload]);
 	vp_json_bool(j, "offload_nvme", p->offload_nvme);
 	vp_json_bool(j, "activation_offload", p->activation_offload);

@@ -318,6 +318,52 @@ lora_rank(const struct vp_plan *p, const struct vp_model *m, unsigned world,
 	return rc;
 }
 
+/*
+ * --quant-lib torchao is torchtune's QLoRA: torchao's NF4Tensor (to_nf4,
+ * run by linear_nf4; graph.c, linear_w), on the CPU as on CUDA.  It has
+ * NF4 only; to_nf4 asserts that a matrix splits into 64-element blocks
+ * whose scalers split into groups of 256 (NF4Tensor.from_tensor and
+ * double_quantize_scalers, torchao 0.18.0); torchtune's builders replace
+ * Llama-style projections only (lora_llama2/3, FrozenNF4Linear), and it
+ * was measured on those.
+ */
+static int
+quant_torchao(const struct vp_plan *p, const struct vp_model *m,
+    struct vp_diags *d)
+{
+	struct vp_matrix mx[VP_MAX_MATRICES];
+	size_t n, k;
+	int rc = 0;
+
+	if (p->quant != VP_QUANT_NF4)
+		return refuse(d, "--quant-lib torchao has NF4 only (its "
+		    "NF4Tensor), not --quant %s", vp_quant_names[p->quant]);
+	if (vp_model_family(m) != VP_FAMILY_LLAMA ||
+	    m->norm != VP_NORM_RMSNORM || m->post_norms || m->has_moe)
+		return refuse(d, "--quant-lib torchao is modelled for "
+		    "Llama-style models (torchtune's lora_llama builders), the "
+		    "ones measured; %s is not one", m->name);
+	if (p->precision != VP_PREC_FP32 && p->precision != VP_PREC_BF16 &&
+	    p->precision != VP_PREC_FP16)
+		return refuse(d, "--quant-lib torchao is modelled for a model "
+		    "trained in its dtype (torchtune: fp32, bf16 or fp16), not "
+		    "--precision %s", vp_prec_names[p->precision]);
+	n = vp_model_matrices(m, p, 1, mx);
+	for (k = 0; k < n; k++) {
+		if (!mx[k].quantizable ||
+		    mx[k].rows * mx[k].cols % (64 * 256) == 0)
+			continue;
+		if (d == NULL)
+			return -1;
+		rc = refuse(d, "torchao's to_nf4 cannot quantize the '%s' "
+		    "matrix (%llu x %llu): its elements must be a multiple of "
+		    "64 x 256 (blocks of 64, scalers in groups of 256)",
+		    mx[k].name, (unsigned long long)mx[k].rows,
+		    (unsigned long long)mx[k].cols);
+	}
+	return rc;
+}
+
 static int
 quant(const struct vp_plan *p, const struct vp_model *m, unsigned world,
     struct vp_diags *d)
@@ -333,6 +379,8 @@ quant(const struct vp_plan *p, const struct vp_model *m, unsigned world,
 		    vp_quant_names[p->quant]);
 	if (rc && d == NULL)
 		return rc;
+	if (p->quant_lib == VP_QLIB_TORCHAO)
+		return rc ? rc : quant_torchao(p, m, d);
 	if (p->device != VP_DEVICE_CUDA)
 		rc = refuse(d, "--quant %s needs CUDA: bitsandbytes has no CPU "
 		    "kernels for training", vp_quant_names[p->quant]);
@@ -860,8 +908,10 @@ compile_plan(const struct vp_plan *p, const struct vp_model *m,
 		return refuse(d, "--compile with --lora-dropout is not modelled "
 		    "(Inductor draws its own random numbers); use "
 		    "--lora-dropout 0");
-	if (p->quant != VP_QUANT_NONE)
-		return refuse(d, "--compile with --quant %s is not modelled",
+	if (p->quant != VP_QUANT_NONE && p->quant_lib != VP_QLIB_TORCHAO)
+		return refuse(d, "--compile with --quant %s is modelled for "
+		    "torchao's NF4 (--quant-lib torchao, torchtune's QLoRA) "
+		    "only: bitsandbytes' kernels are not traced",
 		    vp_quant_names[p->quant]);
 	if (p->precision == VP_PREC_FP8)
 		return refuse(d, "--compile with --precision fp8 is not "

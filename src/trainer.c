@@ -93,6 +93,12 @@ with_quant_keep(const struct tctx *c)
 	return given(c, VP_O_QUANT) ? "keep" : NULL;
 }
 
+static const char *
+with_quant_torchao(const struct tctx *c)
+{
+	return given(c, VP_O_QUANT) ? "torchao" : NULL;
+}
+
 /* torchtune's adapters are made in the model's dtype. */
 static const char *
 tt_lora_dtype(const struct tctx *c)
@@ -189,6 +195,8 @@ static const struct row rows[] = {
 	    "LoRALinear's adapters in the model's dtype" },
 	{ VP_TRAINER_TORCHTUNE, VP_O_KBIT_PREP, NULL, with_quant_keep,
 	    "torchao's NF4Tensor; nothing upcast" },
+	{ VP_TRAINER_TORCHTUNE, VP_O_QUANT_LIB, NULL, with_quant_torchao,
+	    "QLoRA's base is torchao's NF4Tensor (linear_nf4)" },
 	{ VP_TRAINER_TORCHTUNE, VP_O_TRANSFORMERS, "4.40", NULL,
 	    "its own Llama modules repeat k and v like transformers 4.40's" },
 	{ VP_TRAINER_TORCHTUNE, VP_O_LOSS, NULL, tt_loss,

@@ -628,6 +628,21 @@ run trainer-torchtune-autocast gpt2 --trainer torchtune --precision bf16-mixed \
 run trainer-torchtitan llama-3.1-8b --gpus 8xH100 --trainer torchtitan \
 	--no-search
 run trainer-plain gpt2 --trainer plain --gpus 1xA100 --seq 512 --no-search
+# torchtune's QLoRA: the base is torchao's NF4Tensor (--quant-lib torchao,
+# set by the trainer with --quant), compiled per block as the Llama-3.2
+# flags table runs it; torchao has NF4 only, to_nf4 needs multiples of
+# 64 x 256 elements, and bitsandbytes under --compile stays refused.
+run trainer-torchtune-qlora-compile \
+	tests/data/published_gpu/models/llama-3.2-3b.yaml --gpus 1xA100-80G-SXM \
+	--trainer torchtune --lora 64 --lora-targets q,v,o,gate,up,down \
+	--quant nf4 --recompute full --compile --micro-batch 2 --seq 4096 \
+	--no-search --json
+run refuse-torchao-int8 llama-2-7b --trainer torchtune --lora 8 \
+	--quant int8 --gpus 1xA100 --no-search
+run refuse-torchao-shape tests/data/val/tiny-llama.yaml --device cpu \
+	--precision bf16 --lora 8 --quant nf4 --quant-lib torchao --seq 64
+run refuse-compile-bnb llama-2-7b --lora 8 --quant nf4 --compile \
+	--attention sdpa --gpus 1xA100 --no-search
 run trainer-bad gpt2 --trainer hff
 # --explain names the framework's buffers as the frameworks do (one
 # table, fw_buffers in mem.c): FSDP's unsharded flat parameter and

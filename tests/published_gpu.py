@@ -272,11 +272,6 @@ def express(r):
                 targets += LORA_TARGET[t]
             else:
                 sys.exit("%s: no rule for the LoRA target %r" % (rid, t))
-    # torchtune compiles its QLoRA model too: the NF4 layers under
-    # torch.compile are not modelled (vramplan refuses the pair).
-    if any("torch.compile" in o for o in r["other_optimizations"] or []) \
-            and "NF4" in (task.get("quantization") or ""):
-        missing.append("--compile with --quant nf4 is not modelled")
     if missing:
         return None, missing
     card = pick(CARD, r["gpu"], "gpu", rid)
@@ -313,9 +308,10 @@ def express(r):
     if quant:
         if "NF4" not in quant:
             sys.exit("%s: no rule for the quantization %r" % (rid, quant))
-        # torchao's NF4Tensor (torchtune) has bitsandbytes' layout: 4-bit
-        # codes, an 8-bit scale per 64 values, an fp32 scale per 256 of
-        # those, dequantized to bf16 for each matmul.
+        # torchtune's records: torchao's NF4Tensor (--trainer torchtune
+        # sets --quant-lib torchao: int8 scalers per 64 values, no saved
+        # input, an int64 unpacking per dequantization, the dequantized
+        # weights saved under --compile); the others bitsandbytes'.
         args += ["--quant", "nf4"] + kbit_prep(r)
     # torchtune's CEWithChunkedOutputLoss: the head makes all 8 chunks of
     # bf16 logits, the fp32 upcast and the loss go chunk by chunk (not

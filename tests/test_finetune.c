@@ -34,6 +34,14 @@ nf4_bits_per_param(void **state)
 	print_message("nf4: %.4f bits per parameter\n", bits);
 	assert_true(fabs(bits - 4.127) < 0.001);
 	assert_int_equal(vp_quant_tensor_bytes(4096, 4096, VP_QUANT_FP4), b);
+	/*
+	 * torchao 0.18's NF4Tensor of a bf16 4096 x 4096 weight: packed
+	 * 8388608; 262144 int8 scalers; 1024 bf16 quantization factors;
+	 * a bf16 mean; the 16-entry bf16 NF4 table.  The harness counts
+	 * these inner tensors to the byte (tests/data/val/llama-nf4.yaml).
+	 */
+	assert_int_equal(vp_torchao_nf4_bytes(4096, 4096, 2),
+	    8388608 + 262144 + 2 * 1024 + 2 + 2 * 16);
 	/* LLM.int8: one byte per value and an fp32 scale per row. */
 	assert_int_equal(vp_quant_tensor_bytes(11008, 4096, VP_QUANT_INT8),
 	    11008ULL * 4096 + 4 * 11008);
