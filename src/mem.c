@@ -1411,6 +1411,25 @@ fsdp_timeline(const struct vp_graph *g, const struct vp_model *m,
  * elements are behind it).  The head is met again at once; the embeddings
  * after everything.
  */
+/* How many of the last blocks stay gathered across the turn: the k-th
+ * from the end is met again after twice the elements of the k - 1 after
+ * it, the final norm and the head. */
+static uint32_t
+ds3_kept(const struct vp_model *m, const struct vp_plan *p, uint64_t nb,
+    uint64_t blocks)
+{
+	uint64_t head = m->tie_embeddings ? 0 :
+	    vp_mul_sat(m->vocab, m->hidden);
+	uint64_t after = vp_add_sat(m->hidden, head);
+	uint32_t k;
+
+	for (k = 0; k < blocks; k++)
+		if (vp_mul_sat(2, vp_add_sat(after, vp_mul_sat(k, nb))) >=
+		    p->ds.max_reuse)
+			break;
+	return k;
+}
+
 static void
 ds3_timeline(const struct vp_graph *g, const struct vp_model *m,
     const struct vp_plan *p, uint64_t ahead, struct sharding *sh)
@@ -1426,7 +1445,6 @@ ds3_timeline(const struct vp_graph *g, const struct vp_model *m,
 	uint64_t normb = m->hidden <= p->ds.persist_threshold ?
 	    vp_mul_sat(m->hidden,
 	    vp_dtype_bytes[vp_prec_info[p->precision].weight]) : 0;
-	uint32_t k;
 
 	memset(d, 0, sizeof *d);
 	d->on = true;
@@ -1441,15 +1459,7 @@ ds3_timeline(const struct vp_graph *g, const struct vp_model *m,
 	d->head = vp_mul_sat(head, cd);
 	d->head_kept = r > 0;
 	after = vp_add_sat(m->hidden, head);	/* final norm and head */
-	for (k = 0; k < blocks; k++) {
-		/* the k-th block from the end */
-		uint64_t dist = vp_mul_sat(2, vp_add_sat(after,
-		    vp_mul_sat(k, nb)));
-
-		if (dist >= r)
-			break;
-	}
-	d->kept = k;
+	d->kept = ds3_kept(m, p, nb, blocks);
 	d->embed_kept = vp_mul_sat(2, vp_add_sat(after,
 	    vp_mul_sat(blocks, nb))) < r;
 	/* A frozen embedding (LoRA) has no backward: the trace never meets
@@ -2710,6 +2720,28 @@ vp_mem_estimate_fast(const struct vp_model *m, const struct vp_plan *p,
 	if (p->activation_offload && p->recompute != VP_RECOMP_NONE)
 		while (n0 * per <= OFFLOAD_STASH)
 			n0++;
+	/* ZeRO-3 keeps its last blocks gathered across the turn (ds3_now):
+	 * the shortest replay must have more than it keeps. */
+	if (p->zero >= 3 && p->fsdp == VP_FSDP_NONE &&
+	    vp_plan_framework(p) == VP_FW_DEEPSPEED) {
+		struct vp_param_count pc;
+		uint64_t ex = 0, nb;
+		uint32_t kept;
+
+		/* A block on this rank, as graph.c's rank_params. */
+		vp_model_params(m, &pc);
+		if (m->has_moe)
+			ex = vp_mul_sat(m->moe.experts,
+			    vp_mlp_params(m, m->moe.ffn));
+		nb = (pc.per_layer - ex) / (p->tp ? p->tp : 1) +
+		    ex / (p->ep ? p->ep : 1);
+		if (p->lora_rank)
+			nb = vp_add_sat(nb, vp_lora_params(m, p, 1));
+		kept = ds3_kept(m, p, nb, blocks);
+
+		while (n0 * per <= kept)
+			n0++;
+	}
 	/* Identical periods only: DeepSeek's dense first blocks differ. */
 	if (blocks <= (n0 + 2) * per + r || o->explain ||
 	    (m->has_moe && m->moe.first_dense))
