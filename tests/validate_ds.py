@@ -3,8 +3,12 @@
     .venv/bin/python tests/validate_ds.py      # the grid, needs $VRAMPLAN
     options: --filter SUBSTRING   --json FILE   --list   --measure-only
              --quick (make check's four cases, QUICK)
+             --measured FILE (an earlier --json run's measurements,
+             estimated anew: no DeepSpeed run)
     VALIDATE_DS_EVENTS=DIR: each rank's allocations of 64 KiB and more
     (step, phase, level, size, address, thread, ops) in DIR/rankN.txt
+    VALIDATE_DS_TRACE=1: the largest allocations live at each rank's peak
+    VALIDATE_DS_CENSUS=1: the storages alive when step 2 begins
 
 Every case spawns WORLD ranks (torch.multiprocessing; DeepSpeed's CPU
 accelerator, DS_ACCELERATOR=cpu, whose communication backend is gloo when
