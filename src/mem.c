@@ -92,6 +92,23 @@ struct sim {
 	unsigned gshard;	/* gradients kept per rank: 1/gshard */
 	uint64_t shard_tmp;	/* gathered parameters during fwd/bwd */
 	uint64_t unit_grad;	/* a unit's full gradient before reduction */
+	/* DeepSpeed ZeRO-1/2 (stage_1_and_2.py): the IPG bucket(s), made
+	 * when backward starts (setup_buckets) and dropped at its end
+	 * (_release_ipg_buffers); the flat gradient partition the epilogue
+	 * makes beside every gradient, which the optimizer step reads. */
+	uint64_t ds_ipg, ds_gpart;
+	uint64_t ds_grads;	/* the gradients the epilogue found */
+	uint32_t ds_ipg_slot;
+	/* DeepSpeed ZeRO-3 over the step (ds3_now): what is gathered. */
+	struct ds3_tl {
+		bool on;
+		uint64_t unit;	/* one block's partitioned parameters */
+		uint64_t ahead;	/* prefetched ahead of the module run */
+		uint64_t embed, head;	/* the root's, gathered */
+		uint32_t kept;	/* the last blocks kept across the turn */
+		bool embed_kept, head_kept;
+		bool embed_bwd;	/* the embeddings run a backward */
+	} d3;
 	/* FSDP over the step (fsdp_now): what it holds gathered or
 	 * unreduced depends on the phase and the block being run. */
 	struct fsdp_tl {
@@ -360,6 +377,42 @@ fsdp_now(const struct sim *s)
 	return v + f->unit + (l > 1 && ahead ? f->unit : 0);
 }
 
+/*
+ * DeepSpeed ZeRO-3 over the step, from its second on (a complete trace,
+ * partitioned_param_coordinator.py): a module's parameters are gathered
+ * when it runs, with up to stage3_prefetch_bucket_size elements ahead;
+ * when it ends, __params_to_release keeps those met again within
+ * stage3_max_reuse_distance elements of the trace, so the last blocks of
+ * forward (and the head) stay gathered across the turn into backward, each
+ * until its own backward is done (ds3_timeline).
+ */
+static uint64_t
+ds3_now(const struct sim *s)
+{
+	const struct ds3_tl *d = &s->d3;
+	uint32_t l = s->cur_layer, n = s->g->layers;
+	uint32_t first = n > d->kept ? n - d->kept + 1 : 1;	/* kept from */
+	uint64_t v = d->embed_kept ? d->embed : 0;
+
+	if (s->phase != VP_PHASE_BACKWARD) {
+		if (l == 0 && s->ft_last == 0)	/* the embeddings */
+			return d->embed + d->ahead;
+		if (l == 0)		/* after the blocks: norm, head, loss */
+			return v + (uint64_t)d->kept * d->unit + d->head;
+		/* kept blocks before this one, this one, the prefetch */
+		return v + (uint64_t)(l > first ? l - first : 0) * d->unit +
+		    d->unit + d->ahead;
+	}
+	if (l == 0 && s->ft_last == 0)	/* the head, first */
+		return v + (uint64_t)d->kept * d->unit + d->head +
+		    (d->kept ? 0 : d->ahead);
+	if (l == 0)			/* the embeddings, last */
+		return d->embed_bwd ? d->embed : 0;
+	/* kept blocks below this one, this one, the next when not kept */
+	return v + (uint64_t)(l > first ? l - first : 0) * d->unit +
+	    d->unit + (l - 1 >= first ? 0 : d->ahead);
+}
+
 /* Record a possible peak: current live bytes plus transient extra. */
 /*
  * Where op i is, for the fast replay: before or after the blocks, in the
@@ -395,11 +448,16 @@ check(struct sim *s, uint64_t extra, enum vp_cat extra_cat)
 	if (s->ft.on) {
 		if (s->phase != VP_PHASE_OPTIMIZER)
 			extra += fsdp_now(s);
+	} else if (s->d3.on) {
+		if (s->phase != VP_PHASE_OPTIMIZER)
+			extra += ds3_now(s);
+		if (s->phase == VP_PHASE_BACKWARD)
+			extra += s->unit_grad + s->ds_ipg;
 	} else {
 		if (s->phase != VP_PHASE_OPTIMIZER)
 			extra += s->shard_tmp;
 		if (s->phase == VP_PHASE_BACKWARD)
-			extra += s->unit_grad;
+			extra += s->unit_grad + s->ds_ipg;
 	}
 	v = s->live + extra;
 	s->events++;
@@ -972,6 +1030,47 @@ unit_done(struct sim *s, size_t op)
 	s->ft_unitg = 0;
 }
 
+/*
+ * DeepSpeed's ZeRO-1/2 optimizer (DeepSpeedZeroOptimizer,
+ * stage_1_and_2.py) over torch's weights: flat partitions of its own.
+ */
+static bool
+ds_flat12(const struct vp_plan *p)
+{
+	return p->zero >= 1 && p->zero <= 2 && p->fsdp == VP_FSDP_NONE &&
+	    vp_plan_framework(p) == VP_FW_DEEPSPEED;
+}
+
+/*
+ * The end of a ZeRO-1/2 backward (independent_gradient_partition_epilogue):
+ * ZeRO-1 gathers the rank's gradient partition into one flat tensor
+ * (get_flat_partition) beside every gradient, then the parameters'
+ * gradients are dropped (_clear_param_grad_only); ZeRO-2 has reduced
+ * into its partition buffer as backward ran (grads_in_partition, made
+ * whole at the first reduction: the replay counts it as the gradients
+ * are made).  From here to the step the rank holds its partition only.
+ */
+static void
+ds_epilogue(struct sim *s)
+{
+	uint64_t g = s->cat[VP_CAT_GRADS];
+
+	if (s->ds_gpart == 0 || s->stopped)
+		return;
+	s->cur_layer = 0;
+	s->cur_op = "flat gradient partition";
+	/* ZeRO-2 reduces into its partition buffer (grads_in_partition)
+	 * while backward runs: the gradient term is that buffer already. */
+	if (s->p->zero == 1) {
+		check(s, tmp_alloc(s, s->ds_gpart), VP_CAT_TRANSIENT);
+		tmp_free(s);
+	}
+	sub(s, VP_CAT_GRADS, g);
+	add(s, VP_CAT_GRADS, s->ds_gpart);
+	if (s->first_mb)
+		s->ds_grads = g;
+}
+
 static void
 backward(struct sim *s)
 {
@@ -984,6 +1083,7 @@ backward(struct sim *s)
 	/* A unit's unsharded gradient exists while backward runs. */
 	s->unit_grad_slot = ev_alloc(s, rb(s, s->ft.on ? s->ft.ugrad +
 	    s->ft.rs : s->unit_grad), TAG_NONE);
+	s->ds_ipg_slot = ev_alloc(s, rb(s, s->ds_ipg), TAG_NONE);
 	/* The first unpack's hook empties the forward stash. */
 	stash_evict(s, UINT64_MAX);
 	for (i = g->nop; i > 0 && !s->stopped; i--) {
@@ -1034,7 +1134,9 @@ backward(struct sim *s)
 		tmp_free(s);
 	}
 	s->ft_rootg = 0;
+	ds_epilogue(s);
 	ev_free(s, &s->unit_grad_slot);
+	ev_free(s, &s->ds_ipg_slot);
 }
 
 /*
@@ -1077,8 +1179,21 @@ optim_tmp(const struct vp_graph *g, const struct vp_plan *p)
 	unsigned state_b = vp_dtype_bytes[vp_prec_info[p->precision].state];
 	unsigned c = step_tmp_copies(p);
 
-	/* The for-loop steps one parameter at a time: the largest's. */
-	if (vp_plan_optimizer_impl(p) == VP_OPTIMPL_FOR_LOOP)
+	/* The for-loop steps one parameter at a time: the largest's.
+	 * DeepSpeed's ZeRO optimizers hand it one flat fp32 partition per
+	 * parameter group (single_partition_of_fp32_groups,
+	 * fp32_partitioned_groups_flat): the trainable parameters'. */
+	/* ZeRO-3 steps one sub-group at a time (the caller divides by the
+	 * sharding group, dp x cp). */
+	if (vp_plan_optimizer_impl(p) == VP_OPTIMPL_FOR_LOOP &&
+	    p->zero >= 3 && p->fsdp == VP_FSDP_NONE &&
+	    vp_plan_framework(p) == VP_FW_DEEPSPEED &&
+	    g->trainable / ((p->dp ? p->dp : 1) * p->cp) > VP_DS_SUB_GROUP)
+		return vp_mul_sat(c * VP_DS_SUB_GROUP * state_b,
+		    (uint64_t)(p->dp ? p->dp : 1) * p->cp);
+	if (vp_plan_optimizer_impl(p) == VP_OPTIMPL_FOR_LOOP &&
+	    !(p->zero >= 1 && p->fsdp == VP_FSDP_NONE &&
+	    vp_plan_framework(p) == VP_FW_DEEPSPEED))
 		return c * g->largest_param_bytes /
 		    vp_dtype_bytes[vp_prec_info[p->precision].weight] *
 		    state_b;
@@ -1095,9 +1210,11 @@ struct sharding {
 	unsigned weights;	/* divisor of weights */
 	bool grads_prealloc;	/* a gradient buffer exists from the start */
 	uint64_t grad_buffer;	/* extra persistent gradient-sized buffers */
+	uint64_t ipg;		/* ZeRO-1/2: the IPG bucket(s), in backward */
 	uint64_t gather;	/* transient: gathered parameters (fwd+bwd) */
 	uint64_t unit_grad;	/* transient: a unit's unsharded gradient */
 	struct fsdp_tl ft;	/* FSDP full/hybrid over the step */
+	struct ds3_tl d3;	/* ZeRO-3 over the step */
 	/* ZeRO-3: bytes of the parameters that stay whole on every rank
 	 * (stage3_param_persistence_threshold), base and adapters. */
 	uint64_t persist_base, persist_adapter;
@@ -1214,6 +1331,87 @@ fsdp_timeline(const struct vp_graph *g, const struct vp_model *m,
 	f->root_rs = vp_mul_sat(root_train, cd);
 }
 
+/*
+ * ZeRO-3's gathered parameters over the step (ds3_now).  A block is its
+ * parameters less the persistent ones (whole on every rank, counted with
+ * the weights), in the compute dtype (DeepSpeed casts the module).  The
+ * trace's reuse distance of a block's parameters: the elements of every
+ * module met from its forward to its backward, the blocks after it and
+ * the final norm and head, twice (__params_to_release walks the trace
+ * from the module just run and stops once stage3_max_reuse_distance
+ * elements are behind it).  The head is met again at once; the embeddings
+ * after everything.
+ */
+/* How many of the last blocks stay gathered across the turn: the k-th
+ * from the end is met again after twice the elements of the k - 1 after
+ * it, the final norm and the head. */
+static uint32_t
+ds3_kept(const struct vp_model *m, const struct vp_plan *p, uint64_t nb,
+    uint64_t blocks)
+{
+	uint64_t head = m->tie_embeddings ? 0 :
+	    vp_mul_sat(m->vocab, m->hidden);
+	uint64_t after = vp_add_sat(m->hidden, head);
+	uint32_t k;
+
+	for (k = 0; k < blocks; k++)
+		if (vp_mul_sat(2, vp_add_sat(after, vp_mul_sat(k, nb))) >=
+		    p->ds.max_reuse)
+			break;
+	return k;
+}
+
+static void
+ds3_timeline(const struct vp_graph *g, const struct vp_model *m,
+    const struct vp_plan *p, uint64_t ahead, struct sharding *sh)
+{
+	struct ds3_tl *d = &sh->d3;
+	unsigned cd = vp_dtype_bytes[vp_prec_info[p->precision].compute];
+	uint64_t blocks = vp_stage_blocks(m->layers, p->pp, p->stage);
+	uint64_t ad = p->lora_rank ? vp_lora_params(m, p, 1) : 0;
+	uint64_t nb = vp_add_sat(g->block_params, ad);
+	uint64_t emb = vp_mul_sat(m->vocab, m->hidden);
+	uint64_t head = m->tie_embeddings ? 0 : emb;
+	uint64_t r = p->ds.max_reuse, after, pblk = 0, turn, fwd;
+	uint64_t normb = m->hidden <= p->ds.persist_threshold ?
+	    vp_mul_sat(m->hidden,
+	    vp_dtype_bytes[vp_prec_info[p->precision].weight]) : 0;
+
+	memset(d, 0, sizeof *d);
+	d->on = true;
+	if (blocks && sh->persist_base > normb)
+		pblk = (sh->persist_base - normb) / blocks;
+	if (blocks)
+		pblk += sh->persist_adapter / blocks;
+	d->unit = vp_mul_sat(nb, cd);
+	d->unit = d->unit > pblk ? d->unit - pblk : 0;
+	d->ahead = vp_mul_sat(ahead, cd);
+	d->embed = vp_mul_sat(emb, cd);
+	d->head = vp_mul_sat(head, cd);
+	d->head_kept = r > 0;
+	after = vp_add_sat(m->hidden, head);	/* final norm and head */
+	d->kept = ds3_kept(m, p, nb, blocks);
+	d->embed_kept = vp_mul_sat(2, vp_add_sat(after,
+	    vp_mul_sat(blocks, nb))) < r;
+	/* A frozen embedding (LoRA) has no backward: the trace never meets
+	 * it again in the step, so it goes when its forward ends (measured:
+	 * freed in forward under LoRA, kept across the turn when trained). */
+	d->embed_bwd = p->lora_rank == 0;
+	if (!d->embed_bwd)
+		d->embed_kept = false;
+	/* Tied: the head is the embedding, met again at the head. */
+	if (m->tie_embeddings) {
+		d->embed_kept = vp_mul_sat(blocks, nb) < r;
+		d->head = d->embed_kept ? 0 : d->embed;
+	}
+	turn = vp_add_sat(vp_add_sat(d->embed_kept ? d->embed : 0,
+	    vp_mul_sat(d->kept, d->unit)), d->head);
+	fwd = vp_add_sat(vp_add_sat(d->embed_kept ? d->embed : 0,
+	    vp_mul_sat(d->kept ? d->kept - 1 : 0, d->unit)),
+	    vp_add_sat(d->unit, d->ahead));
+	sh->gather = turn > fwd ? turn : fwd;
+}
+
 static void
 sharding(const struct vp_graph *g, const struct vp_model *m,
     const struct vp_plan *p, struct sharding *sh)
@@ -1293,13 +1491,21 @@ sharding(const struct vp_graph *g, const struct vp_model *m,
 		 * (stage_1_and_2.py, ipg_buffer); stage 3 keeps one per
 		 * communication dtype.
 		 */
-		uint64_t bucket = g->params < p->ds.reduce_bucket ?
-		    g->params : p->ds.reduce_bucket;
+		uint64_t bucket = vp_mul_sat(p->ds.reduce_bucket,
+		    vp_dtype_bytes[vp_prec_info[p->precision].grad]);
 
+		/* torch.empty(reduce_bucket_size): the whole bucket, however
+		 * few parameters there are to reduce (measured on the CPU:
+		 * 2 GB in fp32 at the default beside a 5M model).  Stages 1
+		 * and 2 make it when backward starts and drop it at its end
+		 * (setup_buckets, _release_ipg_buffers); stage 3 holds it
+		 * from its constructor on. */
 		if (p->zero < 3 && vp_plan_ds_overlap(p))
 			bucket = vp_mul_sat(2, bucket);
-		sh->grad_buffer = vp_mul_sat(bucket, vp_dtype_bytes[
-		    vp_prec_info[p->precision].grad]);
+		if (p->zero < 3 && vp_plan_framework(p) == VP_FW_DEEPSPEED)
+			sh->ipg = bucket;
+		else
+			sh->grad_buffer = bucket;
 	}
 	if (p->zero >= 1)
 		sh->states = dp;
@@ -1329,6 +1535,15 @@ sharding(const struct vp_graph *g, const struct vp_model *m,
 		if (dp > 1)
 			ds_persistent(g, m, p, &sh->persist_base,
 			    &sh->persist_adapter);
+		if (vp_plan_framework(p) == VP_FW_DEEPSPEED) {
+			ds3_timeline(g, m, p, ahead, sh);
+			/* grad_partitions_flat_buffer: the rank's gradient
+			 * partition, made by the constructor (stage3.py),
+			 * on the host with offload_optimizer. */
+			if (p->offload != VP_OFFLOAD_OPTIMIZER &&
+			    p->offload != VP_OFFLOAD_ALL)
+				sh->grads_prealloc = true;
+		}
 	}
 	/* A zero_grad() that keeps the gradients (set_to_none=False, the
 	 * default before PyTorch 2.0): from the second step they exist
@@ -1421,6 +1636,15 @@ simulate(struct sim *s, const struct vp_model *m)
 	size_t i;
 
 	sharding(g, m, p, &sh);
+	/* DeepSpeed's ZeRO optimizers clone the partition of the weights a
+	 * rank updates into the master dtype, fp32 training included
+	 * (stage_1_and_2.py, single_partition_of_fp32_groups:
+	 * .clone().to(fp32); stage3.py, fp32_partitioned_groups_flat: its
+	 * test for sharing compares a torch.device with a device name,
+	 * never equal, so it copies too; measured on the CPU). */
+	if (p->zero >= 1 && p->fsdp == VP_FSDP_NONE &&
+	    vp_plan_framework(p) == VP_FW_DEEPSPEED && master == 0)
+		master = vp_mul_sat(g->trainable, 4);
 	states /= sh.states;
 	master /= sh.states;
 	/* ZeRO-3's persistent parameters are whole on every rank. */
@@ -1436,7 +1660,12 @@ simulate(struct sim *s, const struct vp_model *m)
 	    (s->fwbuf == FWB_ZERO && p->zero >= 2 && p->ds.contiguous_grads);
 	s->shard_tmp = sh.gather;
 	s->unit_grad = sh.unit_grad;
+	s->ds_ipg = sh.ipg;
+	/* The epilogue's flat partition of the gradients, in their dtype. */
+	if (ds_flat12(p))
+		s->ds_gpart = g->grad_bytes / sh.states;
 	s->ft = sh.ft;
+	s->d3 = sh.d3;
 	s->grads_prealloc = sh.grads_prealloc;
 	/*
 	 * In the hook one parameter's optimizer steps alone, so whatever its
@@ -1559,8 +1788,11 @@ simulate(struct sim *s, const struct vp_model *m)
 			}
 			g_free(s, (int32_t)i);
 		}
+		/* The gradient term: what backward made (ZeRO-1/2: before
+		 * the epilogue put the partition in their place). */
 		if (s->first_mb)
-			grads_total = s->cat[VP_CAT_GRADS];
+			grads_total = s->ds_gpart ? s->ds_grads :
+			    s->cat[VP_CAT_GRADS];
 		s->first_mb = false;
 	}
 	s->out->saved_per_microbatch = end_fwd_live;
@@ -1576,6 +1808,18 @@ simulate(struct sim *s, const struct vp_model *m)
 		s->cur_op = "optimizer step";
 		s->place = VP_PLACE_AFTER;
 		tmp = host ? 0 : rt(s, optim_tmp(g, p) / sh.states);
+		/* ZeRO-3 steps one sub-group at a time (sub_group_size, 1e9
+		 * elements, DeepSpeed's default) on a flat fp32 copy of its
+		 * gradients (stage3.py, _prepare_fp32_grad_for_sub_group:
+		 * flatten, .to(fp32)), its buffer kept; ZeRO-1/2 hold the
+		 * epilogue's (ds_epilogue). */
+		if (!host && p->zero >= 3 && sh.d3.on) {
+			uint64_t sub = g->trainable / sh.states;
+
+			if (sub > VP_DS_SUB_GROUP)
+				sub = VP_DS_SUB_GROUP;
+			tmp += rt(s, vp_mul_sat(sub, 4));
+		}
 		if (s->rec) {
 			const struct vp_opt_info *oi = &vp_opt_info[p->optimizer];
 			bool loop = vp_plan_optimizer_impl(p) ==
@@ -1918,18 +2162,21 @@ collect_top(struct sim *s, struct vp_mem *out)
 	/* The framework's buffers, by their names (fw_buffers); what is
 	 * left of the check's extra is the op's own. */
 	if (s->fwbuf >= 0) {
-		const char *nm[3] = { fw_buffers[s->fwbuf].gather,
+		const char *nm[4] = { fw_buffers[s->fwbuf].gather,
 		    fw_buffers[s->fwbuf].unit_grad,
+		    fw_buffers[s->fwbuf].grad_buffer,
 		    fw_buffers[s->fwbuf].grad_buffer };
-		uint64_t by[3] = {
-		    s->stop_phase != VP_PHASE_OPTIMIZER ? s->shard_tmp : 0,
+		uint64_t by[4] = {
+		    s->stop_phase == VP_PHASE_OPTIMIZER ? 0 :
+		    s->d3.on ? ds3_now(s) : s->shard_tmp,
 		    s->stop_phase == VP_PHASE_BACKWARD ? s->unit_grad : 0,
-		    s->grad_buffer };
+		    s->grad_buffer,
+		    s->stop_phase == VP_PHASE_BACKWARD ? s->ds_ipg : 0 };
 
-		for (j = 0; j < 3; j++) {
+		for (j = 0; j < 4; j++) {
 			if (nm[j] == NULL || by[j] == 0)
 				continue;
-			if (j < 2) {	/* part of the check's extra */
+			if (j != 2) {	/* part of the check's extra */
 				if (by[j] > rest)
 					by[j] = rest;
 				rest -= by[j];
@@ -2400,6 +2647,28 @@ vp_mem_estimate_fast(const struct vp_model *m, const struct vp_plan *p,
 	if (p->activation_offload && p->recompute != VP_RECOMP_NONE)
 		while (n0 * per <= OFFLOAD_STASH)
 			n0++;
+	/* ZeRO-3 keeps its last blocks gathered across the turn (ds3_now):
+	 * the shortest replay must have more than it keeps. */
+	if (p->zero >= 3 && p->fsdp == VP_FSDP_NONE &&
+	    vp_plan_framework(p) == VP_FW_DEEPSPEED) {
+		struct vp_param_count pc;
+		uint64_t ex = 0, nb;
+		uint32_t kept;
+
+		/* A block on this rank, as graph.c's rank_params. */
+		vp_model_params(m, &pc);
+		if (m->has_moe)
+			ex = vp_mul_sat(m->moe.experts,
+			    vp_mlp_params(m, m->moe.ffn));
+		nb = (pc.per_layer - ex) / (p->tp ? p->tp : 1) +
+		    ex / (p->ep ? p->ep : 1);
+		if (p->lora_rank)
+			nb = vp_add_sat(nb, vp_lora_params(m, p, 1));
+		kept = ds3_kept(m, p, nb, blocks);
+
+		while (n0 * per <= kept)
+			n0++;
+	}
 	/* Identical periods only: DeepSeek's dense first blocks and
 	 * Qwen-MoE's dense blocks differ. */
 	if (blocks <= (n0 + 2) * per + r || o->explain ||

@@ -286,6 +286,13 @@ vp_version_name(unsigned v, char *buf, size_t len)
 enum vp_optimpl
 vp_plan_optimizer_impl(const struct vp_plan *p)
 {
+	/* Under DeepSpeed an implementation given is the client
+	 * optimizer's (a torch.optim one the Trainer or the user built,
+	 * zero_allow_untested_optimizer), which DeepSpeed steps as it is
+	 * on its flat partitions; Megatron always fuses. */
+	if (p->optimizer_impl != VP_OPTIMPL_DEFAULT &&
+	    vp_plan_framework(p) == VP_FW_DEEPSPEED)
+		return p->optimizer_impl;
 	if (vp_fw_info[vp_plan_framework(p)].fused_optimizer)
 		return VP_OPTIMPL_FUSED;
 	if (p->optimizer_impl != VP_OPTIMPL_DEFAULT)

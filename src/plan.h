@@ -372,6 +372,10 @@ struct vp_plan {
 #define VP_DS_PERSIST_THRESHOLD 100000ULL
 #define VP_DS_MAX_LIVE 1000000000ULL
 #define VP_DS_MAX_REUSE 1000000000ULL
+/* sub_group_size (not an option: a config that sets it gets a warning):
+ * ZeRO-3 steps the optimizer one sub-group of this many elements at a
+ * time. */
+#define VP_DS_SUB_GROUP 1000000000ULL
 /* overlap_comm as DeepSpeed resolves an unset value: on for stage 3. */
 bool vp_plan_ds_overlap(const struct vp_plan *p);
 

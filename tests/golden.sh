@@ -485,7 +485,10 @@ run opt-impl-foreach-cpu gpt2 --optimizer-impl foreach --seq 256 \
 	--device cpu --precision fp32 --json
 run opt-impl-fused-alias gpt2 --fused-optimizer --seq 256 --json
 run opt-impl-bad gpt2 --optimizer-impl fusd
-run opt-impl-deepspeed-fuses gpt2 --optimizer-impl for-loop --zero 2 \
+# DeepSpeed fuses unless an implementation is given: then it is the
+# client torch.optim optimizer's, stepped on the flat fp32 partition.
+run opt-impl-deepspeed-fuses gpt2 --zero 2 --gpus 2xA100 --json
+run opt-impl-deepspeed-client gpt2 --optimizer-impl for-loop --zero 2 \
 	--gpus 2xA100 --json
 # torchtune's optimizer in backward: no gradient set, no optimizer phase;
 # refused with gradient accumulation and under DeepSpeed.

@@ -22,13 +22,28 @@ fi
 }
 rm -rf "$dir.new"
 "$py" -m venv "$dir.new"
+# DeepSpeed ships only an sdist whose setup.py imports torch: it is built
+# after the rest, against the torch installed here (--no-build-isolation;
+# an isolated build would fetch a torch of its own, the multi-GB CUDA
+# one) and without its CUDA ops (DS_BUILD_OPS=0); its dependencies are
+# pinned with the rest (--no-deps).
+grep -v '^deepspeed==' "$req" >"$dir.new/requirements-main.txt"
+ds=$(grep '^deepspeed==' "$req" || true)
 if ! "$dir.new/bin/python" -m pip install --no-input -q --disable-pip-version-check \
-    -r "$req" >"$dir.new/pip.log" 2>&1; then
+    -r "$dir.new/requirements-main.txt" >"$dir.new/pip.log" 2>&1; then
 	cat "$dir.new/pip.log" >&2
 	echo "setup_venv: pip install -r $req failed" >&2
 	exit 1
 fi
+if [ -n "$ds" ] && ! DS_BUILD_OPS=0 "$dir.new/bin/python" -m pip install \
+    --no-input -q --disable-pip-version-check --no-build-isolation --no-deps \
+    "$ds" >>"$dir.new/pip.log" 2>&1; then
+	cat "$dir.new/pip.log" >&2
+	echo "setup_venv: pip install $ds failed" >&2
+	exit 1
+fi
 "$dir.new/bin/python" -c 'import torch, transformers, yaml'
+[ -z "$ds" ] || DS_ACCELERATOR=cpu "$dir.new/bin/python" -c 'import deepspeed'
 cp "$req" "$dir.new/.requirements"
 # Renamed whole: bin/python finds its packages from its own place (only
 # the console scripts' #! lines name DIR.new, and nothing here runs them).

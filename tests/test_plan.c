@@ -325,6 +325,34 @@ fast_matches_exact(void **state)
 				    <= 4096);
 		}
 	}
+	/*
+	 * DeepSpeed ZeRO-3 keeping its last blocks gathered across the turn
+	 * (stage3_max_reuse_distance 2e8: six of these 24 blocks): the
+	 * replays must be longer than what is kept, or the line through
+	 * them (every block kept) overshoots.
+	 */
+	{
+		struct vp_mem a, b, none;
+
+		make_model(&m, 24, 1024, 16, 32000);
+		vp_plan_defaults(&p, &m);
+		p.zero = 3;
+		p.dp = 2;
+		p.seq = 1024;
+		p.ds.max_reuse = 200000000;
+		o.world = 2;
+		vp_mem_estimate(&m, &p, &o, &a);
+		vp_mem_estimate_fast(&m, &p, &o, &b);
+		print_message("zero3 reuse: exact %llu fast %llu\n",
+		    (unsigned long long)a.allocated_peak,
+		    (unsigned long long)b.allocated_peak);
+		assert_true(llabs((long long)a.allocated_peak -
+		    (long long)b.allocated_peak) <= 4096);
+		/* Nothing kept: less gathered at the turn. */
+		p.ds.max_reuse = 0;
+		vp_mem_estimate(&m, &p, &o, &none);
+		assert_true(none.allocated_peak < a.allocated_peak);
+	}
 }
 
 static void
