@@ -881,6 +881,14 @@ attention_core(struct lctx *x, int32_t q, int32_t k, int32_t v,
 	/* scores = q k^T (matmul saves both operands), scaled. */
 	sc = ew2(x, "qk matmul", ss, cdt, q, k, VP_CAT_ACT);
 	sc = ew(x, "scale", ss, cdt, sc, -1, -1, -1, VP_CAT_ACT);
+	/* Gemma-2: scores / cap, tanh (saves its result), * cap. */
+	if (x->m->attn_softcap) {
+		sc = ew(x, "softcap div", ss, cdt, sc, -1, -1, -1, VP_CAT_ACT);
+		sc = ew(x, "softcap tanh", ss, cdt, sc, -1, -1, -1,
+		    VP_CAT_ACT);
+		save_result(x, sc);
+		sc = ew(x, "softcap mul", ss, cdt, sc, -1, -1, -1, VP_CAT_ACT);
+	}
 	/*
 	 * The additive mask: HF BERT builds it in the parameters' dtype,
 	 * Llama's causal mask in the embeddings' (both fp32 under
@@ -1765,6 +1773,25 @@ logits_upcast(struct lctx *x, int32_t lg)
  * copy, and the cross-entropy covers all b*s rows (the last of each
  * sequence ignored).
  */
+/* Gemma-2's final soft-capping: logits / cap, tanh (saves its result),
+ * * cap, each a new tensor in the logits' dtype; the loss reads the
+ * last. */
+static int32_t
+logit_softcap(struct lctx *x, int32_t lg)
+{
+	uint64_t n = elems_of(x, lg);
+
+	if (!x->m->logit_softcap)
+		return lg;
+	lg = ew(x, "logit softcap div", n, dt_of(x, lg), lg, -1, -1, -1,
+	    VP_CAT_LOGITS);
+	lg = ew(x, "logit softcap tanh", n, dt_of(x, lg), lg, -1, -1, -1,
+	    VP_CAT_LOGITS);
+	save_result(x, lg);
+	return ew(x, "logit softcap mul", n, dt_of(x, lg), lg, -1, -1, -1,
+	    VP_CAT_LOGITS);
+}
+
 static int32_t
 lm_head(struct lctx *x, int32_t hsd, uint64_t *rows, int32_t held[2])
 {
@@ -1773,6 +1800,7 @@ lm_head(struct lctx *x, int32_t hsd, uint64_t *rows, int32_t held[2])
 	hsd = norm(x, "final norm", hsd);
 	lg = linear(x, LIN_LM_HEAD, hsd, x->h, x->V, false, true,
 	    VP_CAT_LOGITS);
+	lg = logit_softcap(x, lg);
 	up = x->fam.loss_fp32 ? cast(x, lg, VP_FP32, VP_CAT_LOGITS) :
 	    logits_upcast(x, lg);
 	/* v4.40 rebinds `logits` to its upcast: the 16-bit ones go. */

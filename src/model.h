@@ -188,6 +188,8 @@ struct vp_model {
 	int qkv_bias;		/* -1 = same as bias */
 	int o_bias;		/* output projection bias; -1 = same as bias */
 	bool post_norms;	/* Gemma-2 sandwich norms: 4 per layer */
+	bool attn_softcap;	/* Gemma-2: tanh soft-capping of eager scores */
+	bool logit_softcap;	/* Gemma-2: tanh soft-capping of the logits */
 	uint64_t vocab;
 	bool tie_embeddings;
 	enum vp_pos pos;

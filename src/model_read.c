@@ -59,6 +59,8 @@ static const struct key top_keys[] = {
 	{ "bias", K_BOOL, 0, 0, NULL, 0, -1, NULL, false },
 	{ "qkv_bias", K_BOOL, 0, 0, NULL, 0, -1, NULL, false },
 	{ "post_norms", K_BOOL, 0, 0, NULL, 0, -1, NULL, false },
+	{ "attn_softcap", K_BOOL, 0, 0, NULL, 0, -1, NULL, false },
+	{ "logit_softcap", K_BOOL, 0, 0, NULL, 0, -1, NULL, false },
 	{ "vocab", K_U64, 1, MAX_VOCAB, NULL, 0, VP_F_VOCAB,
 	    "the vocabulary size, e.g. 32000", true },
 	{ "tie_embeddings", K_BOOL, 0, 0, NULL, 0, -1, NULL, false },
@@ -255,6 +257,8 @@ set_top(struct reading *r, const char *k, union val v)
 	else if (!strcmp(k, "bias")) m->bias = v.b;
 	else if (!strcmp(k, "qkv_bias")) m->qkv_bias = v.b;
 	else if (!strcmp(k, "post_norms")) m->post_norms = v.b;
+	else if (!strcmp(k, "attn_softcap")) m->attn_softcap = v.b;
+	else if (!strcmp(k, "logit_softcap")) m->logit_softcap = v.b;
 	else if (!strcmp(k, "vocab")) m->vocab = v.u;
 	else if (!strcmp(k, "tie_embeddings")) m->tie_embeddings = v.b;
 	else if (!strcmp(k, "position")) m->pos = (enum vp_pos)v.e;
@@ -519,6 +523,26 @@ hf_apply_family(const struct hf_family *fam, struct vp_model *m)
 	m->qkv_bias = fam->qkv_bias;
 	m->post_norms = fam->post_norms;
 	m->tie_embeddings = fam->tie_default;
+	/* Gemma2Config's defaults: attn_logit_softcapping 50.0,
+	 * final_logit_softcapping 30.0 (hf_softcap reads the keys). */
+	m->attn_softcap = m->logit_softcap = fam->post_norms;
+}
+
+/*
+ * Gemma-2's tanh soft-capping (modeling_gemma2.py): of the attention
+ * scores in eager_attention_forward (sdpa has none) and of the logits in
+ * Gemma2ForCausalLM.forward.  The cap's value changes no memory; null
+ * turns it off.
+ */
+static void
+hf_softcap(const struct ynode *root, struct vp_model *m)
+{
+	const struct ynode *n;
+
+	if ((n = ynode_get(root, "attn_logit_softcapping")) != NULL)
+		m->attn_softcap = !ynode_is_null(n);
+	if ((n = ynode_get(root, "final_logit_softcapping")) != NULL)
+		m->logit_softcap = !ynode_is_null(n);
 }
 
 /* Sizes, biases and ties.  GPT-2 spells its keys n_*; everyone else uses
@@ -837,6 +861,7 @@ read_hf(const struct ynode *root, const char *file, unsigned flags,
 	hf_dropout(text, file, m, d);
 	hf_moe(text, file, fam, m, d);
 	hf_qwen3(text, file, type, m, d);
+	hf_softcap(text, m);
 	hf_required(text, file, where, m, before, d);
 	return vp_diags_count(d, VP_ERROR) == before ? 0 : -1;
 }

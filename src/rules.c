@@ -141,6 +141,23 @@ seq_causal(const struct vp_plan *p, const struct vp_model *m, unsigned world,
 	return 0;
 }
 
+/* Gemma-2's soft-capped scores: transformers 5's Gemma2ForCausalLM
+ * refuses attn_implementation="sdpa" (SDPA has no soft-capping); eager
+ * attention (the default for such a model, vp_plan_defaults) and
+ * flash-attn (its softcap argument) have it. */
+static int
+softcap_attention(const struct vp_plan *p, const struct vp_model *m,
+    unsigned world, struct vp_diags *d)
+{
+	(void)world;
+	if (m->attn_softcap && p->attention == VP_ATTN_SDPA)
+		return refuse(d, "%s soft-caps its attention scores, which "
+		    "--attention sdpa cannot (transformers refuses sdpa for "
+		    "Gemma-2); use --attention eager, or flash (flash-attn's "
+		    "softcap)", m->name);
+	return 0;
+}
+
 /* Load-balanced ring attention (Megatron's CP) gives each rank two
  * chunks of seq / (2 cp) tokens. */
 static int
@@ -928,6 +945,7 @@ static const struct rule rules[] = {
 	{ recompute_stride, 0, false },
 	{ seq_learned, 0, false },
 	{ seq_causal, 0, false },
+	{ softcap_attention, 0, false },
 	{ cp_attention, VP_RK_CP, false },
 	{ ep_experts, VP_RK_EP, false },
 	{ vpp_chunks, VP_RK_PP, false },

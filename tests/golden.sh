@@ -294,6 +294,9 @@ run est-no-fit-llama-2-70b-1xt4 llama-2-70b --gpus 1xT4
 run est-hf-llama-3-8b-1xh100 tests/data/hf/llama-3-8b.config.json \
     --gpus 1xH100
 run est-explain-tiny-llama tests/data/val/tiny-llama.yaml --explain
+# Gemma-2's soft-capping: eager attention by default, sdpa refused.
+run est-gemma-2-9b-8xa100 gemma-2-9b --gpus 8xA100 --no-search
+run est-hf-gemma2-sdpa tests/data/hf-val/gemma2.config.json --attention sdpa
 # Qwen3 (q/k norms) and Qwen3-MoE, from the library and from config.json.
 run est-qwen3-8b-4xh100 qwen3-8b --gpus 4xH100 --zero 3 --no-search
 run est-qwen3-30b-a3b-8xh100 qwen3-30b-a3b --gpus 8xH100
