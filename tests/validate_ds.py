@@ -329,31 +329,10 @@ def main():
                     print("FAIL %s: estimate: %s" % (case_name(c), e))
                     failed += 1
                     continue
-        for rr in ranks:
-            line = "%-44s rank %d  measured %10d (%s)" % (case_name(c), rr["rank"], rr["allocated_peak_bytes"],
-                                                          rr["peak_phase"])
-            if est is not None:
-                e = 100.0 * (est[0] - rr["allocated_peak_bytes"]) / rr["allocated_peak_bytes"]
-                errs.append(e)
-                line += "  estimate %10d (%s)  %+6.2f%%" % (est[0], est[1], e)
-            print(line)
-            rows.append({"case": case_name(c), "measured": rr, "estimate": est})
+        vf.report_ranks(case_name(c), ranks, est, errs, rows)
         print("    %.1f s" % (time.time() - t0))
         sys.stdout.flush()
-    if a.json:
-        with open(a.json, "w") as f:
-            json.dump(rows, f, indent=1)
-    if a.measure_only:
-        return 1 if failed else 0
-    if not errs:
-        return 1
-    mean = sum(abs(e) for e in errs) / len(errs)
-    worst = max(abs(e) for e in errs)
-    ok = not failed and mean <= MEAN_LIMIT_PCT and worst <= MAX_LIMIT_PCT
-    print("%s: %d rank measurements, mean |error| %.2f%% (<= %.1f), worst %.2f%% (<= %.1f)%s" % (
-        "PASS" if ok else "FAIL", len(errs), mean, MEAN_LIMIT_PCT, worst, MAX_LIMIT_PCT,
-        ", %d failed" % failed if failed else ""))
-    return 0 if ok else 1
+    return vf.verdict(a, rows, errs, failed, MEAN_LIMIT_PCT, MAX_LIMIT_PCT)
 
 
 if __name__ == "__main__":
