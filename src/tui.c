@@ -49,6 +49,8 @@ struct shell {
 	int saved_err;			/* the real stderr */
 	long errs_seen;			/* bytes of errs already shown */
 	bool curses;
+	bool text_only;			/* the model is --text-only's (plan
+					 * files do not keep the option) */
 	chtype attrs[VP_A_COUNT];
 };
 
@@ -342,8 +344,8 @@ save(struct shell *sh)
 	vp_planfile_write(&f, &b);
 	if (vp_cli_write_atomic(sh->t.input, b.s) == 0) {
 		vp_tui_message(&sh->t, VP_LEVEL_GOOD, "saved the plan to '%s' "
-		    "(vramplan %s --plan %s)", sh->t.input, sh->t.model_arg,
-		    sh->t.input);
+		    "(vramplan %s --plan %s%s)", sh->t.input, sh->t.model_arg,
+		    sh->t.input, sh->text_only ? " --text-only" : "");
 	} else {
 		last_error(sh, why, sizeof why);
 		vp_tui_message(&sh->t, VP_LEVEL_BAD, "%s", why[0] ? why :
@@ -386,6 +388,7 @@ load_model(struct shell *sh)
 	free(path);
 	vp_model_free(&sh->job.model);
 	sh->job.model = m;
+	sh->text_only = false;
 	vp_tui_model_changed(&sh->t, name);
 }
 
@@ -504,6 +507,7 @@ setup_tui(struct shell *sh)
 	t->gs = &sh->job.gs;
 	t->cat = &sh->job.cat;
 	t->model_arg = sh->job.model_arg;
+	sh->text_only = sh->job.opts.has[VP_O_TEXT_ONLY];
 	t->models = sh->names;
 	t->nmodels = sh->nnames;
 	t->profile = pick_profile;
