@@ -1532,6 +1532,47 @@ hf_families_set_family(void **state)
  * refused.  The counts are those of the transformers 5.24 classes on the
  * meta device (calib/hf_params.py).
  */
+/*
+ * Gemma-2's soft-capping (hf_softcap): on by default for gemma2, as
+ * Gemma2Config's 50.0 and 30.0 say; null turns each off; a number turns
+ * it on for any family.  No parameters.
+ */
+static void
+hf_softcap_configs(void **state)
+{
+	static const char dims[] = "\"hidden_size\": 64, "
+	    "\"num_hidden_layers\": 2, \"num_attention_heads\": 4, "
+	    "\"intermediate_size\": 256, \"vocab_size\": 100";
+	struct vp_diags d = { 0 };
+	struct vp_model m;
+	struct vp_buf t;
+
+	(void)state;
+	vp_buf_init(&t);
+	vp_buf_printf(&t, "{\"model_type\": \"gemma2\", %s}", dims);
+	assert_int_equal(load(t.s, &m, &d), 0);
+	assert_true(m.attn_softcap && m.logit_softcap && m.post_norms);
+	vp_model_free(&m);
+	vp_buf_free(&t);
+
+	vp_buf_init(&t);
+	vp_buf_printf(&t, "{\"model_type\": \"gemma2\", %s, "
+	    "\"attn_logit_softcapping\": null, "
+	    "\"final_logit_softcapping\": 30.0}", dims);
+	assert_int_equal(load(t.s, &m, &d), 0);
+	assert_true(!m.attn_softcap && m.logit_softcap);
+	vp_model_free(&m);
+	vp_buf_free(&t);
+
+	vp_buf_init(&t);
+	vp_buf_printf(&t, "{\"model_type\": \"llama\", %s}", dims);
+	assert_int_equal(load(t.s, &m, &d), 0);
+	assert_true(!m.attn_softcap && !m.logit_softcap);
+	vp_model_free(&m);
+	vp_buf_free(&t);
+	vp_diags_clear(&d);
+}
+
 static void
 hf_qwen3_configs(void **state)
 {
@@ -1725,6 +1766,7 @@ main(void)
 		cmocka_unit_test(family_default_and_explicit),
 		cmocka_unit_test(hf_families_set_family),
 		cmocka_unit_test(hf_qwen3_configs),
+		cmocka_unit_test(hf_softcap_configs),
 		cmocka_unit_test(family_rows_complete),
 		cmocka_unit_test(transformers_release_rows),
 	};
