@@ -382,6 +382,46 @@ static const char *const hf_class_suffixes[] = { "Model", "ForCausalLM",
     "ForNextSentencePrediction", "ForSequenceClassification",
     "ForTokenClassification", "ForQuestionAnswering", "ForMultipleChoice" };
 
+/*
+ * The class suffixes whose head is not a language-modelling one: the
+ * lowering has the family's LM (or BERT's MLM) head only, so a config
+ * naming one of these is planned with that head, and told so.
+ */
+static const struct { const char *suffix, *what; } hf_other_heads[] = {
+	{ "Model", "no head" },
+	{ "DoubleHeadsModel", "a multiple-choice head beside its LM head" },
+	{ "ForNextSentencePrediction", "a next-sentence head" },
+	{ "ForSequenceClassification", "a sequence-classification head" },
+	{ "ForTokenClassification", "a token-classification head" },
+	{ "ForQuestionAnswering", "a span (question-answering) head" },
+	{ "ForMultipleChoice", "a multiple-choice head" },
+};
+
+/* A warning when the config's first architectures entry is a class of
+ * the family with another head than the one the lowering has. */
+static void
+hf_head_note(const struct ynode *node, const char *file,
+    const struct hf_family *fam, struct vp_diags *d)
+{
+	const struct ynode *ar = ynode_get(node, "architectures");
+	const struct ynode *a0;
+	size_t n = strlen(fam->cls), i;
+
+	if (ar == NULL || ar->kind != YN_SEQ || ar->nkids == 0)
+		return;
+	a0 = ar->kids[0];
+	if (a0->kind != YN_SCALAR || strncmp(a0->str, fam->cls, n) != 0)
+		return;
+	for (i = 0; i < VP_NELEM(hf_other_heads); i++)
+		if (strcmp(a0->str + n, hf_other_heads[i].suffix) == 0)
+			vp_diag_add(d, file, a0->pos, VP_WARNING, "'%s' has "
+			    "%s, which is not modelled: planned with the "
+			    "%s family's language-modelling head instead "
+			    "(vocabulary-wide logits and their loss, more "
+			    "than a classification head holds)", a0->str,
+			    hf_other_heads[i].what, fam->model_type);
+}
+
 /* A config key read as an integer / number / bool, when present. */
 static int
 hf_u64(const struct ynode *root, const char *file, const char *key,
@@ -851,6 +891,7 @@ read_hf(const struct ynode *root, const char *file, unsigned flags,
 		    hf_towers[which].what, hf_towers[which].key);
 	}
 	hf_apply_family(fam, m);
+	hf_head_note(text, file, fam, d);
 	m->name = xstrdup(type);
 	if (((n = ynode_get(text, "_name_or_path")) != NULL ||
 	    (n = ynode_get(root, "_name_or_path")) != NULL) &&
