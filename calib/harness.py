@@ -688,6 +688,25 @@ def checkpoint(fn, *args, op=False, kw=None):
         return _ckpt.checkpoint(fn, *args)
 
 
+# The "host" of the offload modes below: a numpy array, which the profiled
+# allocator never sees.  numpy has no bf16, so the bits are kept under a
+# same-sized integer dtype.
+_BITS = {1: torch.uint8, 2: torch.int16, 4: torch.int32, 8: torch.int64}
+
+
+def _to_host(t):
+    import numpy as np
+    return (np.array(t.detach().view(_BITS[t.element_size()]).numpy(), copy=True), t.dtype)
+
+
+def _to_device(h):
+    """A host copy brought back: a fresh tensor of the allocator."""
+    a, dt = h
+    out = torch.empty(a.shape, dtype=dt)
+    out.view(_BITS[out.element_size()]).copy_(torch.from_numpy(a))
+    return out
+
+
 class HostOffload(torch.autograd.graph.saved_tensors_hooks):
     """torchtune's OffloadActivations (training/_activation_offloading.py,
     use_streams=True, its defaults: max_fwd_stash_size 5, min_offload_size
@@ -704,7 +723,6 @@ class HostOffload(torch.autograd.graph.saved_tensors_hooks):
     MIN_BYTES = 1024
 
     def __init__(self):
-        import numpy as np
         self.tracker = {}
         self.tensor_id = 0
         self.fwd_stash = {}
@@ -712,18 +730,6 @@ class HostOffload(torch.autograd.graph.saved_tensors_hooks):
         self.first_backward = True
         self.curr_graph_id = None
         self.curr_node = None
-
-        def to_host(t):
-            # numpy has no bf16: keep the bits under a same-sized dtype.
-            w = {1: torch.uint8, 2: torch.int16, 4: torch.int32, 8: torch.int64}[t.element_size()]
-            return (np.array(t.detach().view(w).numpy(), copy=True), t.dtype)
-
-        def to_device(h):
-            a, dt = h
-            w = {1: torch.uint8, 2: torch.int16, 4: torch.int32, 8: torch.int64}[torch.empty((), dtype=dt).element_size()]
-            out = torch.empty(a.shape, dtype=dt)
-            out.view(w).copy_(torch.from_numpy(a))
-            return out
 
         def pack(t):
             if not self.first_backward:
@@ -737,7 +743,7 @@ class HostOffload(torch.autograd.graph.saved_tensors_hooks):
                         del self.fwd_stash[k]
                     else:
                         break
-                self.tracker[tid] = (to_host(t), True)
+                self.tracker[tid] = (_to_host(t), True)
                 self.fwd_stash[tid] = t
             else:
                 self.tracker[tid] = (t, False)
@@ -763,7 +769,7 @@ class HostOffload(torch.autograd.graph.saved_tensors_hooks):
                 prev = list(self.bwd_tensor_stash)
             back = tid not in self.fwd_stash
             if back:
-                x = to_device(x)
+                x = _to_device(x)
                 self.bwd_tensor_stash[tid] = x
             else:
                 x = self.fwd_stash[tid]
@@ -791,20 +797,7 @@ class SaveOnCpu(torch.autograd.graph.saved_tensors_hooks):
     (tensor.to(device)), which the autograd node holds while it runs."""
 
     def __init__(self):
-        import numpy as np
-
-        def pack(t):
-            w = {1: torch.uint8, 2: torch.int16, 4: torch.int32, 8: torch.int64}[t.element_size()]
-            return (np.array(t.detach().view(w).numpy(), copy=True), t.dtype)
-
-        def unpack(h):
-            a, dt = h
-            w = {1: torch.uint8, 2: torch.int16, 4: torch.int32, 8: torch.int64}[torch.empty((), dtype=dt).element_size()]
-            out = torch.empty(a.shape, dtype=dt)
-            out.view(w).copy_(torch.from_numpy(a))
-            return out
-
-        super().__init__(pack, unpack)
+        super().__init__(_to_host, _to_device)
 
 
 # The --activation-offload context of the step being measured (measure()).

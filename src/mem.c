@@ -606,34 +606,52 @@ stash_advance(struct sim *s, uint64_t n)
 		stash_evict(s, s->pack_id - OFFLOAD_STASH);
 }
 
+/*
+ * The next input of segment j's ops that the segment did not make (its
+ * checkpoint's inputs), one per use, in op order; -1 at the end.  *i and
+ * *k are the cursor: start at the segment's first op and 0.
+ */
+static int32_t
+seg_next_input(const struct sim *s, int32_t j, size_t *i, int *k)
+{
+	const struct vp_graph *g = s->g;
+	const struct seg *sg = &s->segs[j];
+
+	for (; *i < sg->end; (*i)++, *k = 0)
+		while (*k < VP_OP_MAXIO && g->op[*i].in[*k] >= 0) {
+			int32_t t = g->op[*i].in[(*k)++];
+
+			if (s->made_seg[t] != j)
+				return t;
+		}
+	return -1;
+}
+
 /* A checkpointed block starts: _NoopSaveInputs packs its inputs. */
 static void
 ckin_pack(struct sim *s, int32_t j)
 {
 	const struct vp_graph *g = s->g;
-	const struct seg *sg = &s->segs[j];
-	size_t i;
-	int k;
+	size_t i = s->segs[j].first;
+	int k = 0;
+	int32_t t;
 
-	for (i = sg->first; i < sg->end; i++)
-		for (k = 0; k < VP_OP_MAXIO && g->op[i].in[k] >= 0; k++) {
-			int32_t t = g->op[i].in[k];
-
-			if (s->made_seg[t] == j || !s->hold[t] || s->cko[t] ||
-			    !s->alive[t] || g->t[t].cat != VP_CAT_ACT)
-				continue;
-			/* Every pack takes an id; small ones stay. */
-			s->pack_id++;
-			if (g->t[t].bytes < OFFLOAD_MIN)
-				continue;
-			stash_advance(s, 0);
-			s->cko[t] = 1;
-			s->stash[s->nstash] = t;
-			s->stash_id[s->nstash++] = s->pack_id;
-			s->host_act += tb(s, t);
-			if (s->host_act > s->host_act_peak)
-				s->host_act_peak = s->host_act;
-		}
+	while ((t = seg_next_input(s, j, &i, &k)) >= 0) {
+		if (!s->hold[t] || s->cko[t] || !s->alive[t] ||
+		    g->t[t].cat != VP_CAT_ACT)
+			continue;
+		/* Every pack takes an id; small ones stay. */
+		s->pack_id++;
+		if (g->t[t].bytes < OFFLOAD_MIN)
+			continue;
+		stash_advance(s, 0);
+		s->cko[t] = 1;
+		s->stash[s->nstash] = t;
+		s->stash_id[s->nstash++] = s->pack_id;
+		s->host_act += tb(s, t);
+		if (s->host_act > s->host_act_peak)
+			s->host_act_peak = s->host_act;
+	}
 }
 
 /* The first n copies brought back (before the current unpack) are
@@ -656,29 +674,24 @@ bstash_release(struct sim *s, size_t n)
 static void
 ckin_unpack(struct sim *s, int32_t j)
 {
-	const struct vp_graph *g = s->g;
-	const struct seg *sg = &s->segs[j];
-	size_t i;
-	int k;
+	size_t i = s->segs[j].first;
+	int k = 0;
+	int32_t t;
 
-	for (i = sg->first; i < sg->end; i++)
-		for (k = 0; k < VP_OP_MAXIO && g->op[i].in[k] >= 0; k++) {
-			int32_t t = g->op[i].in[k];
-
-			if (s->made_seg[t] == j || !s->cko[t])
-				continue;
-			if (s->cko[t] == 2) {
-				add(s, (enum vp_cat)g->t[t].cat, tb(s, t));
-				if (s->rec)
-					s->th[t] = ev_alloc(s, tb(s, t),
-					    TAG_NONE);
-				/* bwd_tensor_stash holds the copy. */
-				s->refs[t]++;
-				s->bstash[s->nbstash++] = t;
-			}
-			s->host_act -= tb(s, t);
-			s->cko[t] = 0;
+	while ((t = seg_next_input(s, j, &i, &k)) >= 0) {
+		if (!s->cko[t])
+			continue;
+		if (s->cko[t] == 2) {
+			add(s, (enum vp_cat)s->g->t[t].cat, tb(s, t));
+			if (s->rec)
+				s->th[t] = ev_alloc(s, tb(s, t), TAG_NONE);
+			/* bwd_tensor_stash holds the copy. */
+			s->refs[t]++;
+			s->bstash[s->nbstash++] = t;
 		}
+		s->host_act -= tb(s, t);
+		s->cko[t] = 0;
+	}
 }
 
 /* Forward of ops [a, b); saving = whether saved tensors are kept. */
