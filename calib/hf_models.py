@@ -55,6 +55,15 @@ CONFIGS = {
     "mixtral": ("mixtral", dict(vocab_size=512, hidden_size=128, intermediate_size=96, num_hidden_layers=2,
                                 num_attention_heads=4, num_key_value_heads=2, num_local_experts=8, num_experts_per_tok=2,
                                 max_position_embeddings=2048, tie_word_embeddings=False)),
+    # Llama 4 text: 4 experts of 96 (top 1, sigmoid router) plus a shared expert in blocks 1 and 3
+    # (interleave_moe_layer_step 2), dense MLPs of 256 in blocks 0 and 2; block 3 is NoPE (global attention
+    # with temperature tuning), the others RoPE (complex, in fp32) with L2 q/k norms and chunked attention of 32.
+    "llama4": ("llama4_text", dict(vocab_size=512, hidden_size=128, intermediate_size=96, intermediate_size_mlp=256,
+                                   num_hidden_layers=4, num_attention_heads=4, num_key_value_heads=2, head_dim=32,
+                                   num_local_experts=4, num_experts_per_tok=1, interleave_moe_layer_step=2,
+                                   no_rope_layer_interval=4, attention_chunk_size=32, attn_temperature_tuning=True,
+                                   use_qk_norm=True, max_position_embeddings=2048, tie_word_embeddings=False,
+                                   pad_token_id=0, bos_token_id=1, eos_token_id=2)),
     "gpt2": ("gpt2", dict(vocab_size=4096, n_embd=128, n_layer=2, n_head=4, n_positions=1024, bos_token_id=4095, eos_token_id=4095,
                           attn_pdrop=0.0, embd_pdrop=0.0, resid_pdrop=0.0, summary_first_dropout=0.0)),
     "gpt2-act": ("gpt2", dict(vocab_size=512, n_embd=128, n_layer=3, n_head=4, n_positions=1024, bos_token_id=511,

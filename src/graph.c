@@ -681,6 +681,30 @@ dropout(struct lctx *x, const char *name, int32_t in)
 }
 
 /*
+ * x * rsqrt(mean(x^2) + eps) over rows of `width`, in fp32 and cast back
+ * to x's dtype: the weightless part of Llama's RMSNorm, and all of
+ * Llama 4's L2 norm of q and k (Llama4TextL2Norm).
+ */
+static int32_t
+rms_normalize(struct lctx *x, int32_t in, uint64_t width)
+{
+	uint64_t n = elems_of(x, in), rows = n / width;
+	int32_t x32, sq, var, ve, rs, hn;
+
+	x32 = cast(x, in, VP_FP32, VP_CAT_ACT);
+	sq = ew(x, "rms pow", n, VP_FP32, x32, -1, x32, -1, VP_CAT_ACT);
+	/* PyTorch 1.13's MeanBackward1 keeps its input (measured); 2.x
+	 * keeps only the sizes. */
+	var = ew(x, "rms mean", rows, VP_FP32, sq, -1, x->torch113 ? sq : -1,
+	    -1, VP_CAT_ACT);
+	ve = ew(x, "rms add", rows, VP_FP32, var, -1, -1, -1, VP_CAT_ACT);
+	rs = ew(x, "rms rsqrt", rows, VP_FP32, ve, -1, -1, -1, VP_CAT_ACT);
+	save_result(x, rs);
+	hn = ew(x, "rms mul", n, VP_FP32, x32, rs, x32, rs, VP_CAT_ACT);
+	return cast(x, hn, dt_of(x, in), VP_CAT_ACT);
+}
+
+/*
  * Normalisation of n = b*s rows of width h.
  * LayerNorm (native_layer_norm): saves input, mean and rstd (fp32, one per
  * row); under CUDA autocast it runs in fp32 (autocast's fp32 list).
@@ -726,23 +750,8 @@ norm_w(struct lctx *x, const char *name, int32_t in, uint64_t width)
 		o->bwd_tmp = vp_mul_sat(n, B(VP_FP32));
 		return y;
 	} else {
-		int32_t x32, sq, var, ve, rs, hn, hc;
+		int32_t hc = rms_normalize(x, in, width);
 
-		x32 = cast(x, in, VP_FP32, VP_CAT_ACT);
-		sq = ew(x, "rms pow", n, VP_FP32, x32, -1, x32, -1,
-		    VP_CAT_ACT);
-		/* PyTorch 1.13's MeanBackward1 keeps its input (measured);
-		 * 2.x keeps only the sizes. */
-		var = ew(x, "rms mean", rows, VP_FP32, sq, -1,
-		    x->torch113 ? sq : -1, -1, VP_CAT_ACT);
-		ve = ew(x, "rms add", rows, VP_FP32, var, -1, -1, -1,
-		    VP_CAT_ACT);
-		rs = ew(x, "rms rsqrt", rows, VP_FP32, ve, -1, -1, -1,
-		    VP_CAT_ACT);
-		save_result(x, rs);
-		hn = ew(x, "rms mul", n, VP_FP32, x32, rs, x32, rs,
-		    VP_CAT_ACT);
-		hc = cast(x, hn, idt, VP_CAT_ACT);
 		o = opnew(x, name);
 		IN(o, hc);
 		y = tnew(x, n, promote(x->w, idt), VP_CAT_ACT, name,
@@ -1529,10 +1538,181 @@ postnorm_block(struct lctx *x, int32_t in)
 }
 
 /* The block builders, by norm placement (vp_family_info.block). */
+/*
+ * Llama 4's RoPE (apply_rotary_emb, modeling_llama4.py v5.24) on q or k
+ * (n rows of `width`): the input upcast to fp32 and viewed as complex, a
+ * complex product with the positions' frequencies (which it saves: they
+ * are the model's one table, not counted), and the result cast back.
+ */
+static int32_t
+llama4_rope(struct lctx *x, int32_t t, uint64_t width)
+{
+	enum vp_dtype dt = dt_of(x, t);
+	uint64_t n = x->b * x->s * width;
+	int32_t f = cast(x, t, VP_FP32, VP_CAT_ACT);
+
+	f = ew(x, "rope complex mul", n, VP_FP32, f, -1, -1, -1, VP_CAT_ACT);
+	return cast(x, f, dt, VP_CAT_ACT);
+}
+
+/*
+ * Llama 4's MoE (Llama4TextMoe, v5.24), which runs every expert on every
+ * token: the router linear, top-k, a -inf tensor the top values are
+ * scattered into, their sigmoid in fp32 and the cast back; the input
+ * repeated once per expert and scaled by its column of scores (the mul
+ * saves both); one bmm with the experts' gate_up weights (e, h, 2f), SiLU
+ * of the gate half times the up half, a bmm with the down weights; the
+ * sum over experts added in place to the shared expert's output.  The
+ * bmms are autocast ops (their fp32 weights cast, as linears' are).
+ */
+static int32_t
+llama4_moe(struct lctx *x, int32_t in)
+{
+	const struct vp_model *m = x->m;
+	uint64_t rows = elems_of(x, in) / x->h, e = m->moe.experts;
+	uint64_t f = m->moe.ffn, k = m->moe.top_k;
+	enum vp_dtype dt;
+	int32_t r, topv, sc, sig, rep, col, gu, a, y, out;
+
+	r = linear(x, LIN_ROUTER, in, x->h, e, false, true, VP_CAT_ACT);
+	dt = dt_of(x, r);
+	/* topk keeps its indices for backward (int64). */
+	topv = ew(x, "router topk", rows * k, dt, r, -1, -1, -1, VP_CAT_ACT);
+	{
+		int32_t idx = tnew(x, rows * k, VP_INT64, VP_CAT_ACT,
+		    "topk indices", false);
+		struct vp_op *o = &x->g->op[x->g->nop - 1];
+
+		OUT(o, idx);
+		SAVE(o, idx);
+	}
+	sc = ew(x, "router scatter", rows * e, dt, topv, -1, -1, -1,
+	    VP_CAT_ACT);
+	sig = cast(x, sc, VP_FP32, VP_CAT_ACT);
+	sig = ew(x, "router sigmoid", rows * e, VP_FP32, sig, -1, -1, -1,
+	    VP_CAT_ACT);
+	save_result(x, sig);
+	sig = cast(x, sig, dt, VP_CAT_ACT);
+	rep = ew(x, "expert repeat", e * rows * x->h, dt_of(x, in), in, -1, -1,
+	    -1, VP_CAT_ACT);
+	/* scores.transpose(0, 1).reshape(-1, 1): a copy. */
+	col = ew(x, "score column", e * rows, dt, sig, -1, -1, -1, VP_CAT_ACT);
+	rep = ew(x, "routed scale", e * rows * x->h, promote(dt_of(x, rep), dt),
+	    rep, col, rep, col, VP_CAT_ACT);
+	x->wmult = e;
+	gu = linear(x, block_lin(x, VP_ROLE_GATE), rep, x->h, 2 * f, false,
+	    true, VP_CAT_ACT);
+	/* gate and up are views of gate_up: SiLU and the product keep
+	 * its storage. */
+	a = ew(x, "silu", e * rows * f, dt_of(x, gu), gu, -1, gu, -1,
+	    VP_CAT_ACT);
+	a = ew(x, "gate mul", e * rows * f, dt_of(x, gu), a, gu, a, gu,
+	    VP_CAT_ACT);
+	y = linear(x, block_lin(x, VP_ROLE_DOWN), a, f, x->h, false, true,
+	    VP_CAT_ACT);
+	x->wmult = 1;
+	y = ew(x, "expert sum", rows * x->h, dt_of(x, y), y, -1, -1, -1,
+	    VP_CAT_ACT);
+	out = mlp_block(x, in, m->moe.shared_ffn);
+	/* out.add_(...) is in place; lowered as an add whose input dies
+	 * with it, as moe()'s shared expert add. */
+	return ew(x, "shared expert add", rows * x->h, dt_of(x, out), out, y,
+	    -1, -1, VP_CAT_ACT);
+}
+
+/*
+ * Llama 4's text block (Llama4TextDecoderLayer, v5.24): Llama's pre-norm
+ * layout; q, k, v projected and viewed (b, s, heads, d); in a RoPE block
+ * the complex RoPE and the L2 norm of q and k (qk_l2norm), in a NoPE one
+ * the temperature tuning of q (a per-position fp32 factor: the product
+ * is fp32, cast back); then transposed views into attention.  A RoPE
+ * block attends within chunks (attn_chunk): once the sequence reaches a
+ * chunk, transformers passes sdpa a mask, so not enable_gqa, and k and v
+ * are repeated (use_gqa_in_sdpa).  The MLP is Llama4TextMoe in the
+ * blocks with experts, else a SwiGLU MLP of the model's ffn.
+ */
+static int32_t
+llama4_block(struct lctx *x, int32_t in)
+{
+	const struct vp_model *m = x->m;
+	uint64_t n = x->b * x->s, qd = x->a * x->d, kd = x->kv * x->d;
+	bool rope = !vp_block_nope(m, x->global_layer);
+	bool masked = rope && m->attn_chunk > 0 && x->s >= m->attn_chunk;
+	int32_t h1, q, k, v, ctx, o, res, h2, mlp, fm;
+	bool repeated;
+
+	h1 = norm(x, "input norm", in);
+	q = linear(x, block_lin(x, VP_ROLE_Q), h1, x->h, qd, m->qkv_bias,
+	    true, VP_CAT_ACT);
+	k = linear(x, block_lin(x, VP_ROLE_K), h1, x->h, kd, m->qkv_bias,
+	    true, VP_CAT_ACT);
+	v = linear(x, block_lin(x, VP_ROLE_V), h1, x->h, kd, m->qkv_bias,
+	    true, VP_CAT_ACT);
+	if (rope) {
+		q = llama4_rope(x, q, qd);
+		k = llama4_rope(x, k, kd);
+		if (m->qk_l2norm) {
+			q = rms_normalize(x, q, x->d);
+			k = rms_normalize(x, k, x->d);
+		}
+	} else if (m->attn_temperature) {
+		enum vp_dtype dt = dt_of(x, q);
+
+		q = ew(x, "attn temperature", n * qd, VP_FP32, q, -1, -1, -1,
+		    VP_CAT_ACT);
+		q = cast(x, q, dt, VP_CAT_ACT);
+	}
+	repeated = x->kv < x->a && x->p->attention != VP_ATTN_FLASH &&
+	    !(gqa_in_kernel(x) && !masked);
+	if (repeated) {
+		k = ew(x, "repeat k", n * qd, dt_of(x, k), k, -1, -1, -1,
+		    VP_CAT_ACT);
+		v = ew(x, "repeat v", n * qd, dt_of(x, v), v, -1, -1, -1,
+		    VP_CAT_ACT);
+	}
+	/*
+	 * sdpa turns the chunked mask (bool, b x 1 x s x s, made once per
+	 * forward and not counted) into an additive one in q's dtype
+	 * (convert_boolean_attn_mask), which the CPU flash kernel's
+	 * backward keeps (measured, PyTorch 2.13: _saved_attn_mask).
+	 */
+	if (masked && x->p->attention == VP_ATTN_SDPA) {
+		size_t i, first;
+
+		fm = ew(x, "mask to float", x->b * x->s * x->s, x->autocast ?
+		    x->c : dt_of(x, q), -1, -1, -1, -1, VP_CAT_ACT);
+		first = x->g->nop;
+		ctx = attention_core(x, q, k, v, x->fam.softmax_fp32,
+		    x->fam.mask_fp32);
+		for (i = first; i < x->g->nop; i++)
+			if (strcmp(x->g->op[i].name, "sdpa") == 0) {
+				IN(&x->g->op[i], fm);
+				if (rg_of(x, ctx))
+					SAVE(&x->g->op[i], fm);
+			}
+	} else {
+		ctx = attention_core(x, q, k, v, x->fam.softmax_fp32,
+		    x->fam.mask_fp32);
+	}
+	if (!attn_out_view(x))
+		ctx = ew(x, "attn transpose", n * qd, dt_of(x, ctx), ctx, -1,
+		    -1, -1, VP_CAT_ACT);
+	o = linear(x, block_lin(x, VP_ROLE_O), ctx, qd, x->h, m->o_bias > 0,
+	    true, VP_CAT_ACT);
+	res = ew(x, "residual add", elems_of(x, in), promote(dt_of(x, in),
+	    dt_of(x, o)), in, o, -1, -1, VP_CAT_ACT);
+	h2 = norm(x, "post attention norm", res);
+	mlp = vp_moe_layer_sparse(m, x->global_layer) ? llama4_moe(x, h2) :
+	    mlp_block(x, h2, x->f);
+	return ew(x, "residual add", elems_of(x, res), promote(dt_of(x, res),
+	    dt_of(x, mlp)), res, mlp, -1, -1, VP_CAT_ACT);
+}
+
 typedef int32_t (*block_fn)(struct lctx *x, int32_t in);
 static const block_fn block_builders[VP_BLOCK_COUNT] = {
 	[VP_BLOCK_PRE_NORM] = prenorm_block,
 	[VP_BLOCK_POST_NORM] = postnorm_block,
+	[VP_BLOCK_LLAMA4] = llama4_block,
 };
 
 /*
@@ -2350,6 +2530,7 @@ rank_params(struct vp_graph *g, const struct vp_model *m,
 	    ((double)(pc.per_layer - expert_params) / (double)tp +
 	    (double)expert_params / (double)ep) +
 	    (double)dense_here * (double)pc.dense_layer / (double)tp);
+	g->stage_block_params = g->params;
 	if (first)
 		g->params += pc.embedding / tp;
 	if (last) {
@@ -2372,6 +2553,7 @@ persistent_terms(struct vp_graph *g, const struct lctx *x,
 	const struct vp_model *m = x->m;
 	const struct vp_plan *p = x->p;
 	const struct vp_prec_info *pi = &vp_prec_info[p->precision];
+	uint64_t big;
 
 	g->trainable = g->params;
 	g->weight_bytes = vp_mul_sat(g->params, B(x->w));
@@ -2413,9 +2595,22 @@ persistent_terms(struct vp_graph *g, const struct lctx *x,
 		    dim, B(p->lora_dtype));
 		return;
 	}
-	g->largest_param_bytes = vp_mul_sat(first || last ?
-	    vp_mul_sat(x->V, x->h) :
-	    vp_mul_sat(x->h, x->f > x->h ? x->f : x->h), B(x->w));
+	big = vp_mul_sat(x->h, x->f > x->h ? x->f : x->h);
+	if ((first || last) && vp_mul_sat(x->V, x->h) > big)
+		big = vp_mul_sat(x->V, x->h);
+	/* transformers 5's experts (and Llama 4's in every release) are
+	 * one 3D parameter per projection: gate_up_proj holds every
+	 * expert's gate and up weights. */
+	if (m->has_moe && vp_model_runs_hf(m) &&
+	    (p->transformers_version >= 500 ||
+	    vp_model_family(m) == VP_FAMILY_LLAMA4)) {
+		uint64_t ex = vp_mul_sat(vp_mul_sat(m->moe.experts / p->ep,
+		    2 * m->moe.ffn), x->h);
+
+		if (ex > big)
+			big = ex;
+	}
+	g->largest_param_bytes = vp_mul_sat(big, B(x->w));
 }
 
 int

@@ -1251,7 +1251,7 @@ ds_persistent(const struct vp_graph *g, const struct vp_model *m,
 	struct vp_matrix mx[VP_MAX_MATRICES];
 	uint64_t blocks = vp_stage_blocks(m->layers, p->pp, p->stage);
 	uint64_t thr = p->ds.persist_threshold, mat = 0, small = 0, ad = 0;
-	uint64_t vec, inblocks = vp_mul_sat(g->block_params, blocks);
+	uint64_t vec, inblocks = g->stage_block_params;
 	size_t n = vp_model_matrices(m, p, blocks, mx), i;
 	unsigned r = p->lora_rank;
 
@@ -1308,8 +1308,7 @@ fsdp_timeline(const struct vp_graph *g, const struct vp_model *m,
 	unsigned cd = vp_dtype_bytes[pi->compute];
 	unsigned gd = vp_dtype_bytes[pi->grad];
 	unsigned rd = pi->compute != pi->weight ? 4 : cd;
-	uint64_t blocks = vp_stage_blocks(m->layers, p->pp, p->stage);
-	uint64_t inblocks = vp_mul_sat(g->block_params, blocks);
+	uint64_t inblocks = g->stage_block_params;
 	uint64_t root = g->params > inblocks ? g->params - inblocks : 0;
 	uint64_t ad = p->lora_rank ? vp_lora_params(m, p, 1) : 0;
 	uint64_t train = p->lora_rank ? ad : g->block_params;

@@ -77,6 +77,20 @@ const struct vp_family_info vp_family_info[VP_FAMILY_COUNT] = {
 		.lin = { [VP_ROLE_QKV] = "in_proj", [VP_ROLE_O] = "out_proj",
 		    [VP_ROLE_FC] = "intermediate", [VP_ROLE_DOWN] = "output" },
 	},
+	/*
+	 * Llama 4's text model: Llama's pre-norm block with complex RoPE in
+	 * fp32, an L2 norm of q and k and chunked attention in the RoPE
+	 * blocks, temperature-tuned q in the NoPE ones, and an MoE that runs
+	 * every expert on every token (graph.c, llama4_block).  First
+	 * shipped in 4.51; the row is the code of 5.24.
+	 */
+	[VP_FAMILY_LLAMA4] = {
+		.source = "transformers Llama4ForCausalLM (v5.24)",
+		.arch = VP_ARCH_DECODER, .block = VP_BLOCK_LLAMA4,
+		.head = VP_HEAD_LM, .repeat_kv = true, .softmax_fp32 = false,
+		.mask_fp32 = true, .logits_fp32 = true, .q_view = true,
+		.lin = DECODER_LINEARS,
+	},
 };
 
 enum vp_family
@@ -126,7 +140,7 @@ vp_model_traits(const struct vp_model *m)
 #define TRAIT(f) offsetof(struct vp_family_info, f)
 /* Qwen3's modeling files are generated from Llama's (modular
  * transformers): every change to Llama's code is one to theirs. */
-#define LLAMAS (FAM(LLAMA) | FAM(QWEN3))
+#define LLAMAS (FAM(LLAMA) | FAM(QWEN3) | FAM(LLAMA4))
 static const struct hf_change {
 	unsigned since;		/* transformers major * 100 + minor */
 	unsigned families;	/* FAM() bits */
@@ -248,6 +262,12 @@ vp_moe_layer_sparse(const struct vp_model *m, uint64_t l)
 		if (m->moe.mlp_only[i] == l)
 			return false;
 	return m->moe.sparse_step <= 1 || (l + 1) % m->moe.sparse_step == 0;
+}
+
+bool
+vp_block_nope(const struct vp_model *m, uint64_t l)
+{
+	return m->nope_every > 0 && (l + 1) % m->nope_every == 0;
 }
 
 uint64_t

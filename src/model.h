@@ -33,10 +33,11 @@
  */
 #define VP_FAMILY_LIST(X) \
 	X(LLAMA, "llama") X(GPT2, "gpt2") X(BERT, "bert") \
-	X(TORCH_NN, "torch-nn") X(QWEN3, "qwen3")
+	X(TORCH_NN, "torch-nn") X(QWEN3, "qwen3") X(LLAMA4, "llama4")
 /* Block builders of the lowering (graph.c's block_builders[]): where the
  * norms sit relative to the residual adds. */
-#define VP_BLOCK_LIST(X) X(PRE_NORM, "pre-norm") X(POST_NORM, "post-norm")
+#define VP_BLOCK_LIST(X) X(PRE_NORM, "pre-norm") X(POST_NORM, "post-norm") \
+	X(LLAMA4, "llama4")
 /* What follows the last block (graph.c's head_builders[]). */
 #define VP_HEAD_LIST(X) \
 	X(LM, "lm-head") X(MLM, "mlm-head") X(LINEAR, "linear-head")
@@ -190,6 +191,15 @@ struct vp_model {
 	bool post_norms;	/* Gemma-2 sandwich norms: 4 per layer */
 	bool attn_softcap;	/* Gemma-2: tanh soft-capping of eager scores */
 	bool logit_softcap;	/* Gemma-2: tanh soft-capping of the logits */
+	/* Llama 4 (family llama4): every nope_every-th block (from 1) has
+	 * no RoPE and global attention, the others RoPE, an L2 norm of q
+	 * and k (qk_l2norm) and attention within chunks of attn_chunk
+	 * tokens (0 = none); attn_temperature scales the NoPE blocks' q
+	 * by a per-position factor. */
+	uint32_t nope_every;
+	uint64_t attn_chunk;
+	bool attn_temperature;
+	bool qk_l2norm;
 	uint64_t vocab;
 	bool tie_embeddings;
 	enum vp_pos pos;
@@ -259,6 +269,8 @@ struct vp_family_info vp_model_traits_at(const struct vp_model *m,
  * its decoder_sparse_step.  False for a model without experts.
  */
 bool vp_moe_layer_sparse(const struct vp_model *m, uint64_t l);
+/* Whether block l (from 0) of a Llama 4 model has no RoPE (nope_every). */
+bool vp_block_nope(const struct vp_model *m, uint64_t l);
 /* How many of the blocks [first, first + count) keep a dense MLP (all of
  * them in a model without experts). */
 uint64_t vp_moe_dense_blocks(const struct vp_model *m, uint64_t first,

@@ -7,6 +7,7 @@
  * ignored, but the keys we read are type-checked).
  */
 #include "model_read.h"
+#include <ctype.h>
 
 #include <assert.h>
 #include <stdio.h>
@@ -61,6 +62,10 @@ static const struct key top_keys[] = {
 	{ "post_norms", K_BOOL, 0, 0, NULL, 0, -1, NULL, false },
 	{ "attn_softcap", K_BOOL, 0, 0, NULL, 0, -1, NULL, false },
 	{ "logit_softcap", K_BOOL, 0, 0, NULL, 0, -1, NULL, false },
+	{ "nope_every", K_U64, 0, MAX_LAYERS, NULL, 0, -1, NULL, false },
+	{ "attn_chunk", K_U64, 0, MAX_SEQ, NULL, 0, -1, NULL, false },
+	{ "attn_temperature", K_BOOL, 0, 0, NULL, 0, -1, NULL, false },
+	{ "qk_l2norm", K_BOOL, 0, 0, NULL, 0, -1, NULL, false },
 	{ "vocab", K_U64, 1, MAX_VOCAB, NULL, 0, VP_F_VOCAB,
 	    "the vocabulary size, e.g. 32000", true },
 	{ "tie_embeddings", K_BOOL, 0, 0, NULL, 0, -1, NULL, false },
@@ -87,6 +92,7 @@ static const struct key moe_keys[] = {
 	{ "shared_ffn", K_U64, 0, MAX_FFN, NULL, 0, -1, NULL, false },
 	{ "shared_gate", K_BOOL, 0, 0, NULL, 0, -1, NULL, false },
 	{ "first_dense", K_U64, 0, MAX_LAYERS, NULL, 0, -1, NULL, false },
+	{ "sparse_step", K_U64, 0, MAX_LAYERS, NULL, 0, -1, NULL, false },
 };
 
 static const struct key train_keys[] = {
@@ -221,6 +227,7 @@ set_moe(struct reading *r, const char *k, union val v)
 	else if (!strcmp(k, "shared_ffn")) m->moe.shared_ffn = v.u;
 	else if (!strcmp(k, "shared_gate")) m->moe.shared_gate = v.b;
 	else if (!strcmp(k, "first_dense")) m->moe.first_dense = (uint32_t)v.u;
+	else if (!strcmp(k, "sparse_step")) m->moe.sparse_step = (uint32_t)v.u;
 }
 
 static void
@@ -259,6 +266,10 @@ set_top(struct reading *r, const char *k, union val v)
 	else if (!strcmp(k, "post_norms")) m->post_norms = v.b;
 	else if (!strcmp(k, "attn_softcap")) m->attn_softcap = v.b;
 	else if (!strcmp(k, "logit_softcap")) m->logit_softcap = v.b;
+	else if (!strcmp(k, "nope_every")) m->nope_every = (uint32_t)v.u;
+	else if (!strcmp(k, "attn_chunk")) m->attn_chunk = v.u;
+	else if (!strcmp(k, "attn_temperature")) m->attn_temperature = v.b;
+	else if (!strcmp(k, "qk_l2norm")) m->qk_l2norm = v.b;
 	else if (!strcmp(k, "vocab")) m->vocab = v.u;
 	else if (!strcmp(k, "tie_embeddings")) m->tie_embeddings = v.b;
 	else if (!strcmp(k, "position")) m->pos = (enum vp_pos)v.e;
@@ -289,6 +300,18 @@ family_defaults(const struct ynode *root, struct vp_model *m)
 	if (m->family == VP_FAMILY_TORCH_NN &&
 	    ynode_get(root, "implementation") == NULL)
 		m->impl = VP_IMPL_TORCH_NN;
+	/* Llama4TextConfig's defaults (v5.24): a NoPE block every 4th,
+	 * chunks of 8192, temperature tuning and the L2 q/k norm on. */
+	if (m->family == VP_FAMILY_LLAMA4) {
+		if (ynode_get(root, "nope_every") == NULL)
+			m->nope_every = 4;
+		if (ynode_get(root, "attn_chunk") == NULL)
+			m->attn_chunk = 8192;
+		if (ynode_get(root, "attn_temperature") == NULL)
+			m->attn_temperature = true;
+		if (ynode_get(root, "qk_l2norm") == NULL)
+			m->qk_l2norm = true;
+	}
 }
 
 static int
@@ -368,6 +391,9 @@ static const struct hf_family hf_families[] = {
 	    VP_ACT_GELU, true, true, false, true, false, false },
 	{ "roberta", "Roberta", VP_FAMILY_BERT, VP_NORM_LAYERNORM,
 	    VP_POS_LEARNED, VP_ACT_GELU, true, true, false, true, false, false },
+	{ "llama4_text", "Llama4", VP_FAMILY_LLAMA4, VP_NORM_RMSNORM,
+	    VP_POS_ROPE, VP_ACT_SWIGLU, false, false, false, false, false,
+	    false },
 };
 #undef D
 
@@ -785,6 +811,191 @@ hf_qwen3(const struct ynode *root, const char *file, const char *type,
 			m->moe.mlp_only[m->moe.n_mlp_only++] = (uint32_t)v;
 }
 
+/*
+ * A list of block indices (moe_layers) or per-block flags (no_rope_layers)
+ * compared with the pattern "every step-th block, counting from 1", which
+ * is all the lowering models.  want(l) says what the pattern has at block
+ * l; as_flags reads a list of 0/1 per block instead of indices.  Returns
+ * 0 when the list matches, -1 after an error naming the first mismatch.
+ */
+static int
+hf_layer_pattern(const struct ynode *n, const char *file, const char *key,
+    uint64_t layers, bool as_flags, bool (*want)(uint64_t, uint32_t),
+    uint32_t step, const char *pattern, struct vp_diags *d)
+{
+	uint64_t l, v, j = 0;
+
+	if (ynode_want(n, YN_SEQ, file, key, d) != 0)
+		return -1;
+	if (as_flags && n->nkids < layers) {
+		vp_diag_add(d, file, n->pos, VP_ERROR, "%s has %zu entries "
+		    "for %llu blocks; it needs one per block", key, n->nkids,
+		    (unsigned long long)layers);
+		return -1;
+	}
+	for (l = 0; l < layers; l++) {
+		bool in;
+
+		if (as_flags) {
+			if (ynode_u64(n->kids[l], file, key, 0, 1, &v, d) != 0)
+				return -1;
+			in = v == 1;
+		} else {
+			in = false;
+			if (j < n->nkids) {
+				if (ynode_u64(n->kids[j], file, key, 0,
+				    MAX_LAYERS, &v, d) != 0)
+					return -1;
+				if (v == l) {
+					in = true;
+					j++;
+				}
+			}
+		}
+		if (in != want(l, step)) {
+			vp_diag_add(d, file, n->pos, VP_ERROR, "%s: block %llu "
+			    "breaks the pattern the model is planned with "
+			    "(%s); other layouts are not modelled", key,
+			    (unsigned long long)l, pattern);
+			return -1;
+		}
+	}
+	if (!as_flags && j < n->nkids) {
+		vp_diag_add(d, file, n->kids[j]->pos, VP_ERROR, "%s lists a "
+		    "block that is not in the model, or out of order; list "
+		    "block indices from 0, ascending", key);
+		return -1;
+	}
+	return 0;
+}
+
+static bool
+every_step(uint64_t l, uint32_t step)
+{
+	return step <= 1 || (l + 1) % step == 0;
+}
+
+static bool
+rope_block(uint64_t l, uint32_t nope_every)
+{
+	return nope_every == 0 || (l + 1) % nope_every != 0;
+}
+
+/*
+ * Llama 4's text model (transformers Llama4TextConfig and
+ * Llama4TextDecoderLayer, v5.24).  intermediate_size is the size of each
+ * routed expert and of the shared one (Llama4TextMoe), intermediate_size_mlp
+ * that of the dense blocks' MLP; the blocks in moe_layers (default every
+ * interleave_moe_layer_step-th) have the experts.  no_rope_layers flags the
+ * blocks with RoPE (1) and without (0; default every
+ * no_rope_layer_interval-th); the RoPE blocks attend within chunks of
+ * attention_chunk_size (layer_types "chunked_attention") and L2-normalize
+ * q and k (use_qk_norm), the NoPE ones attend globally and, with
+ * attn_temperature_tuning, scale q per position.  Defaults are the
+ * config class's.
+ */
+static void
+hf_llama4(const struct ynode *root, const char *file, struct vp_model *m,
+    struct vp_diags *d)
+{
+	const struct ynode *n;
+	uint64_t v;
+	bool b;
+	size_t i;
+
+	if (m->family != VP_FAMILY_LLAMA4)
+		return;
+	if (ynode_get(root, "head_dim") == NULL)
+		m->head_dim = 128;
+	if (ynode_get(root, "num_key_value_heads") == NULL)
+		m->kv_heads = 8;
+	m->has_moe = true;
+	if (m->moe.experts == 0)
+		m->moe.experts = 16;
+	if (m->moe.top_k == 0)
+		m->moe.top_k = 1;
+	m->moe.ffn = m->ffn ? m->ffn : 8192;
+	m->moe.shared_experts = 1;
+	m->moe.shared_ffn = m->moe.ffn;
+	m->ffn = 16384;
+	hf_u64(root, file, "intermediate_size_mlp", 1, MAX_FFN, &m->ffn,
+	    VP_F_FFN, m, d);
+	v = 1;
+	hf_u64(root, file, "interleave_moe_layer_step", 1, MAX_LAYERS, &v, -1,
+	    m, d);
+	m->moe.sparse_step = (uint32_t)v;
+	n = ynode_get(root, "moe_layers");
+	if (n != NULL && !ynode_is_null(n) && m->layers > 0)
+		hf_layer_pattern(n, file, "moe_layers", m->layers, false,
+		    every_step, m->moe.sparse_step,
+		    "experts in every interleave_moe_layer_step-th block", d);
+	v = 4;
+	hf_u64(root, file, "no_rope_layer_interval", 1, MAX_LAYERS, &v, -1, m,
+	    d);
+	m->nope_every = (uint32_t)v;
+	n = ynode_get(root, "no_rope_layers");
+	if (n != NULL && !ynode_is_null(n) && n->kind == YN_SEQ &&
+	    m->layers > 0) {
+		/* The interval is where the first NoPE block (0) sits. */
+		m->nope_every = 0;
+		for (i = 0; i < n->nkids && i < m->layers; i++)
+			if (n->kids[i]->kind == YN_SCALAR &&
+			    strcmp(n->kids[i]->str, "0") == 0) {
+				m->nope_every = (uint32_t)(i + 1);
+				break;
+			}
+		hf_layer_pattern(n, file, "no_rope_layers", m->layers, true,
+		    rope_block, m->nope_every,
+		    "no RoPE in every k-th block only", d);
+	} else if (n != NULL && !ynode_is_null(n)) {
+		ynode_want(n, YN_SEQ, file, "no_rope_layers", d);
+	}
+	m->attn_chunk = 8192;
+	n = ynode_get(root, "attention_chunk_size");
+	if (n != NULL && ynode_is_null(n))
+		m->attn_chunk = 0;
+	else
+		hf_u64(root, file, "attention_chunk_size", 1, MAX_SEQ,
+		    &m->attn_chunk, -1, m, d);
+	n = ynode_get(root, "layer_types");
+	if (n != NULL && !ynode_is_null(n) &&
+	    ynode_want(n, YN_SEQ, file, "layer_types", d) == 0) {
+		for (i = 0; i < n->nkids && i < m->layers; i++) {
+			const char *want = m->attn_chunk &&
+			    !vp_block_nope(m, i) ? "chunked_attention" :
+			    "full_attention";
+
+			if (n->kids[i]->kind != YN_SCALAR ||
+			    strcmp(n->kids[i]->str, want) != 0) {
+				vp_diag_add(d, file, n->kids[i]->pos, VP_ERROR,
+				    "layer_types: block %zu is planned as "
+				    "'%s' (chunked attention in the RoPE "
+				    "blocks when attention_chunk_size is "
+				    "set); other layouts are not modelled", i,
+				    want);
+				break;
+			}
+		}
+	}
+	/* A number in the released configs (Scout's says 4): the class
+	 * tests its truth. */
+	m->attn_temperature = true;
+	n = ynode_get(root, "attn_temperature_tuning");
+	if (n != NULL && n->kind == YN_SCALAR && !ynode_is_null(n) &&
+	    (isdigit((unsigned char)n->str[0]) || n->str[0] == '-'))
+		m->attn_temperature = strtod(n->str, NULL) != 0;
+	else if (hf_bool(root, file, "attn_temperature_tuning", &b, d) > 0)
+		m->attn_temperature = b;
+	m->qk_l2norm = true;
+	if (hf_bool(root, file, "use_qk_norm", &b, d) > 0)
+		m->qk_l2norm = b;
+	if ((n = ynode_get(root, "router_jitter_noise")) != NULL &&
+	    n->kind == YN_SCALAR && strtod(n->str, NULL) != 0)
+		vp_diag_add(d, file, n->pos, VP_ERROR, "router_jitter_noise "
+		    "is not modelled (a noise tensor per router input); set it "
+		    "to 0");
+}
+
 /* The sizes every config must give; one message, for the first missing,
  * and only when nothing else went wrong.  `where` names the mapping. */
 static void
@@ -903,6 +1114,7 @@ read_hf(const struct ynode *root, const char *file, unsigned flags,
 	hf_moe(text, file, fam, m, d);
 	hf_qwen3(text, file, type, m, d);
 	hf_softcap(text, m);
+	hf_llama4(text, file, m, d);
 	hf_required(text, file, where, m, before, d);
 	return vp_diags_count(d, VP_ERROR) == before ? 0 : -1;
 }

@@ -936,6 +936,45 @@ compile_plan(const struct vp_plan *p, const struct vp_model *m,
 	return 0;
 }
 
+/*
+ * Llama 4 (family llama4) is modelled as transformers 5.24 runs it
+ * (graph.c, llama4_block), measured on the CPU in tests/validate_hf.py:
+ * every expert on every token in two bmm calls over 3D parameters.
+ * Llama4PreTrainedModel has no FlashAttention path (_supports_flash_attn
+ * is False), PEFT's LoRA and bitsandbytes wrap nn.Linear layers, not the
+ * 3D experts, and the split of that code by tensor, context or expert
+ * parallelism is not what the lowering describes.
+ */
+static int
+llama4_plan(const struct vp_plan *p, const struct vp_model *m,
+    unsigned world, struct vp_diags *d)
+{
+	(void)world;
+	if (vp_model_family(m) != VP_FAMILY_LLAMA4)
+		return 0;
+	if (m->impl != VP_IMPL_HF)
+		return refuse(d, "family llama4 is modelled as transformers' "
+		    "Llama4ForCausalLM only (implementation: hf), not %s",
+		    vp_impl_names[m->impl]);
+	if (p->attention == VP_ATTN_FLASH)
+		return refuse(d, "%s: transformers has no FlashAttention path "
+		    "for Llama 4 (_supports_flash_attn is False); use "
+		    "--attention sdpa or eager", m->name);
+	if (p->tp > 1 || p->cp > 1 || p->ep > 1)
+		return refuse(d, "%s: tensor, context and expert parallelism "
+		    "are not modelled for Llama 4 (transformers runs every "
+		    "expert on every token); use --tp 1 --cp 1 --ep 1 with "
+		    "data parallelism and ZeRO or FSDP", m->name);
+	if (p->lora_rank > 0 || p->quant != VP_QUANT_NONE)
+		return refuse(d, "%s: LoRA and QLoRA are not modelled for "
+		    "Llama 4 (PEFT and bitsandbytes wrap nn.Linear layers, "
+		    "not its 3D expert parameters; not measured)", m->name);
+	if (p->float8 != VP_FLOAT8_NONE || p->precision == VP_PREC_FP8)
+		return refuse(d, "%s: float8 training is not modelled for "
+		    "Llama 4", m->name);
+	return 0;
+}
+
 #define TPPPCPDP (VP_RK_TP | VP_RK_PP | VP_RK_CP | VP_RK_DP)
 
 static const struct rule rules[] = {
@@ -946,6 +985,7 @@ static const struct rule rules[] = {
 	{ seq_learned, 0, false },
 	{ seq_causal, 0, false },
 	{ softcap_attention, 0, false },
+	{ llama4_plan, VP_RK_TP | VP_RK_CP | VP_RK_EP, false },
 	{ cp_attention, VP_RK_CP, false },
 	{ ep_experts, VP_RK_EP, false },
 	{ vpp_chunks, VP_RK_PP, false },

@@ -302,6 +302,17 @@ run est-qwen3-8b-4xh100 qwen3-8b --gpus 4xH100 --zero 3 --no-search
 run est-qwen3-30b-a3b-8xh100 qwen3-30b-a3b --gpus 8xH100
 run est-hf-qwen3-coder-480b tests/data/hf/qwen3-coder-480b-a35b.config.json \
     --json --no-search --tp 1 --pp 1
+# Llama 4: the library's Scout on 8 H100s (no plan fits: what would),
+# Maverick with ZeRO-3 on 64, and the real Scout config.json, refused for
+# its vision tower without --text-only.
+run est-llama-4-scout-8xh100 llama-4-scout --gpus 8xH100
+run est-llama-4-maverick-64xh100 llama-4-maverick --gpus 64xH100 --zero 3 \
+    --recompute full --no-search
+run est-hf-llama-4-scout-vision tests/data/hf/llama-4-scout-hf.config.json
+run est-hf-llama-4-scout-text-only tests/data/hf/llama-4-scout-hf.config.json \
+    --text-only --gpus 64xH100 --zero 3 --recompute full --no-search
+run est-hf-llama-4-lora tests/data/hf/llama-4-scout-hf.config.json \
+    --text-only --lora 16
 # A multimodal config: refused for its vision tower (tests/bad/54), or
 # its language model alone with --text-only and a note.
 run est-hf-text-only-mistral-small-3 \

@@ -65,7 +65,10 @@ while IFS=$tab read -r model published source; do
 		fail=$((fail + 1))
 		continue
 	fi
-	computed=$("$prog" "$yaml" --json 2>/dev/null | json_params)
+	# A multimodal config's language model (its text_config) alone.
+	only=
+	grep -q '"text_config"' "$yaml" && only=--text-only
+	computed=$("$prog" "$yaml" $only --json 2>/dev/null | json_params)
 	case $computed in
 	''|*[!0-9]*)
 		printf '%-16s %16s %16s %9s  %s\n' "$model" error \

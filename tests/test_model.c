@@ -858,8 +858,9 @@ hf_unknown_model_type(void **state)
 	    "  \"vocab_size\": 100\n}\n", &m, &d), -1);
 	expect_error_at(&d, "model_type 'frobnicator' is not a supported "
 	    "family (supported: llama, mistral,", 2, 17);
-	expect_error_at(&d, "bert, roberta); describe the model in vramplan's "
-	    "own YAML schema instead (see vramplan-model(5))", 2, 17);
+	expect_error_at(&d, "roberta, ", 2, 17);
+	expect_error_at(&d, "); describe the model in vramplan's own YAML "
+	    "schema instead (see vramplan-model(5))", 2, 17);
 	assert_int_equal(vp_diags_count(&d, VP_ERROR), 1);
 	assert_int_equal(vp_diags_count(&d, VP_WARNING), 0);
 	vp_model_free(&m);
@@ -1076,10 +1077,10 @@ hf_text_config(void **state)
 	vp_diags_clear(&d);
 
 	/* The family error comes first: an unsupported text model. */
-	assert_int_equal(load("{\"model_type\": \"llama4\",\n"
-	    "\"text_config\": {\"model_type\": \"llama4_text\"},"
+	assert_int_equal(load("{\"model_type\": \"qwen3_vl\",\n"
+	    "\"text_config\": {\"model_type\": \"qwen3_next\"},"
 	    " \"vision_config\": {}}", &m, &d), -1);
-	expect_error_at(&d, "model_type 'llama4_text' is not a supported "
+	expect_error_at(&d, "model_type 'qwen3_next' is not a supported "
 	    "family", 2, 31);
 	assert_int_equal(vp_diags_count(&d, VP_ERROR), 1);
 	vp_model_free(&m);
@@ -1652,6 +1653,86 @@ hf_qwen3_configs(void **state)
 	vp_diags_clear(&d);
 }
 
+/*
+ * Llama 4 text configs (hf_llama4): intermediate_size is the experts'
+ * (and the shared expert's), intermediate_size_mlp the dense blocks';
+ * moe_layers and no_rope_layers must follow the every-k-th patterns the
+ * lowering has, derived from interleave_moe_layer_step and the first
+ * NoPE block; layer_types must agree; attn_temperature_tuning may be a
+ * number (Scout's config says 4); a null attention_chunk_size is none.
+ */
+static void
+hf_llama4_configs(void **state)
+{
+	static const char dims[] = "\"model_type\": \"llama4_text\", "
+	    "\"hidden_size\": 64, \"num_hidden_layers\": 4, "
+	    "\"num_attention_heads\": 4, \"num_key_value_heads\": 2, "
+	    "\"head_dim\": 16, \"intermediate_size\": 32, "
+	    "\"intermediate_size_mlp\": 128, \"vocab_size\": 100, "
+	    "\"num_local_experts\": 4";
+	struct vp_diags d = { 0 };
+	struct vp_model m;
+	struct vp_param_count pc;
+	struct vp_buf t;
+
+	(void)state;
+	vp_buf_init(&t);
+	vp_buf_printf(&t, "{%s, \"interleave_moe_layer_step\": 2, "
+	    "\"moe_layers\": [1, 3], \"no_rope_layers\": [1, 0, 1, 0], "
+	    "\"attn_temperature_tuning\": 4, \"attention_chunk_size\": null}",
+	    dims);
+	assert_int_equal(load(t.s, &m, &d), 0);
+	assert_int_equal(m.family, VP_FAMILY_LLAMA4);
+	assert_int_equal(m.ffn, 128);
+	assert_int_equal(m.moe.ffn, 32);
+	assert_int_equal(m.moe.shared_experts, 1);
+	assert_int_equal(m.moe.shared_ffn, 32);
+	assert_int_equal(m.moe.top_k, 1);
+	assert_int_equal(m.nope_every, 2);
+	assert_int_equal(m.attn_chunk, 0);
+	assert_true(m.attn_temperature && m.qk_l2norm);
+	assert_false(vp_moe_layer_sparse(&m, 0));
+	assert_true(vp_moe_layer_sparse(&m, 1));
+	assert_false(vp_block_nope(&m, 0));
+	assert_true(vp_block_nope(&m, 3));
+	vp_model_params(&m, &pc);
+	/* Attention q 64x64, k, v 64x32, o 64x64 (no L2-norm weights);
+	 * experts 4 x 3 x 64x32, shared 3x64x32, router 64x4; 2 norms. */
+	assert_int_equal(pc.per_layer, 2 * 64 * 64 + 2 * 64 * 32 +
+	    4 * 3 * 64 * 32 + 3 * 64 * 32 + 64 * 4 + 2 * 64);
+	vp_model_free(&m);
+	vp_buf_free(&t);
+	vp_diags_clear(&d);
+
+	vp_buf_init(&t);
+	vp_buf_printf(&t, "{%s, \"interleave_moe_layer_step\": 2, "
+	    "\"moe_layers\": [0, 2]}", dims);
+	assert_int_equal(load(t.s, &m, &d), -1);
+	assert_non_null(find(&d, VP_ERROR, "moe_layers: block 0 breaks"));
+	vp_model_free(&m);
+	vp_buf_free(&t);
+	vp_diags_clear(&d);
+
+	vp_buf_init(&t);
+	vp_buf_printf(&t, "{%s, \"no_rope_layers\": [1, 0, 0, 1]}", dims);
+	assert_int_equal(load(t.s, &m, &d), -1);
+	assert_non_null(find(&d, VP_ERROR, "no_rope_layers: block 2"));
+	vp_model_free(&m);
+	vp_buf_free(&t);
+	vp_diags_clear(&d);
+
+	vp_buf_init(&t);
+	vp_buf_printf(&t, "{%s, \"layer_types\": [\"full_attention\", "
+	    "\"full_attention\", \"full_attention\", \"full_attention\"]}",
+	    dims);
+	assert_int_equal(load(t.s, &m, &d), -1);
+	assert_non_null(find(&d, VP_ERROR, "layer_types: block 0 is "
+	    "planned as 'chunked_attention'"));
+	vp_model_free(&m);
+	vp_buf_free(&t);
+	vp_diags_clear(&d);
+}
+
 /* Every family's row names the linears its block builder asks for. */
 static void
 family_rows_complete(void **state)
@@ -1780,6 +1861,7 @@ main(void)
 		cmocka_unit_test(family_default_and_explicit),
 		cmocka_unit_test(hf_families_set_family),
 		cmocka_unit_test(hf_qwen3_configs),
+		cmocka_unit_test(hf_llama4_configs),
 		cmocka_unit_test(hf_softcap_configs),
 		cmocka_unit_test(family_rows_complete),
 		cmocka_unit_test(transformers_release_rows),
