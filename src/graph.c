@@ -83,6 +83,9 @@ struct lctx {
 	/* The current block's gated product (mlp_block): its op and the
 	 * gate's output, -1 = none. */
 	int32_t gated_op, gated_gate;
+	/* The attention masks of a model with local layers (layer_masks):
+	 * the causal and the sliding-window one, -1 = none. */
+	int32_t mask_full, mask_local;
 };
 
 /*
@@ -688,6 +691,41 @@ dropout(struct lctx *x, const char *name, int32_t in)
  * input, mean, +eps, rsqrt saves its result, mul saves both operands,
  * to(input dtype), weight * x saves the normalised x.
  */
+/*
+ * Gemma's RMSNorm (Gemma3RMSNorm.forward, transformers 5.24):
+ * output = _norm(x.float()) * (1.0 + weight.float()), then
+ * .type_as(x).  The pow, the mean and the rsqrt are Llama's; the product
+ * with (1 + weight) is in fp32, so the fp32 normalized tensor is what it
+ * keeps for the weight's gradient, and the cast back follows it.
+ */
+static int32_t
+norm_1p(struct lctx *x, const char *name, int32_t in, uint64_t width)
+{
+	uint64_t n = elems_of(x, in), rows = n / width;
+	enum vp_dtype idt = dt_of(x, in);
+	struct vp_op *o;
+	int32_t x32, sq, var, ve, rs, hn, y;
+
+	x32 = cast(x, in, VP_FP32, VP_CAT_ACT);
+	sq = ew(x, "rms pow", n, VP_FP32, x32, -1, x32, -1, VP_CAT_ACT);
+	var = ew(x, "rms mean", rows, VP_FP32, sq, -1, -1, -1, VP_CAT_ACT);
+	ve = ew(x, "rms add", rows, VP_FP32, var, -1, -1, -1, VP_CAT_ACT);
+	rs = ew(x, "rms rsqrt", rows, VP_FP32, ve, -1, -1, -1, VP_CAT_ACT);
+	save_result(x, rs);
+	hn = ew(x, "rms mul", n, VP_FP32, x32, rs, x32, rs, VP_CAT_ACT);
+	o = opnew(x, name);
+	IN(o, hn);
+	y = tnew(x, n, VP_FP32, VP_CAT_ACT, name, !x->frozen || rg_of(x, hn));
+	OUT(o, y);
+	/* (1 + weight) * hn keeps hn only for the weight's gradient. */
+	if (!x->frozen) {
+		SAVE(o, hn);
+		o->wgrad_bytes = vp_mul_sat(width, B(x->gd));
+	}
+	o->bwd_tmp = vp_mul_sat(n, B(VP_FP32));
+	return cast(x, y, idt, VP_CAT_ACT);
+}
+
 static int32_t
 norm_w(struct lctx *x, const char *name, int32_t in, uint64_t width)
 {
@@ -725,6 +763,8 @@ norm_w(struct lctx *x, const char *name, int32_t in, uint64_t width)
 		/* Backward: dgamma/dbeta partial sums per row block. */
 		o->bwd_tmp = vp_mul_sat(n, B(VP_FP32));
 		return y;
+	} else if (x->fam.norm_1p) {
+		return norm_1p(x, name, in, width);
 	} else {
 		int32_t x32, sq, var, ve, rs, hn, hc;
 
@@ -807,6 +847,26 @@ activation(struct lctx *x, enum vp_act act, int32_t in)
 }
 
 /*
+ * Whether sdpa gets a mask in this block: a local (sliding-window) layer
+ * whose window the sequence reaches.  transformers' masking_utils skips
+ * the mask for sdpa only when nothing is padded and no window applies
+ * (_ignore_causal_mask_sdpa: kv_length >= local_attention_size keeps
+ * it), so the kernel gets a (b, 1, s, s) bool mask instead of
+ * is_causal; with it, use_gqa_in_sdpa is false (repeat_kv's copies), and
+ * PyTorch's scaled_dot_product_attention converts the bool mask to one
+ * of q's dtype (convert_boolean_attn_mask), which the kernel's backward
+ * keeps.  Nothing else of the window changes memory: eager builds the
+ * whole (b, 1, s, s) masks either way, and flash-attn's window saves
+ * what its full attention does.
+ */
+static bool
+window_mask(const struct lctx *x)
+{
+	return x->p->attention == VP_ATTN_SDPA &&
+	    vp_layer_local(x->m, x->global_layer) && x->s_kv >= x->m->window;
+}
+
+/*
  * Attention core on q (b,a,s,d), k and v (b,a,s,d after repeat).  q, k
  * and v may be one tensor (a fused projection whose views they are), so
  * the output's size comes from the dimensions: b*a*s rows of d.
@@ -845,11 +905,18 @@ attention_core(struct lctx *x, int32_t q, int32_t k, int32_t v,
 		int32_t lse;
 		bool rg;
 
+		int32_t wm = -1;
+
+		if (window_mask(x))
+			wm = ew(x, "window mask", x->b * x->s * x->s_kv, cdt,
+			    x->mask_local, -1, -1, -1, VP_CAT_ACT);
 		o = opnew(x, "sdpa");
 		region_ci(x);
 		IN(o, q);
 		IN(o, k);
 		IN(o, v);
+		if (wm >= 0)
+			IN(o, wm);
 		rg = rg_of(x, q) || rg_of(x, k) || rg_of(x, v);
 		out = tnew(x, rows * x->d, cdt, VP_CAT_ACT, "attn out", rg);
 		lse = tnew(x, rows, VP_FP32, VP_CAT_ACT, "lse", false);
@@ -870,6 +937,8 @@ attention_core(struct lctx *x, int32_t q, int32_t k, int32_t v,
 			SAVE(o, v);
 			SAVE(o, lse);
 			SAVE(o, out);
+			if (wm >= 0)
+				SAVE(o, wm);
 		}
 		/* Context parallel (ring attention): the k and v chunks of
 		 * the other ranks pass through double buffers. */
@@ -898,7 +967,8 @@ attention_core(struct lctx *x, int32_t q, int32_t k, int32_t v,
 	 */
 	if (!x->fam.mask_skip)
 		sc = ew(x, "mask add", ss, mask_fp32 && x->autocast ? VP_FP32 :
-		    cdt, sc, -1, -1, -1, VP_CAT_ACT);
+		    cdt, sc, vp_layer_local(x->m, x->global_layer) ?
+		    x->mask_local : x->mask_full, -1, -1, VP_CAT_ACT);
 	if (fp32_softmax && cdt != VP_FP32) {
 		/* Llama: softmax(dtype=float32).to(q.dtype), then dropout. */
 		if (x->autocast && !x->cpu)
@@ -967,7 +1037,7 @@ static bool
 gqa_in_kernel(const struct lctx *x)
 {
 	return x->p->attention == VP_ATTN_SDPA && x->fam.sdpa_gqa &&
-	    x->p->torch_version >= 205 && x->d <= 256;
+	    x->p->torch_version >= 205 && x->d <= 256 && !window_mask(x);
 }
 
 /* t.contiguous() of a transposed (b, s, heads, d) view: a copy of `width`
@@ -1955,6 +2025,11 @@ embeddings(struct lctx *x, uint64_t rows)
 	if (!x->frozen)
 		o->wgrad_bytes = vp_mul_sat(x->V * x->h, B(x->gd));
 	x->embed_op = (int32_t)(x->g->nop - 1);
+	/* Gemma: the lookup times sqrt(hidden) (a scalar buffer in the
+	 * weights' dtype: nothing saved). */
+	if (x->fam.embed_scale)
+		t = ew(x, "embed scale", rows * x->h, x->w, t, -1, -1, -1,
+		    VP_CAT_ACT);
 	if (m->pos == VP_POS_LEARNED)
 		t = added_embedding(x, "position embedding", m->max_seq, rows,
 		    t);
@@ -2043,6 +2118,7 @@ lctx_init(struct lctx *x, const struct vp_model *m, const struct vp_plan *p,
 	x->embed_op = -1;
 	x->wgrad_op = -1;
 	x->gated_op = x->gated_gate = -1;
+	x->mask_full = x->mask_local = -1;
 	if (x->frozen && x->autocast) {
 		x->w = x->c;
 		x->r = x->c;
@@ -2229,6 +2305,58 @@ compiled_checkpoint_mlp(struct lctx *x)
  * the head and loss (last stage) or the pipeline send.  `offset` is the
  * index of the stage's first block in the whole model.
  */
+/*
+ * The masks a model with local layers builds once per forward
+ * (Gemma3TextModel.forward's causal_mask_mapping, masking_utils): for
+ * eager, the causal and the sliding-window one, (b, 1, s, s) additive
+ * masks in the embeddings' dtype, whatever the layers' types; for sdpa,
+ * a bool sliding-window mask only when the window is reached (window_mask;
+ * the causal one is skipped for is_causal).  They live until the model's
+ * forward returns (the "masks freed" op after the stage's last block);
+ * a checkpointed block holds the ones it reads until its backward.
+ * Models without local layers build the same causal mask for eager, which
+ * is left out, as it always was.
+ */
+static void
+layer_masks(struct lctx *x, uint64_t offset, uint32_t blocks)
+{
+	uint64_t n = x->b * x->s * x->s_kv, l;
+	bool local = false;
+
+	x->mask_full = x->mask_local = -1;
+	for (l = offset; l < offset + blocks && !local; l++)
+		local = vp_layer_local(x->m, l);
+	if (!local)
+		return;
+	if (x->p->attention == VP_ATTN_EAGER && !x->fam.mask_skip) {
+		enum vp_dtype dt = x->autocast ? VP_FP32 : x->w;
+
+		x->mask_full = ew(x, "causal mask", n, dt, -1, -1, -1, -1,
+		    VP_CAT_ACT);
+		x->mask_local = ew(x, "sliding window mask", n, dt, -1, -1,
+		    -1, -1, VP_CAT_ACT);
+	} else if (x->p->attention == VP_ATTN_SDPA &&
+	    x->s_kv >= x->m->window) {
+		x->mask_local = ew(x, "sliding window mask", n, VP_BOOL, -1,
+		    -1, -1, -1, VP_CAT_ACT);
+	}
+}
+
+static void
+masks_freed(struct lctx *x)
+{
+	struct vp_op *o;
+
+	if (x->mask_full < 0 && x->mask_local < 0)
+		return;
+	o = opnew(x, "masks freed");
+	if (x->mask_full >= 0)
+		IN(o, x->mask_full);
+	if (x->mask_local >= 0)
+		IN(o, x->mask_local);
+	x->mask_full = x->mask_local = -1;
+}
+
 static void
 lower_ops(struct lctx *x, uint32_t blocks, uint64_t offset, bool first,
     bool last)
@@ -2250,6 +2378,7 @@ lower_ops(struct lctx *x, uint32_t blocks, uint64_t offset, bool first,
 		    x->r, -1, -1, -1, -1, VP_CAT_ACT);
 		g->t[t].requires_grad = true;
 	}
+	layer_masks(x, offset, blocks);
 	for (l = 1; l <= blocks; l++) {
 		x->global_layer = offset + l - 1;
 		begin_layer(x, l, t);
@@ -2299,6 +2428,7 @@ lower_ops(struct lctx *x, uint32_t blocks, uint64_t offset, bool first,
 	}
 	x->layer = 0;
 	g->layer_first_op[blocks + 1] = g->nop;
+	masks_freed(x);
 	if (last) {
 		head_and_loss(x, t);
 		g->input_bytes = n * B(VP_INT64);	/* labels */

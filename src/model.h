@@ -33,7 +33,8 @@
  */
 #define VP_FAMILY_LIST(X) \
 	X(LLAMA, "llama") X(GPT2, "gpt2") X(BERT, "bert") \
-	X(TORCH_NN, "torch-nn") X(QWEN3, "qwen3")
+	X(TORCH_NN, "torch-nn") X(QWEN3, "qwen3") \
+	X(GEMMA3, "gemma3")
 /* Block builders of the lowering (graph.c's block_builders[]): where the
  * norms sit relative to the residual adds. */
 #define VP_BLOCK_LIST(X) X(PRE_NORM, "pre-norm") X(POST_NORM, "post-norm")
@@ -115,6 +116,13 @@ struct vp_family_info {
 	bool qk_norm;		/* RMSNorm over head_dim on q and k after
 				 * their projections, before RoPE (Qwen3's
 				 * q_norm, k_norm) */
+	bool norm_1p;		/* Gemma's RMSNorm: x.float() normalized,
+				 * times (1 + weight) in fp32, then cast
+				 * back (Gemma3RMSNorm): the product's fp32
+				 * input is what the weight keeps */
+	bool embed_scale;	/* embeddings times sqrt(hidden) (Gemma's
+				 * scaled word embedding): one more
+				 * tensor of the embeddings' size */
 	bool q_view;		/* q reaches attention as a transposed view
 				 * of its (b, s, a*d) projection (Hugging
 				 * Face): a fused kernel's output takes that
@@ -190,6 +198,13 @@ struct vp_model {
 	bool post_norms;	/* Gemma-2 sandwich norms: 4 per layer */
 	bool attn_softcap;	/* Gemma-2: tanh soft-capping of eager scores */
 	bool logit_softcap;	/* Gemma-2: tanh soft-capping of the logits */
+	uint64_t window;	/* sliding-window size of the local layers
+				 * (Gemma-3, gpt-oss); 0 = every layer
+				 * attends to the whole sequence */
+	uint32_t global_every;	/* with a window: block l (from 0) is a
+				 * global (full-attention) one when
+				 * (l + 1) is a multiple of it, the others
+				 * local; 1 = none local */
 	uint64_t vocab;
 	bool tie_embeddings;
 	enum vp_pos pos;
@@ -263,6 +278,10 @@ bool vp_moe_layer_sparse(const struct vp_model *m, uint64_t l);
  * them in a model without experts). */
 uint64_t vp_moe_dense_blocks(const struct vp_model *m, uint64_t first,
     uint64_t count);
+
+/* Whether block l (from 0) attends within the sliding window (a local
+ * layer of Gemma-3 or gpt-oss); false for a model without a window. */
+bool vp_layer_local(const struct vp_model *m, uint64_t l);
 
 bool vp_act_gated(enum vp_act a);
 /* Parameters of one MLP block (gated or not) of intermediate size ffn. */

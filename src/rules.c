@@ -936,6 +936,44 @@ compile_plan(const struct vp_plan *p, const struct vp_model *m,
 	return 0;
 }
 
+/*
+ * Models with local (sliding-window) layers, Gemma-3: measured with the
+ * real class on the CPU (tests/validate_hf.py) in full training, eager
+ * and sdpa, without and with --recompute full.  What was not measured is
+ * refused: LoRA and quantized bases (the (1 + weight) norms and the
+ * masks were not measured frozen), context parallelism (ring attention's
+ * chunks against a window), selective recompute (the attention core with
+ * its mask), fp8, and activation offloading.
+ */
+static int
+local_attention(const struct vp_plan *p, const struct vp_model *m,
+    unsigned world, struct vp_diags *d)
+{
+	const char *what = NULL;
+
+	(void)world;
+	if (vp_model_family(m) != VP_FAMILY_GEMMA3 && m->window == 0)
+		return 0;
+	if (p->lora_rank > 0)
+		what = "LoRA (--lora)";
+	else if (p->quant != VP_QUANT_NONE)
+		what = "a quantized base (--quant)";
+	else if (p->cp > 1)
+		what = "context parallelism (--cp)";
+	else if (p->recompute == VP_RECOMP_SELECTIVE)
+		what = "--recompute selective";
+	else if (p->precision == VP_PREC_FP8 || p->float8 != VP_FLOAT8_NONE)
+		what = "fp8 linears";
+	else if (p->activation_offload)
+		what = "activation offloading";
+	if (what == NULL)
+		return 0;
+	return refuse(d, "%s with %s is not modelled: a model with "
+	    "sliding-window layers (family %s) was measured in full training "
+	    "only, without it", what, m->name,
+	    vp_family_names[vp_model_family(m)]);
+}
+
 #define TPPPCPDP (VP_RK_TP | VP_RK_PP | VP_RK_CP | VP_RK_DP)
 
 static const struct rule rules[] = {
@@ -976,6 +1014,7 @@ static const struct rule rules[] = {
 	{ offload_needs_sharding, VP_RK_SHARD, true },
 	{ optim_in_bwd, TPPPCPDP | VP_RK_SHARD, true },
 	{ load_path, TPPPCPDP, true },
+	{ local_attention, VP_RK_CP, false },
 };
 
 static int

