@@ -969,7 +969,26 @@ attention_core(struct lctx *x, int32_t q, int32_t k, int32_t v,
 		sc = ew(x, "mask add", ss, mask_fp32 && x->autocast ? VP_FP32 :
 		    cdt, sc, vp_layer_local(x->m, x->global_layer) ?
 		    x->mask_local : x->mask_full, -1, -1, VP_CAT_ACT);
-	if (fp32_softmax && cdt != VP_FP32) {
+	if (x->fam.sinks) {
+		/*
+		 * gpt-oss (eager_attention_forward): the sinks (one parameter
+		 * per head, the weights' dtype) join each row, cat([scores,
+		 * sinks], -1); minus the row max; softmax in that dtype
+		 * (saves its result); probs[..., :-1], dropout and
+		 * .to(value.dtype): a copy of the s_kv columns when the dtype
+		 * changes (fp32 scores under autocast, from the mask).
+		 */
+		uint64_t sk = x->b * x->a * x->s * (x->s_kv + 1);
+		enum vp_dtype ldt = promote(dt_of(x, sc), x->w);
+
+		sc = ew(x, "sink cat", sk, ldt, sc, -1, -1, -1, VP_CAT_ACT);
+		sc = ew(x, "sink max sub", sk, ldt, sc, -1, -1, -1, VP_CAT_ACT);
+		pr = ew(x, "softmax", sk, ldt, sc, -1, -1, -1, VP_CAT_ACT);
+		save_result(x, pr);
+		pr = dropout(x, "attn dropout", pr);
+		if (ldt != cdt)
+			pr = ew(x, "to", ss, cdt, pr, -1, -1, -1, VP_CAT_ACT);
+	} else if (fp32_softmax && cdt != VP_FP32) {
 		/* Llama: softmax(dtype=float32).to(q.dtype), then dropout. */
 		if (x->autocast && !x->cpu)
 			sc = cast(x, sc, VP_FP32, VP_CAT_ACT);
@@ -1260,6 +1279,41 @@ begin_layer(struct lctx *x, uint32_t l, int32_t input)
 	x->g->layer_input[l] = input;
 }
 
+/*
+ * gpt-oss's experts (GptOssExperts._apply_gate behind transformers 5's
+ * grouped_mm experts, integrations/moe.py): one gate_up projection of 2f
+ * (interleaved: gate and up are strided views of it) plus its bias,
+ * gathered per row (a transient of the output's size, added in place);
+ * gate.clamp(max=limit) and up.clamp(-limit, limit) each keep their
+ * input, a view of the whole projection; gate * alpha; sigmoid (keeps
+ * its result); glu = gate * sigmoid (keeps both); up + 1; (up + 1) * glu
+ * (keeps both); the down projection and its gathered bias.
+ */
+static int32_t
+glu_clamp_mlp(struct lctx *x, int32_t in, uint64_t f)
+{
+	uint64_t n = elems_of(x, in) / x->h * f;
+	int32_t gu, g, u, ga, sg, glu, u1, a, out;
+	enum vp_dtype dt;
+
+	gu = linear(x, block_lin(x, VP_ROLE_GATE), in, x->h, 2 * f, true,
+	    true, VP_CAT_ACT);
+	x->g->op[x->g->nop - 1].fwd_tmp += x->g->t[gu].bytes;
+	dt = dt_of(x, gu);
+	g = ew(x, "gate clamp", n, dt, gu, -1, gu, -1, VP_CAT_ACT);
+	u = ew(x, "up clamp", n, dt, gu, -1, gu, -1, VP_CAT_ACT);
+	ga = ew(x, "gate alpha", n, dt, g, -1, -1, -1, VP_CAT_ACT);
+	sg = ew(x, "sigmoid", n, dt, ga, -1, -1, -1, VP_CAT_ACT);
+	save_result(x, sg);
+	glu = ew2(x, "glu mul", n, dt, g, sg, VP_CAT_ACT);
+	u1 = ew(x, "up add", n, dt, u, -1, -1, -1, VP_CAT_ACT);
+	a = ew2(x, "gate mul", n, dt, u1, glu, VP_CAT_ACT);
+	out = linear(x, block_lin(x, VP_ROLE_DOWN), a, f, x->h, true, true,
+	    VP_CAT_ACT);
+	x->g->op[x->g->nop - 1].fwd_tmp += x->g->t[out].bytes;
+	return out;
+}
+
 /* The MLP on the rows of in (gated or not); returns the down projection. */
 static int32_t
 mlp_block(struct lctx *x, int32_t in, uint64_t f)
@@ -1267,6 +1321,9 @@ mlp_block(struct lctx *x, int32_t in, uint64_t f)
 	const struct vp_model *m = x->m;
 	uint64_t rows = elems_of(x, in) / x->h;
 	int32_t up, a;
+
+	if (x->fam.glu_clamp)
+		return glu_clamp_mlp(x, in, f);
 
 	if (vp_act_gated(m->act)) {
 		int32_t gate = linear(x, block_lin(x, VP_ROLE_GATE), in, x->h,
@@ -1365,9 +1422,19 @@ moe(struct lctx *x, int32_t in)
 	size_t t0, op0;
 	bool looped, autocast = x->autocast;
 
-	r = linear(x, LIN_ROUTER, in, x->h, e, false, true, VP_CAT_ACT);
-	r = ew(x, "router softmax", rows * e, VP_FP32, r, -1, -1, -1,
+	r = linear(x, LIN_ROUTER, in, x->h, e, x->fam.router_bias, true,
 	    VP_CAT_ACT);
+	if (x->fam.router_bias) {
+		/* GptOssTopKRouter: topk of the logits, then a softmax over
+		 * the k in their dtype (keeps its result). */
+		r = ew(x, "router topk", rows * k, dt_of(x, r), r, -1, -1, -1,
+		    VP_CAT_ACT);
+		r = ew(x, "router softmax", rows * k, dt_of(x, r), r, -1, -1,
+		    -1, VP_CAT_ACT);
+	} else {
+		r = ew(x, "router softmax", rows * e, VP_FP32, r, -1, -1, -1,
+		    VP_CAT_ACT);
+	}
 	save_result(x, r);
 	/*
 	 * Routed rows: each token once per chosen expert, padded by the
@@ -2546,6 +2613,21 @@ persistent_terms(struct vp_graph *g, const struct lctx *x,
 	g->largest_param_bytes = vp_mul_sat(first || last ?
 	    vp_mul_sat(x->V, x->h) :
 	    vp_mul_sat(x->h, x->f > x->h ? x->f : x->h), B(x->w));
+	/*
+	 * transformers 5's experts are 3D parameters, one per projection of
+	 * all a rank's experts (gate_up_proj: e x h x 2 ffn when gated): the
+	 * largest parameter when it outgrows the embeddings (measured:
+	 * gpt-oss's CPU for-loop AdamW, two temporaries of gate_up_proj).
+	 */
+	if (grouped_mm_experts(x) && m->has_moe) {
+		uint64_t ex = vp_mul_sat(vp_mul_sat(m->moe.experts / p->ep,
+		    x->h), vp_mul_sat(vp_act_gated(m->act) ? 2 : 1,
+		    m->moe.ffn));
+
+		ex = vp_mul_sat(ex, B(x->w));
+		if (ex > g->largest_param_bytes)
+			g->largest_param_bytes = ex;
+	}
 }
 
 int

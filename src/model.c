@@ -85,6 +85,24 @@ const struct vp_family_info vp_family_info[VP_FAMILY_COUNT] = {
 		.norm_1p = true, .embed_scale = true, .q_view = true,
 		.lin = DECODER_LINEARS,
 	},
+	/*
+	 * gpt-oss: Llama's block with biases on q, k, v and o, a sink logit
+	 * per head in eager attention (transformers refuses sdpa), RMSNorms
+	 * whose weight multiplies in fp32 (GptOssRMSNorm: the weight times
+	 * the fp32 normalized tensor, then the cast, as Gemma's), and every
+	 * block's MLP experts: a biased router, top-k then a softmax over
+	 * the k, the experts' interleaved gate_up projection and down
+	 * projection with biases and the clamped SwiGLU (glu_clamp); local
+	 * layers as the model's window says.
+	 */
+	[VP_FAMILY_GPT_OSS] = {
+		.source = "transformers GptOssForCausalLM (v5.24)",
+		.arch = VP_ARCH_DECODER, .block = VP_BLOCK_PRE_NORM,
+		.head = VP_HEAD_LM, .repeat_kv = true, .mask_fp32 = true,
+		.logits_fp32 = true, .norm_1p = true, .sinks = true,
+		.router_bias = true, .glu_clamp = true, .q_view = true,
+		.lin = DECODER_LINEARS,
+	},
 	[VP_FAMILY_TORCH_NN] = {
 		.source = "torch.nn.TransformerEncoderLayer stack, linear head",
 		.arch = -1, .block = VP_BLOCK_POST_NORM,
@@ -142,7 +160,7 @@ vp_model_traits(const struct vp_model *m)
 #define TRAIT(f) offsetof(struct vp_family_info, f)
 /* Qwen3's modeling files are generated from Llama's (modular
  * transformers): every change to Llama's code is one to theirs. */
-#define LLAMAS (FAM(LLAMA) | FAM(QWEN3) | FAM(GEMMA3))
+#define LLAMAS (FAM(LLAMA) | FAM(QWEN3) | FAM(GEMMA3) | FAM(GPT_OSS))
 static const struct hf_change {
 	unsigned since;		/* transformers major * 100 + minor */
 	unsigned families;	/* FAM() bits */
@@ -478,6 +496,9 @@ vp_model_params(const struct vp_model *m, struct vp_param_count *out)
 	/* Qwen3's q_norm and k_norm: an RMSNorm weight of head_dim each. */
 	if (vp_family_info[vp_model_family(m)].qk_norm)
 		attn = vp_add_sat(attn, vp_mul_sat(2, m->head_dim));
+	/* gpt-oss's sinks: one logit per head. */
+	if (vp_family_info[vp_model_family(m)].sinks)
+		attn = vp_add_sat(attn, m->heads);
 
 	if (m->has_moe) {
 		uint64_t expert = vp_mlp_params(m, m->moe.ffn);
@@ -485,6 +506,9 @@ vp_model_params(const struct vp_model *m, struct vp_param_count *out)
 		    vp_mul_sat(m->moe.shared_experts,
 		    vp_mlp_params(m, m->moe.shared_ffn)) : 0;
 		uint64_t router = vp_mul_sat(h, m->moe.experts);
+
+		if (vp_family_info[vp_model_family(m)].router_bias)
+			router = vp_add_sat(router, m->moe.experts);
 
 		if (m->moe.shared_gate)
 			router = vp_add_sat(router,

@@ -34,7 +34,7 @@
 #define VP_FAMILY_LIST(X) \
 	X(LLAMA, "llama") X(GPT2, "gpt2") X(BERT, "bert") \
 	X(TORCH_NN, "torch-nn") X(QWEN3, "qwen3") \
-	X(GEMMA3, "gemma3")
+	X(GEMMA3, "gemma3") X(GPT_OSS, "gpt-oss")
 /* Block builders of the lowering (graph.c's block_builders[]): where the
  * norms sit relative to the residual adds. */
 #define VP_BLOCK_LIST(X) X(PRE_NORM, "pre-norm") X(POST_NORM, "post-norm")
@@ -123,6 +123,15 @@ struct vp_family_info {
 	bool embed_scale;	/* embeddings times sqrt(hidden) (Gemma's
 				 * scaled word embedding): one more
 				 * tensor of the embeddings' size */
+	bool sinks;		/* gpt-oss: a learned logit per head joins
+				 * each row of the eager scores (cat, minus
+				 * the row max, softmax, the sink dropped);
+				 * one parameter per head */
+	bool router_bias;	/* the MoE router linear has a bias */
+	bool glu_clamp;		/* gpt-oss's experts: gate and up
+				 * interleaved in one projection, clamped,
+				 * gate * sigmoid(alpha * gate) * (up + 1),
+				 * biases on both projections */
 	bool q_view;		/* q reaches attention as a transposed view
 				 * of its (b, s, a*d) projection (Hugging
 				 * Face): a fused kernel's output takes that

@@ -374,6 +374,8 @@ static const struct hf_family hf_families[] = {
 	    VP_POS_LEARNED, VP_ACT_GELU, true, true, false, true, false, false },
 	{ "gemma3_text", "Gemma3", VP_FAMILY_GEMMA3, VP_NORM_RMSNORM,
 	    VP_POS_ROPE, VP_ACT_GEGLU, false, false, true, true, false, false },
+	{ "gpt_oss", "GptOss", VP_FAMILY_GPT_OSS, VP_NORM_RMSNORM, VP_POS_ROPE,
+	    VP_ACT_SWIGLU, true, true, false, false, false, false },
 };
 #undef D
 
@@ -816,6 +818,63 @@ hf_gemma3_defaults(struct vp_model *m)
 }
 
 /*
+ * gpt-oss (transformers 5.24's GptOssConfig): its defaults, which are
+ * gpt-oss-120b's sizes; every block has experts (GptOssMLP), biases on the
+ * experts' projections (and, with attention_bias, default true, on q, k,
+ * v and o), a global layer every second one (layer_types' default).
+ */
+static void
+hf_gpt_oss_defaults(struct vp_model *m)
+{
+	if (m->family != VP_FAMILY_GPT_OSS)
+		return;
+	m->vocab = 201088;
+	m->hidden = 2880;
+	m->ffn = 2880;
+	m->layers = 36;
+	m->heads = 64;
+	m->kv_heads = 8;
+	m->head_dim = 64;
+	m->max_seq = 131072;
+	m->has_moe = true;
+	m->moe.experts = 128;
+	m->moe.top_k = 4;
+	m->window = 128;
+	m->global_every = 2;
+}
+
+/*
+ * gpt-oss's Hub checkpoints store the experts in MXFP4
+ * (quantization_config, quant_method mxfp4), which transformers
+ * dequantizes to bf16 for training (Mxfp4Config(dequantize=True), the
+ * only way its experts take gradients): the plan is that of the
+ * dequantized model, its experts in the plan's precision.  Said with a
+ * note; another quant_method is refused.
+ */
+static void
+hf_gpt_oss_quant(const struct ynode *root, const char *file,
+    struct vp_model *m, struct vp_diags *d)
+{
+	const struct ynode *q, *meth;
+
+	if (m->family != VP_FAMILY_GPT_OSS ||
+	    (q = ynode_get(root, "quantization_config")) == NULL ||
+	    ynode_is_null(q))
+		return;
+	meth = ynode_get(q, "quant_method");
+	if (meth != NULL && meth->kind == YN_SCALAR &&
+	    strcmp(meth->str, "mxfp4") == 0)
+		vp_diag_add(d, file, q->pos, VP_NOTE, "quantization_config: "
+		    "the MXFP4 experts are planned dequantized, in the plan's "
+		    "precision (transformers trains gpt-oss from "
+		    "Mxfp4Config(dequantize=True))");
+	else
+		vp_diag_add(d, file, q->pos, VP_ERROR, "quantization_config: "
+		    "only gpt-oss's MXFP4 checkpoints (quant_method mxfp4, "
+		    "planned dequantized) are understood");
+}
+
+/*
  * Local and global layers (Gemma3TextConfig): sliding_window (null: no
  * window), and which layers use it: layer_types when given, else
  * sliding_window_pattern (the hub's older key; default 6): layer l (from
@@ -832,7 +891,7 @@ hf_layer_types(const struct ynode *root, const char *file,
 	size_t i, first = 0;
 	bool b, found = false;
 
-	if (m->family != VP_FAMILY_GEMMA3)
+	if (m->family != VP_FAMILY_GEMMA3 && m->family != VP_FAMILY_GPT_OSS)
 		return;
 	if (hf_bool(root, file, "use_bidirectional_attention", &b, d) > 0 && b)
 		vp_diag_add(d, file, ynode_get(root,
@@ -998,6 +1057,7 @@ read_hf(const struct ynode *root, const char *file, unsigned flags,
 	}
 	hf_apply_family(fam, m);
 	hf_gemma3_defaults(m);
+	hf_gpt_oss_defaults(m);
 	hf_head_note(text, file, fam, d);
 	m->name = xstrdup(type);
 	if (((n = ynode_get(text, "_name_or_path")) != NULL ||
@@ -1010,6 +1070,7 @@ read_hf(const struct ynode *root, const char *file, unsigned flags,
 	hf_moe(text, file, fam, m, d);
 	hf_qwen3(text, file, type, m, d);
 	hf_layer_types(text, file, m, d);
+	hf_gpt_oss_quant(text, file, m, d);
 	if (m->window == 0)
 		m->global_every = 0;	/* sliding_window: null */
 	hf_softcap(text, m);

@@ -974,6 +974,25 @@ local_attention(const struct vp_plan *p, const struct vp_model *m,
 	    vp_family_names[vp_model_family(m)]);
 }
 
+/*
+ * gpt-oss's sinks: transformers 5.24's GptOssForCausalLM has no sdpa
+ * (_supports_sdpa False: sdpa cannot add a sink column), and its flash
+ * path is a kernels-hub kernel with sinks (not flash-attn's), not
+ * modelled; eager attention is what it runs and what was measured.
+ */
+static int
+sink_attention(const struct vp_plan *p, const struct vp_model *m,
+    unsigned world, struct vp_diags *d)
+{
+	(void)world;
+	if (!vp_model_traits(m).sinks || p->attention == VP_ATTN_EAGER)
+		return 0;
+	return refuse(d, "%s adds a sink logit to every attention row, which "
+	    "--attention %s cannot (transformers refuses sdpa for gpt-oss; "
+	    "its flash kernel with sinks is not modelled); use --attention "
+	    "eager", m->name, p->attention == VP_ATTN_SDPA ? "sdpa" : "flash");
+}
+
 #define TPPPCPDP (VP_RK_TP | VP_RK_PP | VP_RK_CP | VP_RK_DP)
 
 static const struct rule rules[] = {
@@ -1015,6 +1034,7 @@ static const struct rule rules[] = {
 	{ optim_in_bwd, TPPPCPDP | VP_RK_SHARD, true },
 	{ load_path, TPPPCPDP, true },
 	{ local_attention, VP_RK_CP, false },
+	{ sink_attention, 0, false },
 };
 
 static int

@@ -318,6 +318,12 @@ run est-hf-text-only-gemma-3-27b-6l \
     tests/data/hf/gemma-3-27b-6l.config.json --text-only --gpus 1xH100 \
     --no-search
 run est-gemma-3-lora-refused gemma-3-1b --lora 16
+# gpt-oss: sinks (eager only: sdpa refused), experts with biases, local
+# layers; its MXFP4 config planned dequantized, with a note.
+run est-gpt-oss-20b-8xh100 gpt-oss-20b --gpus 8xH100 --no-search --zero 3
+run est-hf-gpt-oss-20b-mxfp4 tests/data/hf/gpt-oss-20b.config.json \
+    --gpus 8xH100 --no-search --zero 3 --seq 8192
+run est-gpt-oss-sdpa-refused gpt-oss-120b --attention sdpa
 
 # The planner and parallelism.
 run plan-llama-3.1-70b-16xh100 models/llama-3.1-70b.yaml --gpus 16xH100

@@ -858,8 +858,9 @@ hf_unknown_model_type(void **state)
 	    "  \"vocab_size\": 100\n}\n", &m, &d), -1);
 	expect_error_at(&d, "model_type 'frobnicator' is not a supported "
 	    "family (supported: llama, mistral,", 2, 17);
-	expect_error_at(&d, "bert, roberta, gemma3_text); describe the model in "
-	    "vramplan's own YAML schema instead (see vramplan-model(5))", 2, 17);
+	/* The end of the list moves as families are added. */
+	expect_error_at(&d, "); describe the model in vramplan's own YAML "
+	    "schema instead (see vramplan-model(5))", 2, 17);
 	assert_int_equal(vp_diags_count(&d, VP_ERROR), 1);
 	assert_int_equal(vp_diags_count(&d, VP_WARNING), 0);
 	vp_model_free(&m);

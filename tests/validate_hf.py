@@ -123,6 +123,17 @@ GRID = [
     ("gemma3-act", "fp32", "adamw", 2, 512, "none", "eager"),
     ("gemma3-act", "bf16-mixed", "adamw", 2, 512, "full", "sdpa"),
     ("gemma3-act", "fp32", "adamw", 2, 96, "none", "sdpa"),
+    # gpt-oss (sinks, q/k/v/o biases, a biased top-k router, 8 clamped
+    # SwiGLU experts of 96 with biases, top 2; layer 0 local with a window
+    # of 32, layer 1 global), vocab 512; eager only (transformers refuses
+    # sdpa).  At seq 64 the fp32 peak is the optimizer's: the CPU for-loop
+    # AdamW's two temporaries of the largest parameter, the 3D gate_up_proj
+    # of all experts (-2.3% when the embeddings were taken for it).
+    ("gpt-oss", "fp32", "adamw", 2, 64, "none", "eager"),
+    ("gpt-oss", "bf16", "adamw", 2, 64, "none", "eager"),
+    ("gpt-oss", "bf16-mixed", "adamw", 2, 128, "full", "eager"),
+    ("gpt-oss", "fp32", "adamw", 2, 256, "none", "eager"),
+    ("gpt-oss", "bf16-mixed", "adamw", 2, 256, "none", "eager"),
     # GPT-2, vocab 4096
     ("gpt2", "fp32", "adamw", 2, 64, "none", "sdpa"),
     ("gpt2", "bf16-mixed", "adamw", 4, 128, "none", "eager"),
