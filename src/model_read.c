@@ -857,8 +857,12 @@ hf_gpt_oss_quant(const struct ynode *root, const char *file,
 {
 	const struct ynode *q, *meth;
 
-	if (m->family != VP_FAMILY_GPT_OSS ||
-	    (q = ynode_get(root, "quantization_config")) == NULL ||
+	if (m->family != VP_FAMILY_GPT_OSS)
+		return;
+	/* hf_moe's default of one expert per token is not GptOssConfig's. */
+	if (ynode_get(root, "num_experts_per_tok") == NULL)
+		m->moe.top_k = 4;
+	if ((q = ynode_get(root, "quantization_config")) == NULL ||
 	    ynode_is_null(q))
 		return;
 	meth = ynode_get(q, "quant_method");

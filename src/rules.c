@@ -952,8 +952,19 @@ local_attention(const struct vp_plan *p, const struct vp_model *m,
 	const char *what = NULL;
 
 	(void)world;
-	if (vp_model_family(m) != VP_FAMILY_GEMMA3 && m->window == 0)
+	if (vp_model_family(m) != VP_FAMILY_GEMMA3 &&
+	    vp_model_family(m) != VP_FAMILY_GPT_OSS && m->window == 0)
 		return 0;
+	/* Measured with transformers 5.24; the 4.x classes (Gemma-3 from
+	 * 4.50, gpt-oss from 4.55, whose experts were a Python loop) are
+	 * not modelled. */
+	if (vp_model_runs_hf(m) && p->transformers_version < 500)
+		return refuse(d, "%s (family %s) is modelled as transformers "
+		    "5's classes run it (measured with 5.24), not with "
+		    "--transformers %u.%u", m->name,
+		    vp_family_names[vp_model_family(m)],
+		    p->transformers_version / 100,
+		    p->transformers_version % 100);
 	if (p->lora_rank > 0)
 		what = "LoRA (--lora)";
 	else if (p->quant != VP_QUANT_NONE)

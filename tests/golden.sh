@@ -324,6 +324,7 @@ run est-gpt-oss-20b-8xh100 gpt-oss-20b --gpus 8xH100 --no-search --zero 3
 run est-hf-gpt-oss-20b-mxfp4 tests/data/hf/gpt-oss-20b.config.json \
     --gpus 8xH100 --no-search --zero 3 --seq 8192
 run est-gpt-oss-sdpa-refused gpt-oss-120b --attention sdpa
+run est-gemma-3-transformers-4-refused gemma-3-1b --transformers 4.57
 
 # The planner and parallelism.
 run plan-llama-3.1-70b-16xh100 models/llama-3.1-70b.yaml --gpus 16xH100

@@ -1808,6 +1808,46 @@ gemma3_layer_types(void **state)
 	vp_diags_clear(&d);
 }
 
+/*
+ * gpt-oss: GptOssConfig's defaults (gpt-oss-120b's sizes) for what a
+ * config leaves out, every other layer local, the MXFP4
+ * quantization_config read with a note, another method refused.
+ */
+static void
+gpt_oss_config(void **state)
+{
+	struct vp_diags d = { 0 };
+	struct vp_model m;
+	struct vp_param_count pc;
+
+	(void)state;
+	assert_int_equal(load("{\"model_type\": \"gpt_oss\", "
+	    "\"num_local_experts\": 128, \"quantization_config\": "
+	    "{\"quant_method\": \"mxfp4\"}}", &m, &d), 0);
+	assert_int_equal(m.layers, 36);
+	assert_int_equal(m.moe.experts, 128);
+	assert_int_equal(m.moe.top_k, 4);
+	assert_int_equal(m.window, 128);
+	assert_int_equal(m.global_every, 2);
+	assert_true(vp_layer_local(&m, 0));
+	assert_false(vp_layer_local(&m, 1));
+	assert_true(m.bias && m.qkv_bias && m.o_bias);
+	assert_false(m.tie_embeddings);
+	assert_non_null(find(&d, VP_NOTE, "planned dequantized"));
+	/* GptOssForCausalLM(GptOssConfig()) on the meta device. */
+	vp_model_params(&m, &pc);
+	assert_int_equal(pc.total, 116829156672ULL);
+	vp_model_free(&m);
+	vp_diags_clear(&d);
+
+	assert_int_equal(load("{\"model_type\": \"gpt_oss\", "
+	    "\"quantization_config\": {\"quant_method\": \"gptq\"}}", &m,
+	    &d), -1);
+	assert_non_null(find(&d, VP_ERROR, "only gpt-oss's MXFP4"));
+	vp_model_free(&m);
+	vp_diags_clear(&d);
+}
+
 int
 main(void)
 {
@@ -1836,6 +1876,7 @@ main(void)
 		cmocka_unit_test(hf_qwen2_qkv_bias),
 		cmocka_unit_test(hf_unknown_model_type),
 		cmocka_unit_test(gemma3_layer_types),
+		cmocka_unit_test(gpt_oss_config),
 		cmocka_unit_test(hf_architectures),
 		cmocka_unit_test(hf_text_config),
 		cmocka_unit_test(hf_errors),
