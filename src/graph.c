@@ -83,6 +83,9 @@ struct lctx {
 	/* The current block's gated product (mlp_block): its op and the
 	 * gate's output, -1 = none. */
 	int32_t gated_op, gated_gate;
+	/* The attention masks of a model with local layers (layer_masks):
+	 * the causal and the sliding-window one, -1 = none. */
+	int32_t mask_full, mask_local;
 };
 
 /*
@@ -712,6 +715,41 @@ rms_normalize(struct lctx *x, int32_t in, uint64_t width)
  * input, mean, +eps, rsqrt saves its result, mul saves both operands,
  * to(input dtype), weight * x saves the normalised x.
  */
+/*
+ * Gemma's RMSNorm (Gemma3RMSNorm.forward, transformers 5.24):
+ * output = _norm(x.float()) * (1.0 + weight.float()), then
+ * .type_as(x).  The pow, the mean and the rsqrt are Llama's; the product
+ * with (1 + weight) is in fp32, so the fp32 normalized tensor is what it
+ * keeps for the weight's gradient, and the cast back follows it.
+ */
+static int32_t
+norm_1p(struct lctx *x, const char *name, int32_t in, uint64_t width)
+{
+	uint64_t n = elems_of(x, in), rows = n / width;
+	enum vp_dtype idt = dt_of(x, in);
+	struct vp_op *o;
+	int32_t x32, sq, var, ve, rs, hn, y;
+
+	x32 = cast(x, in, VP_FP32, VP_CAT_ACT);
+	sq = ew(x, "rms pow", n, VP_FP32, x32, -1, x32, -1, VP_CAT_ACT);
+	var = ew(x, "rms mean", rows, VP_FP32, sq, -1, -1, -1, VP_CAT_ACT);
+	ve = ew(x, "rms add", rows, VP_FP32, var, -1, -1, -1, VP_CAT_ACT);
+	rs = ew(x, "rms rsqrt", rows, VP_FP32, ve, -1, -1, -1, VP_CAT_ACT);
+	save_result(x, rs);
+	hn = ew(x, "rms mul", n, VP_FP32, x32, rs, x32, rs, VP_CAT_ACT);
+	o = opnew(x, name);
+	IN(o, hn);
+	y = tnew(x, n, VP_FP32, VP_CAT_ACT, name, !x->frozen || rg_of(x, hn));
+	OUT(o, y);
+	/* (1 + weight) * hn keeps hn only for the weight's gradient. */
+	if (!x->frozen) {
+		SAVE(o, hn);
+		o->wgrad_bytes = vp_mul_sat(width, B(x->gd));
+	}
+	o->bwd_tmp = vp_mul_sat(n, B(VP_FP32));
+	return cast(x, y, idt, VP_CAT_ACT);
+}
+
 static int32_t
 norm_w(struct lctx *x, const char *name, int32_t in, uint64_t width)
 {
@@ -749,6 +787,8 @@ norm_w(struct lctx *x, const char *name, int32_t in, uint64_t width)
 		/* Backward: dgamma/dbeta partial sums per row block. */
 		o->bwd_tmp = vp_mul_sat(n, B(VP_FP32));
 		return y;
+	} else if (x->fam.norm_1p) {
+		return norm_1p(x, name, in, width);
 	} else {
 		int32_t hc = rms_normalize(x, in, width);
 
@@ -816,6 +856,26 @@ activation(struct lctx *x, enum vp_act act, int32_t in)
 }
 
 /*
+ * Whether sdpa gets a mask in this block: a local (sliding-window) layer
+ * whose window the sequence reaches.  transformers' masking_utils skips
+ * the mask for sdpa only when nothing is padded and no window applies
+ * (_ignore_causal_mask_sdpa: kv_length >= local_attention_size keeps
+ * it), so the kernel gets a (b, 1, s, s) bool mask instead of
+ * is_causal; with it, use_gqa_in_sdpa is false (repeat_kv's copies), and
+ * PyTorch's scaled_dot_product_attention converts the bool mask to one
+ * of q's dtype (convert_boolean_attn_mask), which the kernel's backward
+ * keeps.  Nothing else of the window changes memory: eager builds the
+ * whole (b, 1, s, s) masks either way, and flash-attn's window saves
+ * what its full attention does.
+ */
+static bool
+window_mask(const struct lctx *x)
+{
+	return x->p->attention == VP_ATTN_SDPA &&
+	    vp_layer_local(x->m, x->global_layer) && x->s_kv >= x->m->window;
+}
+
+/*
  * Attention core on q (b,a,s,d), k and v (b,a,s,d after repeat).  q, k
  * and v may be one tensor (a fused projection whose views they are), so
  * the output's size comes from the dimensions: b*a*s rows of d.
@@ -854,11 +914,18 @@ attention_core(struct lctx *x, int32_t q, int32_t k, int32_t v,
 		int32_t lse;
 		bool rg;
 
+		int32_t wm = -1;
+
+		if (window_mask(x))
+			wm = ew(x, "window mask", x->b * x->s * x->s_kv, cdt,
+			    x->mask_local, -1, -1, -1, VP_CAT_ACT);
 		o = opnew(x, "sdpa");
 		region_ci(x);
 		IN(o, q);
 		IN(o, k);
 		IN(o, v);
+		if (wm >= 0)
+			IN(o, wm);
 		rg = rg_of(x, q) || rg_of(x, k) || rg_of(x, v);
 		out = tnew(x, rows * x->d, cdt, VP_CAT_ACT, "attn out", rg);
 		lse = tnew(x, rows, VP_FP32, VP_CAT_ACT, "lse", false);
@@ -879,6 +946,8 @@ attention_core(struct lctx *x, int32_t q, int32_t k, int32_t v,
 			SAVE(o, v);
 			SAVE(o, lse);
 			SAVE(o, out);
+			if (wm >= 0)
+				SAVE(o, wm);
 		}
 		/* Context parallel (ring attention): the k and v chunks of
 		 * the other ranks pass through double buffers. */
@@ -907,8 +976,28 @@ attention_core(struct lctx *x, int32_t q, int32_t k, int32_t v,
 	 */
 	if (!x->fam.mask_skip)
 		sc = ew(x, "mask add", ss, mask_fp32 && x->autocast ? VP_FP32 :
-		    cdt, sc, -1, -1, -1, VP_CAT_ACT);
-	if (fp32_softmax && cdt != VP_FP32) {
+		    cdt, sc, vp_layer_local(x->m, x->global_layer) ?
+		    x->mask_local : x->mask_full, -1, -1, VP_CAT_ACT);
+	if (x->fam.sinks) {
+		/*
+		 * gpt-oss (eager_attention_forward): the sinks (one parameter
+		 * per head, the weights' dtype) join each row, cat([scores,
+		 * sinks], -1); minus the row max; softmax in that dtype
+		 * (saves its result); probs[..., :-1], dropout and
+		 * .to(value.dtype): a copy of the s_kv columns when the dtype
+		 * changes (fp32 scores under autocast, from the mask).
+		 */
+		uint64_t sk = x->b * x->a * x->s * (x->s_kv + 1);
+		enum vp_dtype ldt = promote(dt_of(x, sc), x->w);
+
+		sc = ew(x, "sink cat", sk, ldt, sc, -1, -1, -1, VP_CAT_ACT);
+		sc = ew(x, "sink max sub", sk, ldt, sc, -1, -1, -1, VP_CAT_ACT);
+		pr = ew(x, "softmax", sk, ldt, sc, -1, -1, -1, VP_CAT_ACT);
+		save_result(x, pr);
+		pr = dropout(x, "attn dropout", pr);
+		if (ldt != cdt)
+			pr = ew(x, "to", ss, cdt, pr, -1, -1, -1, VP_CAT_ACT);
+	} else if (fp32_softmax && cdt != VP_FP32) {
 		/* Llama: softmax(dtype=float32).to(q.dtype), then dropout. */
 		if (x->autocast && !x->cpu)
 			sc = cast(x, sc, VP_FP32, VP_CAT_ACT);
@@ -976,7 +1065,7 @@ static bool
 gqa_in_kernel(const struct lctx *x)
 {
 	return x->p->attention == VP_ATTN_SDPA && x->fam.sdpa_gqa &&
-	    x->p->torch_version >= 205 && x->d <= 256;
+	    x->p->torch_version >= 205 && x->d <= 256 && !window_mask(x);
 }
 
 /* t.contiguous() of a transposed (b, s, heads, d) view: a copy of `width`
@@ -1199,6 +1288,41 @@ begin_layer(struct lctx *x, uint32_t l, int32_t input)
 	x->g->layer_input[l] = input;
 }
 
+/*
+ * gpt-oss's experts (GptOssExperts._apply_gate behind transformers 5's
+ * grouped_mm experts, integrations/moe.py): one gate_up projection of 2f
+ * (interleaved: gate and up are strided views of it) plus its bias,
+ * gathered per row (a transient of the output's size, added in place);
+ * gate.clamp(max=limit) and up.clamp(-limit, limit) each keep their
+ * input, a view of the whole projection; gate * alpha; sigmoid (keeps
+ * its result); glu = gate * sigmoid (keeps both); up + 1; (up + 1) * glu
+ * (keeps both); the down projection and its gathered bias.
+ */
+static int32_t
+glu_clamp_mlp(struct lctx *x, int32_t in, uint64_t f)
+{
+	uint64_t n = elems_of(x, in) / x->h * f;
+	int32_t gu, g, u, ga, sg, glu, u1, a, out;
+	enum vp_dtype dt;
+
+	gu = linear(x, block_lin(x, VP_ROLE_GATE), in, x->h, 2 * f, true,
+	    true, VP_CAT_ACT);
+	x->g->op[x->g->nop - 1].fwd_tmp += x->g->t[gu].bytes;
+	dt = dt_of(x, gu);
+	g = ew(x, "gate clamp", n, dt, gu, -1, gu, -1, VP_CAT_ACT);
+	u = ew(x, "up clamp", n, dt, gu, -1, gu, -1, VP_CAT_ACT);
+	ga = ew(x, "gate alpha", n, dt, g, -1, -1, -1, VP_CAT_ACT);
+	sg = ew(x, "sigmoid", n, dt, ga, -1, -1, -1, VP_CAT_ACT);
+	save_result(x, sg);
+	glu = ew2(x, "glu mul", n, dt, g, sg, VP_CAT_ACT);
+	u1 = ew(x, "up add", n, dt, u, -1, -1, -1, VP_CAT_ACT);
+	a = ew2(x, "gate mul", n, dt, u1, glu, VP_CAT_ACT);
+	out = linear(x, block_lin(x, VP_ROLE_DOWN), a, f, x->h, true, true,
+	    VP_CAT_ACT);
+	x->g->op[x->g->nop - 1].fwd_tmp += x->g->t[out].bytes;
+	return out;
+}
+
 /* The MLP on the rows of in (gated or not); returns the down projection. */
 static int32_t
 mlp_block(struct lctx *x, int32_t in, uint64_t f)
@@ -1206,6 +1330,9 @@ mlp_block(struct lctx *x, int32_t in, uint64_t f)
 	const struct vp_model *m = x->m;
 	uint64_t rows = elems_of(x, in) / x->h;
 	int32_t up, a;
+
+	if (x->fam.glu_clamp)
+		return glu_clamp_mlp(x, in, f);
 
 	if (vp_act_gated(m->act)) {
 		int32_t gate = linear(x, block_lin(x, VP_ROLE_GATE), in, x->h,
@@ -1304,9 +1431,19 @@ moe(struct lctx *x, int32_t in)
 	size_t t0, op0;
 	bool looped, autocast = x->autocast;
 
-	r = linear(x, LIN_ROUTER, in, x->h, e, false, true, VP_CAT_ACT);
-	r = ew(x, "router softmax", rows * e, VP_FP32, r, -1, -1, -1,
+	r = linear(x, LIN_ROUTER, in, x->h, e, x->fam.router_bias, true,
 	    VP_CAT_ACT);
+	if (x->fam.router_bias) {
+		/* GptOssTopKRouter: topk of the logits, then a softmax over
+		 * the k in their dtype (keeps its result). */
+		r = ew(x, "router topk", rows * k, dt_of(x, r), r, -1, -1, -1,
+		    VP_CAT_ACT);
+		r = ew(x, "router softmax", rows * k, dt_of(x, r), r, -1, -1,
+		    -1, VP_CAT_ACT);
+	} else {
+		r = ew(x, "router softmax", rows * e, VP_FP32, r, -1, -1, -1,
+		    VP_CAT_ACT);
+	}
 	save_result(x, r);
 	/*
 	 * Routed rows: each token once per chosen expert, padded by the
@@ -2135,6 +2272,11 @@ embeddings(struct lctx *x, uint64_t rows)
 	if (!x->frozen)
 		o->wgrad_bytes = vp_mul_sat(x->V * x->h, B(x->gd));
 	x->embed_op = (int32_t)(x->g->nop - 1);
+	/* Gemma: the lookup times sqrt(hidden) (a scalar buffer in the
+	 * weights' dtype: nothing saved). */
+	if (x->fam.embed_scale)
+		t = ew(x, "embed scale", rows * x->h, x->w, t, -1, -1, -1,
+		    VP_CAT_ACT);
 	if (m->pos == VP_POS_LEARNED)
 		t = added_embedding(x, "position embedding", m->max_seq, rows,
 		    t);
@@ -2223,6 +2365,7 @@ lctx_init(struct lctx *x, const struct vp_model *m, const struct vp_plan *p,
 	x->embed_op = -1;
 	x->wgrad_op = -1;
 	x->gated_op = x->gated_gate = -1;
+	x->mask_full = x->mask_local = -1;
 	if (x->frozen && x->autocast) {
 		x->w = x->c;
 		x->r = x->c;
@@ -2409,6 +2552,58 @@ compiled_checkpoint_mlp(struct lctx *x)
  * the head and loss (last stage) or the pipeline send.  `offset` is the
  * index of the stage's first block in the whole model.
  */
+/*
+ * The masks a model with local layers builds once per forward
+ * (Gemma3TextModel.forward's causal_mask_mapping, masking_utils): for
+ * eager, the causal and the sliding-window one, (b, 1, s, s) additive
+ * masks in the embeddings' dtype, whatever the layers' types; for sdpa,
+ * a bool sliding-window mask only when the window is reached (window_mask;
+ * the causal one is skipped for is_causal).  They live until the model's
+ * forward returns (the "masks freed" op after the stage's last block);
+ * a checkpointed block holds the ones it reads until its backward.
+ * Models without local layers build the same causal mask for eager, which
+ * is left out, as it always was.
+ */
+static void
+layer_masks(struct lctx *x, uint64_t offset, uint32_t blocks)
+{
+	uint64_t n = x->b * x->s * x->s_kv, l;
+	bool local = false;
+
+	x->mask_full = x->mask_local = -1;
+	for (l = offset; l < offset + blocks && !local; l++)
+		local = vp_layer_local(x->m, l);
+	if (!local)
+		return;
+	if (x->p->attention == VP_ATTN_EAGER && !x->fam.mask_skip) {
+		enum vp_dtype dt = x->autocast ? VP_FP32 : x->w;
+
+		x->mask_full = ew(x, "causal mask", n, dt, -1, -1, -1, -1,
+		    VP_CAT_ACT);
+		x->mask_local = ew(x, "sliding window mask", n, dt, -1, -1,
+		    -1, -1, VP_CAT_ACT);
+	} else if (x->p->attention == VP_ATTN_SDPA &&
+	    x->s_kv >= x->m->window) {
+		x->mask_local = ew(x, "sliding window mask", n, VP_BOOL, -1,
+		    -1, -1, -1, VP_CAT_ACT);
+	}
+}
+
+static void
+masks_freed(struct lctx *x)
+{
+	struct vp_op *o;
+
+	if (x->mask_full < 0 && x->mask_local < 0)
+		return;
+	o = opnew(x, "masks freed");
+	if (x->mask_full >= 0)
+		IN(o, x->mask_full);
+	if (x->mask_local >= 0)
+		IN(o, x->mask_local);
+	x->mask_full = x->mask_local = -1;
+}
+
 static void
 lower_ops(struct lctx *x, uint32_t blocks, uint64_t offset, bool first,
     bool last)
@@ -2430,6 +2625,7 @@ lower_ops(struct lctx *x, uint32_t blocks, uint64_t offset, bool first,
 		    x->r, -1, -1, -1, -1, VP_CAT_ACT);
 		g->t[t].requires_grad = true;
 	}
+	layer_masks(x, offset, blocks);
 	for (l = 1; l <= blocks; l++) {
 		x->global_layer = offset + l - 1;
 		begin_layer(x, l, t);
@@ -2479,6 +2675,7 @@ lower_ops(struct lctx *x, uint32_t blocks, uint64_t offset, bool first,
 	}
 	x->layer = 0;
 	g->layer_first_op[blocks + 1] = g->nop;
+	masks_freed(x);
 	if (last) {
 		head_and_loss(x, t);
 		g->input_bytes = n * B(VP_INT64);	/* labels */
@@ -2598,14 +2795,18 @@ persistent_terms(struct vp_graph *g, const struct lctx *x,
 	big = vp_mul_sat(x->h, x->f > x->h ? x->f : x->h);
 	if ((first || last) && vp_mul_sat(x->V, x->h) > big)
 		big = vp_mul_sat(x->V, x->h);
-	/* transformers 5's experts (and Llama 4's in every release) are
-	 * one 3D parameter per projection: gate_up_proj holds every
-	 * expert's gate and up weights. */
-	if (m->has_moe && vp_model_runs_hf(m) &&
-	    (p->transformers_version >= 500 ||
-	    vp_model_family(m) == VP_FAMILY_LLAMA4)) {
+	/*
+	 * transformers 5's experts are 3D parameters, one per projection of
+	 * all a rank's experts (gate_up_proj: e x h x 2 ffn when gated), as
+	 * Llama 4's are in every release: the largest parameter when it
+	 * outgrows the embeddings (measured: gpt-oss's and Llama 4's CPU
+	 * for-loop AdamW, two temporaries of gate_up_proj).
+	 */
+	if (m->has_moe && (grouped_mm_experts(x) ||
+	    (vp_model_runs_hf(m) && vp_model_family(m) == VP_FAMILY_LLAMA4))) {
 		uint64_t ex = vp_mul_sat(vp_mul_sat(m->moe.experts / p->ep,
-		    2 * m->moe.ffn), x->h);
+		    x->h), vp_mul_sat(vp_act_gated(m->act) ? 2 : 1,
+		    m->moe.ffn));
 
 		if (ex > big)
 			big = ex;

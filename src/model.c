@@ -69,6 +69,40 @@ const struct vp_family_info vp_family_info[VP_FAMILY_COUNT] = {
 		.mask_fp32 = true, .logits_fp32 = true, .qk_norm = true,
 		.q_view = true, .lin = DECODER_LINEARS,
 	},
+	/*
+	 * Gemma-3 (text): Gemma-2's block (the sandwich norms are the
+	 * model's post_norms) with Qwen3's per-head q_norm and k_norm, every
+	 * RMSNorm Gemma's (1 + weight) in fp32, the embeddings scaled by
+	 * sqrt(hidden), and sliding-window attention in the local layers
+	 * (the model's window and global_every).  Soft-capping, off in its
+	 * configs, stays a model trait as for Gemma-2.
+	 */
+	[VP_FAMILY_GEMMA3] = {
+		.source = "transformers Gemma3ForCausalLM (v5.24)",
+		.arch = VP_ARCH_DECODER, .block = VP_BLOCK_PRE_NORM,
+		.head = VP_HEAD_LM, .repeat_kv = true, .softmax_fp32 = true,
+		.mask_fp32 = true, .logits_fp32 = true, .qk_norm = true,
+		.norm_1p = true, .embed_scale = true, .q_view = true,
+		.lin = DECODER_LINEARS,
+	},
+	/*
+	 * gpt-oss: Llama's block with biases on q, k, v and o, a sink logit
+	 * per head in eager attention (transformers refuses sdpa), RMSNorms
+	 * whose weight multiplies in fp32 (GptOssRMSNorm: the weight times
+	 * the fp32 normalized tensor, then the cast, as Gemma's), and every
+	 * block's MLP experts: a biased router, top-k then a softmax over
+	 * the k, the experts' interleaved gate_up projection and down
+	 * projection with biases and the clamped SwiGLU (glu_clamp); local
+	 * layers as the model's window says.
+	 */
+	[VP_FAMILY_GPT_OSS] = {
+		.source = "transformers GptOssForCausalLM (v5.24)",
+		.arch = VP_ARCH_DECODER, .block = VP_BLOCK_PRE_NORM,
+		.head = VP_HEAD_LM, .repeat_kv = true, .mask_fp32 = true,
+		.logits_fp32 = true, .norm_1p = true, .sinks = true,
+		.router_bias = true, .glu_clamp = true, .q_view = true,
+		.lin = DECODER_LINEARS,
+	},
 	[VP_FAMILY_TORCH_NN] = {
 		.source = "torch.nn.TransformerEncoderLayer stack, linear head",
 		.arch = -1, .block = VP_BLOCK_POST_NORM,
@@ -140,7 +174,8 @@ vp_model_traits(const struct vp_model *m)
 #define TRAIT(f) offsetof(struct vp_family_info, f)
 /* Qwen3's modeling files are generated from Llama's (modular
  * transformers): every change to Llama's code is one to theirs. */
-#define LLAMAS (FAM(LLAMA) | FAM(QWEN3) | FAM(LLAMA4))
+#define LLAMAS (FAM(LLAMA) | FAM(QWEN3) | FAM(LLAMA4) | FAM(GEMMA3) | \
+    FAM(GPT_OSS))
 static const struct hf_change {
 	unsigned since;		/* transformers major * 100 + minor */
 	unsigned families;	/* FAM() bits */
@@ -290,6 +325,13 @@ vp_moe_dense_blocks(const struct vp_model *m, uint64_t first, uint64_t count)
 }
 
 bool
+vp_layer_local(const struct vp_model *m, uint64_t l)
+{
+	return m->window > 0 && m->global_every > 1 &&
+	    (l + 1) % m->global_every != 0;
+}
+
+bool
 vp_act_gated(enum vp_act a)
 {
 	return a == VP_ACT_SWIGLU || a == VP_ACT_GEGLU;
@@ -379,6 +421,11 @@ vp_model_validate(struct vp_model *m, struct vp_diags *d)
 		    "a model with learned positions",
 		    (unsigned long long)m->train.seq,
 		    (unsigned long long)m->max_seq);
+	if ((m->window == 0) != (m->global_every == 0))
+		vp_diag_add(d, m->file, m->where[VP_F_LAYERS], VP_ERROR,
+		    "'sliding_window' and 'global_every' go together: the "
+		    "window of the local layers, and every how many layers "
+		    "one is global (1: none is local)");
 	if (m->has_moe) {
 		if (m->moe.top_k > m->moe.experts)
 			vp_diag_add(d, m->file, m->where[VP_F_MOE_TOP_K],
@@ -470,6 +517,9 @@ vp_model_params(const struct vp_model *m, struct vp_param_count *out)
 	/* Qwen3's q_norm and k_norm: an RMSNorm weight of head_dim each. */
 	if (vp_family_info[vp_model_family(m)].qk_norm)
 		attn = vp_add_sat(attn, vp_mul_sat(2, m->head_dim));
+	/* gpt-oss's sinks: one logit per head. */
+	if (vp_family_info[vp_model_family(m)].sinks)
+		attn = vp_add_sat(attn, m->heads);
 
 	if (m->has_moe) {
 		uint64_t expert = vp_mlp_params(m, m->moe.ffn);
@@ -477,6 +527,9 @@ vp_model_params(const struct vp_model *m, struct vp_param_count *out)
 		    vp_mul_sat(m->moe.shared_experts,
 		    vp_mlp_params(m, m->moe.shared_ffn)) : 0;
 		uint64_t router = vp_mul_sat(h, m->moe.experts);
+
+		if (vp_family_info[vp_model_family(m)].router_bias)
+			router = vp_add_sat(router, m->moe.experts);
 
 		if (m->moe.shared_gate)
 			router = vp_add_sat(router,

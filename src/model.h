@@ -33,7 +33,8 @@
  */
 #define VP_FAMILY_LIST(X) \
 	X(LLAMA, "llama") X(GPT2, "gpt2") X(BERT, "bert") \
-	X(TORCH_NN, "torch-nn") X(QWEN3, "qwen3") X(LLAMA4, "llama4")
+	X(TORCH_NN, "torch-nn") X(QWEN3, "qwen3") X(LLAMA4, "llama4") \
+	X(GEMMA3, "gemma3") X(GPT_OSS, "gpt-oss")
 /* Block builders of the lowering (graph.c's block_builders[]): where the
  * norms sit relative to the residual adds. */
 #define VP_BLOCK_LIST(X) X(PRE_NORM, "pre-norm") X(POST_NORM, "post-norm") \
@@ -116,6 +117,22 @@ struct vp_family_info {
 	bool qk_norm;		/* RMSNorm over head_dim on q and k after
 				 * their projections, before RoPE (Qwen3's
 				 * q_norm, k_norm) */
+	bool norm_1p;		/* Gemma's RMSNorm: x.float() normalized,
+				 * times (1 + weight) in fp32, then cast
+				 * back (Gemma3RMSNorm): the product's fp32
+				 * input is what the weight keeps */
+	bool embed_scale;	/* embeddings times sqrt(hidden) (Gemma's
+				 * scaled word embedding): one more
+				 * tensor of the embeddings' size */
+	bool sinks;		/* gpt-oss: a learned logit per head joins
+				 * each row of the eager scores (cat, minus
+				 * the row max, softmax, the sink dropped);
+				 * one parameter per head */
+	bool router_bias;	/* the MoE router linear has a bias */
+	bool glu_clamp;		/* gpt-oss's experts: gate and up
+				 * interleaved in one projection, clamped,
+				 * gate * sigmoid(alpha * gate) * (up + 1),
+				 * biases on both projections */
 	bool q_view;		/* q reaches attention as a transposed view
 				 * of its (b, s, a*d) projection (Hugging
 				 * Face): a fused kernel's output takes that
@@ -200,6 +217,13 @@ struct vp_model {
 	uint64_t attn_chunk;
 	bool attn_temperature;
 	bool qk_l2norm;
+	uint64_t window;	/* sliding-window size of the local layers
+				 * (Gemma-3, gpt-oss); 0 = every layer
+				 * attends to the whole sequence */
+	uint32_t global_every;	/* with a window: block l (from 0) is a
+				 * global (full-attention) one when
+				 * (l + 1) is a multiple of it, the others
+				 * local; 1 = none local */
 	uint64_t vocab;
 	bool tie_embeddings;
 	enum vp_pos pos;
@@ -275,6 +299,10 @@ bool vp_block_nope(const struct vp_model *m, uint64_t l);
  * them in a model without experts). */
 uint64_t vp_moe_dense_blocks(const struct vp_model *m, uint64_t first,
     uint64_t count);
+
+/* Whether block l (from 0) attends within the sliding window (a local
+ * layer of Gemma-3 or gpt-oss); false for a model without a window. */
+bool vp_layer_local(const struct vp_model *m, uint64_t l);
 
 bool vp_act_gated(enum vp_act a);
 /* Parameters of one MLP block (gated or not) of intermediate size ffn. */

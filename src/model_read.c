@@ -80,6 +80,8 @@ static const struct key top_keys[] = {
 	    VP_F_FAMILY, NULL, false },
 	{ "moe", K_MAP, 0, 0, NULL, 0, VP_F_MOE, NULL, false },
 	{ "training", K_MAP, 0, 0, NULL, 0, -1, NULL, false },
+	{ "sliding_window", K_U64, 1, MAX_SEQ, NULL, 0, -1, NULL, false },
+	{ "global_every", K_U64, 1, MAX_LAYERS, NULL, 0, -1, NULL, false },
 };
 
 static const struct key moe_keys[] = {
@@ -280,6 +282,8 @@ set_top(struct reading *r, const char *k, union val v)
 	else if (!strcmp(k, "family")) m->family = v.e;
 	else if (!strcmp(k, "moe")) r->moe = v.map;
 	else if (!strcmp(k, "training")) r->training = v.map;
+	else if (!strcmp(k, "sliding_window")) m->window = v.u;
+	else if (!strcmp(k, "global_every")) m->global_every = (uint32_t)v.u;
 }
 
 /*
@@ -394,6 +398,10 @@ static const struct hf_family hf_families[] = {
 	{ "llama4_text", "Llama4", VP_FAMILY_LLAMA4, VP_NORM_RMSNORM,
 	    VP_POS_ROPE, VP_ACT_SWIGLU, false, false, false, false, false,
 	    false },
+	{ "gemma3_text", "Gemma3", VP_FAMILY_GEMMA3, VP_NORM_RMSNORM,
+	    VP_POS_ROPE, VP_ACT_GEGLU, false, false, true, true, false, false },
+	{ "gpt_oss", "GptOss", VP_FAMILY_GPT_OSS, VP_NORM_RMSNORM, VP_POS_ROPE,
+	    VP_ACT_SWIGLU, true, true, false, false, false, false },
 };
 #undef D
 
@@ -996,6 +1004,167 @@ hf_llama4(const struct ynode *root, const char *file, struct vp_model *m,
 		    "to 0");
 }
 
+/*
+ * Gemma-3 text (transformers 5.24's Gemma3TextConfig): the hub's
+ * multimodal configs give a sparse text_config and leave the rest to the
+ * class's defaults, which are these (read before the config's keys, which
+ * override them).  Soft-capping is off unless a cap is given.
+ */
+static void
+hf_gemma3_defaults(struct vp_model *m)
+{
+	if (m->family != VP_FAMILY_GEMMA3)
+		return;
+	m->vocab = 262208;
+	m->hidden = 2304;
+	m->ffn = 9216;
+	m->layers = 26;
+	m->heads = 8;
+	m->kv_heads = 4;
+	m->head_dim = 256;
+	m->max_seq = 131072;
+	m->attn_softcap = m->logit_softcap = false;
+	m->window = 4096;
+	m->global_every = 6;
+}
+
+/*
+ * gpt-oss (transformers 5.24's GptOssConfig): its defaults, which are
+ * gpt-oss-120b's sizes; every block has experts (GptOssMLP), biases on the
+ * experts' projections (and, with attention_bias, default true, on q, k,
+ * v and o), a global layer every second one (layer_types' default).
+ */
+static void
+hf_gpt_oss_defaults(struct vp_model *m)
+{
+	if (m->family != VP_FAMILY_GPT_OSS)
+		return;
+	m->vocab = 201088;
+	m->hidden = 2880;
+	m->ffn = 2880;
+	m->layers = 36;
+	m->heads = 64;
+	m->kv_heads = 8;
+	m->head_dim = 64;
+	m->max_seq = 131072;
+	m->has_moe = true;
+	m->moe.experts = 128;
+	m->moe.top_k = 4;
+	m->window = 128;
+	m->global_every = 2;
+}
+
+/*
+ * gpt-oss's Hub checkpoints store the experts in MXFP4
+ * (quantization_config, quant_method mxfp4), which transformers
+ * dequantizes to bf16 for training (Mxfp4Config(dequantize=True), the
+ * only way its experts take gradients): the plan is that of the
+ * dequantized model, its experts in the plan's precision.  Said with a
+ * note; another quant_method is refused.
+ */
+static void
+hf_gpt_oss_quant(const struct ynode *root, const char *file,
+    struct vp_model *m, struct vp_diags *d)
+{
+	const struct ynode *q, *meth;
+
+	if (m->family != VP_FAMILY_GPT_OSS)
+		return;
+	/* hf_moe's default of one expert per token is not GptOssConfig's. */
+	if (ynode_get(root, "num_experts_per_tok") == NULL)
+		m->moe.top_k = 4;
+	if ((q = ynode_get(root, "quantization_config")) == NULL ||
+	    ynode_is_null(q))
+		return;
+	meth = ynode_get(q, "quant_method");
+	if (meth != NULL && meth->kind == YN_SCALAR &&
+	    strcmp(meth->str, "mxfp4") == 0)
+		vp_diag_add(d, file, q->pos, VP_NOTE, "quantization_config: "
+		    "the MXFP4 experts are planned dequantized, in the plan's "
+		    "precision (transformers trains gpt-oss from "
+		    "Mxfp4Config(dequantize=True))");
+	else
+		vp_diag_add(d, file, q->pos, VP_ERROR, "quantization_config: "
+		    "only gpt-oss's MXFP4 checkpoints (quant_method mxfp4, "
+		    "planned dequantized) are understood");
+}
+
+/*
+ * Local and global layers (Gemma3TextConfig): sliding_window (null: no
+ * window), and which layers use it: layer_types when given, else
+ * sliding_window_pattern (the hub's older key; default 6): layer l (from
+ * 0) is global when (l + 1) is a multiple of it.  A layer_types list that
+ * is not such a pattern is refused, as is use_bidirectional_attention
+ * (EmbeddingGemma's encoder, another mask).
+ */
+static void
+hf_layer_types(const struct ynode *root, const char *file,
+    struct vp_model *m, struct vp_diags *d)
+{
+	const struct ynode *n;
+	uint64_t v = 0;
+	size_t i, first = 0;
+	bool b, found = false;
+
+	if (m->family != VP_FAMILY_GEMMA3 && m->family != VP_FAMILY_GPT_OSS)
+		return;
+	if (hf_bool(root, file, "use_bidirectional_attention", &b, d) > 0 && b)
+		vp_diag_add(d, file, ynode_get(root,
+		    "use_bidirectional_attention")->pos, VP_ERROR,
+		    "use_bidirectional_attention: true (a bidirectional "
+		    "encoder's masks) is not modelled");
+	n = ynode_get(root, "sliding_window");
+	if (n != NULL && ynode_is_null(n))
+		m->window = 0;
+	else if (hf_u64(root, file, "sliding_window", 1, MAX_SEQ, &v, -1, m,
+	    d) > 0)
+		m->window = v;
+	v = 0;
+	if (hf_u64(root, file, "sliding_window_pattern", 1, MAX_LAYERS, &v, -1,
+	    m, d) > 0 || hf_u64(root, file, "_sliding_window_pattern", 1,
+	    MAX_LAYERS, &v, -1, m, d) > 0)
+		m->global_every = (uint32_t)v;
+	n = ynode_get(root, "layer_types");
+	if (n == NULL || ynode_is_null(n))
+		return;
+	if (ynode_want(n, YN_SEQ, file, "layer_types", d) != 0)
+		return;
+	if (n->nkids != m->layers) {
+		vp_diag_add(d, file, n->pos, VP_ERROR, "layer_types lists %zu "
+		    "layers; num_hidden_layers is %llu", n->nkids,
+		    (unsigned long long)m->layers);
+		return;
+	}
+	for (i = 0; i < n->nkids; i++) {
+		const struct ynode *k = n->kids[i];
+
+		if (k->kind != YN_SCALAR || (strcmp(k->str,
+		    "sliding_attention") != 0 && strcmp(k->str,
+		    "full_attention") != 0)) {
+			vp_diag_add(d, file, k->pos, VP_ERROR, "layer_types: "
+			    "expected 'sliding_attention' or "
+			    "'full_attention'");
+			return;
+		}
+		if (!found && strcmp(k->str, "full_attention") == 0) {
+			found = true;
+			first = i;
+		}
+	}
+	/* No global layer: every one is local. */
+	m->global_every = (uint32_t)(found ? first + 1 : m->layers + 1);
+	for (i = 0; i < n->nkids; i++)
+		if ((strcmp(n->kids[i]->str, "full_attention") == 0) !=
+		    ((i + 1) % m->global_every == 0)) {
+			vp_diag_add(d, file, n->kids[i]->pos, VP_ERROR,
+			    "layer_types: layer %zu breaks the pattern of a "
+			    "global layer every %u (the first at %zu); other "
+			    "orders are not modelled", i, m->global_every,
+			    first);
+			return;
+		}
+}
+
 /* The sizes every config must give; one message, for the first missing,
  * and only when nothing else went wrong.  `where` names the mapping. */
 static void
@@ -1102,6 +1271,8 @@ read_hf(const struct ynode *root, const char *file, unsigned flags,
 		    hf_towers[which].what, hf_towers[which].key);
 	}
 	hf_apply_family(fam, m);
+	hf_gemma3_defaults(m);
+	hf_gpt_oss_defaults(m);
 	hf_head_note(text, file, fam, d);
 	m->name = xstrdup(type);
 	if (((n = ynode_get(text, "_name_or_path")) != NULL ||
@@ -1113,6 +1284,10 @@ read_hf(const struct ynode *root, const char *file, unsigned flags,
 	hf_dropout(text, file, m, d);
 	hf_moe(text, file, fam, m, d);
 	hf_qwen3(text, file, type, m, d);
+	hf_layer_types(text, file, m, d);
+	hf_gpt_oss_quant(text, file, m, d);
+	if (m->window == 0)
+		m->global_every = 0;	/* sliding_window: null */
 	hf_softcap(text, m);
 	hf_llama4(text, file, m, d);
 	hf_required(text, file, where, m, before, d);

@@ -117,7 +117,8 @@ vp_plan_defaults(struct vp_plan *p, const struct vp_model *m)
 	p->recompute_stride = 1;
 	/* transformers falls back to eager attention for a class without
 	 * SDPA (Gemma-2's soft-capped scores: _supports_sdpa False). */
-	p->attention = m->attn_softcap ? VP_ATTN_EAGER : VP_ATTN_SDPA;
+	p->attention = m->attn_softcap || vp_model_traits(m).sinks ?
+	    VP_ATTN_EAGER : VP_ATTN_SDPA;
 	p->dropout = -1;
 	p->tp = p->pp = 1;
 	p->dp = 0;

@@ -975,6 +975,74 @@ llama4_plan(const struct vp_plan *p, const struct vp_model *m,
 	return 0;
 }
 
+/*
+ * Models with local (sliding-window) layers, Gemma-3: measured with the
+ * real class on the CPU (tests/validate_hf.py) in full training, eager
+ * and sdpa, without and with --recompute full.  What was not measured is
+ * refused: LoRA and quantized bases (the (1 + weight) norms and the
+ * masks were not measured frozen), context parallelism (ring attention's
+ * chunks against a window), selective recompute (the attention core with
+ * its mask), fp8, and activation offloading.
+ */
+static int
+local_attention(const struct vp_plan *p, const struct vp_model *m,
+    unsigned world, struct vp_diags *d)
+{
+	const char *what = NULL;
+
+	(void)world;
+	if (vp_model_family(m) != VP_FAMILY_GEMMA3 &&
+	    vp_model_family(m) != VP_FAMILY_GPT_OSS && m->window == 0)
+		return 0;
+	/* Measured with transformers 5.24; the 4.x classes (Gemma-3 from
+	 * 4.50, gpt-oss from 4.55, whose experts were a Python loop) are
+	 * not modelled. */
+	if (vp_model_runs_hf(m) && p->transformers_version < 500)
+		return refuse(d, "%s (family %s) is modelled as transformers "
+		    "5's classes run it (measured with 5.24), not with "
+		    "--transformers %u.%u", m->name,
+		    vp_family_names[vp_model_family(m)],
+		    p->transformers_version / 100,
+		    p->transformers_version % 100);
+	if (p->lora_rank > 0)
+		what = "LoRA (--lora)";
+	else if (p->quant != VP_QUANT_NONE)
+		what = "a quantized base (--quant)";
+	else if (p->cp > 1)
+		what = "context parallelism (--cp)";
+	else if (p->recompute == VP_RECOMP_SELECTIVE)
+		what = "--recompute selective";
+	else if (p->precision == VP_PREC_FP8 || p->float8 != VP_FLOAT8_NONE)
+		what = "fp8 linears";
+	else if (p->activation_offload)
+		what = "activation offloading";
+	if (what == NULL)
+		return 0;
+	return refuse(d, "%s with %s is not modelled: a model with "
+	    "sliding-window layers (family %s) was measured in full training "
+	    "only, without it", what, m->name,
+	    vp_family_names[vp_model_family(m)]);
+}
+
+/*
+ * gpt-oss's sinks: transformers 5.24's GptOssForCausalLM has no sdpa
+ * (_supports_sdpa False: sdpa cannot add a sink column), and its flash
+ * path is a kernels-hub kernel with sinks (not flash-attn's), not
+ * modelled; eager attention is what it runs and what was measured.
+ */
+static int
+sink_attention(const struct vp_plan *p, const struct vp_model *m,
+    unsigned world, struct vp_diags *d)
+{
+	(void)world;
+	if (!vp_model_traits(m).sinks || p->attention == VP_ATTN_EAGER)
+		return 0;
+	return refuse(d, "%s adds a sink logit to every attention row, which "
+	    "--attention %s cannot (transformers refuses sdpa for gpt-oss; "
+	    "its flash kernel with sinks is not modelled); use --attention "
+	    "eager", m->name, p->attention == VP_ATTN_SDPA ? "sdpa" : "flash");
+}
+
 #define TPPPCPDP (VP_RK_TP | VP_RK_PP | VP_RK_CP | VP_RK_DP)
 
 static const struct rule rules[] = {
@@ -1016,6 +1084,8 @@ static const struct rule rules[] = {
 	{ offload_needs_sharding, VP_RK_SHARD, true },
 	{ optim_in_bwd, TPPPCPDP | VP_RK_SHARD, true },
 	{ load_path, TPPPCPDP, true },
+	{ local_attention, VP_RK_CP, false },
+	{ sink_attention, 0, false },
 };
 
 static int

@@ -320,6 +320,22 @@ run est-hf-text-only-mistral-small-3 \
     --gpus 8xH100 --zero 3 --seq 2048 --no-search
 run est-hf-text-only-llava-defaults tests/bad/54-hf-llava-1.5-7b.json \
     --text-only
+# Gemma-3 (local/global attention): the library model at a sequence past
+# its window with sdpa (the local layers' masks), a multimodal config with
+# --text-only (its sparse text_config read with Gemma3TextConfig's
+# defaults), and what is refused with a window.
+run est-gemma-3-1b-1xa100 gemma-3-1b --gpus 1xA100 --seq 8192 --no-search
+run est-hf-text-only-gemma-3-27b-6l \
+    tests/data/hf/gemma-3-27b-6l.config.json --text-only --gpus 1xH100 \
+    --no-search
+run est-gemma-3-lora-refused gemma-3-1b --lora 16
+# gpt-oss: sinks (eager only: sdpa refused), experts with biases, local
+# layers; its MXFP4 config planned dequantized, with a note.
+run est-gpt-oss-20b-8xh100 gpt-oss-20b --gpus 8xH100 --no-search --zero 3
+run est-hf-gpt-oss-20b-mxfp4 tests/data/hf/gpt-oss-20b.config.json \
+    --gpus 8xH100 --no-search --zero 3 --seq 8192
+run est-gpt-oss-sdpa-refused gpt-oss-120b --attention sdpa
+run est-gemma-3-transformers-4-refused gemma-3-1b --transformers 4.57
 
 # The planner and parallelism.
 run plan-llama-3.1-70b-16xh100 models/llama-3.1-70b.yaml --gpus 16xH100

@@ -109,6 +109,40 @@ GRID = [
     ("llama4", "fp32", "adamw", 2, 96, "none", "sdpa"),
     ("llama4", "bf16-mixed", "adamw", 2, 24, "none", "sdpa"),
     ("llama4", "bf16", "adamw", 2, 96, "full", "eager"),
+    # Gemma-3 text (q/k norms, Gemma's (1 + w) RMSNorms, sandwich norms,
+    # scaled embeddings): layers 0 and 1 local, layer 2 global; gemma3 has
+    # a window of 32 and vocab 2048 (the logits make the peak), gemma3-act
+    # a window of 128 and vocab 256 (the activations do).  Past the window
+    # sdpa gets a mask in the local layers (and so repeat_kv's copies, and
+    # a converted mask the kernel keeps): gemma3-act fp32 sdpa at seq 512
+    # is 59,430,320 B with its window, 54,187,440 B with one of 4096 (the
+    # estimates: +0.21% and +0.23%); at seq 96 the window is not
+    # reached.  Not in the grid: bf16-mixed gemma3-act at seq 256-512, whose
+    # loss and backward peaks are within 8 KiB of each other (the phase is a
+    # coin toss), and eager bf16-mixed at 512, whose measured forward peak
+    # (86,502,848 B) is 0.9% over the estimate's and over its own backward
+    # one: eager's forward under autocast is underestimated for every
+    # family (llama-act b4s512: 171.7 MB against 185.3 MB measured), which
+    # a backward peak hides elsewhere.
+    ("gemma3", "fp32", "adamw", 2, 64, "none", "sdpa"),
+    ("gemma3", "bf16-mixed", "adamw", 2, 64, "none", "eager"),
+    ("gemma3", "bf16", "adamw", 2, 64, "none", "sdpa"),
+    ("gemma3", "bf16", "adamw", 2, 64, "full", "sdpa"),
+    ("gemma3-act", "fp32", "adamw", 2, 512, "none", "sdpa"),
+    ("gemma3-act", "fp32", "adamw", 2, 512, "none", "eager"),
+    ("gemma3-act", "bf16-mixed", "adamw", 2, 512, "full", "sdpa"),
+    ("gemma3-act", "fp32", "adamw", 2, 96, "none", "sdpa"),
+    # gpt-oss (sinks, q/k/v/o biases, a biased top-k router, 8 clamped
+    # SwiGLU experts of 96 with biases, top 2; layer 0 local with a window
+    # of 32, layer 1 global), vocab 512; eager only (transformers refuses
+    # sdpa).  At seq 64 the fp32 peak is the optimizer's: the CPU for-loop
+    # AdamW's two temporaries of the largest parameter, the 3D gate_up_proj
+    # of all experts (-2.3% when the embeddings were taken for it).
+    ("gpt-oss", "fp32", "adamw", 2, 64, "none", "eager"),
+    ("gpt-oss", "bf16", "adamw", 2, 64, "none", "eager"),
+    ("gpt-oss", "bf16-mixed", "adamw", 2, 128, "full", "eager"),
+    ("gpt-oss", "fp32", "adamw", 2, 256, "none", "eager"),
+    ("gpt-oss", "bf16-mixed", "adamw", 2, 256, "none", "eager"),
     # GPT-2, vocab 4096
     ("gpt2", "fp32", "adamw", 2, 64, "none", "sdpa"),
     ("gpt2", "bf16-mixed", "adamw", 4, 128, "none", "eager"),
