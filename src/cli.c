@@ -440,6 +440,12 @@ load_model_plan(const char *model_arg, struct vp_optset *o,
 	/* Options the user gave that refine one the plan has off. */
 	vp_buf_init(&notes);
 	vp_optset_inert(cli, p, &notes);
+	if (m->lg != NULL && cli[VP_O_MAX_SEQ]) {
+		fprintf(stderr, "vramplan: --max-seq needs a sequence; a "
+		    "layer-graph model takes images (try --max-micro-batch)\n");
+		vp_buf_free(&notes);
+		return VP_EXIT_INPUT;
+	}
 	if (m->lg != NULL)
 		lgraph_inert(cli, &notes);
 	for (line = notes.s; line != NULL && *line; line = nl + 1) {

@@ -231,6 +231,15 @@ walk_seq(struct walk *w, const struct vp_lseq *s, struct vp_lshape in)
 	return in;
 }
 
+/* Parameters and buffers of a sequence, with its input channels (or
+ * features) in *c, updated as the layers go. */
+struct pcount {
+	uint64_t params, buf_float, buf_int64;
+};
+
+static void
+count_all(const struct vp_lgraph *lg, uint64_t image, struct pcount *pc);
+
 int
 vp_lgraph_check(const struct vp_lgraph *lg, uint64_t image, const char *file,
     struct vp_diags *d)
@@ -250,6 +259,24 @@ vp_lgraph_check(const struct vp_lgraph *lg, uint64_t image, const char *file,
 		    "(end with flatten and a linear over the classes)", b,
 		    vp_lloss_names[lg->loss]);
 		return -1;
+	}
+	/* A linear after a flatten of a map whose size follows the
+	 * resolution would need other weights: PyTorch refuses the input. */
+	if (image != lg->image) {
+		struct pcount a = { 0, 0, 0 }, b = { 0, 0, 0 };
+
+		count_all(lg, image, &a);
+		count_all(lg, lg->image, &b);
+		if (a.params != b.params) {
+			vp_diag_add(d, file, lg->layers.v[0].pos, VP_ERROR,
+			    "at %llux%llu the layers after a flatten get other "
+			    "sizes than at the model's %llux%llu (a linear's "
+			    "inputs change): its weights cannot take these images",
+			    (unsigned long long)image, (unsigned long long)image,
+			    (unsigned long long)lg->image,
+			    (unsigned long long)lg->image);
+			return -1;
+		}
 	}
 	if (out.c < 2) {
 		vp_diag_add(d, file, lg->layers.v[lg->layers.n - 1].pos,
@@ -273,11 +300,6 @@ vp_lgraph_macs(const struct vp_lgraph *lg, uint64_t image)
 	return w.err ? 0 : w.macs;
 }
 
-/* Parameters and buffers of a sequence, with its input channels (or
- * features) in *c, updated as the layers go. */
-struct pcount {
-	uint64_t params, buf_float, buf_int64;
-};
 
 static void
 count_seq(const struct vp_lseq *s, uint64_t *c, struct pcount *pc);
@@ -336,15 +358,13 @@ count_seq(const struct vp_lseq *s, uint64_t *c, struct pcount *pc)
  * walks the shapes at the model's resolution for that, so a linear after
  * a flatten of a 7x7 map counts 49 times the channels.
  */
-static void
-count_all(const struct vp_lgraph *lg, struct pcount *pc);
 
 uint64_t
 vp_lgraph_params(const struct vp_lgraph *lg)
 {
 	struct pcount pc = { 0, 0, 0 };
 
-	count_all(lg, &pc);
+	count_all(lg, lg->image, &pc);
 	return pc.params;
 }
 
@@ -354,7 +374,7 @@ vp_lgraph_buffers(const struct vp_lgraph *lg, uint64_t *float_elems,
 {
 	struct pcount pc = { 0, 0, 0 };
 
-	count_all(lg, &pc);
+	count_all(lg, lg->image, &pc);
 	*float_elems = pc.buf_float;
 	*int64_count = pc.buf_int64;
 }
@@ -394,9 +414,9 @@ count_shaped(const struct vp_lseq *s, struct vp_lshape *sh,
 }
 
 static void
-count_all(const struct vp_lgraph *lg, struct pcount *pc)
+count_all(const struct vp_lgraph *lg, uint64_t image, struct pcount *pc)
 {
-	struct vp_lshape sh = { lg->channels, lg->image, lg->image, false };
+	struct vp_lshape sh = { lg->channels, image, image, false };
 
 	count_shaped(&lg->layers, &sh, pc);
 }

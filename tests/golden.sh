@@ -686,6 +686,9 @@ run explain-lgraph-resnet18-cpu resnet18 --device cpu --micro-batch 4 \
 run lgraph-refuse-tp resnet50 --gpus 2xA100 --tp 2
 run lgraph-refuse-recompute resnet18 --gpus 1xA100 --recompute full
 run lgraph-image-on-transformer gpt2 --image 224 --device cpu
+run lgraph-refuse-max-seq resnet50 --gpus 1xA100 --max-seq
+run lgraph-image-changes-linear tests/data/lgraph/flat-head.yaml --device cpu \
+	--image 64
 run note-lgraph-seq resnet18 --seq 128 --attention eager --device cpu \
 	--micro-batch 2 --image 32
 
