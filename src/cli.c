@@ -335,6 +335,31 @@ check_combinations(const struct vp_optset *o)
  * the model's training block, the plan file's keys, then the command
  * line (which wins).  "all-linear" means the linears this model has.
  */
+/*
+ * A layer-graph model (lgraph.h) takes images: the sequence, attention
+ * and dropout options have nothing to act on (its dropout layers carry
+ * their own p).  Notes, like vp_optset_inert's.
+ */
+static void
+lgraph_inert(const bool given[VP_O_COUNT], struct vp_buf *notes)
+{
+	static const struct {
+		enum vp_optid opt;
+		const char *why;
+	} rows[] = {
+		{ VP_O_SEQ, "its input is images: --image" },
+		{ VP_O_ATTENTION, "it has no attention" },
+		{ VP_O_DROPOUT, "its dropout layers carry their own p" },
+	};
+	size_t i;
+
+	for (i = 0; i < VP_NELEM(rows); i++)
+		if (given[rows[i].opt])
+			vp_buf_printf(notes, "--%s has no effect on a layer-graph "
+			    "model (%s)\n", vp_options[rows[i].opt].name,
+			    rows[i].why);
+}
+
 static int
 load_model_plan(const char *model_arg, struct vp_optset *o,
     struct vp_optset *file, struct vp_model *m, struct vp_plan *p,
@@ -415,6 +440,14 @@ load_model_plan(const char *model_arg, struct vp_optset *o,
 	/* Options the user gave that refine one the plan has off. */
 	vp_buf_init(&notes);
 	vp_optset_inert(cli, p, &notes);
+	if (m->lg != NULL && cli[VP_O_MAX_SEQ]) {
+		fprintf(stderr, "vramplan: --max-seq needs a sequence; a "
+		    "layer-graph model takes images (try --max-micro-batch)\n");
+		vp_buf_free(&notes);
+		return VP_EXIT_INPUT;
+	}
+	if (m->lg != NULL)
+		lgraph_inert(cli, &notes);
 	for (line = notes.s; line != NULL && *line; line = nl + 1) {
 		nl = strchr(line, '\n');
 		fprintf(stderr, "vramplan: note: %.*s\n", (int)(nl - line),
@@ -585,6 +618,13 @@ vp_cmd_models(int argc, char **argv)
 		if (vp_model_load(p.s, &m, &d) != 0) {
 			vp_cli_print_diags(&d);
 			bad = 1;
+		} else if (m.lg != NULL) {
+			/* A layer graph has no transformer sizes. */
+			vp_model_params(&m, &pc);
+			printf("%-18s %-24s %10s %7s %7s %6s layer graph\n",
+			    names[i], m.name, vp_fmt_count(cnt, sizeof cnt,
+			    pc.total), "-", "-", "-");
+			vp_diags_clear(&d);
 		} else {
 			vp_model_params(&m, &pc);
 			printf("%-18s %-24s %10s %7llu %7llu %3llu/%-2llu %s%s\n",

@@ -17,6 +17,8 @@
  */
 #include "graph.h"
 
+#include "lgraph.h"
+
 #include "finetune.h"
 
 #include <assert.h>
@@ -2814,6 +2816,333 @@ persistent_terms(struct vp_graph *g, const struct lctx *x,
 	g->largest_param_bytes = vp_mul_sat(big, B(x->w));
 }
 
+/* ---- Layer graphs (lgraph.h) ---------------------------------------- */
+
+/*
+ * A layer-graph model lowers to the same ops as a transformer, one op per
+ * torch.nn layer as PyTorch 2.13 runs it in training (derivatives.yaml
+ * says what each backward needs, so what autograd saves).  The whole
+ * network is block 1 (so "forward" is the model's forward), the loss
+ * follows outside the blocks (the "loss" phase).  Shapes follow
+ * vp_layer_shape; x->b samples.  Measured on the CPU against transformers'
+ * ResNetForImageClassification (tests/validate_lgraph.py).
+ */
+struct lgw {
+	struct vp_lshape sh;	/* per-sample shape of the current tensor */
+	uint64_t largest;	/* elements of the largest parameter tensor */
+};
+
+static uint64_t
+lshape_elems(const struct lctx *x, struct vp_lshape s)
+{
+	return vp_mul_sat(x->b, s.flat ? s.c : vp_mul_sat(s.c,
+	    vp_mul_sat(s.h, s.w)));
+}
+
+/*
+ * nn.Conv2d: aten.convolution saves its input and weight
+ * (ConvolutionBackward0), whether or not the input requires grad (the
+ * images do not).  Under autocast the input and the weight are cast to
+ * the compute dtype (conv2d is on both devices' lower-precision lists);
+ * the weight's copy is cached, and dW comes out in 16 bit before its
+ * cast back (as linear_w's).
+ */
+static int32_t
+lg_conv2d(struct lctx *x, const struct vp_layer *l, int32_t in,
+    struct vp_lshape out, struct lgw *w)
+{
+	uint64_t wel = l->out * (w->sh.c / l->groups) * l->kernel * l->kernel;
+	uint64_t bel = l->bias ? l->out : 0;
+	bool cast_w = x->autocast && x->w != x->c && !x->sharded_weights;
+	int32_t xin = x->autocast ? cast(x, in, x->c, VP_CAT_ACT) : in, wc = -1;
+	struct vp_op *o;
+	int32_t y;
+
+	if (cast_w)
+		wc = tnew(x, wel + bel, x->c, VP_CAT_CAST, "autocast weight",
+		    false);
+	o = opnew(x, "conv2d");
+	IN(o, xin);
+	if (wc >= 0) {
+		OUT(o, wc);
+		SAVE(o, wc);
+	}
+	y = tnew(x, lshape_elems(x, out), x->autocast ? x->c : x->w,
+	    VP_CAT_ACT, "conv2d", true);
+	OUT(o, y);
+	SAVE(o, xin);
+	/*
+	 * The CPU's backward (mkldnn_convolution_backward, oneDNN) holds a
+	 * copy of the output gradient while it runs and, when the input
+	 * takes a gradient, an input-sized one more; a strided window
+	 * (3x3 stride 2) holds two input-sized ones instead of the output's
+	 * (measured on PyTorch 2.13, fp32 and bf16 autocast alike, up to
+	 * a scratchpad of a few KiB).  CUDA's are cuDNN's workspaces, chosen
+	 * with the algorithm: not modelled.
+	 */
+	if (x->cpu) {
+		uint64_t xb = x->g->t[xin].bytes, yb = x->g->t[y].bytes;
+
+		o->bwd_tmp = rg_of(x, xin) ? xb + (l->stride > 1 &&
+		    l->kernel > 1 ? xb : yb) : yb;
+	}
+	o->wgrad_bytes = vp_mul_sat(wel + bel, B(x->gd));
+	o->wgrad_bias_bytes = vp_mul_sat(bel, B(x->gd));
+	if (cast_w && !x->fsdp_params16)
+		o->wgrad_tmp = vp_mul_sat(wel + bel, B(x->c));
+	if (wel > w->largest)
+		w->largest = wel;
+	return y;
+}
+
+/*
+ * nn.BatchNorm2d in training: native_batch_norm's output in the input's
+ * dtype (a 16-bit input with fp32 parameters stays 16 bit), and its
+ * save_mean and save_invstd (fp32, one per channel); the backward saves
+ * the input, the weight, the running statistics and those two.  The
+ * running statistics are buffers (vp_lgraph_buffers, in the weights).
+ */
+static int32_t
+lg_batchnorm(struct lctx *x, const struct vp_layer *l, int32_t in,
+    struct lgw *w)
+{
+	struct vp_op *o = opnew(x, "batchnorm2d");
+	int32_t y, mean, invstd;
+
+	IN(o, in);
+	y = tnew(x, elems_of(x, in), dt_of(x, in), VP_CAT_ACT, "batchnorm2d",
+	    true);
+	mean = tnew(x, w->sh.c, VP_FP32, VP_CAT_ACT, "bn save_mean", false);
+	invstd = tnew(x, w->sh.c, VP_FP32, VP_CAT_ACT, "bn save_invstd",
+	    false);
+	OUT(o, y);
+	OUT(o, mean);
+	OUT(o, invstd);
+	SAVE(o, in);
+	SAVE(o, mean);
+	SAVE(o, invstd);
+	/* The CPU's batch_norm_backward holds one input-sized temporary
+	 * (measured on 2.13: fp32, bf16, bf16 input with fp32 weights). */
+	if (x->cpu)
+		o->bwd_tmp = x->g->t[in].bytes;
+	if (l->affine) {
+		o->wgrad_bytes = vp_mul_sat(2 * w->sh.c, B(x->gd));
+		o->wgrad_bias_bytes = vp_mul_sat(w->sh.c, B(x->gd));
+	}
+	return y;
+}
+
+/* nn.GroupNorm: native_group_norm keeps its input, mean and rstd (one
+ * per sample and group, in the input's dtype). */
+static int32_t
+lg_groupnorm(struct lctx *x, const struct vp_layer *l, int32_t in,
+    struct lgw *w)
+{
+	struct vp_op *o = opnew(x, "groupnorm");
+	uint64_t rows = vp_mul_sat(x->b, l->ngroups);
+	int32_t y, mean, rstd;
+
+	IN(o, in);
+	y = tnew(x, elems_of(x, in), dt_of(x, in), VP_CAT_ACT, "groupnorm",
+	    true);
+	mean = tnew(x, rows, dt_of(x, in), VP_CAT_ACT, "gn mean", false);
+	rstd = tnew(x, rows, dt_of(x, in), VP_CAT_ACT, "gn rstd", false);
+	OUT(o, y);
+	OUT(o, mean);
+	OUT(o, rstd);
+	SAVE(o, in);
+	SAVE(o, mean);
+	SAVE(o, rstd);
+	if (l->affine) {
+		o->wgrad_bytes = vp_mul_sat(2 * w->sh.c, B(x->gd));
+		o->wgrad_bias_bytes = vp_mul_sat(w->sh.c, B(x->gd));
+	}
+	return y;
+}
+
+static int32_t lg_seq(struct lctx *x, const struct vp_lseq *s, int32_t t,
+    struct lgw *w);
+
+static int32_t
+lg_layer(struct lctx *x, const struct vp_layer *l, int32_t t, struct lgw *w)
+{
+	static const struct lin lin_fc = { "linear", 0, LIN_LOCAL };
+	struct vp_lshape out = w->sh;
+	char msg[160];
+	struct vp_op *o;
+	uint32_t r;
+	int32_t y, idx;
+
+	if (l->type == VP_L_RESIDUAL) {
+		for (r = 0; r < l->repeat; r++) {
+			struct lgw wb = *w, ws = *w;
+			int32_t b, sc;
+
+			b = lg_seq(x, &l->body, t, &wb);
+			sc = lg_seq(x, &l->shortcut, t, &ws);
+			w->largest = wb.largest > ws.largest ? wb.largest :
+			    ws.largest;
+			w->sh = wb.sh;
+			/* out += identity (in place in torchvision and
+			 * transformers; the replay makes the sum a new
+			 * tensor as the body's last output dies, which costs
+			 * the sum's size at this op only).  AddBackward0
+			 * saves nothing. */
+			t = ew(x, "residual add", elems_of(x, b),
+			    promote(dt_of(x, b), dt_of(x, sc)), b, sc, -1, -1,
+			    VP_CAT_ACT);
+			t = lg_seq(x, &l->after, t, w);
+		}
+		return t;
+	}
+	/* The graph was checked at this resolution (rules.c). */
+	if (vp_layer_shape(l, w->sh, &out, msg, sizeof msg) != 0)
+		assert(!"layer graph not checked at the plan's resolution");
+	switch (l->type) {
+	case VP_L_CONV2D:
+		t = lg_conv2d(x, l, t, out, w);
+		break;
+	case VP_L_BATCHNORM2D:
+		t = lg_batchnorm(x, l, t, w);
+		break;
+	case VP_L_GROUPNORM:
+		t = lg_groupnorm(x, l, t, w);
+		break;
+	case VP_L_LAYERNORM:
+		t = norm_w(x, "layernorm", t, w->sh.c);
+		break;
+	case VP_L_LINEAR:
+		t = linear_w(x, lin_fc, t, w->sh.c, l->out, l->bias, true,
+		    VP_CAT_ACT, x->w, x->gd);
+		if (w->sh.c * l->out > w->largest)
+			w->largest = w->sh.c * l->out;
+		break;
+	case VP_L_RELU:
+	case VP_L_TANH:
+	case VP_L_SIGMOID:
+		/*
+		 * These save their result.  ReLU(inplace=True) (torchvision)
+		 * writes into its input, which dies with it; the replay makes
+		 * the result a new tensor as the input dies, so only this
+		 * op's own check sees both.
+		 */
+		t = ew(x, vp_ltype_names[l->type], elems_of(x, t), dt_of(x, t),
+		    t, -1, -1, -1, VP_CAT_ACT);
+		save_result(x, t);
+		break;
+	case VP_L_GELU:
+	case VP_L_SILU:
+		t = ew(x, vp_ltype_names[l->type], elems_of(x, t), dt_of(x, t),
+		    t, -1, t, -1, VP_CAT_ACT);
+		break;
+	case VP_L_MAXPOOL2D:
+		/* max_pool2d_with_indices: the output and int64 indices;
+		 * the backward keeps the input and the indices. */
+		o = opnew(x, "maxpool2d");
+		IN(o, t);
+		y = tnew(x, lshape_elems(x, out), dt_of(x, t), VP_CAT_ACT,
+		    "maxpool2d", true);
+		idx = tnew(x, lshape_elems(x, out), VP_INT64, VP_CAT_ACT,
+		    "maxpool2d indices", false);
+		OUT(o, y);
+		OUT(o, idx);
+		SAVE(o, t);
+		SAVE(o, idx);
+		t = y;
+		break;
+	case VP_L_AVGPOOL2D:
+		/* avg_pool2d's backward keeps its input. */
+		t = ew(x, "avgpool2d", lshape_elems(x, out), dt_of(x, t), t,
+		    -1, t, -1, VP_CAT_ACT);
+		break;
+	case VP_L_ADAPTIVE_AVGPOOL2D:
+		/* To 1x1 it is input.mean((-1, -2), keepdim=True)
+		 * (AdaptiveAveragePooling.cpp), which keeps only sizes;
+		 * other sizes run _adaptive_avg_pool2d, which keeps the
+		 * input. */
+		t = ew(x, "adaptive-avgpool2d", lshape_elems(x, out),
+		    dt_of(x, t), t, -1, l->out == 1 ? -1 : t, -1, VP_CAT_ACT);
+		break;
+	case VP_L_FLATTEN:
+		break;		/* a view */
+	case VP_L_DROPOUT:
+		t = dropout_p(x, "dropout", t, l->p);
+		break;
+	default:
+		assert(!"lg_layer: no lowering");
+	}
+	w->sh = out;
+	return t;
+}
+
+static int32_t
+lg_seq(struct lctx *x, const struct vp_lseq *s, int32_t t, struct lgw *w)
+{
+	size_t i;
+
+	for (i = 0; i < s->n; i++)
+		t = lg_layer(x, &s->v[i], t, w);
+	return t;
+}
+
+/* The resolution a plan runs a layer graph at. */
+uint64_t
+vp_lgraph_image(const struct vp_model *m, const struct vp_plan *p)
+{
+	return p->image ? p->image : m->lg->image;
+}
+
+static int
+lgraph_build(const struct vp_model *m, const struct vp_plan *p,
+    struct vp_graph *g)
+{
+	const struct vp_lgraph *lg = m->lg;
+	uint64_t img = vp_lgraph_image(m, p), bf, bi;
+	struct lgw w = { { lg->channels, img, img, false }, 0 };
+	struct lctx x;
+	int32_t px, t, ls, loss;
+	struct vp_op *o;
+
+	memset(g, 0, sizeof *g);
+	lctx_init(&x, m, p, g);
+	g->layers = 1;
+	g->layer_first_op = xcalloc(3, sizeof *g->layer_first_op);
+	g->layer_input = xcalloc(2, sizeof *g->layer_input);
+	/* The images, in the parameters' dtype; counted with the labels in
+	 * input_bytes, so never allocated by the replay. */
+	px = tnew(&x, lshape_elems(&x, w.sh), x.w, VP_CAT_INPUT, "images",
+	    false);
+	begin_layer(&x, 1, px);
+	t = lg_seq(&x, &lg->layers, px, &w);
+	x.layer = 0;
+	g->layer_first_op[2] = g->nop;
+	/*
+	 * F.cross_entropy: on the CPU autocast runs it in fp32 (the logits
+	 * cast), then log_softmax (saves its result) and nll_loss.
+	 */
+	if (x.autocast)
+		t = cast(&x, t, VP_FP32, VP_CAT_LOGITS);
+	ls = ew(&x, "log_softmax", elems_of(&x, t), dt_of(&x, t), t, -1, -1,
+	    -1, VP_CAT_LOGITS);
+	save_result(&x, ls);
+	o = opnew(&x, "nll_loss");
+	IN(o, ls);
+	loss = tnew(&x, 1, VP_FP32, VP_CAT_LOGITS, "loss", true);
+	OUT(o, loss);
+	g->autocast_end_op = x.autocast ? g->nop - 1 : SIZE_MAX;
+	/* Parameters, buffers (BatchNorm's running statistics in the
+	 * parameters' dtype, num_batches_tracked int64), states. */
+	g->params = g->block_params = vp_lgraph_params(lg);
+	persistent_terms(g, &x, 1, true, true);
+	vp_lgraph_buffers(lg, &bf, &bi);
+	g->weight_bytes = vp_add_sat(g->weight_bytes, vp_add_sat(
+	    vp_mul_sat(bf, B(x.w)), vp_mul_sat(bi, B(VP_INT64))));
+	g->largest_param_bytes = vp_mul_sat(w.largest, B(x.w));
+	g->input_bytes = vp_add_sat(g->t[px].bytes, vp_mul_sat(x.b,
+	    B(VP_INT64)));
+	return 0;
+}
+
 int
 vp_graph_build_blocks(const struct vp_model *m, const struct vp_plan *p,
     uint64_t blocks, struct vp_graph *g)
@@ -2828,6 +3157,8 @@ vp_graph_build_blocks(const struct vp_model *m, const struct vp_plan *p,
 	assert(vp_plan_degrees_ok(p));
 	assert(p->stage < pp);
 	assert(blocks == nl);
+	if (m->lg != NULL)
+		return lgraph_build(m, p, g);
 	memset(g, 0, sizeof *g);
 	lctx_init(&x, m, p, g);
 	g->layers = nl;

@@ -149,6 +149,9 @@ int vp_graph_build(const struct vp_model *m, const struct vp_plan *p,
 int vp_graph_build_blocks(const struct vp_model *m, const struct vp_plan *p,
     uint64_t blocks, struct vp_graph *g);
 uint64_t vp_stage_blocks(uint64_t layers, unsigned pp, unsigned stage);
+/* The resolution a plan runs a layer-graph model (m->lg) at: --image, or
+ * the model's. */
+uint64_t vp_lgraph_image(const struct vp_model *m, const struct vp_plan *p);
 void vp_graph_free(struct vp_graph *g);
 
 #endif

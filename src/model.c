@@ -1,6 +1,8 @@
 /* model.c — model validation and parameter counting (see model.h). */
 #include "model.h"
 
+#include "lgraph.h"
+
 #include <assert.h>
 #include <stddef.h>
 #include <stdlib.h>
@@ -284,6 +286,8 @@ vp_model_free(struct vp_model *m)
 	free(m->name);
 	free(m->file);
 	m->name = m->file = NULL;
+	vp_lgraph_free(m->lg);
+	m->lg = NULL;
 }
 
 bool
@@ -358,6 +362,12 @@ vp_model_validate(struct vp_model *m, struct vp_diags *d)
 	struct vp_buf b;
 	size_t before = vp_diags_count(d, VP_ERROR);
 
+	/* A layer graph was checked as it was read (vp_lgraph_check); it
+	 * is one "block" with no transformer sizes. */
+	if (m->lg != NULL) {
+		m->layers = 1;
+		return vp_model_params(m, &pc), 0;
+	}
 	vp_buf_init(&b);
 	if (m->kv_heads == 0)
 		m->kv_heads = m->heads;
@@ -500,6 +510,12 @@ vp_model_params(const struct vp_model *m, struct vp_param_count *out)
 	uint64_t attn, mlp, mlp_active, norms, layer, layer_active;
 
 	memset(out, 0, sizeof *out);
+	/* A layer graph: all of it is the one block. */
+	if (m->lg != NULL) {
+		out->per_layer = out->dense_layer = out->layers = out->total =
+		    out->active = vp_lgraph_params(m->lg);
+		return;
+	}
 	out->embedding = vp_mul_sat(m->vocab, h);
 	if (m->pos == VP_POS_LEARNED)
 		out->embedding = vp_add_sat(out->embedding,

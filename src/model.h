@@ -18,6 +18,8 @@
 
 #include "diag.h"
 
+struct vp_lgraph;
+
 /* Enum and name table kept in step by X-macros. */
 #define VP_ARCH_LIST(X) X(DECODER, "decoder") X(ENCODER, "encoder")
 #define VP_ACT_LIST(X) \
@@ -237,6 +239,11 @@ struct vp_model {
 	struct vp_moe moe;
 	struct vp_train_defaults train;
 	struct vp_srcpos where[VP_F_COUNT];
+	/* A layer-graph model (lgraph.h: `layers:` is a list of layers):
+	 * owned; NULL for a transformer.  Such a model has layers = 1 (one
+	 * "block" holding the whole network, graph.c's lower_lgraph) and
+	 * none of the transformer sizes. */
+	struct vp_lgraph *lg;
 };
 
 /* Upper bound on a believable model (10^15 parameters is past any). */

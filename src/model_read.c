@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lgraph_read.h"
 #include "plan.h"
 
 /* Ranges: generous, but past them the file is wrong, not the model big. */
@@ -318,13 +319,66 @@ family_defaults(const struct ynode *root, struct vp_model *m)
 	}
 }
 
+/*
+ * A layer-graph model file (`layers:` is a list; vramplan-model(5),
+ * LAYER GRAPHS): name, input, loss, layers, training.  The layers are
+ * lgraph_read.c's; the training block is the transformer files' own.
+ */
+static const char *const lgraph_top_keys[] = { "name", "input", "loss",
+    "layers", "training" };
+
+static int
+read_layer_graph(const struct ynode *root, const char *file,
+    struct vp_model *m, struct vp_diags *d)
+{
+	struct reading rd = { m, NULL, NULL, 0 };
+	const struct ynode *nm = ynode_get(root, "name"),
+	    *tr = ynode_get(root, "training");
+	const char *s;
+	int rc = 0;
+
+	if (ynode_check_keys(root, file, "a layer-graph model",
+	    lgraph_top_keys, VP_NELEM(lgraph_top_keys), d) != 0)
+		rc = -1;
+	if (nm == NULL) {
+		vp_diag_add(d, file, root->pos, VP_ERROR, "missing required "
+		    "key 'name' in the model (a display name)");
+		rc = -1;
+	} else if (ynode_string(nm, file, "name", &s, d) == 0) {
+		free(m->name);
+		m->name = xstrdup(s);
+	} else {
+		rc = -1;
+	}
+	if (tr != NULL && (ynode_want(tr, YN_MAP, file, "training", d) != 0 ||
+	    read_map(tr, file, "'training'", train_keys, VP_NELEM(train_keys),
+	    &rd, set_train, d) != 0))
+		rc = -1;
+	if (m->train.seq) {
+		vp_diag_add(d, file, m->where[VP_F_TRAIN_SEQ], VP_ERROR,
+		    "a layer-graph model takes images, not sequences: "
+		    "'training' has no 'seq' here");
+		rc = -1;
+	}
+	m->arch = VP_ARCH_ENCODER;
+	m->pos = VP_POS_NONE;
+	if (vp_lgraph_read(root, file, &m->lg, d) != 0)
+		rc = -1;
+	return rc;
+}
+
 static int
 read_own(const struct ynode *root, const char *file, struct vp_model *m,
     struct vp_diags *d)
 {
 	struct reading rd = { m, NULL, NULL, 0 };
 	size_t nerr;
+	const struct ynode *ly = ynode_get(root, "layers");
 
+	/* A list of layers without the transformer sizes: a layer graph. */
+	if (ly != NULL && ly->kind == YN_SEQ && ynode_get(root, "hidden") ==
+	    NULL && ynode_get(root, "heads") == NULL)
+		return read_layer_graph(root, file, m, d);
 	nerr = read_map(root, file, "the model", top_keys,
 	    VP_NELEM(top_keys), &rd, set_top, d);
 	if (rd.bad_arch)

@@ -302,6 +302,10 @@ const struct vp_optdef vp_options[VP_O_COUNT] = {
 [VP_O_VERSION] = { "version", VP_OK_FLAG, NOF, NULL, 0, NULL, 0, 0, false,
     NULL, VP_CMD_ESTIMATE, false, false, VP_OPEN_NONE, NULL,
     "the version" },
+[VP_O_IMAGE] = { "image", VP_OK_U64, VP_OF_U64, F(image), NULL, 0, NULL, 1,
+    65536, false, NULL, ALL, true, false, VP_OPEN_NONE, "N",
+    "input resolution of a layer-graph model: N x N images (default: "
+    "the model's)" },
 };
 #undef F
 #undef E

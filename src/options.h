@@ -67,7 +67,8 @@
 	X(MIN_GPUS, "min-gpus") X(EXPLAIN, "explain") X(JSON, "json") \
 	X(CSV, "csv") X(CATALOG, "catalog") X(PLAN, "plan") \
 	X(DS_CONFIG, "deepspeed-config") X(TEXT_ONLY, "text-only") \
-	X(PROFILE, "profile") X(HELP, "help") X(VERSION, "version")
+	X(PROFILE, "profile") X(HELP, "help") X(VERSION, "version") \
+	X(IMAGE, "image")
 #define X(e, s) VP_O_##e,
 enum vp_optid { VP_OPTION_LIST(X) VP_O_COUNT };
 #undef X

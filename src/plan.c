@@ -1,6 +1,8 @@
 /* plan.c — option tables and plan defaults (see plan.h). */
 #include "plan.h"
 
+#include "lgraph.h"
+
 #include "util.h"
 
 #include <assert.h>
@@ -144,6 +146,9 @@ vp_plan_defaults(struct vp_plan *p, const struct vp_model *m)
 		p->precision = (enum vp_precision)m->train.precision;
 	if (m->train.optimizer >= 0)
 		p->optimizer = (enum vp_optimizer)m->train.optimizer;
+	/* A layer graph's resolution: --image is 0 for every other model. */
+	if (m->lg != NULL)
+		p->image = m->lg->image;
 }
 
 void

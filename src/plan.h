@@ -358,6 +358,9 @@ struct vp_plan {
 		bool contiguous_grads;		/* contiguous_gradients */
 		int overlap_comm;		/* overlap_comm; -1 unset */
 	} ds;
+	/* A layer-graph model's input resolution (--image: N x N images);
+	 * 0 = the model's (vp_lgraph_image, graph.h). */
+	uint64_t image;
 };
 
 /*

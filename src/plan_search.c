@@ -17,6 +17,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "graph.h"
+#include "lgraph.h"
 #include "util.h"
 
 /* One pipeline stage's device peak. */
@@ -233,6 +235,13 @@ vp_plan_time(const struct vp_model *m, const struct vp_gpu *gpu,
 	/* LoRA: no weight gradients for the frozen base, so backward costs
 	 * one forward (input gradients), not two. */
 	flops = (p->lora_rank ? 4.0 : 6.0) * (double)pc.active + 6.0 * L * s * h;
+	/* A layer graph: a sample is an image, whose forward is its
+	 * convolutions' and linears' multiply-adds (2 FLOPs each), backward
+	 * twice that; no sequence, no attention (h is 0). */
+	if (m->lg != NULL) {
+		flops = 6.0 * vp_lgraph_macs(m->lg, vp_lgraph_image(m, p));
+		s = 1.0;
+	}
 	/* With a stride only some blocks recompute: the first stage's
 	 * share of them stands for the whole model's. */
 	sb = vp_stage_blocks(m->layers, pp, 0);

@@ -8,6 +8,7 @@
 
 #include "alloc.h"
 #include "json.h"
+#include "lgraph.h"
 #include "options.h"
 
 #define C_RESET "\033[0m"
@@ -181,8 +182,10 @@ vp_report_layout(struct vp_buf *o, const struct vp_plan *p)
 void
 vp_report_time(struct vp_buf *o, const struct vp_cand *c)
 {
-	vp_buf_printf(o, "%.0f tokens/s for the job, %.2f s per step",
-	    c->tokens_per_second, c->step_seconds);
+	/* A layer graph's samples are images (c->plan.image). */
+	vp_buf_printf(o, "%.0f %s/s for the job, %.2f s per step",
+	    c->tokens_per_second, c->plan.image ? "images" : "tokens",
+	    c->step_seconds);
 }
 
 void
@@ -257,7 +260,12 @@ vp_report_verdict(const struct vp_report *r, struct vp_buf *o)
 void
 vp_report_max_mb(const struct vp_report *r, struct vp_buf *o)
 {
-	if (r->max_micro_batch == 0)
+	if (r->plan->image)	/* a layer graph */
+		vp_buf_printf(o, "Largest micro-batch that fits: %llu (at %llux"
+		    "%llu)", (unsigned long long)r->max_micro_batch,
+		    (unsigned long long)r->plan->image,
+		    (unsigned long long)r->plan->image);
+	else if (r->max_micro_batch == 0)
 		vp_buf_printf(o, "Largest micro-batch that fits: none (not even "
 		    "1 at seq %llu)", (unsigned long long)r->plan->seq);
 	else
@@ -364,17 +372,24 @@ plan_line(const struct vp_report *r, struct vp_buf *o)
 {
 	struct vp_buf k;
 	const struct vp_plan *p = r->plan;
-	char v1[16], v2[16], rc[48];
+	char v1[16], v2[16], rc[48], smp[64];
 
 	/* The optimizer's kernels when the user chose them. */
-	vp_buf_printf(o, "%s, %s%s%s%s%s, micro-batch %llu x seq %llu, "
+	/* A layer graph's samples are images of p->image x p->image. */
+	if (p->image)
+		snprintf(smp, sizeof smp, "%llux%llu images",
+		    (unsigned long long)p->image, (unsigned long long)p->image);
+	else
+		snprintf(smp, sizeof smp, "seq %llu",
+		    (unsigned long long)p->seq);
+	vp_buf_printf(o, "%s, %s%s%s%s%s, micro-batch %llu x %s, "
 	    "grad-accum %llu, recompute %s, attention %s, dropout %.2g%s%s\n",
 	    vp_prec_names[p->precision], vp_opt_names[p->optimizer],
 	    p->optimizer_impl ? " (" : "",
 	    p->optimizer_impl ? vp_optimpl_names[vp_plan_optimizer_impl(p)] :
 	    "", p->optimizer_impl ? ")" : "",
 	    p->optim_in_bwd ? " in backward" : "",
-	    (unsigned long long)p->micro_batch, (unsigned long long)p->seq,
+	    (unsigned long long)p->micro_batch, smp,
 	    (unsigned long long)p->grad_accum,
 	    recomp_text(rc, sizeof rc, p, false),
 	    vp_attn_names[p->attention], vp_plan_dropout(p, r->model),
@@ -612,10 +627,21 @@ vp_report_text(const struct vp_report *r, struct vp_buf *o)
 	int n, i;
 
 	vp_model_params(m, &pc);
-	vp_buf_printf(o, "%sModel%s      %s (%s, %llu layers, hidden %llu, "
-	    "%llu heads", col(r, C_BOLD), col(r, C_RESET), m->name,
-	    vp_arch_names[m->arch], (unsigned long long)m->layers,
-	    (unsigned long long)m->hidden, (unsigned long long)m->heads);
+	if (m->lg != NULL)	/* a layer graph: what it is made of */
+		vp_buf_printf(o, "%sModel%s      %s (layer graph, %llu conv2d, "
+		    "%llu linear, %llu residual blocks, %llu-channel input",
+		    col(r, C_BOLD), col(r, C_RESET), m->name,
+		    (unsigned long long)vp_lgraph_count(m->lg, VP_L_CONV2D),
+		    (unsigned long long)vp_lgraph_count(m->lg, VP_L_LINEAR),
+		    (unsigned long long)vp_lgraph_count(m->lg, VP_L_RESIDUAL),
+		    (unsigned long long)m->lg->channels);
+	else
+		vp_buf_printf(o, "%sModel%s      %s (%s, %llu layers, hidden "
+		    "%llu, %llu heads", col(r, C_BOLD), col(r, C_RESET),
+		    m->name, vp_arch_names[m->arch],
+		    (unsigned long long)m->layers,
+		    (unsigned long long)m->hidden,
+		    (unsigned long long)m->heads);
 	if (m->kv_heads != m->heads)
 		vp_buf_printf(o, " / %llu kv", (unsigned long long)m->kv_heads);
 	if (m->has_moe)
@@ -829,6 +855,8 @@ json_plan(struct vp_json *j, const struct vp_report *r)
 		vp_json_str(j, "load", vp_load_names[p->load]);
 	vp_json_u64(j, "micro_batch", p->micro_batch);
 	vp_json_u64(j, "seq", p->seq);
+	if (p->image)	/* a layer graph */
+		vp_json_u64(j, "image", p->image);
 	vp_json_u64(j, "grad_accum", p->grad_accum);
 	vp_json_str(j, "recompute", vp_recomp_names[p->recompute]);
 	vp_json_u64(j, "recompute_stride", p->recompute_stride);

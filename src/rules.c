@@ -12,6 +12,8 @@
 
 #include "finetune.h"
 #include "gpu.h"
+#include "graph.h"
+#include "lgraph.h"
 #include "load.h"
 #include "util.h"
 
@@ -1043,9 +1045,80 @@ sink_attention(const struct vp_plan *p, const struct vp_model *m,
 	    "eager", m->name, p->attention == VP_ATTN_SDPA ? "sdpa" : "flash");
 }
 
+/*
+ * A layer-graph model (lgraph.h) is lowered for data parallelism only, in
+ * eager PyTorch, fully trained: what its layers do under the other
+ * parallelisms, fine-tuning methods, checkpointing and compilation is not
+ * modelled, so those plans are refused rather than approximated.  Its
+ * resolution must suit its layers.
+ */
+static int
+lgraph_plan(const struct vp_plan *p, const struct vp_model *m,
+    unsigned world, struct vp_diags *d)
+{
+	const char *what = NULL;
+
+	(void)world;
+	if (m->lg == NULL) {
+		if (p->image)
+			return refuse(d, "--image %llu needs a layer-graph model "
+			    "(a model file whose 'layers' is a list of layers); "
+			    "'%s' is a transformer", (unsigned long long)p->image,
+			    m->name);
+		return 0;
+	}
+	if (p->tp > 1 || p->sp || p->async_tp)
+		what = "tensor parallelism (--tp, --sp, --async-tp)";
+	else if (p->pp > 1)
+		what = "pipeline parallelism (--pp)";
+	else if (p->cp > 1)
+		what = "context parallelism (--cp)";
+	else if (p->ep > 1)
+		what = "expert parallelism (--ep)";
+	else if (p->lora_rank > 0 || p->quant != VP_QUANT_NONE)
+		what = "LoRA and quantized bases (--lora, --quant)";
+	else if (p->recompute != VP_RECOMP_NONE)
+		what = "activation recomputation (--recompute)";
+	else if (p->compile || p->compile_loss)
+		what = "torch.compile (--compile, --compile-loss)";
+	else if (p->float8 != VP_FLOAT8_NONE || p->precision == VP_PREC_FP8)
+		what = "fp8 training (--float8, --precision fp8)";
+	else if (p->fsdp != VP_FSDP_NONE || p->zero >= 3)
+		what = "parameter sharding (--fsdp, --zero 3; --zero 1 and 2 "
+		    "shard states and gradients)";
+	else if (p->framework == VP_FW_MEGATRON)
+		what = "Megatron (--framework megatron)";
+	else if (p->optimizer == VP_OPT_ADAMW_8BIT ||
+	    p->optimizer == VP_OPT_PAGED_ADAMW_8BIT ||
+	    p->optimizer == VP_OPT_ADAFACTOR)
+		what = "shape-aware optimizer states (8-bit Adam, Adafactor)";
+	else if (p->offload != VP_OFFLOAD_NONE || p->activation_offload)
+		what = "offloading (--offload, --activation-offload)";
+	else if (p->optim_in_bwd)
+		what = "--optimizer-in-backward";
+	else if (p->loss != VP_LOSS_FULL)
+		what = "a chunked loss (--loss)";
+	else if (p->load != VP_LOAD_NONE)
+		what = "the load phase (--load)";
+	if (what != NULL)
+		return refuse(d, "%s is not modelled for a layer-graph model "
+		    "('%s'); it plans data-parallel, fully trained, eager steps",
+		    what, m->name);
+	if (d == NULL) {
+		struct vp_diags q = { NULL, 0, 0 };
+		int rc = vp_lgraph_check(m->lg, vp_lgraph_image(m, p), NULL,
+		    &q);
+
+		vp_diags_clear(&q);
+		return rc;
+	}
+	return vp_lgraph_check(m->lg, vp_lgraph_image(m, p), NULL, d);
+}
+
 #define TPPPCPDP (VP_RK_TP | VP_RK_PP | VP_RK_CP | VP_RK_DP)
 
 static const struct rule rules[] = {
+	{ lgraph_plan, 0, false },
 	{ tp_heads, VP_RK_TP, false },
 	{ tp_ffn, VP_RK_TP, false },
 	{ pp_layers, VP_RK_PP, false },

@@ -701,6 +701,24 @@ run note-stride-without-recompute gpt2 --recompute-stride 2 --seq 128 \
 run note-alloc-conf-cpu gpt2 --alloc-conf expandable_segments:True --seq 128 \
 	--device cpu --precision fp32
 
+# Layer-graph models (ResNets): an estimate with --image, the CPU replay
+# with --explain, the plans they refuse, --image on a transformer, and
+# the options that do nothing for them (notes).
+run est-lgraph-resnet50-rtx4090 resnet50 --image 224 --micro-batch 64 \
+	--gpus 1xRTX4090
+run est-lgraph-resnet18-cpu-json resnet18 --device cpu --precision fp32 \
+	--optimizer sgd-momentum --micro-batch 8 --image 64 --json
+run explain-lgraph-resnet18-cpu resnet18 --device cpu --micro-batch 4 \
+	--image 96 --explain
+run lgraph-refuse-tp resnet50 --gpus 2xA100 --tp 2
+run lgraph-refuse-recompute resnet18 --gpus 1xA100 --recompute full
+run lgraph-image-on-transformer gpt2 --image 224 --device cpu
+run lgraph-refuse-max-seq resnet50 --gpus 1xA100 --max-seq
+run lgraph-image-changes-linear tests/data/lgraph/flat-head.yaml --device cpu \
+	--image 64
+run note-lgraph-seq resnet18 --seq 128 --attention eager --device cpu \
+	--micro-batch 2 --image 32
+
 # Every option --help lists (made from the option table) is documented in
 # vramplan(1), and the manual documents no option the program lacks.
 "$VRAMPLAN" --help >"$tmp/help" 2>&1

@@ -22,6 +22,7 @@
 #include <time.h>
 
 #include "model.h"
+#include "lgraph.h"
 #include "model_read.h"
 #include "plan.h"
 #include "ydoc.h"
@@ -1733,6 +1734,61 @@ hf_llama4_configs(void **state)
 	vp_diags_clear(&d);
 }
 
+/*
+ * Layer graphs (lgraph.h): torch.nn's output sizes (dilation, padding,
+ * a window that no longer fits), parameters and buffers by hand, the
+ * repeat count, and a graph checked again at another resolution.
+ */
+static void
+lgraph_shapes_and_params(void **state)
+{
+	static const char text[] =
+	    "name: t\n"
+	    "input: {channels: 3, image: 32}\n"
+	    "layers:\n"
+	    "  - conv2d: {out: 8, kernel: 3, dilation: 2, padding: 1}\n"
+	    "  - batchnorm2d\n"
+	    "  - relu: {inplace: true}\n"
+	    "  - residual:\n"
+	    "      repeat: 3\n"
+	    "      layers:\n"
+	    "        - conv2d: {out: 8, kernel: 3, padding: 1, groups: 2, "
+	    "bias: false}\n"
+	    "  - maxpool2d: {kernel: 2}\n"
+	    "  - flatten\n"
+	    "  - linear: {out: 10}\n";
+	struct vp_diags d = { 0 };
+	struct vp_lshape in = { 3, 32, 32, false }, out;
+	struct vp_param_count pc;
+	struct vp_model m;
+	uint64_t bf, bi;
+	char err[128];
+
+	(void)state;
+	assert_int_equal(load(text, &m, &d), 0);
+	assert_non_null(m.lg);
+	/* (32 + 2 - 2*2 - 1) / 1 + 1 = 30 */
+	assert_int_equal(vp_layer_shape(&m.lg->layers.v[0], in, &out, err,
+	    sizeof err), 0);
+	assert_int_equal(out.c, 8);
+	assert_int_equal(out.h, 30);
+	assert_int_equal(out.w, 30);
+	vp_model_params(&m, &pc);
+	/* conv 8*3*9 + 8, bn 16, 3 x conv 8*4*9, linear 8*15*15*10 + 10 */
+	assert_int_equal(pc.total, 224 + 16 + 3 * 288 + 18000 + 10);
+	vp_lgraph_buffers(m.lg, &bf, &bi);
+	assert_int_equal(bf, 16);
+	assert_int_equal(bi, 1);
+	assert_int_equal(vp_lgraph_count(m.lg, VP_L_RESIDUAL), 3);
+	assert_int_equal(vp_lgraph_count(m.lg, VP_L_CONV2D), 4);
+	/* At 2x2 the dilated 3x3 window (span 5) no longer fits. */
+	assert_int_equal(vp_lgraph_check(m.lg, 2, "m.yaml", &d), -1);
+	expect_error_at(&d, "conv2d kernel 3 does not fit its 2x2 input", 4,
+	    0);
+	vp_model_free(&m);
+	vp_diags_clear(&d);
+}
+
 /* Every family's row names the linears its block builder asks for. */
 static void
 family_rows_complete(void **state)
@@ -1975,6 +2031,7 @@ main(void)
 		cmocka_unit_test(hf_softcap_configs),
 		cmocka_unit_test(family_rows_complete),
 		cmocka_unit_test(transformers_release_rows),
+		cmocka_unit_test(lgraph_shapes_and_params),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
