@@ -64,6 +64,24 @@ CONFIGS = {
                                    no_rope_layer_interval=4, attention_chunk_size=32, attn_temperature_tuning=True,
                                    use_qk_norm=True, max_position_embeddings=2048, tie_word_embeddings=False,
                                    pad_token_id=0, bos_token_id=1, eos_token_id=2)),
+    # DeepSeek-V3 (MLA with q_lora_rank, v_head_dim 24 != qk head dim 48, 2 dense blocks then MoE blocks: 8
+    # experts of 64 in 4 groups, 2 groups and 2 experts per token, sigmoid scores, one shared expert), vocab 512.
+    "deepseek-v3": ("deepseek_v3", dict(vocab_size=512, hidden_size=128, intermediate_size=256, moe_intermediate_size=64,
+                                        num_hidden_layers=4, first_k_dense_replace=2, num_attention_heads=4,
+                                        num_key_value_heads=4, q_lora_rank=64, kv_lora_rank=32, qk_rope_head_dim=16,
+                                        qk_nope_head_dim=32, v_head_dim=24, n_routed_experts=8, num_experts_per_tok=2,
+                                        n_group=4, topk_group=2, n_shared_experts=1, routed_scaling_factor=2.5,
+                                        max_position_embeddings=2048, tie_word_embeddings=False)),
+    # DeepSeek-V2-Lite's layout: no q_lora_rank (a plain q_proj), softmax scores (greedy top-k), 2 shared experts,
+    # block 0 dense, vocab 512; v_head_dim = qk head dim (48), so that sdpa runs PyTorch's CPU flash kernel (with
+    # DeepSeek-V3's v_head_dim 24 it runs the math path, which materialises the scores).
+    "deepseek-v2-lite": ("deepseek_v2", dict(vocab_size=512, hidden_size=128, intermediate_size=256,
+                                             moe_intermediate_size=64, num_hidden_layers=3, first_k_dense_replace=1,
+                                             num_attention_heads=4, num_key_value_heads=4, q_lora_rank=None,
+                                             kv_lora_rank=32, qk_rope_head_dim=16, qk_nope_head_dim=32, v_head_dim=48,
+                                             n_routed_experts=8, num_experts_per_tok=2, n_shared_experts=2,
+                                             topk_method="greedy", routed_scaling_factor=1.0,
+                                             max_position_embeddings=2048, tie_word_embeddings=False)),
     "gpt2": ("gpt2", dict(vocab_size=4096, n_embd=128, n_layer=2, n_head=4, n_positions=1024, bos_token_id=4095, eos_token_id=4095,
                           attn_pdrop=0.0, embd_pdrop=0.0, resid_pdrop=0.0, summary_first_dropout=0.0)),
     "gpt2-act": ("gpt2", dict(vocab_size=512, n_embd=128, n_layer=3, n_head=4, n_positions=1024, bos_token_id=511,

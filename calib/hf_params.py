@@ -24,6 +24,9 @@ def count(path):
     with open(path) as f:
         d = json.load(f)
     mt = d.pop("model_type")
+    # Kimi-K2's model_type is not registered with transformers: its config's
+    # auto_map and architectures name DeepSeek-V3's classes, which it runs.
+    mt = {"kimi_k2": "deepseek_v3"}.get(mt, mt)
     cfg = transformers.CONFIG_MAPPING[mt].from_dict(d)
     auto = transformers.AutoModelForMaskedLM if mt in ("bert", "roberta") else transformers.AutoModelForCausalLM
     with torch.device("meta"), warnings.catch_warnings():

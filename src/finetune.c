@@ -48,7 +48,26 @@ vp_model_matrices(const struct vp_model *m, const struct vp_plan *p,
 		dense_blocks = vp_moe_dense_blocks(m, 0, blocks);
 		moe_blocks = blocks - dense_blocks;
 	}
-	if (fam.fused_qkv) {
+	if (fam.mla) {
+		/* DeepSeek's MLA (model.c, mla_params); rules.c refuses
+		 * TP with it, so the shapes are whole. */
+		const struct vp_mla *a = &m->mla;
+		uint64_t qo = m->heads * (a->nope_dim + a->rope_dim);
+
+		if (a->q_rank) {
+			out[n++] = role_matrix(VP_ROLE_Q_A, a->q_rank, h, blocks);
+			out[n++] = role_matrix(VP_ROLE_Q_B, qo, a->q_rank,
+			    blocks);
+		} else {
+			out[n++] = role_matrix(VP_ROLE_Q, qo, h, blocks);
+		}
+		out[n++] = role_matrix(VP_ROLE_KV_A, a->kv_rank + a->rope_dim,
+		    h, blocks);
+		out[n++] = role_matrix(VP_ROLE_KV_B, m->heads * (a->nope_dim +
+		    a->v_dim), a->kv_rank, blocks);
+		out[n++] = role_matrix(VP_ROLE_O, h, m->heads * a->v_dim,
+		    blocks);
+	} else if (fam.fused_qkv) {
 		/* GPT-2's c_attn, Megatron's linear_qkv,
 		 * nn.MultiheadAttention's in_proj. */
 		out[n++] = role_matrix(VP_ROLE_QKV, qd + 2 * kd, h, blocks);
@@ -57,7 +76,8 @@ vp_model_matrices(const struct vp_model *m, const struct vp_plan *p,
 		out[n++] = role_matrix(VP_ROLE_K, kd, h, blocks);
 		out[n++] = role_matrix(VP_ROLE_V, kd, h, blocks);
 	}
-	out[n++] = role_matrix(VP_ROLE_O, h, qd, blocks);
+	if (!fam.mla)
+		out[n++] = role_matrix(VP_ROLE_O, h, qd, blocks);
 	if (gated) {
 		out[n++] = role_matrix(VP_ROLE_GATE, f, h, dense_blocks);
 		out[n++] = role_matrix(VP_ROLE_UP, f, h, dense_blocks);

@@ -39,6 +39,7 @@ struct lctx {
 	const struct vp_model *m;
 	const struct vp_plan *p;
 	uint64_t b, s, h, a, kv, d, f, V;	/* a, kv, f, V per TP rank */
+	uint64_t dv;		/* value head dim: MLA's v_head_dim, else d */
 	enum vp_dtype w;	/* weight storage dtype */
 	enum vp_dtype c;	/* compute (matmul) dtype */
 	enum vp_dtype r;	/* residual stream dtype */
@@ -686,17 +687,25 @@ dropout(struct lctx *x, const char *name, int32_t in)
 }
 
 /*
- * x * rsqrt(mean(x^2) + eps) over rows of `width`, in fp32 and cast back
- * to x's dtype: the weightless part of Llama's RMSNorm, and all of
- * Llama 4's L2 norm of q and k (Llama4TextL2Norm).
+ * x * rsqrt(mean(x^2) + eps) over `rows` rows of `width`, in fp32: the
+ * weightless part of every RMSNorm (Llama's, Gemma's (1 + w) one) and
+ * all of Llama 4's L2 norm of q and k (Llama4TextL2Norm).  The input may
+ * be a view of part of a tensor (MLA's kv_a_layernorm on the latent
+ * columns of kv_a_proj_with_mqa's output): to(fp32) then copies that
+ * part only, or is the view itself, which keeps the whole tensor when
+ * saved.
  */
 static int32_t
-rms_normalize(struct lctx *x, int32_t in, uint64_t width)
+rms_core(struct lctx *x, int32_t in, uint64_t rows, uint64_t width)
 {
-	uint64_t n = elems_of(x, in), rows = n / width;
-	int32_t x32, sq, var, ve, rs, hn;
+	uint64_t n = rows * width;
+	int32_t x32, sq, var, ve, rs;
 
-	x32 = cast(x, in, VP_FP32, VP_CAT_ACT);
+	if (n == elems_of(x, in))
+		x32 = cast(x, in, VP_FP32, VP_CAT_ACT);
+	else
+		x32 = dt_of(x, in) == VP_FP32 ? in : ew(x, "to", n, VP_FP32,
+		    in, -1, -1, -1, VP_CAT_ACT);
 	sq = ew(x, "rms pow", n, VP_FP32, x32, -1, x32, -1, VP_CAT_ACT);
 	/* PyTorch 1.13's MeanBackward1 keeps its input (measured); 2.x
 	 * keeps only the sizes. */
@@ -705,8 +714,15 @@ rms_normalize(struct lctx *x, int32_t in, uint64_t width)
 	ve = ew(x, "rms add", rows, VP_FP32, var, -1, -1, -1, VP_CAT_ACT);
 	rs = ew(x, "rms rsqrt", rows, VP_FP32, ve, -1, -1, -1, VP_CAT_ACT);
 	save_result(x, rs);
-	hn = ew(x, "rms mul", n, VP_FP32, x32, rs, x32, rs, VP_CAT_ACT);
-	return cast(x, hn, dt_of(x, in), VP_CAT_ACT);
+	return ew(x, "rms mul", n, VP_FP32, x32, rs, x32, rs, VP_CAT_ACT);
+}
+
+/* rms_core, cast back to the input's dtype. */
+static int32_t
+rms_normalize(struct lctx *x, int32_t in, uint64_t rows, uint64_t width)
+{
+	return cast(x, rms_core(x, in, rows, width), dt_of(x, in),
+	    VP_CAT_ACT);
 }
 
 /*
@@ -730,15 +746,9 @@ norm_1p(struct lctx *x, const char *name, int32_t in, uint64_t width)
 	uint64_t n = elems_of(x, in), rows = n / width;
 	enum vp_dtype idt = dt_of(x, in);
 	struct vp_op *o;
-	int32_t x32, sq, var, ve, rs, hn, y;
+	int32_t hn, y;
 
-	x32 = cast(x, in, VP_FP32, VP_CAT_ACT);
-	sq = ew(x, "rms pow", n, VP_FP32, x32, -1, x32, -1, VP_CAT_ACT);
-	var = ew(x, "rms mean", rows, VP_FP32, sq, -1, -1, -1, VP_CAT_ACT);
-	ve = ew(x, "rms add", rows, VP_FP32, var, -1, -1, -1, VP_CAT_ACT);
-	rs = ew(x, "rms rsqrt", rows, VP_FP32, ve, -1, -1, -1, VP_CAT_ACT);
-	save_result(x, rs);
-	hn = ew(x, "rms mul", n, VP_FP32, x32, rs, x32, rs, VP_CAT_ACT);
+	hn = rms_core(x, in, rows, width);
 	o = opnew(x, name);
 	IN(o, hn);
 	y = tnew(x, n, VP_FP32, VP_CAT_ACT, name, !x->frozen || rg_of(x, hn));
@@ -753,9 +763,10 @@ norm_1p(struct lctx *x, const char *name, int32_t in, uint64_t width)
 }
 
 static int32_t
-norm_w(struct lctx *x, const char *name, int32_t in, uint64_t width)
+norm_rows(struct lctx *x, const char *name, int32_t in, uint64_t rows,
+    uint64_t width)
 {
-	uint64_t n = elems_of(x, in), rows = n / width;
+	uint64_t n = rows * width;
 	enum vp_dtype idt = dt_of(x, in);
 	struct vp_op *o;
 	int32_t y;
@@ -792,7 +803,7 @@ norm_w(struct lctx *x, const char *name, int32_t in, uint64_t width)
 	} else if (x->fam.norm_1p) {
 		return norm_1p(x, name, in, width);
 	} else {
-		int32_t hc = rms_normalize(x, in, width);
+		int32_t hc = rms_normalize(x, in, rows, width);
 
 		o = opnew(x, name);
 		IN(o, hc);
@@ -808,6 +819,12 @@ norm_w(struct lctx *x, const char *name, int32_t in, uint64_t width)
 		o->bwd_tmp = vp_mul_sat(n, B(dt_of(x, y)));
 		return y;
 	}
+}
+
+static int32_t
+norm_w(struct lctx *x, const char *name, int32_t in, uint64_t width)
+{
+	return norm_rows(x, name, in, elems_of(x, in) / width, width);
 }
 
 /* A norm over the model width (the block and final norms). */
@@ -878,6 +895,65 @@ window_mask(const struct lctx *x)
 }
 
 /*
+ * Whether F.scaled_dot_product_attention runs PyTorch's math path: on the
+ * CPU when v's head dim is not q's and k's (MLA's v_head_dim), which the
+ * CPU flash kernel does not take (sdp_utils_cpp.cpp, check_head_dim_size_cpp;
+ * measured on 2.13: the grad_fn is the math path's UnsafeViewBackward0).
+ * On CUDA the memory-efficient kernel takes such a v (it checks q's and
+ * k's head dims only), which the plain sdpa lowering describes.
+ */
+static bool
+sdpa_math(const struct lctx *x)
+{
+	return x->p->attention == VP_ATTN_SDPA && x->cpu && x->dv != x->d;
+}
+
+/*
+ * PyTorch's math attention (_scaled_dot_product_attention_math, 2.13):
+ * 16-bit q, k and v upcast to fp32 (the default, no reduced-precision
+ * reduction); q and k each scaled by sqrt(scale) into new tensors the
+ * first bmm saves; the causal mask added out of place; _safe_softmax
+ * (softmax, a bool mask of the -inf scores, where) saves its result; the
+ * second bmm saves it and v (the fp32 copy, else v itself); the output
+ * goes back to the input dtype.  Measured on the autograd graph (every
+ * saved tensor's shape, dtype and storage).
+ */
+static int32_t
+sdpa_math_core(struct lctx *x, int32_t q, int32_t k, int32_t v)
+{
+	uint64_t ss = x->b * x->a * x->s * x->s_kv;
+	uint64_t nq = x->b * x->a * x->s * x->d;
+	uint64_t nk = x->b * x->a * x->s_kv * x->d;
+	uint64_t nv = x->b * x->a * x->s_kv * x->dv;
+	enum vp_dtype dt = dt_of(x, q);
+	int32_t sc, pr, out;
+
+	if (dt != VP_FP32) {
+		q = ew(x, "sdpa math q to fp32", nq, VP_FP32, q, -1, -1, -1,
+		    VP_CAT_ACT);
+		k = ew(x, "sdpa math k to fp32", nk, VP_FP32, k, -1, -1, -1,
+		    VP_CAT_ACT);
+		v = ew(x, "sdpa math v to fp32", nv, VP_FP32, v, -1, -1, -1,
+		    VP_CAT_ACT);
+	}
+	q = ew(x, "sdpa math q scale", nq, VP_FP32, q, -1, -1, -1, VP_CAT_ACT);
+	k = ew(x, "sdpa math k scale", nk, VP_FP32, k, -1, -1, -1, VP_CAT_ACT);
+	sc = ew2(x, "sdpa math qk", ss, VP_FP32, q, k, VP_CAT_ACT);
+	sc = ew(x, "sdpa math mask add", ss, VP_FP32, sc, -1, -1, -1,
+	    VP_CAT_ACT);
+	pr = ew(x, "sdpa math softmax", ss, VP_FP32, sc, -1, -1, -1,
+	    VP_CAT_ACT);
+	save_result(x, pr);
+	/* _safe_softmax: softmax's result and the bool mask live while
+	 * where() makes the output. */
+	x->g->op[x->g->nop - 1].fwd_tmp = vp_mul_sat(ss, B(VP_FP32) +
+	    B(VP_BOOL));
+	out = ew2(x, "sdpa math pv", x->b * x->a * x->s * x->dv, VP_FP32, pr,
+	    v, VP_CAT_ACT);
+	return cast(x, out, dt, VP_CAT_ACT);
+}
+
+/*
  * Attention core on q (b,a,s,d), k and v (b,a,s,d after repeat).  q, k
  * and v may be one tensor (a fused projection whose views they are), so
  * the output's size comes from the dimensions: b*a*s rows of d.
@@ -907,6 +983,8 @@ attention_core(struct lctx *x, int32_t q, int32_t k, int32_t v,
 		v = v == q0 ? q : v == k0 ? k : cast(x, v, x->c, VP_CAT_ACT);
 		cdt = x->c;
 	}
+	if (sdpa_math(x))
+		return sdpa_math_core(x, q, k, v);
 	if (x->p->attention != VP_ATTN_EAGER) {
 		/*
 		 * SDPA / FlashAttention: saves q, k, v, the output and the
@@ -929,7 +1007,7 @@ attention_core(struct lctx *x, int32_t q, int32_t k, int32_t v,
 		if (wm >= 0)
 			IN(o, wm);
 		rg = rg_of(x, q) || rg_of(x, k) || rg_of(x, v);
-		out = tnew(x, rows * x->d, cdt, VP_CAT_ACT, "attn out", rg);
+		out = tnew(x, rows * x->dv, cdt, VP_CAT_ACT, "attn out", rg);
 		lse = tnew(x, rows, VP_FP32, VP_CAT_ACT, "lse", false);
 		OUT(o, out);
 		OUT(o, lse);
@@ -1023,7 +1101,7 @@ attention_core(struct lctx *x, int32_t q, int32_t k, int32_t v,
 		if (x->autocast)
 			pr = cast(x, pr, cdt, VP_CAT_ACT);
 	}
-	out = ew2(x, "pv matmul", rows * x->d, promote(dt_of(x, pr), cdt),
+	out = ew2(x, "pv matmul", rows * x->dv, promote(dt_of(x, pr), cdt),
 	    pr, v, VP_CAT_ACT);
 	/* Selective recompute: the core's saved tensors are re-made (in
 	 * the blocks the stride checkpoints). */
@@ -1409,6 +1487,65 @@ grouped_mm_experts(const struct lctx *x)
 }
 
 /*
+ * DeepSeek's router (DeepseekV3TopkRouter, DeepseekV2TopkRouter):
+ * F.linear(h.type(fp32), weight.type(fp32)), which autocast still runs in
+ * 16 bit, and a bf16 weight's fp32 copy is kept for h's gradient; V3:
+ * sigmoid (saves its result), + e_score_correction_bias (a buffer, no
+ * parameter), the group-limited choice (temporaries), gather of the
+ * chosen scores (saves the int64 indices), normalised and scaled; V2:
+ * softmax(dtype=fp32) (saves its result), topk (saves the indices),
+ * scaled.  Returns the routing weights of the rows.
+ */
+static int32_t
+deepseek_router(struct lctx *x, int32_t in, uint64_t rows)
+{
+	uint64_t e = x->m->moe.experts, k = x->m->moe.top_k;
+	enum vp_dtype wdt = x->autocast ? x->w : VP_FP32;
+	int32_t h32, lg, sc, idx, w;
+
+	h32 = cast(x, in, VP_FP32, VP_CAT_ACT);
+	lg = linear_w(x, LIN_ROUTER, h32, x->h, e, false, true, VP_CAT_ACT,
+	    wdt, x->gd);
+	if (!x->autocast && x->w != VP_FP32) {
+		struct vp_op *o = &x->g->op[x->g->nop - 1];
+		int32_t wc = tnew(x, x->h * e, VP_FP32, VP_CAT_ACT,
+		    "router weight fp32", false);
+
+		OUT(o, wc);
+		SAVE(o, wc);
+		/* dW in fp32, then cast to the weight's dtype. */
+		o->wgrad_tmp = vp_mul_sat(x->h * e, B(VP_FP32));
+	}
+	if (x->fam.router_sigmoid) {
+		sc = ew(x, "router sigmoid", rows * e, dt_of(x, lg), lg, -1, -1,
+		    -1, VP_CAT_ACT);
+		save_result(x, sc);
+		/* scores + bias and its masked_fill take no gradient: only
+		 * the indices of their top-k are used. */
+		w = ew(x, "router choice", rows * e, VP_FP32, sc, -1, -1, -1,
+		    VP_CAT_ACT);
+		x->g->t[w].requires_grad = false;
+		w = ew(x, "router masked", rows * e, VP_FP32, w, -1, -1, -1,
+		    VP_CAT_ACT);
+	} else {
+		sc = ew(x, "router softmax", rows * e, VP_FP32, lg, -1, -1, -1,
+		    VP_CAT_ACT);
+		save_result(x, sc);
+		w = sc;
+	}
+	idx = ew(x, "router topk", rows * k, VP_INT64, w, -1, -1, -1,
+	    VP_CAT_ACT);
+	x->g->t[idx].requires_grad = false;
+	w = ew(x, "router gather", rows * k, dt_of(x, sc), sc, idx, idx, -1,
+	    VP_CAT_ACT);
+	if (x->fam.router_sigmoid)
+		w = ew(x, "router normalise", rows * k, dt_of(x, w), w, -1, w,
+		    -1, VP_CAT_ACT);
+	return ew(x, "router scale", rows * k, dt_of(x, w), w, -1, -1, -1,
+	    VP_CAT_ACT);
+}
+
+/*
  * Mixture of experts, as HF Mixtral/Qwen-MoE run it: a router linear and
  * its fp32 softmax; each token's hidden state gathered once per chosen
  * expert (b*s*top_k rows in all, assuming balanced routing), the experts'
@@ -1433,20 +1570,25 @@ moe(struct lctx *x, int32_t in)
 	size_t t0, op0;
 	bool looped, autocast = x->autocast;
 
-	r = linear(x, LIN_ROUTER, in, x->h, e, x->fam.router_bias, true,
-	    VP_CAT_ACT);
-	if (x->fam.router_bias) {
-		/* GptOssTopKRouter: topk of the logits, then a softmax over
-		 * the k in their dtype (keeps its result). */
-		r = ew(x, "router topk", rows * k, dt_of(x, r), r, -1, -1, -1,
-		    VP_CAT_ACT);
-		r = ew(x, "router softmax", rows * k, dt_of(x, r), r, -1, -1,
-		    -1, VP_CAT_ACT);
+	if (x->fam.mla) {
+		r = deepseek_router(x, in, rows);
 	} else {
-		r = ew(x, "router softmax", rows * e, VP_FP32, r, -1, -1, -1,
-		    VP_CAT_ACT);
+		r = linear(x, LIN_ROUTER, in, x->h, e, x->fam.router_bias,
+		    true, VP_CAT_ACT);
+		if (x->fam.router_bias) {
+			/* GptOssTopKRouter: topk of the logits, then a
+			 * softmax over the k in their dtype (keeps its
+			 * result). */
+			r = ew(x, "router topk", rows * k, dt_of(x, r), r, -1,
+			    -1, -1, VP_CAT_ACT);
+			r = ew(x, "router softmax", rows * k, dt_of(x, r), r,
+			    -1, -1, -1, VP_CAT_ACT);
+		} else {
+			r = ew(x, "router softmax", rows * e, VP_FP32, r, -1,
+			    -1, -1, VP_CAT_ACT);
+		}
+		save_result(x, r);
 	}
-	save_result(x, r);
 	/*
 	 * Routed rows: each token once per chosen expert, padded by the
 	 * capacity factor.  With expert parallelism a rank holds e/ep
@@ -1615,6 +1757,159 @@ prenorm_block(struct lctx *x, int32_t in)
 		mlp = dropout(x, "mlp dropout", mlp);
 	if (m->post_norms)
 		mlp = norm(x, "post ffn norm", mlp);
+	return ew(x, "residual add", elems_of(x, res), promote(dt_of(x, res),
+	    dt_of(x, mlp)), res, mlp, -1, -1, VP_CAT_ACT);
+}
+
+/*
+ * RoPE on the rotary part of an MLA projection (rope_dim of each q head,
+ * the one key head of kv_a_proj_with_mqa's output), a view of `src`;
+ * `ne` elements.  Returns the rotated tensor.  The products save only the
+ * position embeddings `cs` (cos and sin, or V2's complex freqs_cis:
+ * small), never q or k.
+ */
+static int32_t
+mla_rope(struct lctx *x, int32_t src, uint64_t ne, int32_t cs)
+{
+	enum vp_dtype dt = dt_of(x, src), pt;
+	int32_t t1, t2, t3;
+
+	if (x->fam.rope_complex) {
+		/*
+		 * DeepSeek-V2's apply_rotary_emb: view_as_complex(
+		 * xq.float().reshape(..., -1, 2)) * freqs_cis (complex64,
+		 * (s, r/2)), view_as_real(...).flatten(3).type_as(xq):
+		 * .float() copies a 16-bit view, the complex product is new,
+		 * type_as copies back.
+		 */
+		if (dt != VP_FP32)
+			src = ew(x, "rope float", ne, VP_FP32, src, -1, -1, -1,
+			    VP_CAT_ACT);
+		t1 = ew(x, "rope complex mul", ne, VP_FP32, src, cs, -1, cs,
+		    VP_CAT_ACT);
+		return cast(x, t1, dt, VP_CAT_ACT);
+	}
+	/* DeepSeek-V3: cos and sin in the embeddings' dtype (the residual
+	 * stream's), so a 16-bit q or k times them is promoted. */
+	pt = promote(dt, x->r);
+	if (x->m->mla.rope_interleave) {
+		/* apply_rotary_pos_emb_interleave: the even and odd
+		 * columns (views), cat([q1 cos - q2 sin, q2 cos + q1 sin]). */
+		t1 = ew(x, "rope mul", ne / 2, pt, src, cs, -1, cs, VP_CAT_ACT);
+		t2 = ew(x, "rope mul", ne / 2, pt, src, cs, -1, cs, VP_CAT_ACT);
+		t1 = ew(x, "rope sub", ne / 2, pt, t1, t2, -1, -1, VP_CAT_ACT);
+		t2 = ew(x, "rope mul", ne / 2, pt, src, cs, -1, cs, VP_CAT_ACT);
+		t3 = ew(x, "rope mul", ne / 2, pt, src, cs, -1, cs, VP_CAT_ACT);
+		t2 = ew(x, "rope add", ne / 2, pt, t2, t3, -1, -1, VP_CAT_ACT);
+		return ew(x, "rope cat", ne, pt, t1, t2, -1, -1, VP_CAT_ACT);
+	}
+	/* apply_rotary_pos_emb: q cos + rotate_half(q) sin. */
+	t1 = ew(x, "rope mul", ne, pt, src, cs, -1, cs, VP_CAT_ACT);
+	t2 = ew(x, "rope neg", ne / 2, dt, src, -1, -1, -1, VP_CAT_ACT);
+	t2 = ew(x, "rope cat", ne, dt, t2, -1, -1, -1, VP_CAT_ACT);
+	t2 = ew(x, "rope mul", ne, pt, t2, cs, -1, cs, VP_CAT_ACT);
+	return ew(x, "rope add", ne, pt, t1, t2, -1, -1, VP_CAT_ACT);
+}
+
+/*
+ * DeepSeek's multi-head latent attention (DeepseekV3Attention and
+ * DeepseekV2Attention, transformers 5.24), on the normed input; returns
+ * o_proj's output.  q: q_b_proj(q_a_layernorm(q_a_proj(h))), or q_proj(h)
+ * without q_lora_rank, viewed (b, a, s, nope + rope) and split; the
+ * latent: kv_a_proj_with_mqa(h) split into kv_lora_rank columns, normed
+ * (kv_a_layernorm reads the view), and one rope_dim key head; RoPE on q's
+ * and k's rotary parts; query_states = cat(q_pass, q_rot), a new tensor;
+ * kv_b_proj expands the normed latent to (nope + v) per head, k_nope and v
+ * are views of it; expand_kv's key_states is new_empty, filled by copy_
+ * from k_nope and the broadcast k_rot (saves nothing).  Attention then
+ * reads q, k and the v view, whose storage is kv_b_proj's whole output;
+ * its output is (b, s, a, v_dim) wide.  attention_bias puts biases on
+ * q_a_proj, kv_a_proj_with_mqa and o_proj only.  The softmax scale (with
+ * yarn's mscale) is a scalar.
+ */
+static int32_t
+mla_attention(struct lctx *x, int32_t h1)
+{
+	const struct vp_model *m = x->m;
+	const struct vp_mla *ml = &m->mla;
+	uint64_t n = x->b * x->s, a = x->a, qk = x->d, r = ml->rope_dim;
+	uint64_t kr = ml->kv_rank, dv = x->dv;
+	bool ab = m->qkv_bias > 0;
+	int32_t q, ckv, kvn, kvb, qr, kro, qs, ks, v, cs, ctx;
+
+	if (ml->q_rank) {
+		q = linear(x, block_lin(x, VP_ROLE_Q_A), h1, x->h, ml->q_rank,
+		    ab, true, VP_CAT_ACT);
+		q = norm_w(x, "q_a_layernorm", q, ml->q_rank);
+		q = linear(x, block_lin(x, VP_ROLE_Q_B), q, ml->q_rank, a * qk,
+		    false, true, VP_CAT_ACT);
+	} else {
+		q = linear(x, block_lin(x, VP_ROLE_Q), h1, x->h, a * qk, false,
+		    true, VP_CAT_ACT);
+	}
+	ckv = linear(x, block_lin(x, VP_ROLE_KV_A), h1, x->h, kr + r, ab,
+	    true, VP_CAT_ACT);
+	kvn = norm_rows(x, "kv_a_layernorm", ckv, n, kr);
+	/* The position embeddings (5.x makes them once per forward; one
+	 * tensor per block here, as for Llama): cos and sin in the
+	 * embeddings' dtype, or V2's complex64 freqs_cis. */
+	cs = x->fam.rope_complex ? ew(x, "rope freqs_cis", x->s * r, VP_FP32,
+	    -1, -1, -1, -1, VP_CAT_ACT) : ew(x, "rope cos sin", 2 * x->s * r,
+	    x->r, -1, -1, -1, -1, VP_CAT_ACT);
+	qr = mla_rope(x, q, n * a * r, cs);
+	kro = mla_rope(x, ckv, n * r, cs);
+	qs = ew(x, "q cat", n * a * qk, promote(dt_of(x, q), dt_of(x, qr)), q,
+	    qr, -1, -1, VP_CAT_ACT);
+	kvb = linear(x, block_lin(x, VP_ROLE_KV_B), kvn, kr,
+	    a * (ml->nope_dim + dv), false, true, VP_CAT_ACT);
+	ks = ew(x, "k assemble", n * a * qk, dt_of(x, kvb), kvb, kro, -1, -1,
+	    VP_CAT_ACT);
+	/*
+	 * v is a strided view of kv_b_proj's output.  sdpa's fused kernels
+	 * read it as it is and keep the whole output; eager's p.v matmul
+	 * (and the math path's, in fp32) reshapes it for bmm, which copies
+	 * v's own elements, and keeps the copy: kv_b_proj's output goes
+	 * (measured: no tensor of its size lives at the peak).  The math
+	 * path's fp32 upcast of a 16-bit v is that copy already.
+	 */
+	v = kvb;
+	if (x->p->attention == VP_ATTN_EAGER || (sdpa_math(x) &&
+	    dt_of(x, kvb) == VP_FP32))
+		v = ew(x, "v contiguous", n * a * dv, dt_of(x, kvb), kvb, -1,
+		    -1, -1, VP_CAT_ACT);
+	ctx = attention_core(x, qs, ks, v, x->fam.softmax_fp32,
+	    x->fam.mask_fp32);
+	/*
+	 * attn_output.transpose(1, 2).contiguous(): query_states is the
+	 * cat's contiguous (b, a, s, d), not a transposed view (no q_view).
+	 * Eager's and the math path's outputs are (b, a, s, v), and so is
+	 * the CPU flash kernel's, which takes q's layout (measured: o_proj
+	 * saves a copy): the transpose copies.  CUDA's kernels write (b, s,
+	 * a, v) whatever q's layout: a view there.
+	 */
+	if (x->p->attention == VP_ATTN_EAGER || x->cpu)
+		ctx = ew(x, "attn transpose", n * a * dv, dt_of(x, ctx), ctx, -1,
+		    -1, -1, VP_CAT_ACT);
+	return linear(x, block_lin(x, VP_ROLE_O), ctx, a * dv, x->h,
+	    m->o_bias > 0, true, VP_CAT_ACT);
+}
+
+/*
+ * A DeepSeek decoder layer (DeepseekV3DecoderLayer, DeepseekV2DecoderLayer):
+ * Llama's pre-norm layout with MLA, and the MLP or DeepSeek's MoE.
+ */
+static int32_t
+mla_block(struct lctx *x, int32_t in)
+{
+	int32_t h, o, res, mlp;
+
+	h = norm(x, "input norm", in);
+	o = mla_attention(x, h);
+	res = ew(x, "residual add", elems_of(x, in), promote(dt_of(x, in),
+	    dt_of(x, o)), in, o, -1, -1, VP_CAT_ACT);
+	h = norm(x, "post attention norm", res);
+	mlp = vp_moe_layer_sparse(x->m, x->global_layer) ? moe(x, h) :
+	    mlp_block(x, h, x->f);
 	return ew(x, "residual add", elems_of(x, res), promote(dt_of(x, res),
 	    dt_of(x, mlp)), res, mlp, -1, -1, VP_CAT_ACT);
 }
@@ -1791,8 +2086,8 @@ llama4_block(struct lctx *x, int32_t in)
 		q = llama4_rope(x, q, qd);
 		k = llama4_rope(x, k, kd);
 		if (m->qk_l2norm) {
-			q = rms_normalize(x, q, x->d);
-			k = rms_normalize(x, k, x->d);
+			q = rms_normalize(x, q, elems_of(x, q) / x->d, x->d);
+			k = rms_normalize(x, k, elems_of(x, k) / x->d, x->d);
 		}
 	} else if (m->attn_temperature) {
 		enum vp_dtype dt = dt_of(x, q);
@@ -1852,6 +2147,7 @@ static const block_fn block_builders[VP_BLOCK_COUNT] = {
 	[VP_BLOCK_PRE_NORM] = prenorm_block,
 	[VP_BLOCK_POST_NORM] = postnorm_block,
 	[VP_BLOCK_LLAMA4] = llama4_block,
+	[VP_BLOCK_MLA] = mla_block,
 };
 
 /*
@@ -2323,6 +2619,7 @@ lctx_init(struct lctx *x, const struct vp_model *m, const struct vp_plan *p,
 	x->a = m->heads / tp;
 	x->kv = m->kv_heads >= tp ? m->kv_heads / tp : 1;
 	x->d = m->head_dim;
+	x->dv = x->fam.mla ? m->mla.v_dim : m->head_dim;
 	x->f = m->ffn / tp;
 	x->V = (m->vocab + tp - 1) / tp;
 	x->w = pi->weight;

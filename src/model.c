@@ -28,6 +28,14 @@ const char *const vp_role_names[VP_ROLE_COUNT] = { VP_ROLE_LIST(X) };
 	[VP_ROLE_UP] = "up_proj", [VP_ROLE_FC] = "fc_in", \
 	[VP_ROLE_DOWN] = "down_proj" }
 
+/* DeepSeek's MLA block (modeling_deepseek_v3.py): q_proj only when
+ * q_lora_rank is null; no k, v or fused projection. */
+#define DEEPSEEK_LINEARS { [VP_ROLE_Q] = "q_proj", [VP_ROLE_O] = "o_proj", \
+	[VP_ROLE_GATE] = "gate_proj", [VP_ROLE_UP] = "up_proj", \
+	[VP_ROLE_DOWN] = "down_proj", [VP_ROLE_Q_A] = "q_a_proj", \
+	[VP_ROLE_Q_B] = "q_b_proj", [VP_ROLE_KV_A] = "kv_a_proj_with_mqa", \
+	[VP_ROLE_KV_B] = "kv_b_proj" }
+
 /*
  * One row per family.  A new family is a row here (and, if no builder
  * does what its block does, a builder in graph.c); see HACKING.md, "Add
@@ -127,6 +135,36 @@ const struct vp_family_info vp_family_info[VP_FAMILY_COUNT] = {
 		.mask_fp32 = true, .logits_fp32 = true, .q_view = true,
 		.lin = DECODER_LINEARS,
 	},
+	/*
+	 * DeepSeek-V2 and V3 (Kimi-K2 and Moonlight run V3's code): Llama's
+	 * pre-norm block and head with multi-head latent attention (mla,
+	 * struct vp_mla) and DeepSeek's MoE (DeepseekV2Moe, DeepseekV3MoE:
+	 * one shared MLP of n_shared_experts x moe_intermediate_size beside
+	 * the routed experts, the first first_k_dense_replace blocks dense).
+	 * The two differ in RoPE (V2: complex numbers in fp32, rope_complex;
+	 * V3: rotate_half or interleaved pairs, rope_interleave) and in the
+	 * router (V2: a softmax; V3: sigmoid scores, group-limited,
+	 * router_sigmoid).  Modular code generated from Llama's: the rows
+	 * are the v4.40 Llama traits the v5.24 code inherits, hf_changes
+	 * bring them to 5.x (rules.c refuses releases before 5.0, whose
+	 * MLA and expert code is not what is lowered).
+	 */
+	[VP_FAMILY_DEEPSEEK_V2] = {
+		.source = "transformers DeepseekV2ForCausalLM (v5.24)",
+		.arch = VP_ARCH_DECODER, .block = VP_BLOCK_MLA,
+		.head = VP_HEAD_LM, .repeat_kv = true, .softmax_fp32 = true,
+		.mask_fp32 = true, .logits_fp32 = true,
+		.mla = true, .rope_complex = true,
+		.lin = DEEPSEEK_LINEARS,
+	},
+	[VP_FAMILY_DEEPSEEK_V3] = {
+		.source = "transformers DeepseekV3ForCausalLM (v5.24)",
+		.arch = VP_ARCH_DECODER, .block = VP_BLOCK_MLA,
+		.head = VP_HEAD_LM, .repeat_kv = true, .softmax_fp32 = true,
+		.mask_fp32 = true, .logits_fp32 = true,
+		.mla = true, .router_sigmoid = true,
+		.lin = DEEPSEEK_LINEARS,
+	},
 };
 
 enum vp_family
@@ -174,10 +212,10 @@ vp_model_traits(const struct vp_model *m)
  */
 #define FAM(f) (1u << VP_FAMILY_##f)
 #define TRAIT(f) offsetof(struct vp_family_info, f)
-/* Qwen3's modeling files are generated from Llama's (modular
- * transformers): every change to Llama's code is one to theirs. */
+/* Qwen3's and DeepSeek's modeling files are generated from Llama's
+ * (modular transformers): every change to Llama's code is one to theirs. */
 #define LLAMAS (FAM(LLAMA) | FAM(QWEN3) | FAM(LLAMA4) | FAM(GEMMA3) | \
-    FAM(GPT_OSS))
+    FAM(GPT_OSS) | FAM(DEEPSEEK_V2) | FAM(DEEPSEEK_V3))
 static const struct hf_change {
 	unsigned since;		/* transformers major * 100 + minor */
 	unsigned families;	/* FAM() bits */
@@ -420,6 +458,36 @@ vp_model_validate(struct vp_model *m, struct vp_diags *d)
 			    "%s'; torch-nn is both or neither",
 			    vp_family_names[m->family], vp_impl_names[m->impl]);
 	}
+	if (m->mla.kv_rank && !vp_family_info[vp_model_family(m)].mla)
+		vp_diag_add(d, m->file, m->where[VP_F_FAMILY], VP_ERROR,
+		    "'mla' needs a family with multi-head latent attention "
+		    "(deepseek-v2 or deepseek-v3), not %s",
+		    vp_family_names[vp_model_family(m)]);
+	if (m->family >= 0 && vp_family_info[m->family].mla) {
+		const struct vp_mla *a = &m->mla;
+
+		if (a->kv_rank == 0 || a->rope_dim == 0 || a->nope_dim == 0 ||
+		    a->v_dim == 0 || a->rope_dim % 2 != 0)
+			vp_diag_add(d, m->file, m->where[VP_F_FAMILY], VP_ERROR,
+			    "family '%s' needs 'kv_lora_rank', "
+			    "'qk_nope_head_dim', 'v_head_dim' and an even "
+			    "'qk_rope_head_dim', all at least 1",
+			    vp_family_names[m->family]);
+		else if (m->head_dim != a->nope_dim + a->rope_dim)
+			vp_diag_add(d, m->file, m->where[VP_F_HEAD_DIM],
+			    VP_ERROR, "'head_dim' (%llu) of an MLA model must "
+			    "be qk_nope_head_dim + qk_rope_head_dim (%llu)",
+			    (unsigned long long)m->head_dim,
+			    (unsigned long long)(a->nope_dim + a->rope_dim));
+		if (m->kv_heads != m->heads)
+			vp_diag_add(d, m->file, m->where[VP_F_KV_HEADS],
+			    VP_ERROR, "num_key_value_heads (%llu) must equal "
+			    "num_attention_heads (%llu) in an MLA model: "
+			    "kv_b_proj makes a key and a value per head, and "
+			    "repeating them again is not modelled",
+			    (unsigned long long)m->kv_heads,
+			    (unsigned long long)m->heads);
+	}
 	if (m->pos == VP_POS_LEARNED && m->max_seq == 0)
 		vp_diag_add(d, m->file, m->where[VP_F_POSITION], VP_ERROR,
 		    "'max_seq' is required with learned positions (the "
@@ -445,6 +513,17 @@ vp_model_validate(struct vp_model *m, struct vp_diags *d)
 			m->moe.ffn = m->ffn;
 		if (m->moe.shared_experts && m->moe.shared_ffn == 0)
 			m->moe.shared_ffn = m->moe.ffn;
+		if (m->moe.groups && (m->moe.experts % m->moe.groups != 0 ||
+		    m->moe.topk_groups == 0 ||
+		    m->moe.topk_groups > m->moe.groups ||
+		    m->moe.top_k > (uint64_t)m->moe.topk_groups *
+		    (m->moe.experts / m->moe.groups)))
+			vp_diag_add(d, m->file, m->where[VP_F_MOE], VP_ERROR,
+			    "group-limited routing needs 'groups' (%u) to "
+			    "divide 'experts' (%u) and 1 to 'groups' chosen "
+			    "groups (%u) holding at least 'top_k' (%u) experts",
+			    m->moe.groups, m->moe.experts, m->moe.topk_groups,
+			    m->moe.top_k);
 		if (m->moe.first_dense >= m->layers)
 			vp_diag_add(d, m->file, m->where[VP_F_MOE], VP_ERROR,
 			    "'first_dense' (%u) must leave at least one MoE "
@@ -497,6 +576,41 @@ vp_mlp_params(const struct vp_model *m, uint64_t ffn)
 }
 
 /*
+ * DeepseekV3Attention (and V2's, the same layout): q_a_proj h -> q_rank
+ * (bias with attention_bias), q_a_layernorm (q_rank), q_b_proj q_rank ->
+ * heads x (nope + rope), or q_proj h -> heads x (nope + rope) when
+ * q_lora_rank is null; kv_a_proj_with_mqa h -> kv_rank + rope (bias with
+ * attention_bias), kv_a_layernorm (kv_rank), kv_b_proj kv_rank -> heads x
+ * (nope + v); o_proj heads x v -> h (bias with attention_bias).
+ */
+static uint64_t
+mla_params(const struct vp_model *m)
+{
+	const struct vp_mla *a = &m->mla;
+	uint64_t h = m->hidden, qk = a->nope_dim + a->rope_dim, p;
+	uint64_t qout = vp_mul_sat(m->heads, qk);
+
+	if (a->q_rank) {
+		p = vp_add_sat(vp_mul_sat(h, a->q_rank), a->q_rank);
+		p = vp_add_sat(p, vp_mul_sat(a->q_rank, qout));
+		if (m->qkv_bias > 0)
+			p = vp_add_sat(p, a->q_rank);
+	} else {
+		p = vp_mul_sat(h, qout);
+	}
+	p = vp_add_sat(p, vp_mul_sat(h, a->kv_rank + a->rope_dim));
+	p = vp_add_sat(p, a->kv_rank);
+	p = vp_add_sat(p, vp_mul_sat(a->kv_rank, vp_mul_sat(m->heads,
+	    a->nope_dim + a->v_dim)));
+	p = vp_add_sat(p, vp_mul_sat(vp_mul_sat(m->heads, a->v_dim), h));
+	if (m->qkv_bias > 0)
+		p = vp_add_sat(p, a->kv_rank + a->rope_dim);
+	if (m->o_bias > 0)
+		p = vp_add_sat(p, h);
+	return p;
+}
+
+/*
  * Counting follows the Hugging Face layouts (LlamaForCausalLM,
  * GPT2LMHeadModel, BertForMaskedLM, MixtralForCausalLM, Gemma2): every
  * count is a sum of the weight matrices those modules create.  All
@@ -523,13 +637,18 @@ vp_model_params(const struct vp_model *m, struct vp_param_count *out)
 	out->embedding = vp_add_sat(out->embedding,
 	    vp_mul_sat(m->type_vocab, h));
 
-	/* q, k, v: h→q, h→kv, h→kv; o: q→h. */
-	attn = vp_add_sat(vp_mul_sat(h, q), vp_mul_sat(2, vp_mul_sat(h, kv)));
-	attn = vp_add_sat(attn, vp_mul_sat(q, h));
-	if (m->qkv_bias > 0)
-		attn = vp_add_sat(attn, vp_add_sat(q, 2 * kv));
-	if (m->o_bias > 0)
-		attn = vp_add_sat(attn, h);
+	if (vp_family_info[vp_model_family(m)].mla) {
+		attn = mla_params(m);
+	} else {
+		/* q, k, v: h→q, h→kv, h→kv; o: q→h. */
+		attn = vp_add_sat(vp_mul_sat(h, q),
+		    vp_mul_sat(2, vp_mul_sat(h, kv)));
+		attn = vp_add_sat(attn, vp_mul_sat(q, h));
+		if (m->qkv_bias > 0)
+			attn = vp_add_sat(attn, vp_add_sat(q, 2 * kv));
+		if (m->o_bias > 0)
+			attn = vp_add_sat(attn, h);
+	}
 	/* Qwen3's q_norm and k_norm: an RMSNorm weight of head_dim each. */
 	if (vp_family_info[vp_model_family(m)].qk_norm)
 		attn = vp_add_sat(attn, vp_mul_sat(2, m->head_dim));

@@ -36,11 +36,12 @@ struct vp_lgraph;
 #define VP_FAMILY_LIST(X) \
 	X(LLAMA, "llama") X(GPT2, "gpt2") X(BERT, "bert") \
 	X(TORCH_NN, "torch-nn") X(QWEN3, "qwen3") X(LLAMA4, "llama4") \
-	X(GEMMA3, "gemma3") X(GPT_OSS, "gpt-oss")
+	X(GEMMA3, "gemma3") X(GPT_OSS, "gpt-oss") \
+	X(DEEPSEEK_V2, "deepseek-v2") X(DEEPSEEK_V3, "deepseek-v3")
 /* Block builders of the lowering (graph.c's block_builders[]): where the
  * norms sit relative to the residual adds. */
 #define VP_BLOCK_LIST(X) X(PRE_NORM, "pre-norm") X(POST_NORM, "post-norm") \
-	X(LLAMA4, "llama4")
+	X(LLAMA4, "llama4") X(MLA, "mla-pre-norm")
 /* What follows the last block (graph.c's head_builders[]). */
 #define VP_HEAD_LIST(X) \
 	X(LM, "lm-head") X(MLM, "mlm-head") X(LINEAR, "linear-head")
@@ -51,7 +52,8 @@ struct vp_lgraph;
  */
 #define VP_ROLE_LIST(X) \
 	X(Q, "q") X(K, "k") X(V, "v") X(QKV, "qkv") X(O, "o") \
-	X(GATE, "gate") X(UP, "up") X(FC, "up") X(DOWN, "down")
+	X(GATE, "gate") X(UP, "up") X(FC, "up") X(DOWN, "down") \
+	X(Q_A, "q_a") X(Q_B, "q_b") X(KV_A, "kv_a") X(KV_B, "kv_b")
 
 #define X(e, s) VP_ARCH_##e,
 enum vp_arch { VP_ARCH_LIST(X) VP_ARCH_COUNT };
@@ -139,6 +141,17 @@ struct vp_family_info {
 				 * of its (b, s, a*d) projection (Hugging
 				 * Face): a fused kernel's output takes that
 				 * layout, so its transpose back is a view */
+	bool mla;		/* DeepSeek's multi-head latent attention
+				 * (struct vp_mla): q through q_a_proj,
+				 * q_a_layernorm, q_b_proj (or q_proj),
+				 * k and v from kv_a_proj_with_mqa's latent
+				 * through kv_a_layernorm and kv_b_proj */
+	bool rope_complex;	/* DeepSeek-V2's RoPE: the rotary part in
+				 * fp32 as complex numbers (view_as_complex,
+				 * a product, type_as back) */
+	bool router_sigmoid;	/* DeepSeek-V3's router: sigmoid scores,
+				 * e_score_correction_bias, group-limited
+				 * top-k (else a softmax over the experts) */
 	/* Set by later transformers releases (hf_changes in model.c, read
 	 * through vp_model_traits_at); false in every row. */
 	bool sdpa_contiguous;	/* q, k, v made contiguous before sdpa */
@@ -167,6 +180,23 @@ enum vp_field {
 /* The most mlp_only_layers a model may list. */
 #define VP_MOE_MAX_MLP_ONLY 64
 
+/*
+ * DeepSeek's multi-head latent attention (families with the mla trait):
+ * q = q_b_proj(q_a_layernorm(q_a_proj(h))) of q_rank (plain q_proj when
+ * q_rank is 0), kv_a_proj_with_mqa: h -> kv_rank + rope_dim, the latent
+ * normed (kv_a_layernorm) and expanded by kv_b_proj to heads x (nope_dim
+ * + v_dim); the rope_dim part is one key head shared by all heads.
+ * head_dim is nope_dim + rope_dim (q's and k's).
+ */
+struct vp_mla {
+	uint64_t q_rank;	/* q_lora_rank; 0 = null (q_proj) */
+	uint64_t kv_rank;	/* kv_lora_rank */
+	uint64_t rope_dim;	/* qk_rope_head_dim */
+	uint64_t nope_dim;	/* qk_nope_head_dim */
+	uint64_t v_dim;		/* v_head_dim */
+	bool rope_interleave;	/* DeepSeek-V3's rope_interleave */
+};
+
 struct vp_moe {
 	uint32_t experts;	/* routed experts per MoE layer */
 	uint32_t top_k;		/* experts each token is sent to */
@@ -182,6 +212,8 @@ struct vp_moe {
 	uint32_t n_mlp_only;	/* Qwen-MoE mlp_only_layers: blocks (from 0)
 				 * that keep a dense MLP of the model's ffn */
 	uint32_t mlp_only[VP_MOE_MAX_MLP_ONLY];
+	uint32_t groups;	/* DeepSeek n_group: group-limited routing */
+	uint32_t topk_groups;	/* DeepSeek topk_group */
 };
 
 /* Training defaults a model file may carry; 0 / -1 = not given. */
@@ -237,6 +269,7 @@ struct vp_model {
 				 * (vp_model_family) */
 	bool has_moe;
 	struct vp_moe moe;
+	struct vp_mla mla;	/* families with the mla trait */
 	struct vp_train_defaults train;
 	struct vp_srcpos where[VP_F_COUNT];
 	/* A layer-graph model (lgraph.h: `layers:` is a list of layers):

@@ -83,6 +83,7 @@ static const struct key top_keys[] = {
 	{ "training", K_MAP, 0, 0, NULL, 0, -1, NULL, false },
 	{ "sliding_window", K_U64, 1, MAX_SEQ, NULL, 0, -1, NULL, false },
 	{ "global_every", K_U64, 1, MAX_LAYERS, NULL, 0, -1, NULL, false },
+	{ "mla", K_MAP, 0, 0, NULL, 0, -1, NULL, false },
 };
 
 static const struct key moe_keys[] = {
@@ -96,6 +97,23 @@ static const struct key moe_keys[] = {
 	{ "shared_gate", K_BOOL, 0, 0, NULL, 0, -1, NULL, false },
 	{ "first_dense", K_U64, 0, MAX_LAYERS, NULL, 0, -1, NULL, false },
 	{ "sparse_step", K_U64, 0, MAX_LAYERS, NULL, 0, -1, NULL, false },
+	{ "groups", K_U64, 0, MAX_HEADS, NULL, 0, -1, NULL, false },
+	{ "topk_groups", K_U64, 0, MAX_HEADS, NULL, 0, -1, NULL, false },
+};
+
+/* DeepSeek's multi-head latent attention (struct vp_mla), with the names
+ * of its config.json keys. */
+static const struct key mla_keys[] = {
+	{ "q_lora_rank", K_U64, 0, MAX_HIDDEN, NULL, 0, -1, NULL, false },
+	{ "kv_lora_rank", K_U64, 1, MAX_HIDDEN, NULL, 0, -1,
+	    "the latent width of k and v, e.g. 512", true },
+	{ "qk_rope_head_dim", K_U64, 1, MAX_HEADS, NULL, 0, -1,
+	    "the rotary part of each q and k head, e.g. 64", true },
+	{ "qk_nope_head_dim", K_U64, 1, MAX_HEADS, NULL, 0, -1,
+	    "the part of each q and k head without RoPE, e.g. 128", true },
+	{ "v_head_dim", K_U64, 1, MAX_HEADS, NULL, 0, -1,
+	    "each value head's width, e.g. 128", true },
+	{ "rope_interleave", K_BOOL, 0, 0, NULL, 0, -1, NULL, false },
 };
 
 static const struct key train_keys[] = {
@@ -126,6 +144,7 @@ struct reading {
 	/* Nested maps, read after the top level with their own tables. */
 	const struct ynode *moe, *training;
 	int bad_arch;		/* an architecture named but not supported */
+	const struct ynode *mla;
 };
 typedef void (*setter)(struct reading *r, const char *key, union val v);
 
@@ -231,6 +250,21 @@ set_moe(struct reading *r, const char *k, union val v)
 	else if (!strcmp(k, "shared_gate")) m->moe.shared_gate = v.b;
 	else if (!strcmp(k, "first_dense")) m->moe.first_dense = (uint32_t)v.u;
 	else if (!strcmp(k, "sparse_step")) m->moe.sparse_step = (uint32_t)v.u;
+	else if (!strcmp(k, "groups")) m->moe.groups = (uint32_t)v.u;
+	else if (!strcmp(k, "topk_groups")) m->moe.topk_groups = (uint32_t)v.u;
+}
+
+static void
+set_mla(struct reading *r, const char *k, union val v)
+{
+	struct vp_mla *a = &r->m->mla;
+
+	if (!strcmp(k, "q_lora_rank")) a->q_rank = v.u;
+	else if (!strcmp(k, "kv_lora_rank")) a->kv_rank = v.u;
+	else if (!strcmp(k, "qk_rope_head_dim")) a->rope_dim = v.u;
+	else if (!strcmp(k, "qk_nope_head_dim")) a->nope_dim = v.u;
+	else if (!strcmp(k, "v_head_dim")) a->v_dim = v.u;
+	else if (!strcmp(k, "rope_interleave")) a->rope_interleave = v.b;
 }
 
 static void
@@ -285,6 +319,7 @@ set_top(struct reading *r, const char *k, union val v)
 	else if (!strcmp(k, "training")) r->training = v.map;
 	else if (!strcmp(k, "sliding_window")) m->window = v.u;
 	else if (!strcmp(k, "global_every")) m->global_every = (uint32_t)v.u;
+	else if (!strcmp(k, "mla")) r->mla = v.map;
 }
 
 /*
@@ -331,7 +366,7 @@ static int
 read_layer_graph(const struct ynode *root, const char *file,
     struct vp_model *m, struct vp_diags *d)
 {
-	struct reading rd = { m, NULL, NULL, 0 };
+	struct reading rd = { .m = m };
 	const struct ynode *nm = ynode_get(root, "name"),
 	    *tr = ynode_get(root, "training");
 	const char *s;
@@ -371,7 +406,7 @@ static int
 read_own(const struct ynode *root, const char *file, struct vp_model *m,
     struct vp_diags *d)
 {
-	struct reading rd = { m, NULL, NULL, 0 };
+	struct reading rd = { m, NULL, NULL, 0, NULL };
 	size_t nerr;
 	const struct ynode *ly = ynode_get(root, "layers");
 
@@ -393,6 +428,15 @@ read_own(const struct ynode *root, const char *file, struct vp_model *m,
 	if (rd.training != NULL)
 		nerr += read_map(rd.training, file, "'training'", train_keys,
 		    VP_NELEM(train_keys), &rd, set_train, d);
+	if (rd.mla != NULL) {
+		/* DeepseekV3Config's default: interleaved rotary pairs. */
+		m->mla.rope_interleave = true;
+		nerr += read_map(rd.mla, file, "'mla'", mla_keys,
+		    VP_NELEM(mla_keys), &rd, set_mla, d);
+		/* q's and k's head dim. */
+		if (m->head_dim == 0)
+			m->head_dim = m->mla.nope_dim + m->mla.rope_dim;
+	}
 	family_defaults(root, m);
 	return nerr || rd.bad_arch ? -1 : 0;
 }
@@ -456,6 +500,22 @@ static const struct hf_family hf_families[] = {
 	    VP_POS_ROPE, VP_ACT_GEGLU, false, false, true, true, false, false },
 	{ "gpt_oss", "GptOss", VP_FAMILY_GPT_OSS, VP_NORM_RMSNORM, VP_POS_ROPE,
 	    VP_ACT_SWIGLU, true, true, false, false, false, false },
+	{ "deepseek_v2", "DeepseekV2", VP_FAMILY_DEEPSEEK_V2, VP_NORM_RMSNORM,
+	    VP_POS_ROPE, VP_ACT_SWIGLU, false, false, false, false, false,
+	    false },
+	{ "deepseek_v3", "DeepseekV3", VP_FAMILY_DEEPSEEK_V3, VP_NORM_RMSNORM,
+	    VP_POS_ROPE, VP_ACT_SWIGLU, false, false, false, false, false,
+	    false },
+	/*
+	 * Kimi-K2 (moonshotai/Kimi-K2-Instruct): model_type kimi_k2, which
+	 * transformers does not register; its config's architectures and
+	 * auto_map name DeepseekV3ForCausalLM and DeepseekV3Config, and the
+	 * code it runs is DeepSeek-V3's (Moonshot's model card: "uses the
+	 * same architecture as DeepSeek-V3"), so it is that family by name.
+	 */
+	{ "kimi_k2", "DeepseekV3", VP_FAMILY_DEEPSEEK_V3, VP_NORM_RMSNORM,
+	    VP_POS_ROPE, VP_ACT_SWIGLU, false, false, false, false, false,
+	    false },
 };
 #undef D
 
@@ -1219,6 +1279,151 @@ hf_layer_types(const struct ynode *root, const char *file,
 		}
 }
 
+/* An integer key of a DeepSeek config, or the config class's default
+ * `def` when absent; null is 0.  1 when read or defaulted, -1 on error. */
+static int
+hf_u64_or(const struct ynode *root, const char *file, const char *key,
+    uint64_t min, uint64_t max, uint64_t def, uint64_t *out,
+    struct vp_diags *d)
+{
+	const struct ynode *n = ynode_get(root, key);
+
+	if (n == NULL) {
+		*out = def;
+		return 1;
+	}
+	if (ynode_is_null(n)) {
+		*out = 0;
+		return 1;
+	}
+	return ynode_u64(n, file, key, min, max, out, d) == 0 ? 1 : -1;
+}
+
+/*
+ * DeepSeek-V2 and V3 (DeepseekV2Config, DeepseekV3Config, transformers
+ * 5.24; Kimi-K2's config is read as V3's).  MLA's sizes (struct vp_mla),
+ * with the classes' defaults: q_lora_rank 1536 (null: a plain q_proj),
+ * kv_lora_rank 512, qk_rope_head_dim 64, qk_nope_head_dim 128, v_head_dim
+ * 128; the class sets head_dim to qk_rope_head_dim whatever the config
+ * says, and q's and k's head dim is nope + rope.  The MoE: V3's defaults
+ * are 256 experts of 2048, 8 per token, one shared expert, 3 dense blocks,
+ * 8 groups with 4 chosen; V2's 64 experts of 1407, two shared, no dense
+ * block, and num_experts_per_tok has no default.  The shared experts are
+ * one MLP of n_shared_experts x moe_intermediate_size.  Every block from
+ * first_k_dense_replace on has experts: the transformers classes read no
+ * moe_layer_freq, so a config whose moe_layer_freq is not 1 (which
+ * DeepSeek's own code would honour) is refused.  The multi-token
+ * prediction layers (num_nextn_predict_layers) are not part of the
+ * transformers class, which skips their weights: not planned, and said.
+ */
+static void
+hf_deepseek(const struct ynode *root, const char *file, const char *type,
+    struct vp_model *m, struct vp_diags *d)
+{
+	const struct ynode *n;
+	struct vp_mla *a = &m->mla;
+	bool v3 = m->family == VP_FAMILY_DEEPSEEK_V3;
+	uint64_t v = 0;
+	bool b;
+
+	if (m->family < 0 || !vp_family_info[m->family].mla)
+		return;
+	m->where[VP_F_FAMILY] = root->pos;
+	hf_u64_or(root, file, "q_lora_rank", 1, MAX_HIDDEN, 1536, &a->q_rank,
+	    d);
+	hf_u64_or(root, file, "kv_lora_rank", 1, MAX_HIDDEN, 512, &a->kv_rank,
+	    d);
+	hf_u64_or(root, file, "qk_rope_head_dim", 1, MAX_HEADS, 64,
+	    &a->rope_dim, d);
+	hf_u64_or(root, file, "qk_nope_head_dim", 1, MAX_HEADS, 128,
+	    &a->nope_dim, d);
+	hf_u64_or(root, file, "v_head_dim", 1, MAX_HEADS, 128, &a->v_dim, d);
+	m->head_dim = a->nope_dim + a->rope_dim;
+	a->rope_interleave = v3;
+	if (v3 && hf_bool(root, file, "rope_interleave", &b, d) > 0)
+		a->rope_interleave = b;
+	/* DeepseekV3Config's num_key_value_heads defaults to 128. */
+	if (v3 && ynode_get(root, "num_key_value_heads") == NULL)
+		m->kv_heads = 128;
+	/* DeepseekV3MLP has no biases; DeepseekV2MLP's follow mlp_bias,
+	 * which its experts (3D parameters) do not have. */
+	if (v3)
+		m->bias = false;
+	else if (m->bias)
+		vp_diag_add(d, file, ynode_get(root, "mlp_bias")->pos, VP_ERROR,
+		    "mlp_bias: true is not modelled for %s (biases on the "
+		    "dense and shared MLPs, none on the routed experts)", type);
+	if ((n = ynode_get(root, "moe_layer_freq")) != NULL &&
+	    !ynode_is_null(n) && (ynode_u64(n, file, "moe_layer_freq", 1,
+	    MAX_LAYERS, &v, d) != 0 || v != 1)) {
+		if (v > 1)
+			vp_diag_add(d, file, n->pos, VP_ERROR, "moe_layer_freq "
+			    "%llu is not what transformers' %s runs (every "
+			    "block from first_k_dense_replace on has "
+			    "experts); only 1 is modelled",
+			    (unsigned long long)v, v3 ? "DeepseekV3MoE" :
+			    "DeepseekV2Moe");
+		return;
+	}
+	if ((n = ynode_get(root, "num_nextn_predict_layers")) != NULL &&
+	    !ynode_is_null(n) && n->kind == YN_SCALAR && strcmp(n->str, "0"))
+		vp_diag_add(d, file, n->pos, VP_NOTE, "num_nextn_predict_layers: "
+		    "%s multi-token-prediction layer(s) are not part of "
+		    "transformers' %sForCausalLM (their weights are skipped "
+		    "when loading): not planned", n->str, v3 ? "DeepseekV3" :
+		    "DeepseekV2");
+	/* The experts, with the classes' defaults where the keys are
+	 * absent (hf_moe read those present). */
+	if (ynode_get(root, "n_routed_experts") == NULL &&
+	    ynode_get(root, "num_local_experts") == NULL &&
+	    ynode_get(root, "num_experts") == NULL) {
+		m->has_moe = true;
+		m->moe.experts = v3 ? 256 : 64;
+	}
+	if (!m->has_moe)
+		return;
+	if (ynode_get(root, "num_experts_per_tok") == NULL) {
+		if (v3)
+			m->moe.top_k = 8;
+		else
+			vp_diag_add(d, file, root->pos, VP_ERROR, "missing "
+			    "required key 'num_experts_per_tok' (DeepseekV2Config "
+			    "has no default)");
+	}
+	if (ynode_get(root, "moe_intermediate_size") == NULL)
+		m->moe.ffn = v3 ? 2048 : 1407;
+	v = 0;
+	if (hf_u64_or(root, file, "n_shared_experts", 0, MAX_HEADS, v3 ? 1 : 2,
+	    &v, d) > 0) {
+		m->moe.shared_experts = v ? 1 : 0;
+		m->moe.shared_ffn = vp_mul_sat(v, m->moe.ffn);
+	}
+	if (ynode_get(root, "first_k_dense_replace") == NULL)
+		m->moe.first_dense = v3 ? 3 : 0;
+	if (v3) {
+		hf_u64_or(root, file, "n_group", 1, MAX_HEADS, 8, &v, d);
+		m->moe.groups = (uint32_t)v;
+		hf_u64_or(root, file, "topk_group", 1, MAX_HEADS, 4, &v, d);
+		m->moe.topk_groups = (uint32_t)v;
+		return;
+	}
+	n = ynode_get(root, "topk_method");
+	if (n == NULL || ynode_is_null(n) || (n->kind == YN_SCALAR &&
+	    strcmp(n->str, "greedy") == 0))
+		return;
+	if (n->kind != YN_SCALAR || strcmp(n->str, "group_limited_greedy")) {
+		vp_diag_add(d, file, n->pos, VP_ERROR, "topk_method '%s' is not "
+		    "one DeepseekV2TopkRouter runs (greedy, "
+		    "group_limited_greedy)", n->kind == YN_SCALAR ? n->str :
+		    ynode_kind_name(n));
+		return;
+	}
+	hf_u64_or(root, file, "n_group", 1, MAX_HEADS, 0, &v, d);
+	m->moe.groups = (uint32_t)v;
+	hf_u64_or(root, file, "topk_group", 1, MAX_HEADS, 0, &v, d);
+	m->moe.topk_groups = (uint32_t)v;
+}
+
 /* The sizes every config must give; one message, for the first missing,
  * and only when nothing else went wrong.  `where` names the mapping. */
 static void
@@ -1342,6 +1547,7 @@ read_hf(const struct ynode *root, const char *file, unsigned flags,
 	hf_gpt_oss_quant(text, file, m, d);
 	if (m->window == 0)
 		m->global_every = 0;	/* sliding_window: null */
+	hf_deepseek(text, file, type, m, d);
 	hf_softcap(text, m);
 	hf_llama4(text, file, m, d);
 	hf_required(text, file, where, m, before, d);

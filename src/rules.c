@@ -1117,6 +1117,58 @@ lgraph_plan(const struct vp_plan *p, const struct vp_model *m,
 
 #define TPPPCPDP (VP_RK_TP | VP_RK_PP | VP_RK_CP | VP_RK_DP)
 
+/*
+ * DeepSeek's MLA families (deepseek-v2, deepseek-v3): what was measured
+ * against transformers 5.24's classes on PyTorch 2.13 (tests/validate_hf.py)
+ * is full training, sdpa or eager attention, without or with full
+ * recompute, no tensor, sequence or context parallelism.  The rest is not
+ * the lowering's code path, or was not measured: refused with the reason.
+ */
+static int
+mla_plan(const struct vp_plan *p, const struct vp_model *m, unsigned world,
+    struct vp_diags *d)
+{
+	const char *fam = vp_family_names[vp_model_family(m)];
+
+	(void)world;
+	if (!vp_model_traits(m).mla)
+		return 0;
+	if (m->impl != VP_IMPL_HF)
+		return refuse(d, "family %s is modelled as transformers runs it "
+		    "(implementation: hf), not %s", fam,
+		    vp_impl_names[m->impl]);
+	if (p->transformers_version < 500)
+		return refuse(d, "family %s is modelled on transformers 5 "
+		    "(DeepSeek's MLA and grouped-mm experts as 5.24 writes "
+		    "them); --transformers %u.%u is not modelled", fam,
+		    p->transformers_version / 100,
+		    p->transformers_version % 100);
+	if (p->tp > 1 || p->sp || p->cp > 1)
+		return refuse(d, "MLA (family %s) is not modelled with tensor, "
+		    "sequence or context parallelism: how q_a_proj, "
+		    "kv_a_proj_with_mqa and the latent would be split is not "
+		    "lowered; "
+		    "use data parallelism with ZeRO/FSDP and --ep", fam);
+	if (p->attention == VP_ATTN_FLASH)
+		return refuse(d, "--attention flash is not modelled for MLA "
+		    "(family %s): transformers pads v to q's head dim for "
+		    "flash-attn and crops the output, not measured; use sdpa "
+		    "or eager", fam);
+	if (p->recompute == VP_RECOMP_SELECTIVE || p->recompute == VP_RECOMP_OP)
+		return refuse(d, "--recompute %s is not modelled for MLA "
+		    "(family %s): only none and full were measured",
+		    vp_recomp_names[p->recompute], fam);
+	if (p->lora_rank > 0 || p->quant != VP_QUANT_NONE)
+		return refuse(d, "--lora and --quant are not modelled for MLA "
+		    "(family %s): which of q_a_proj, q_b_proj, "
+		    "kv_a_proj_with_mqa and kv_b_proj PEFT and bitsandbytes "
+		    "take was not measured", fam);
+	if (p->precision == VP_PREC_FP8 || p->float8 != VP_FLOAT8_NONE)
+		return refuse(d, "fp8 training (--precision fp8, --float8) is "
+		    "not modelled for MLA (family %s)", fam);
+	return 0;
+}
+
 static const struct rule rules[] = {
 	{ lgraph_plan, 0, false },
 	{ tp_heads, VP_RK_TP, false },
@@ -1149,6 +1201,7 @@ static const struct rule rules[] = {
 	{ async_tp, VP_RK_TP, false },
 	{ float8_fsdp, VP_RK_SHARD, true },
 	{ compile_plan, 0, false },
+	{ mla_plan, VP_RK_TP | VP_RK_CP, false },
 	{ nvme_needs_offload, 0, false },
 	{ act_offload, VP_RK_PP, false },
 	{ act_offload_ckpt, VP_RK_ALL, true },

@@ -313,6 +313,15 @@ run est-hf-llama-4-scout-text-only tests/data/hf/llama-4-scout-hf.config.json \
     --text-only --gpus 64xH100 --zero 3 --recompute full --no-search
 run est-hf-llama-4-lora tests/data/hf/llama-4-scout-hf.config.json \
     --text-only --lora 16
+# DeepSeek's MLA families: the done-when planner runs on 8 H100s, a
+# config.json with its MTP note, Kimi-K2's config, and a refused plan.
+run est-deepseek-v2-lite-8xh100 deepseek-v2-lite --gpus 8xH100
+run est-deepseek-v3-8xh100 deepseek-v3 --gpus 8xH100
+run est-hf-deepseek-v3 tests/data/hf/deepseek-v3-hf.config.json --json \
+    --no-search --ep 8 --gpus 8xH100 --zero 3 --recompute full
+run est-hf-kimi-k2 tests/data/hf/kimi-k2-base.config.json --no-search \
+    --ep 8 --gpus 64xH100 --zero 3 --recompute full
+run est-mla-tp-refused deepseek-v2-lite --gpus 8xH100 --tp 2 --no-search
 # A multimodal config: refused for its vision tower (tests/bad/54), or
 # its language model alone with --text-only and a note.
 run est-hf-text-only-mistral-small-3 \

@@ -15,6 +15,7 @@
 #include "graph.h"
 #include "model.h"
 #include "plan.h"
+#include "rules.h"
 
 static void
 nf4_bits_per_param(void **state)
@@ -220,6 +221,55 @@ lora_lowering_matches_view(void **state)
 	vp_diags_clear(&d);
 }
 
+/*
+ * DeepSeek's MLA: the matrices the fine-tuning view lists (q_a_proj,
+ * q_b_proj or q_proj, kv_a_proj_with_mqa, kv_b_proj, o_proj and the MLP)
+ * are the block's parameters but its norms, so shape-aware optimizer
+ * states and ZeRO-3's persistence see the real shapes; LoRA, quantization
+ * and tensor parallelism with it are refused (not measured).
+ */
+static void
+mla_matrices_match_params(void **state)
+{
+	struct vp_diags d = { 0 };
+	struct vp_param_count pc;
+	struct vp_model m;
+	struct vp_plan p;
+	int q;
+
+	(void)state;
+	for (q = 0; q < 2; q++) {
+		vp_model_init(&m);
+		m.family = VP_FAMILY_DEEPSEEK_V3;
+		m.layers = 2;
+		m.hidden = 64;
+		m.heads = 4;
+		m.ffn = 256;
+		m.vocab = 128;
+		m.act = VP_ACT_SWIGLU;
+		m.norm = VP_NORM_RMSNORM;
+		m.mla.q_rank = q ? 48 : 0;
+		m.mla.kv_rank = 32;
+		m.mla.rope_dim = 16;
+		m.mla.nope_dim = 32;
+		m.mla.v_dim = 24;
+		m.head_dim = 48;
+		assert_int_equal(vp_model_validate(&m, &d), 0);
+		vp_plan_defaults(&p, &m);
+		vp_model_params(&m, &pc);
+		assert_int_equal(vp_block_linear_params(&m, &p, 1),
+		    pc.per_layer - 2 * m.hidden - m.mla.q_rank -
+		    m.mla.kv_rank);
+		p.lora_rank = 8;
+		assert_int_equal(vp_plan_check(&p, &m, 1, &d), -1);
+		p.lora_rank = 0;
+		p.tp = 2;
+		assert_int_equal(vp_plan_check(&p, &m, 2, &d), -1);
+		vp_diags_clear(&d);
+		vp_model_free(&m);
+	}
+}
+
 static size_t
 count_ops(const struct vp_graph *g, const char *name)
 {
@@ -350,6 +400,7 @@ main(void)
 		cmocka_unit_test(lora_params_exact),
 		cmocka_unit_test(lora_lowering_matches_view),
 		cmocka_unit_test(family_drives_lowering),
+		cmocka_unit_test(mla_matrices_match_params),
 		cmocka_unit_test(transformers_release_drives_lowering),
 	};
 

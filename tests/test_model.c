@@ -903,7 +903,7 @@ hf_architectures(void **state)
 		{ "RobertaForMaskedLM", "roberta" },
 	};
 	static const char *const bad[] = { "Llama4ForConditionalGeneration",
-	    "DeepseekV3ForCausalLM", "Qwen3NextForCausalLM", "PhiForCausalLM",
+	    "Qwen3NextForCausalLM", "PhiForCausalLM",
 	    "LlavaForConditionalGeneration", "T5ForConditionalGeneration",
 	    "Llama", "LlamaForCausalLMX" };
 	struct vp_diags d = { 0 };
@@ -1789,6 +1789,110 @@ lgraph_shapes_and_params(void **state)
 	vp_diags_clear(&d);
 }
 
+/*
+ * DeepSeek-V2/V3 and Kimi-K2 configs (hf_deepseek): MLA's sizes with the
+ * classes' defaults, head_dim from the nope and rope parts whatever the
+ * config says, one shared MLP of n_shared_experts x the expert size,
+ * kimi_k2 read as DeepSeek-V3's code, and what is refused.
+ */
+static void
+hf_deepseek(void **state)
+{
+	static const char *const v2 = "{\"model_type\": \"deepseek_v2\","
+	    " \"hidden_size\": 128, \"num_hidden_layers\": 3,"
+	    " \"num_attention_heads\": 4, \"num_key_value_heads\": 4,"
+	    " \"head_dim\": 16, \"intermediate_size\": 256,"
+	    " \"vocab_size\": 512, \"q_lora_rank\": null,"
+	    " \"kv_lora_rank\": 32, \"qk_rope_head_dim\": 16,"
+	    " \"qk_nope_head_dim\": 32, \"v_head_dim\": 24,"
+	    " \"n_routed_experts\": 8, \"num_experts_per_tok\": 2,"
+	    " \"n_shared_experts\": 2, \"moe_intermediate_size\": 64,"
+	    " \"first_k_dense_replace\": 1%s}";
+	struct vp_diags d = { 0 };
+	struct vp_model m;
+	struct vp_param_count pc;
+	struct vp_buf t;
+
+	(void)state;
+	vp_buf_init(&t);
+	vp_buf_printf(&t, v2, "");
+	load_ok(t.s, &m, &d);
+	assert_int_equal(vp_model_family(&m), VP_FAMILY_DEEPSEEK_V2);
+	assert_int_equal(m.mla.q_rank, 0);
+	assert_int_equal(m.mla.kv_rank, 32);
+	assert_int_equal(m.head_dim, 48);	/* nope + rope, not 16 */
+	assert_int_equal(m.moe.shared_experts, 1);
+	assert_int_equal(m.moe.shared_ffn, 128);
+	assert_int_equal(m.moe.first_dense, 1);
+	/* Embeddings and head 2 x 512 x 128, final norm 128; per block:
+	 * q_proj 128 x 192, kv_a 128 x 48, kv_a_layernorm 32, kv_b 32 x
+	 * 224, o_proj 96 x 128, 2 norms of 128; block 0 an MLP of 256,
+	 * blocks 1-2 a router of 8 x 128, 8 experts of 64 and a shared MLP
+	 * of 128. */
+	vp_model_params(&m, &pc);
+	assert_int_equal(pc.total, 2 * 512 * 128 + 128 +
+	    3 * (128 * 192 + 128 * 48 + 32 + 32 * 224 + 96 * 128 + 256) +
+	    3 * 128 * 256 + 2 * (8 * 128 + 8 * 3 * 128 * 64 + 3 * 128 * 128));
+	vp_model_free(&m);
+	vp_diags_clear(&d);
+
+	/* kimi_k2: DeepSeek-V3's code, under its own name. */
+	load_ok("{\"model_type\": \"kimi_k2\", \"architectures\":"
+	    " [\"DeepseekV3ForCausalLM\"], \"hidden_size\": 128,"
+	    " \"num_hidden_layers\": 2, \"num_attention_heads\": 4,"
+	    " \"num_key_value_heads\": 4, \"intermediate_size\": 256,"
+	    " \"vocab_size\": 512, \"q_lora_rank\": 64, \"kv_lora_rank\": 32,"
+	    " \"qk_rope_head_dim\": 16, \"qk_nope_head_dim\": 32,"
+	    " \"v_head_dim\": 32, \"n_routed_experts\": 8,"
+	    " \"num_experts_per_tok\": 2, \"n_group\": 1, \"topk_group\": 1,"
+	    " \"moe_intermediate_size\": 64, \"first_k_dense_replace\": 1,"
+	    " \"num_nextn_predict_layers\": 1}", &m, &d);
+	assert_int_equal(vp_model_family(&m), VP_FAMILY_DEEPSEEK_V3);
+	assert_string_equal(m.name, "kimi_k2");
+	assert_int_equal(m.mla.q_rank, 64);
+	assert_true(m.mla.rope_interleave);
+	assert_int_equal(m.moe.groups, 1);
+	assert_int_equal(m.moe.shared_experts, 1);	/* the class's default */
+	assert_non_null(find(&d, VP_NOTE, "multi-token-prediction"));
+	vp_model_free(&m);
+	vp_diags_clear(&d);
+
+	/* What the classes do not run, or the lowering does not model. */
+	vp_buf_free(&t);
+	vp_buf_init(&t);
+	vp_buf_printf(&t, v2, ", \"moe_layer_freq\": 2");
+	assert_int_equal(load(t.s, &m, &d), -1);
+	assert_non_null(find(&d, VP_ERROR, "moe_layer_freq 2 is not what "
+	    "transformers' DeepseekV2Moe runs"));
+	vp_model_free(&m);
+	vp_diags_clear(&d);
+	vp_buf_free(&t);
+	vp_buf_init(&t);
+	vp_buf_printf(&t, v2, ", \"mlp_bias\": true");
+	assert_int_equal(load(t.s, &m, &d), -1);
+	assert_non_null(find(&d, VP_ERROR, "mlp_bias: true is not modelled"));
+	vp_model_free(&m);
+	vp_diags_clear(&d);
+	vp_buf_free(&t);
+	vp_buf_init(&t);
+	vp_buf_printf(&t, v2, ", \"topk_method\": \"noaux_tc\"");
+	assert_int_equal(load(t.s, &m, &d), -1);
+	assert_non_null(find(&d, VP_ERROR, "topk_method 'noaux_tc' is not"));
+	vp_model_free(&m);
+	vp_diags_clear(&d);
+	vp_buf_free(&t);
+
+	/* The own schema: mla needs an MLA family. */
+	assert_int_equal(load("name: x\nlayers: 2\nhidden: 64\nheads: 4\n"
+	    "ffn: 128\nvocab: 100\nmla:\n  kv_lora_rank: 16\n"
+	    "  qk_rope_head_dim: 8\n  qk_nope_head_dim: 8\n"
+	    "  v_head_dim: 16\n", &m, &d), -1);
+	assert_non_null(find(&d, VP_ERROR, "'mla' needs a family with "
+	    "multi-head latent attention"));
+	vp_model_free(&m);
+	vp_diags_clear(&d);
+}
+
 /* Every family's row names the linears its block builder asks for. */
 static void
 family_rows_complete(void **state)
@@ -1804,8 +1908,19 @@ family_rows_complete(void **state)
 		assert_true(fi->head < VP_HEAD_COUNT);
 		assert_non_null(fi->lin[fi->fused_qkv ? VP_ROLE_QKV : VP_ROLE_Q]);
 		assert_non_null(fi->lin[VP_ROLE_O]);
-		assert_non_null(fi->lin[VP_ROLE_FC]);
 		assert_non_null(fi->lin[VP_ROLE_DOWN]);
+		if (fi->mla) {
+			/* DeepSeek's MLA block and gated MLP. */
+			assert_true(fi->block == VP_BLOCK_MLA);
+			assert_non_null(fi->lin[VP_ROLE_Q_A]);
+			assert_non_null(fi->lin[VP_ROLE_Q_B]);
+			assert_non_null(fi->lin[VP_ROLE_KV_A]);
+			assert_non_null(fi->lin[VP_ROLE_KV_B]);
+			assert_non_null(fi->lin[VP_ROLE_GATE]);
+			assert_non_null(fi->lin[VP_ROLE_UP]);
+			continue;
+		}
+		assert_non_null(fi->lin[VP_ROLE_FC]);
 		if (fi->block == VP_BLOCK_PRE_NORM) {
 			/* Pre-norm rows may be fused by Megatron, and carry
 			 * a gated MLP when the activation is gated. */
@@ -2032,6 +2147,7 @@ main(void)
 		cmocka_unit_test(family_rows_complete),
 		cmocka_unit_test(transformers_release_rows),
 		cmocka_unit_test(lgraph_shapes_and_params),
+		cmocka_unit_test(hf_deepseek),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -143,6 +143,17 @@ GRID = [
     ("gpt-oss", "bf16-mixed", "adamw", 2, 128, "full", "eager"),
     ("gpt-oss", "fp32", "adamw", 2, 256, "none", "eager"),
     ("gpt-oss", "bf16-mixed", "adamw", 2, 256, "none", "eager"),
+    # DeepSeek-V3 (MLA: q_a_proj, q_a_layernorm, q_b_proj; kv_a_proj_with_mqa, kv_a_layernorm, kv_b_proj;
+    # v_head_dim 24 != qk_nope_head_dim 32; 2 dense blocks, then 8 experts of 64 in 4 groups, sigmoid scores,
+    # a shared expert) and a DeepSeek-V2-Lite layout (a plain q_proj, complex RoPE, softmax scores, 2 shared
+    # experts): tiny configs written by transformers 5.24's DeepseekV3Config / DeepseekV2Config.
+    ("deepseek-v3", "fp32", "adamw", 2, 64, "none", "sdpa"),
+    ("deepseek-v3", "fp32", "adamw", 2, 128, "none", "eager"),
+    ("deepseek-v3", "bf16-mixed", "adamw", 2, 128, "none", "sdpa"),
+    ("deepseek-v3", "bf16", "adamw", 2, 128, "full", "sdpa"),
+    ("deepseek-v2-lite", "fp32", "adamw", 2, 128, "none", "sdpa"),
+    ("deepseek-v2-lite", "bf16-mixed", "adamw", 2, 128, "none", "eager"),
+    ("deepseek-v2-lite", "bf16", "adamw", 2, 128, "none", "sdpa"),
     # GPT-2, vocab 4096
     ("gpt2", "fp32", "adamw", 2, 64, "none", "sdpa"),
     ("gpt2", "bf16-mixed", "adamw", 4, 128, "none", "eager"),
