@@ -75,6 +75,8 @@ static const struct key top_keys[] = {
 	    VP_F_FAMILY, NULL, false },
 	{ "moe", K_MAP, 0, 0, NULL, 0, VP_F_MOE, NULL, false },
 	{ "training", K_MAP, 0, 0, NULL, 0, -1, NULL, false },
+	{ "rotary_dim", K_U64, 2, MAX_HEADS, NULL, 0, VP_F_ROTARY_DIM, NULL,
+	    false },
 };
 
 static const struct key moe_keys[] = {
@@ -269,6 +271,7 @@ set_top(struct reading *r, const char *k, union val v)
 	else if (!strcmp(k, "family")) m->family = v.e;
 	else if (!strcmp(k, "moe")) r->moe = v.map;
 	else if (!strcmp(k, "training")) r->training = v.map;
+	else if (!strcmp(k, "rotary_dim")) m->rotary_dim = v.u;
 }
 
 /*
@@ -368,6 +371,8 @@ static const struct hf_family hf_families[] = {
 	    VP_ACT_GELU, true, true, false, true, false, false },
 	{ "roberta", "Roberta", VP_FAMILY_BERT, VP_NORM_LAYERNORM,
 	    VP_POS_LEARNED, VP_ACT_GELU, true, true, false, true, false, false },
+	{ "phi", "Phi", VP_FAMILY_PHI, VP_NORM_LAYERNORM, VP_POS_ROPE,
+	    VP_ACT_GELU_NEW, true, true, false, false, false, false },
 };
 #undef D
 
@@ -785,6 +790,63 @@ hf_qwen3(const struct ynode *root, const char *file, const char *type,
 			m->moe.mlp_only[m->moe.n_mlp_only++] = (uint32_t)v;
 }
 
+/*
+ * Phi (transformers 5.24's PhiConfig, PhiAttention): RoPE rotates the
+ * first int(head_dim * partial_rotary_factor) dims of each head (the
+ * factor at the top level, as Phi-2's config has it, or in
+ * rope_parameters, as 5.x writes it; PhiConfig's default is 0.5).
+ * qk_layernorm's per-head LayerNorms are not modelled.  One dropout
+ * probability is lowered for every dropout site (resid_pdrop is read):
+ * when embd_pdrop or attention_dropout differ, a warning says so.
+ */
+static void
+hf_phi(const struct ynode *root, const char *file, struct vp_model *m,
+    struct vp_diags *d)
+{
+	static const char *const drops[] = { "embd_pdrop",
+	    "attention_dropout" };
+	const struct ynode *n, *rp;
+	double f = 0.5, o;
+	uint64_t hd;
+	size_t i;
+	bool b;
+
+	if (m->family != VP_FAMILY_PHI)
+		return;
+	if (hf_bool(root, file, "qk_layernorm", &b, d) > 0 && b)
+		vp_diag_add(d, file, ynode_get(root, "qk_layernorm")->pos,
+		    VP_ERROR, "qk_layernorm: true is not modelled (Phi's "
+		    "per-head LayerNorms on q and k were not measured)");
+	rp = ynode_get(root, "rope_parameters");
+	if ((n = ynode_get(root, "partial_rotary_factor")) == NULL &&
+	    rp != NULL && rp->kind == YN_MAP)
+		n = ynode_get(rp, "partial_rotary_factor");
+	if (n != NULL && !ynode_is_null(n) &&
+	    ynode_double(n, file, "partial_rotary_factor", 0, 1, &f, d) != 0)
+		return;
+	hd = m->head_dim ? m->head_dim : m->heads ? m->hidden / m->heads : 0;
+	m->rotary_dim = (uint64_t)((double)hd * f);
+	if (hd && m->rotary_dim < 2)
+		vp_diag_add(d, file, n != NULL ? n->pos : root->pos, VP_ERROR,
+		    "partial_rotary_factor %g rotates no pair of the %llu "
+		    "dims of a head; RoPE off is not modelled", f,
+		    (unsigned long long)hd);
+	for (i = 0; i < VP_NELEM(drops); i++) {
+		n = ynode_get(root, drops[i]);
+		o = 0;
+		if (n == NULL || ynode_is_null(n) ||
+		    ynode_double(n, file, drops[i], 0, 0.99, &o, d) != 0 ||
+		    o == m->dropout)
+			continue;
+		vp_diag_add(d, file, n->pos, VP_WARNING, "%s is %g where "
+		    "the dropout read is %g: vramplan lowers one dropout "
+		    "probability at every dropout site (embeddings, "
+		    "attention, residual branches) and takes %g (--dropout "
+		    "sets another)", drops[i], o, m->dropout, m->dropout);
+		break;
+	}
+}
+
 /* The sizes every config must give; one message, for the first missing,
  * and only when nothing else went wrong.  `where` names the mapping. */
 static void
@@ -902,6 +964,7 @@ read_hf(const struct ynode *root, const char *file, unsigned flags,
 	hf_dropout(text, file, m, d);
 	hf_moe(text, file, fam, m, d);
 	hf_qwen3(text, file, type, m, d);
+	hf_phi(text, file, m, d);
 	hf_softcap(text, m);
 	hf_required(text, file, where, m, before, d);
 	return vp_diags_count(d, VP_ERROR) == before ? 0 : -1;

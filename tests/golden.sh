@@ -674,6 +674,14 @@ run note-stride-without-recompute gpt2 --recompute-stride 2 --seq 128 \
 run note-alloc-conf-cpu gpt2 --alloc-conf expandable_segments:True --seq 128 \
 	--device cpu --precision fp32
 
+# Parallel attention + MLP blocks (issue 15): Phi-2 from the library and
+# from its config.json (the dropout warning), and a combination that was
+# not measured, refused.
+run est-phi-2-1xa100 phi-2 --gpus 1xA100 --seq 2048
+run est-hf-phi-2-explain tests/data/hf/phi-2-hf.config.json --seq 2048 \
+	--micro-batch 8 --device cpu --precision bf16-mixed --explain
+run refuse-phi-2-lora phi-2 --lora 16 --gpus 1xA100
+
 # Every option --help lists (made from the option table) is documented in
 # vramplan(1), and the manual documents no option the program lacks.
 "$VRAMPLAN" --help >"$tmp/help" 2>&1

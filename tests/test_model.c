@@ -858,18 +858,18 @@ hf_unknown_model_type(void **state)
 	    "  \"vocab_size\": 100\n}\n", &m, &d), -1);
 	expect_error_at(&d, "model_type 'frobnicator' is not a supported "
 	    "family (supported: llama, mistral,", 2, 17);
-	expect_error_at(&d, "bert, roberta); describe the model in vramplan's "
+	expect_error_at(&d, "); describe the model in vramplan's "
 	    "own YAML schema instead (see vramplan-model(5))", 2, 17);
 	assert_int_equal(vp_diags_count(&d, VP_ERROR), 1);
 	assert_int_equal(vp_diags_count(&d, VP_WARNING), 0);
 	vp_model_free(&m);
 	vp_diags_clear(&d);
 
-	/* A near name of a supported one is no match either: Phi-2 is not
-	 * Phi-3, Qwen3-Next is not Qwen3. */
-	assert_int_equal(load("{\"model_type\": \"phi\", \"hidden_size\": 64}",
+	/* A near name of a supported one is no match either: Phi-3.5-MoE
+	 * is not Phi, Qwen3-Next is not Qwen3. */
+	assert_int_equal(load("{\"model_type\": \"phimoe\", \"hidden_size\": 64}",
 	    &m, &d), -1);
-	expect_error_at(&d, "model_type 'phi' is not a supported family", 1,
+	expect_error_at(&d, "model_type 'phimoe' is not a supported family", 1,
 	    16);
 	vp_model_free(&m);
 	vp_diags_clear(&d);
@@ -899,9 +899,10 @@ hf_architectures(void **state)
 		{ "GPT2LMHeadModel", "gpt2" },
 		{ "BertModel", "bert" },
 		{ "RobertaForMaskedLM", "roberta" },
+		{ "PhiForCausalLM", "phi" },
 	};
 	static const char *const bad[] = { "Llama4ForConditionalGeneration",
-	    "DeepseekV3ForCausalLM", "Qwen3NextForCausalLM", "PhiForCausalLM",
+	    "DeepseekV3ForCausalLM", "Qwen3NextForCausalLM", "PhimoeForCausalLM",
 	    "LlavaForConditionalGeneration", "T5ForConditionalGeneration",
 	    "Llama", "LlamaForCausalLMX" };
 	struct vp_diags d = { 0 };
@@ -1676,6 +1677,12 @@ family_rows_complete(void **state)
 			assert_non_null(fi->lin[VP_ROLE_Q]);
 			assert_non_null(fi->lin[VP_ROLE_GATE]);
 			assert_non_null(fi->lin[VP_ROLE_UP]);
+		}
+		/* A parallel block has one norm or two, separate q, k, v. */
+		if (fi->block == VP_BLOCK_PARALLEL) {
+			assert_true(fi->par_norms >= 1 && fi->par_norms <= 2);
+			assert_non_null(fi->lin[VP_ROLE_K]);
+			assert_non_null(fi->lin[VP_ROLE_V]);
 		}
 	}
 }

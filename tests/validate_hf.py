@@ -111,6 +111,14 @@ GRID = [
     ("bert", "fp32", "adamw", 4, 64, "none", "sdpa"),
     ("bert", "bf16-mixed", "adamw", 4, 128, "none", "eager"),
     ("bert", "bf16", "adamw", 4, 128, "full", "sdpa"),
+    # Phi (parallel block: one LayerNorm feeding attention and the MLP,
+    # partial RoPE 0.4 of head_dim 32 = 12 dims then torch.cat, biased
+    # lm_head), a PhiConfig of transformers 5.24 (to_json_string)
+    ("phi", "fp32", "adamw", 2, 64, "none", "sdpa"),
+    ("phi", "bf16-mixed", "adamw", 2, 64, "none", "eager"),
+    ("phi", "bf16", "adamw", 2, 64, "full", "sdpa"),
+    # the same with vocab 256 and 3 layers, b4 s512: activations dominate
+    ("phi-act", "fp32", "adamw", 4, 512, "none", "sdpa"),
 ]
 
 # Why today's estimator misses a case, measured (torch and transformers
