@@ -1552,11 +1552,13 @@ rope_partial(struct lctx *x, int32_t t, uint64_t width, uint64_t r)
 }
 
 /*
- * A parallel block (Phi): attention and the MLP both read the normed
- * input, and `attn + mlp + residual` is the block's output (two adds,
- * nothing saved).  par_norms 1: one norm feeds both branches, whose
- * linears then save that one tensor.  q, k and v are separate biased
- * projections; with rope_cat, q and k reach attention as the
+ * A parallel block (Phi, GPT-NeoX with use_parallel_residual): attention
+ * and the MLP both read the normed input, and `attn + mlp + residual` is
+ * the block's output (two adds, nothing saved).  par_norms 1: one norm
+ * feeds both branches, whose linears then save that one tensor; 2: each
+ * branch has its own norm of the block's input (which both save, once).
+ * q, k and v are separate projections or views of one fused projection
+ * (GPT-NeoX); with rope_cat, q and k reach attention as the
  * concatenation of their rotated and passed parts, contiguous (b, a, s,
  * d) tensors, so a fused kernel's output is in that layout too and the
  * reshape back to (b, s, a*d) copies it (no q view).
@@ -1571,15 +1573,22 @@ parallel_block(struct lctx *x, int32_t in)
 	int32_t h1, q, k, v, ctx, o, mlp, sum;
 	bool repeated;
 
-	assert(fam->par_norms == 1 && !fam->fused_qkv && fam->rope_cat);
+	assert(fam->par_norms >= 1 && fam->par_norms <= 2 && fam->rope_cat);
 	assert(m->pos == VP_POS_ROPE);
 	h1 = norm(x, "input norm", in);
-	q = linear(x, block_lin(x, VP_ROLE_Q), h1, x->h, qd, m->qkv_bias, true,
-	    VP_CAT_ACT);
-	k = linear(x, block_lin(x, VP_ROLE_K), h1, x->h, kd, m->qkv_bias, true,
-	    VP_CAT_ACT);
-	v = linear(x, block_lin(x, VP_ROLE_V), h1, x->h, kd, m->qkv_bias, true,
-	    VP_CAT_ACT);
+	if (fam->fused_qkv) {
+		/* GPT-NeoX's query_key_value: q, k and v are views of its
+		 * (b, a, s, 3d) re-view, chunked; v keeps it alive. */
+		q = k = v = linear(x, block_lin(x, VP_ROLE_QKV), h1, x->h,
+		    qd + 2 * kd, m->qkv_bias, true, VP_CAT_ACT);
+	} else {
+		q = linear(x, block_lin(x, VP_ROLE_Q), h1, x->h, qd,
+		    m->qkv_bias, true, VP_CAT_ACT);
+		k = linear(x, block_lin(x, VP_ROLE_K), h1, x->h, kd,
+		    m->qkv_bias, true, VP_CAT_ACT);
+		v = linear(x, block_lin(x, VP_ROLE_V), h1, x->h, kd,
+		    m->qkv_bias, true, VP_CAT_ACT);
+	}
 	{
 		/* cos and sin (s, r), which the muls save. */
 		int32_t cs = ew(x, "rope cos sin", 2 * x->s * r, dt_of(x, q),
@@ -1598,6 +1607,11 @@ parallel_block(struct lctx *x, int32_t in)
 		v = ew(x, "repeat v", n * qd, dt_of(x, v), v, -1, -1, -1,
 		    VP_CAT_ACT);
 	}
+	/* Eager, fused: matmul(probs, v) reshapes v, a chunk of the
+	 * (b, a, s, 3d) view whose batch and head dims do not merge, into a
+	 * copy that bmm saves (not the projection; measured, GPT-NeoX). */
+	if (fam->fused_qkv && x->p->attention == VP_ATTN_EAGER)
+		v = contiguous(x, "v reshape", v, x->kv * x->d);
 	ctx = attention_core(x, q, k, v, fam->softmax_fp32, fam->mask_fp32);
 	ctx = ew(x, "attn transpose", n * qd, dt_of(x, ctx), ctx, -1, -1, -1,
 	    VP_CAT_ACT);
@@ -1605,13 +1619,20 @@ parallel_block(struct lctx *x, int32_t in)
 	    true, VP_CAT_ACT);
 	if (fam->resid_dropout)
 		o = dropout(x, "resid dropout", o);
-	mlp = mlp_block(x, h1, x->f);
+	/* Two norms (GPT-NeoX): post_attention_layernorm of the block's
+	 * input feeds the MLP. */
+	mlp = mlp_block(x, fam->par_norms == 2 ?
+	    norm(x, "post attention norm", in) : h1, x->f);
 	if (fam->resid_dropout)
 		mlp = dropout(x, "mlp dropout", mlp);
 	sum = ew(x, "branch add", n * x->h, promote(dt_of(x, o), dt_of(x, mlp)),
 	    o, mlp, -1, -1, VP_CAT_ACT);
+	/* The residual's gradient is the add's output gradient itself
+	 * (AddBackward0 returns it unchanged, no copy): the add is lowered
+	 * with the branch sum as its one differentiable input, and the
+	 * block input's gradient is made by its norm's backward. */
 	return ew(x, "residual add", elems_of(x, in), promote(dt_of(x, sum),
-	    dt_of(x, in)), sum, in, -1, -1, VP_CAT_ACT);
+	    dt_of(x, in)), sum, -1, -1, -1, VP_CAT_ACT);
 }
 
 /* The block builders, by norm placement (vp_family_info.block). */

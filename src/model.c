@@ -100,6 +100,27 @@ const struct vp_family_info vp_family_info[VP_FAMILY_COUNT] = {
 		    [VP_ROLE_V] = "v_proj", [VP_ROLE_O] = "dense",
 		    [VP_ROLE_FC] = "fc1", [VP_ROLE_DOWN] = "fc2" },
 	},
+	/*
+	 * GPT-NeoX and Pythia (GPTNeoXForCausalLM, transformers 5.24's
+	 * models/gpt_neox/modeling_gpt_neox.py, use_parallel_residual):
+	 * input_layernorm feeds attention, post_attention_layernorm (of the
+	 * same block input) the MLP; query_key_value is one projection whose
+	 * (b, s, a, 3d) re-view is chunked into q, k, v; partial RoPE
+	 * (rotary_pct) and torch.cat as Phi's; post_attention_dropout,
+	 * post_mlp_dropout, `mlp + attn + residual`; an unbiased lm_head
+	 * (embed_out), the shared ForCausalLMLoss.
+	 */
+	[VP_FAMILY_GPT_NEOX] = {
+		.source = "transformers GPTNeoXForCausalLM (v5.24)",
+		.arch = VP_ARCH_DECODER, .block = VP_BLOCK_PARALLEL,
+		.head = VP_HEAD_LM, .fused_qkv = true, .softmax_fp32 = true,
+		.mask_fp32 = true, .resid_dropout = true, .embed_dropout = true,
+		.loss_fp32 = true, .pad_labels = true, .par_norms = 2,
+		.rope_cat = true,
+		.lin = { [VP_ROLE_QKV] = "query_key_value", [VP_ROLE_O] = "dense",
+		    [VP_ROLE_FC] = "dense_h_to_4h",
+		    [VP_ROLE_DOWN] = "dense_4h_to_h" },
+	},
 };
 
 enum vp_family
@@ -383,7 +404,7 @@ vp_model_validate(struct vp_model *m, struct vp_diags *d)
 	if (m->rotary_dim != 0 && !vp_family_info[vp_model_family(m)].rope_cat)
 		vp_diag_add(d, m->file, m->where[VP_F_ROTARY_DIM], VP_ERROR,
 		    "'rotary_dim' (partial RoPE) is modelled for the phi "
-		    "family only, not %s",
+		    "and gpt-neox families only, not %s",
 		    vp_family_names[vp_model_family(m)]);
 	/* The parallel builder has an ungated MLP after RoPE attention,
 	 * the only layout measured (Phi). */

@@ -34,7 +34,7 @@
 #define VP_FAMILY_LIST(X) \
 	X(LLAMA, "llama") X(GPT2, "gpt2") X(BERT, "bert") \
 	X(TORCH_NN, "torch-nn") X(QWEN3, "qwen3") \
-	X(PHI, "phi")
+	X(PHI, "phi") X(GPT_NEOX, "gpt-neox")
 /* Block builders of the lowering (graph.c's block_builders[]): where the
  * norms sit relative to the residual adds. */
 #define VP_BLOCK_LIST(X) X(PRE_NORM, "pre-norm") X(POST_NORM, "post-norm") \

@@ -373,6 +373,8 @@ static const struct hf_family hf_families[] = {
 	    VP_POS_LEARNED, VP_ACT_GELU, true, true, false, true, false, false },
 	{ "phi", "Phi", VP_FAMILY_PHI, VP_NORM_LAYERNORM, VP_POS_ROPE,
 	    VP_ACT_GELU_NEW, true, true, false, false, false, false },
+	{ "gpt_neox", "GPTNeoX", VP_FAMILY_GPT_NEOX, VP_NORM_LAYERNORM,
+	    VP_POS_ROPE, VP_ACT_GELU, true, true, false, false, false, false },
 };
 #undef D
 
@@ -791,13 +793,69 @@ hf_qwen3(const struct ynode *root, const char *file, const char *type,
 }
 
 /*
- * Phi (transformers 5.24's PhiConfig, PhiAttention): RoPE rotates the
- * first int(head_dim * partial_rotary_factor) dims of each head (the
- * factor at the top level, as Phi-2's config has it, or in
- * rope_parameters, as 5.x writes it; PhiConfig's default is 0.5).
- * qk_layernorm's per-head LayerNorms are not modelled.  One dropout
- * probability is lowered for every dropout site (resid_pdrop is read):
- * when embd_pdrop or attention_dropout differ, a warning says so.
+ * Partial RoPE (Phi, GPT-NeoX): the first int(head_dim * factor) dims
+ * of each head rotate.  The factor is rope_parameters'
+ * partial_rotary_factor (transformers 5), else the top-level `key`
+ * (GPT-NeoX's rotary_pct, Phi-2's partial_rotary_factor), else the top
+ * level partial_rotary_factor, else `def` (the config class's default).
+ */
+static void
+hf_rotary(const struct ynode *root, const char *file, const char *key,
+    double def, struct vp_model *m, struct vp_diags *d)
+{
+	const struct ynode *n = NULL, *rp = ynode_get(root, "rope_parameters");
+	double f = def;
+	uint64_t hd;
+
+	if (rp != NULL && rp->kind == YN_MAP)
+		n = ynode_get(rp, "partial_rotary_factor");
+	if (n == NULL || ynode_is_null(n))
+		n = ynode_get(root, key);
+	if (n == NULL || ynode_is_null(n))
+		n = ynode_get(root, "partial_rotary_factor");
+	if (n != NULL && !ynode_is_null(n) &&
+	    ynode_double(n, file, key, 0, 1, &f, d) != 0)
+		return;
+	hd = m->head_dim ? m->head_dim : m->heads ? m->hidden / m->heads : 0;
+	m->rotary_dim = (uint64_t)((double)hd * f);
+	if (hd && m->rotary_dim < 2)
+		vp_diag_add(d, file, n != NULL ? n->pos : root->pos, VP_ERROR,
+		    "a rotary factor of %g rotates no pair of the %llu dims "
+		    "of a head; RoPE off is not modelled", f,
+		    (unsigned long long)hd);
+}
+
+/* A warning when the dropout keys of a family differ from the one
+ * probability read (m->dropout), which is lowered at every site. */
+static void
+hf_dropout_sites(const struct ynode *root, const char *file,
+    const char *const *keys, size_t nkeys, struct vp_model *m,
+    struct vp_diags *d)
+{
+	const struct ynode *n;
+	double o;
+	size_t i;
+
+	for (i = 0; i < nkeys; i++) {
+		n = ynode_get(root, keys[i]);
+		o = 0;
+		if (n == NULL || ynode_is_null(n) ||
+		    ynode_double(n, file, keys[i], 0, 0.99, &o, d) != 0 ||
+		    o == m->dropout)
+			continue;
+		vp_diag_add(d, file, n->pos, VP_WARNING, "%s is %g where "
+		    "the dropout read is %g: vramplan lowers one dropout "
+		    "probability at every dropout site (embeddings, "
+		    "attention, residual branches) and takes %g (--dropout "
+		    "sets another)", keys[i], o, m->dropout, m->dropout);
+		break;
+	}
+}
+
+/*
+ * Phi (transformers 5.24's PhiConfig, PhiAttention): partial RoPE with
+ * PhiConfig's default factor 0.5.  qk_layernorm's per-head LayerNorms
+ * are not modelled.  resid_pdrop is the dropout read (hf_dropout).
  */
 static void
 hf_phi(const struct ynode *root, const char *file, struct vp_model *m,
@@ -805,10 +863,6 @@ hf_phi(const struct ynode *root, const char *file, struct vp_model *m,
 {
 	static const char *const drops[] = { "embd_pdrop",
 	    "attention_dropout" };
-	const struct ynode *n, *rp;
-	double f = 0.5, o;
-	uint64_t hd;
-	size_t i;
 	bool b;
 
 	if (m->family != VP_FAMILY_PHI)
@@ -817,34 +871,42 @@ hf_phi(const struct ynode *root, const char *file, struct vp_model *m,
 		vp_diag_add(d, file, ynode_get(root, "qk_layernorm")->pos,
 		    VP_ERROR, "qk_layernorm: true is not modelled (Phi's "
 		    "per-head LayerNorms on q and k were not measured)");
-	rp = ynode_get(root, "rope_parameters");
-	if ((n = ynode_get(root, "partial_rotary_factor")) == NULL &&
-	    rp != NULL && rp->kind == YN_MAP)
-		n = ynode_get(rp, "partial_rotary_factor");
-	if (n != NULL && !ynode_is_null(n) &&
-	    ynode_double(n, file, "partial_rotary_factor", 0, 1, &f, d) != 0)
+	hf_rotary(root, file, "partial_rotary_factor", 0.5, m, d);
+	hf_dropout_sites(root, file, drops, VP_NELEM(drops), m, d);
+}
+
+/*
+ * GPT-NeoX (transformers 5.24's GPTNeoXConfig): rotary_pct (default
+ * 0.25) as the rotary factor; hidden_dropout is the dropout of the
+ * embeddings and both branches (the generic keys do not name it);
+ * use_parallel_residual: false (a sequential block) is not modelled.
+ * attention_bias (default true) is read by hf_sizes.
+ */
+static void
+hf_gpt_neox(const struct ynode *root, const char *file,
+    struct vp_model *m, struct vp_diags *d)
+{
+	static const char *const drops[] = { "attention_dropout" };
+	const struct ynode *n;
+	bool b;
+
+	if (m->family != VP_FAMILY_GPT_NEOX)
 		return;
-	hd = m->head_dim ? m->head_dim : m->heads ? m->hidden / m->heads : 0;
-	m->rotary_dim = (uint64_t)((double)hd * f);
-	if (hd && m->rotary_dim < 2)
-		vp_diag_add(d, file, n != NULL ? n->pos : root->pos, VP_ERROR,
-		    "partial_rotary_factor %g rotates no pair of the %llu "
-		    "dims of a head; RoPE off is not modelled", f,
-		    (unsigned long long)hd);
-	for (i = 0; i < VP_NELEM(drops); i++) {
-		n = ynode_get(root, drops[i]);
-		o = 0;
-		if (n == NULL || ynode_is_null(n) ||
-		    ynode_double(n, file, drops[i], 0, 0.99, &o, d) != 0 ||
-		    o == m->dropout)
-			continue;
-		vp_diag_add(d, file, n->pos, VP_WARNING, "%s is %g where "
-		    "the dropout read is %g: vramplan lowers one dropout "
-		    "probability at every dropout site (embeddings, "
-		    "attention, residual branches) and takes %g (--dropout "
-		    "sets another)", drops[i], o, m->dropout, m->dropout);
-		break;
-	}
+	if (hf_bool(root, file, "use_parallel_residual", &b, d) > 0 && !b)
+		vp_diag_add(d, file, ynode_get(root,
+		    "use_parallel_residual")->pos, VP_ERROR,
+		    "use_parallel_residual: false (GPT-NeoX's sequential "
+		    "block) is not modelled; only the parallel block was "
+		    "measured");
+	hf_rotary(root, file, "rotary_pct", 0.25, m, d);
+	/* The class has no hidden_dropout_prob or attention_probs_dropout_prob
+	 * (gpt-neox-20b's config carries them, unread): its default is 0. */
+	m->dropout = 0;
+	n = ynode_get(root, "hidden_dropout");
+	if (n != NULL && !ynode_is_null(n))
+		(void)ynode_double(n, file, "hidden_dropout", 0, 0.99,
+		    &m->dropout, d);
+	hf_dropout_sites(root, file, drops, VP_NELEM(drops), m, d);
 }
 
 /* The sizes every config must give; one message, for the first missing,
@@ -965,6 +1027,7 @@ read_hf(const struct ynode *root, const char *file, unsigned flags,
 	hf_moe(text, file, fam, m, d);
 	hf_qwen3(text, file, type, m, d);
 	hf_phi(text, file, m, d);
+	hf_gpt_neox(text, file, m, d);
 	hf_softcap(text, m);
 	hf_required(text, file, where, m, before, d);
 	return vp_diags_count(d, VP_ERROR) == before ? 0 : -1;

@@ -900,6 +900,7 @@ hf_architectures(void **state)
 		{ "BertModel", "bert" },
 		{ "RobertaForMaskedLM", "roberta" },
 		{ "PhiForCausalLM", "phi" },
+		{ "GPTNeoXForCausalLM", "gpt_neox" },
 	};
 	static const char *const bad[] = { "Llama4ForConditionalGeneration",
 	    "DeepseekV3ForCausalLM", "Qwen3NextForCausalLM", "PhimoeForCausalLM",
@@ -1681,10 +1682,59 @@ family_rows_complete(void **state)
 		/* A parallel block has one norm or two, separate q, k, v. */
 		if (fi->block == VP_BLOCK_PARALLEL) {
 			assert_true(fi->par_norms >= 1 && fi->par_norms <= 2);
-			assert_non_null(fi->lin[VP_ROLE_K]);
-			assert_non_null(fi->lin[VP_ROLE_V]);
+			if (!fi->fused_qkv) {
+				assert_non_null(fi->lin[VP_ROLE_K]);
+				assert_non_null(fi->lin[VP_ROLE_V]);
+			}
 		}
 	}
+}
+
+/*
+ * Parallel blocks: the rotary dims come from the config's factor (Phi's
+ * partial_rotary_factor, GPT-NeoX's rotary_pct or rope_parameters), and
+ * what was not measured is refused: GPT-NeoX's sequential block, Phi's
+ * qk_layernorm.
+ */
+static void
+hf_parallel_blocks(void **state)
+{
+	struct vp_diags d = { 0 };
+	struct vp_model m;
+
+	(void)state;
+	load_ok("{\"model_type\": \"phi\", \"hidden_size\": 2560, "
+	    "\"num_hidden_layers\": 2, \"num_attention_heads\": 32, "
+	    "\"intermediate_size\": 10240, \"vocab_size\": 100, "
+	    "\"partial_rotary_factor\": 0.4}", &m, &d);
+	assert_int_equal(m.family, VP_FAMILY_PHI);
+	assert_int_equal(m.rotary_dim, 32);
+	vp_model_free(&m);
+	vp_diags_clear(&d);
+	load_ok("{\"model_type\": \"gpt_neox\", \"hidden_size\": 512, "
+	    "\"num_hidden_layers\": 2, \"num_attention_heads\": 8, "
+	    "\"intermediate_size\": 2048, \"vocab_size\": 100, "
+	    "\"rope_parameters\": {\"partial_rotary_factor\": 0.5}, "
+	    "\"rotary_pct\": 0.25}", &m, &d);
+	assert_int_equal(m.family, VP_FAMILY_GPT_NEOX);
+	assert_int_equal(m.rotary_dim, 32);	/* rope_parameters wins */
+	vp_model_free(&m);
+	vp_diags_clear(&d);
+	assert_int_equal(load("{\"model_type\": \"gpt_neox\", "
+	    "\"hidden_size\": 512, \"num_hidden_layers\": 2, "
+	    "\"num_attention_heads\": 8, \"intermediate_size\": 2048, "
+	    "\"vocab_size\": 100, \"use_parallel_residual\": false}", &m,
+	    &d), -1);
+	expect_error_at(&d, "use_parallel_residual: false", 1, 169);
+	vp_model_free(&m);
+	vp_diags_clear(&d);
+	assert_int_equal(load("{\"model_type\": \"phi\", \"hidden_size\": 64, "
+	    "\"num_hidden_layers\": 2, \"num_attention_heads\": 4, "
+	    "\"intermediate_size\": 256, \"vocab_size\": 100, "
+	    "\"qk_layernorm\": true}", &m, &d), -1);
+	expect_error_at(&d, "qk_layernorm: true is not modelled", 1, 153);
+	vp_model_free(&m);
+	vp_diags_clear(&d);
 }
 
 /*
@@ -1790,6 +1840,7 @@ main(void)
 		cmocka_unit_test(hf_softcap_configs),
 		cmocka_unit_test(family_rows_complete),
 		cmocka_unit_test(transformers_release_rows),
+		cmocka_unit_test(hf_parallel_blocks),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

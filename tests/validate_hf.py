@@ -119,6 +119,13 @@ GRID = [
     ("phi", "bf16", "adamw", 2, 64, "full", "sdpa"),
     # the same with vocab 256 and 3 layers, b4 s512: activations dominate
     ("phi-act", "fp32", "adamw", 4, 512, "none", "sdpa"),
+    # GPT-NeoX / Pythia (parallel block with two LayerNorms, fused
+    # query_key_value chunked per head, rotary_pct 0.25), a GPTNeoXConfig
+    # of transformers 5.24; eager copies v (a chunk view) for its matmul
+    ("gpt-neox", "fp32", "adamw", 2, 64, "none", "sdpa"),
+    ("gpt-neox", "bf16-mixed", "adamw", 2, 64, "none", "eager"),
+    ("gpt-neox", "bf16", "adamw", 2, 64, "full", "sdpa"),
+    ("gpt-neox-act", "fp32", "adamw", 4, 512, "none", "eager"),
 ]
 
 # Why today's estimator misses a case, measured (torch and transformers
