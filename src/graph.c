@@ -1375,6 +1375,11 @@ prenorm_block(struct lctx *x, int32_t in)
 	} else {
 		q = linear(x, block_lin(x, VP_ROLE_Q), h1, x->h, qd,
 		    m->qkv_bias, true, VP_CAT_ACT);
+		/* OPT: q_proj(h) * scaling, a copy (a scalar mul saves
+		 * nothing); the projection's output goes. */
+		if (fam->q_scale)
+			q = ew(x, "q scale", n * qd, dt_of(x, q), q, -1, -1, -1,
+			    VP_CAT_ACT);
 		k = linear(x, block_lin(x, VP_ROLE_K), h1, x->h, kd,
 		    m->qkv_bias, true, VP_CAT_ACT);
 		v = linear(x, block_lin(x, VP_ROLE_V), h1, x->h, kd,
@@ -2064,8 +2069,8 @@ embeddings(struct lctx *x, uint64_t rows)
 		o->wgrad_bytes = vp_mul_sat(x->V * x->h, B(x->gd));
 	x->embed_op = (int32_t)(x->g->nop - 1);
 	if (m->pos == VP_POS_LEARNED)
-		t = added_embedding(x, "position embedding", m->max_seq, rows,
-		    t);
+		t = added_embedding(x, "position embedding", m->max_seq +
+		    x->fam.pos_offset, rows, t);
 	if (m->type_vocab)
 		t = added_embedding(x, "token type embedding", m->type_vocab,
 		    rows, t);

@@ -121,6 +121,25 @@ const struct vp_family_info vp_family_info[VP_FAMILY_COUNT] = {
 		    [VP_ROLE_FC] = "dense_h_to_4h",
 		    [VP_ROLE_DOWN] = "dense_4h_to_h" },
 	},
+	/*
+	 * OPT (OPTForCausalLM, transformers 5.24's models/opt/modeling_opt.py,
+	 * do_layer_norm_before): a pre-norm decoder with learned positions
+	 * whose table has max_position_embeddings + 2 rows (the offset 2),
+	 * no dropout on the embeddings; separate q, k, v (q_proj's output
+	 * scaled into a copy), the eager softmax in fp32; dropout after
+	 * out_proj and fc2; fc1, ReLU, fc2; the final LayerNorm, the tied
+	 * lm_head, the shared ForCausalLMLoss.
+	 */
+	[VP_FAMILY_OPT] = {
+		.source = "transformers OPTForCausalLM (v5.24)",
+		.arch = VP_ARCH_DECODER, .block = VP_BLOCK_PRE_NORM,
+		.head = VP_HEAD_LM, .softmax_fp32 = true, .mask_fp32 = true,
+		.resid_dropout = true, .q_view = true, .loss_fp32 = true,
+		.pad_labels = true, .q_scale = true, .pos_offset = 2,
+		.lin = { [VP_ROLE_Q] = "q_proj", [VP_ROLE_K] = "k_proj",
+		    [VP_ROLE_V] = "v_proj", [VP_ROLE_O] = "out_proj",
+		    [VP_ROLE_FC] = "fc1", [VP_ROLE_DOWN] = "fc2" },
+	},
 };
 
 enum vp_family
@@ -416,6 +435,15 @@ vp_model_validate(struct vp_model *m, struct vp_diags *d)
 		    "modelled with 'position: rope', an ungated activation "
 		    "and no moe, post_norms or soft-capping",
 		    vp_family_names[vp_model_family(m)]);
+	/* OPT's row is its HF code with learned positions and an ungated
+	 * MLP; Megatron's fused layout of it is not modelled. */
+	if (vp_model_family(m) == VP_FAMILY_OPT &&
+	    (m->pos != VP_POS_LEARNED || vp_act_gated(m->act) ||
+	    m->has_moe || m->post_norms || m->impl != VP_IMPL_HF))
+		vp_diag_add(d, m->file, m->where[VP_F_FAMILY], VP_ERROR,
+		    "family 'opt' is modelled with 'position: learned', an "
+		    "ungated activation, 'implementation: hf' and no moe or "
+		    "post_norms");
 	if (m->pos == VP_POS_LEARNED && m->max_seq == 0)
 		vp_diag_add(d, m->file, m->where[VP_F_POSITION], VP_ERROR,
 		    "'max_seq' is required with learned positions (the "
@@ -504,7 +532,8 @@ vp_model_params(const struct vp_model *m, struct vp_param_count *out)
 	out->embedding = vp_mul_sat(m->vocab, h);
 	if (m->pos == VP_POS_LEARNED)
 		out->embedding = vp_add_sat(out->embedding,
-		    vp_mul_sat(m->max_seq, h));
+		    vp_mul_sat(m->max_seq +
+		    vp_family_info[vp_model_family(m)].pos_offset, h));
 	out->embedding = vp_add_sat(out->embedding,
 	    vp_mul_sat(m->type_vocab, h));
 

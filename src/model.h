@@ -34,7 +34,7 @@
 #define VP_FAMILY_LIST(X) \
 	X(LLAMA, "llama") X(GPT2, "gpt2") X(BERT, "bert") \
 	X(TORCH_NN, "torch-nn") X(QWEN3, "qwen3") \
-	X(PHI, "phi") X(GPT_NEOX, "gpt-neox")
+	X(PHI, "phi") X(GPT_NEOX, "gpt-neox") X(OPT, "opt")
 /* Block builders of the lowering (graph.c's block_builders[]): where the
  * norms sit relative to the residual adds. */
 #define VP_BLOCK_LIST(X) X(PRE_NORM, "pre-norm") X(POST_NORM, "post-norm") \
@@ -140,6 +140,10 @@ struct vp_family_info {
 	bool rope_cat;		/* partial RoPE: q and k split into the
 				 * rotated and passed dims, rotated, and
 				 * concatenated back (a copy of each) */
+	bool q_scale;		/* q_proj(h) * scaling: a scaled copy of q
+				 * (OPT) */
+	uint8_t pos_offset;	/* learned position table rows past max_seq
+				 * (OPT's offset 2) */
 	/* Module name of each linear the block has (the op names in
 	 * --explain); NULL = the family has no such linear. */
 	const char *lin[VP_ROLE_COUNT];

@@ -375,6 +375,8 @@ static const struct hf_family hf_families[] = {
 	    VP_ACT_GELU_NEW, true, true, false, false, false, false },
 	{ "gpt_neox", "GPTNeoX", VP_FAMILY_GPT_NEOX, VP_NORM_LAYERNORM,
 	    VP_POS_ROPE, VP_ACT_GELU, true, true, false, false, false, false },
+	{ "opt", "OPT", VP_FAMILY_OPT, VP_NORM_LAYERNORM, VP_POS_LEARNED,
+	    VP_ACT_RELU, true, true, false, true, false, false },
 };
 #undef D
 
@@ -909,6 +911,63 @@ hf_gpt_neox(const struct ynode *root, const char *file,
 	hf_dropout_sites(root, file, drops, VP_NELEM(drops), m, d);
 }
 
+/*
+ * OPT (transformers 5.24's OPTConfig): ffn_dim is the MLP size,
+ * enable_bias (default true) the linears' biases, dropout the residual
+ * branches' (attention_dropout the probabilities'), and the position
+ * table has max_position_embeddings + 2 rows (the family's row).  What
+ * the pre-norm row does not describe is refused: OPT-350m's post-norm
+ * block (do_layer_norm_before: false) and its project_in / project_out
+ * (word_embed_proj_dim other than hidden_size), a removed final norm, and
+ * LayerNorms without affine weights.
+ */
+static void
+hf_opt(const struct ynode *root, const char *file, struct vp_model *m,
+    struct vp_diags *d)
+{
+	static const char *const drops[] = { "attention_dropout" };
+	const struct ynode *n;
+	uint64_t v = 0;
+	bool b;
+
+	if (m->family != VP_FAMILY_OPT)
+		return;
+	hf_u64(root, file, "ffn_dim", 1, MAX_FFN, &m->ffn, VP_F_FFN, m, d);
+	if (hf_bool(root, file, "enable_bias", &b, d) > 0) {
+		m->bias = b;
+		m->qkv_bias = b;
+		m->o_bias = b;
+	}
+	if (hf_bool(root, file, "do_layer_norm_before", &b, d) > 0 && !b)
+		vp_diag_add(d, file, ynode_get(root,
+		    "do_layer_norm_before")->pos, VP_ERROR,
+		    "do_layer_norm_before: false (OPT-350m's post-norm "
+		    "block) is not modelled");
+	if (hf_u64(root, file, "word_embed_proj_dim", 1, MAX_HIDDEN, &v, -1,
+	    m, d) > 0 && m->hidden && v != m->hidden)
+		vp_diag_add(d, file, ynode_get(root, "word_embed_proj_dim")->pos,
+		    VP_ERROR, "word_embed_proj_dim %llu differs from "
+		    "hidden_size %llu: OPT's project_in and project_out are "
+		    "not modelled", (unsigned long long)v,
+		    (unsigned long long)m->hidden);
+	if (hf_bool(root, file, "_remove_final_layer_norm", &b, d) > 0 && b)
+		vp_diag_add(d, file, ynode_get(root,
+		    "_remove_final_layer_norm")->pos, VP_ERROR,
+		    "_remove_final_layer_norm: true is not modelled");
+	if (hf_bool(root, file, "layer_norm_elementwise_affine", &b, d) > 0 &&
+	    !b)
+		vp_diag_add(d, file, ynode_get(root,
+		    "layer_norm_elementwise_affine")->pos, VP_ERROR,
+		    "layer_norm_elementwise_affine: false is not modelled");
+	/* OPTConfig's dropout default is 0.1. */
+	n = ynode_get(root, "dropout");
+	m->dropout = 0.1;
+	if (n != NULL && !ynode_is_null(n))
+		(void)ynode_double(n, file, "dropout", 0, 0.99, &m->dropout,
+		    d);
+	hf_dropout_sites(root, file, drops, VP_NELEM(drops), m, d);
+}
+
 /* The sizes every config must give; one message, for the first missing,
  * and only when nothing else went wrong.  `where` names the mapping. */
 static void
@@ -1028,6 +1087,7 @@ read_hf(const struct ynode *root, const char *file, unsigned flags,
 	hf_qwen3(text, file, type, m, d);
 	hf_phi(text, file, m, d);
 	hf_gpt_neox(text, file, m, d);
+	hf_opt(text, file, m, d);
 	hf_softcap(text, m);
 	hf_required(text, file, where, m, before, d);
 	return vp_diags_count(d, VP_ERROR) == before ? 0 : -1;

@@ -937,10 +937,11 @@ compile_plan(const struct vp_plan *p, const struct vp_model *m,
 }
 
 /*
- * Parallel attention + MLP blocks (Phi): what was measured against the
- * transformers classes on PyTorch 2.13's CPU (tests/validate_hf.py) is
- * full training through Hugging Face's code of transformers 5.24, eager
- * or sdpa attention, recompute none or full, the full loss.  Everything
+ * The families whose rows are transformers 5.24's code (the parallel
+ * attention + MLP blocks: Phi, GPT-NeoX; and OPT): what was measured
+ * against the transformers classes on PyTorch 2.13's CPU
+ * (tests/validate_hf.py) is full training through that code, eager or
+ * sdpa attention, recompute none or full, the full loss.  Everything
  * else the lowering could say for them was not measured and is refused.
  */
 static int
@@ -950,7 +951,8 @@ parallel_block(const struct vp_plan *p, const struct vp_model *m,
 	const char *fam = vp_family_names[vp_model_family(m)], *what = NULL;
 
 	(void)world;
-	if (vp_model_traits(m).block != VP_BLOCK_PARALLEL)
+	if (vp_model_traits(m).block != VP_BLOCK_PARALLEL &&
+	    vp_model_family(m) != VP_FAMILY_OPT)
 		return 0;
 	if (m->impl != VP_IMPL_HF)
 		what = "an implementation other than hf";
@@ -985,10 +987,10 @@ parallel_block(const struct vp_plan *p, const struct vp_model *m,
 		what = "--framework megatron";
 	if (what == NULL)
 		return 0;
-	return refuse(d, "%s is not modelled for the parallel attention + "
-	    "MLP block of family %s (not measured); it is modelled for full "
-	    "training through transformers 5.24's code with --recompute none "
-	    "or full, --attention eager or sdpa and --loss full", what, fam);
+	return refuse(d, "%s is not modelled for family %s (not measured); "
+	    "it is modelled for full training through transformers 5.24's "
+	    "code with --recompute none or full, --attention eager or sdpa "
+	    "and --loss full", what, fam);
 }
 
 #define TPPPCPDP (VP_RK_TP | VP_RK_PP | VP_RK_CP | VP_RK_DP)

@@ -687,6 +687,9 @@ run est-pythia-6.9b-2xa100 pythia-6.9b --gpus 2xA100 --zero 3 --no-search
 run est-hf-gpt-neox-20b tests/data/hf/gpt-neox-20b.config.json --gpus 8xH100 \
 	--zero 3 --no-search
 run refuse-pythia-tp pythia-6.9b --gpus 2xA100 --tp 2
+# OPT: OPT-1.3B from the library (a position table of 2050 rows).
+run est-opt-1.3b-1xa100 opt-1.3b --gpus 1xA100 --seq 2048
+run refuse-opt-recompute-op opt-1.3b --gpus 1xA100 --recompute op
 
 # Every option --help lists (made from the option table) is documented in
 # vramplan(1), and the manual documents no option the program lacks.

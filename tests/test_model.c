@@ -901,6 +901,7 @@ hf_architectures(void **state)
 		{ "RobertaForMaskedLM", "roberta" },
 		{ "PhiForCausalLM", "phi" },
 		{ "GPTNeoXForCausalLM", "gpt_neox" },
+		{ "OPTForCausalLM", "opt" },
 	};
 	static const char *const bad[] = { "Llama4ForConditionalGeneration",
 	    "DeepseekV3ForCausalLM", "Qwen3NextForCausalLM", "PhimoeForCausalLM",
@@ -1671,7 +1672,9 @@ family_rows_complete(void **state)
 		assert_non_null(fi->lin[VP_ROLE_O]);
 		assert_non_null(fi->lin[VP_ROLE_FC]);
 		assert_non_null(fi->lin[VP_ROLE_DOWN]);
-		if (fi->block == VP_BLOCK_PRE_NORM) {
+		/* OPT's pre-norm row is Hugging Face's ungated block only
+		 * (model validation refuses the rest). */
+		if (fi->block == VP_BLOCK_PRE_NORM && f != VP_FAMILY_OPT) {
 			/* Pre-norm rows may be fused by Megatron, and carry
 			 * a gated MLP when the activation is gated. */
 			assert_non_null(fi->lin[VP_ROLE_QKV]);
@@ -1733,6 +1736,28 @@ hf_parallel_blocks(void **state)
 	    "\"intermediate_size\": 256, \"vocab_size\": 100, "
 	    "\"qk_layernorm\": true}", &m, &d), -1);
 	expect_error_at(&d, "qk_layernorm: true is not modelled", 1, 153);
+	vp_model_free(&m);
+	vp_diags_clear(&d);
+	/* OPT: ffn_dim, enable_bias; OPT-350m's post-norm block and
+	 * project_in/out are refused. */
+	load_ok("{\"model_type\": \"opt\", \"hidden_size\": 64, "
+	    "\"num_hidden_layers\": 2, \"num_attention_heads\": 4, "
+	    "\"ffn_dim\": 256, \"vocab_size\": 100, "
+	    "\"max_position_embeddings\": 32, \"enable_bias\": false}",
+	    &m, &d);
+	assert_int_equal(m.family, VP_FAMILY_OPT);
+	assert_int_equal(m.ffn, 256);
+	assert_false(m.bias);
+	assert_int_equal(m.qkv_bias, 0);
+	vp_model_free(&m);
+	vp_diags_clear(&d);
+	assert_int_equal(load("{\"model_type\": \"opt\", \"hidden_size\": 1024, "
+	    "\"num_hidden_layers\": 2, \"num_attention_heads\": 16, "
+	    "\"ffn_dim\": 4096, \"vocab_size\": 100, "
+	    "\"max_position_embeddings\": 32, "
+	    "\"do_layer_norm_before\": false, "
+	    "\"word_embed_proj_dim\": 512}", &m, &d), -1);
+	assert_int_equal(vp_diags_count(&d, VP_ERROR), 2);
 	vp_model_free(&m);
 	vp_diags_clear(&d);
 }

@@ -126,6 +126,14 @@ GRID = [
     ("gpt-neox", "bf16-mixed", "adamw", 2, 64, "none", "eager"),
     ("gpt-neox", "bf16", "adamw", 2, 64, "full", "sdpa"),
     ("gpt-neox-act", "fp32", "adamw", 4, 512, "none", "eager"),
+    # OPT (pre-norm, learned positions of max_position_embeddings + 2
+    # rows, q scaled into a copy, ReLU, tied), an OPTConfig of 5.24;
+    # max_position_embeddings 512 and b4 s128 so the step's activations,
+    # not the for-loop AdamW's temporaries, make the peak
+    ("opt", "fp32", "adamw", 4, 128, "none", "sdpa"),
+    ("opt", "bf16-mixed", "adamw", 4, 128, "none", "eager"),
+    ("opt", "bf16", "adamw", 4, 128, "full", "sdpa"),
+    ("opt-act", "fp32", "adamw", 4, 512, "none", "sdpa"),
 ]
 
 # Why today's estimator misses a case, measured (torch and transformers
