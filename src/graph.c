@@ -1665,6 +1665,11 @@ prenorm_block(struct lctx *x, int32_t in)
 	} else {
 		q = linear(x, block_lin(x, VP_ROLE_Q), h1, x->h, qd,
 		    m->qkv_bias, true, VP_CAT_ACT);
+		/* OPT: q_proj(h) * scaling, a copy (a scalar mul saves
+		 * nothing); the projection's output goes. */
+		if (fam->q_scale)
+			q = ew(x, "q scale", n * qd, dt_of(x, q), q, -1, -1, -1,
+			    VP_CAT_ACT);
 		k = linear(x, block_lin(x, VP_ROLE_K), h1, x->h, kd,
 		    m->qkv_bias, true, VP_CAT_ACT);
 		v = linear(x, block_lin(x, VP_ROLE_V), h1, x->h, kd,
@@ -1971,6 +1976,113 @@ postnorm_block(struct lctx *x, int32_t in)
 	return norm(x, "output norm", res);
 }
 
+/*
+ * RoPE on the first r dims of each head of t (n*width elements in all,
+ * width = heads * d) as transformers 5.24's Phi applies it: the rotated
+ * part (a slice view) is multiplied by cos, rotate_half makes -x2 (half)
+ * and the cat (x2 | x1) that sin multiplies, the add is the rotated part,
+ * and torch.cat((rot, pass), -1) copies the whole head back.  The muls
+ * save only cos and sin (the other operands need no gradient).
+ */
+static int32_t
+rope_partial(struct lctx *x, int32_t t, uint64_t width, uint64_t r)
+{
+	uint64_t n = x->b * x->s, rw = width / x->d * r;
+	enum vp_dtype dt = dt_of(x, t);
+	int32_t t1, t2, t3, y;
+
+	t1 = ew(x, "rope mul", n * rw, dt, t, -1, -1, -1, VP_CAT_ACT);
+	t2 = ew(x, "rope neg", n * rw / 2, dt, t, -1, -1, -1, VP_CAT_ACT);
+	t3 = ew(x, "rope cat", n * rw, dt, t2, -1, -1, -1, VP_CAT_ACT);
+	t3 = ew(x, "rope mul", n * rw, dt, t3, -1, -1, -1, VP_CAT_ACT);
+	y = ew(x, "rope add", n * rw, dt, t1, t3, -1, -1, VP_CAT_ACT);
+	return ew(x, "rope pass cat", n * width, dt, y, t, -1, -1, VP_CAT_ACT);
+}
+
+/*
+ * A parallel block (Phi, GPT-NeoX with use_parallel_residual): attention
+ * and the MLP both read the normed input, and `attn + mlp + residual` is
+ * the block's output (two adds, nothing saved).  par_norms 1: one norm
+ * feeds both branches, whose linears then save that one tensor; 2: each
+ * branch has its own norm of the block's input (which both save, once).
+ * q, k and v are separate projections or views of one fused projection
+ * (GPT-NeoX); with rope_cat, q and k reach attention as the
+ * concatenation of their rotated and passed parts, contiguous (b, a, s,
+ * d) tensors, so a fused kernel's output is in that layout too and the
+ * reshape back to (b, s, a*d) copies it (no q view).
+ */
+static int32_t
+parallel_block(struct lctx *x, int32_t in)
+{
+	const struct vp_model *m = x->m;
+	const struct vp_family_info *fam = &x->fam;
+	uint64_t n = x->b * x->s, qd = x->a * x->d, kd = x->kv * x->d;
+	uint64_t r = m->rotary_dim ? m->rotary_dim : x->d;
+	int32_t h1, q, k, v, ctx, o, mlp, sum;
+	bool repeated;
+
+	assert(fam->par_norms >= 1 && fam->par_norms <= 2 && fam->rope_cat);
+	assert(m->pos == VP_POS_ROPE);
+	h1 = norm(x, "input norm", in);
+	if (fam->fused_qkv) {
+		/* GPT-NeoX's query_key_value: q, k and v are views of its
+		 * (b, a, s, 3d) re-view, chunked; v keeps it alive. */
+		q = k = v = linear(x, block_lin(x, VP_ROLE_QKV), h1, x->h,
+		    qd + 2 * kd, m->qkv_bias, true, VP_CAT_ACT);
+	} else {
+		q = linear(x, block_lin(x, VP_ROLE_Q), h1, x->h, qd,
+		    m->qkv_bias, true, VP_CAT_ACT);
+		k = linear(x, block_lin(x, VP_ROLE_K), h1, x->h, kd,
+		    m->qkv_bias, true, VP_CAT_ACT);
+		v = linear(x, block_lin(x, VP_ROLE_V), h1, x->h, kd,
+		    m->qkv_bias, true, VP_CAT_ACT);
+	}
+	{
+		/* cos and sin (s, r), which the muls save. */
+		int32_t cs = ew(x, "rope cos sin", 2 * x->s * r, dt_of(x, q),
+		    -1, -1, -1, -1, VP_CAT_ACT);
+
+		if (rg_of(x, q) || rg_of(x, k))
+			x->g->op[x->g->nop - 1].saved[0] = cs;
+	}
+	q = rope_partial(x, q, qd, r);
+	k = rope_partial(x, k, kd, r);
+	repeated = x->kv < x->a && fam->repeat_kv &&
+	    x->p->attention != VP_ATTN_FLASH && !gqa_in_kernel(x);
+	if (repeated) {
+		k = ew(x, "repeat k", n * qd, dt_of(x, k), k, -1, -1, -1,
+		    VP_CAT_ACT);
+		v = ew(x, "repeat v", n * qd, dt_of(x, v), v, -1, -1, -1,
+		    VP_CAT_ACT);
+	}
+	/* Eager, fused: matmul(probs, v) reshapes v, a chunk of the
+	 * (b, a, s, 3d) view whose batch and head dims do not merge, into a
+	 * copy that bmm saves (not the projection; measured, GPT-NeoX). */
+	if (fam->fused_qkv && x->p->attention == VP_ATTN_EAGER)
+		v = contiguous(x, "v reshape", v, x->kv * x->d);
+	ctx = attention_core(x, q, k, v, fam->softmax_fp32, fam->mask_fp32);
+	ctx = ew(x, "attn transpose", n * qd, dt_of(x, ctx), ctx, -1, -1, -1,
+	    VP_CAT_ACT);
+	o = linear(x, block_lin(x, VP_ROLE_O), ctx, qd, x->h, m->o_bias > 0,
+	    true, VP_CAT_ACT);
+	if (fam->resid_dropout)
+		o = dropout(x, "resid dropout", o);
+	/* Two norms (GPT-NeoX): post_attention_layernorm of the block's
+	 * input feeds the MLP. */
+	mlp = mlp_block(x, fam->par_norms == 2 ?
+	    norm(x, "post attention norm", in) : h1, x->f);
+	if (fam->resid_dropout)
+		mlp = dropout(x, "mlp dropout", mlp);
+	sum = ew(x, "branch add", n * x->h, promote(dt_of(x, o), dt_of(x, mlp)),
+	    o, mlp, -1, -1, VP_CAT_ACT);
+	/* The residual's gradient is the add's output gradient itself
+	 * (AddBackward0 returns it unchanged, no copy): the add is lowered
+	 * with the branch sum as its one differentiable input, and the
+	 * block input's gradient is made by its norm's backward. */
+	return ew(x, "residual add", elems_of(x, in), promote(dt_of(x, sum),
+	    dt_of(x, in)), sum, -1, -1, -1, VP_CAT_ACT);
+}
+
 /* The block builders, by norm placement (vp_family_info.block). */
 /*
  * Llama 4's RoPE (apply_rotary_emb, modeling_llama4.py v5.24) on q or k
@@ -2148,6 +2260,7 @@ static const block_fn block_builders[VP_BLOCK_COUNT] = {
 	[VP_BLOCK_POST_NORM] = postnorm_block,
 	[VP_BLOCK_LLAMA4] = llama4_block,
 	[VP_BLOCK_MLA] = mla_block,
+	[VP_BLOCK_PARALLEL] = parallel_block,
 };
 
 /*
@@ -2413,7 +2526,7 @@ lm_head(struct lctx *x, int32_t hsd, uint64_t *rows, int32_t held[2])
 	int32_t lg, up;
 
 	hsd = norm(x, "final norm", hsd);
-	lg = linear(x, LIN_LM_HEAD, hsd, x->h, x->V, false, true,
+	lg = linear(x, LIN_LM_HEAD, hsd, x->h, x->V, x->fam.head_bias, true,
 	    VP_CAT_LOGITS);
 	lg = logit_softcap(x, lg);
 	up = x->fam.loss_fp32 ? cast(x, lg, VP_FP32, VP_CAT_LOGITS) :
@@ -2576,8 +2689,8 @@ embeddings(struct lctx *x, uint64_t rows)
 		t = ew(x, "embed scale", rows * x->h, x->w, t, -1, -1, -1,
 		    VP_CAT_ACT);
 	if (m->pos == VP_POS_LEARNED)
-		t = added_embedding(x, "position embedding", m->max_seq, rows,
-		    t);
+		t = added_embedding(x, "position embedding", m->max_seq +
+		    x->fam.pos_offset, rows, t);
 	if (m->type_vocab)
 		t = added_embedding(x, "token type embedding", m->type_vocab,
 		    rows, t);
@@ -2590,7 +2703,8 @@ embeddings(struct lctx *x, uint64_t rows)
 		    x->tp, dt_of(x, t), t, -1, -1, -1, VP_CAT_ACT);
 	/* GPT-2 and BERT drop out the summed embeddings (with learned
 	 * positions, the only kind their code has). */
-	if (x->fam.embed_dropout && m->pos == VP_POS_LEARNED)
+	if (x->fam.embed_dropout && (m->pos == VP_POS_LEARNED ||
+	    x->fam.block == VP_BLOCK_PARALLEL))
 		t = dropout(x, "embedding dropout", t);
 	return t;
 }

@@ -165,6 +165,69 @@ const struct vp_family_info vp_family_info[VP_FAMILY_COUNT] = {
 		.mla = true, .router_sigmoid = true,
 		.lin = DEEPSEEK_LINEARS,
 	},
+	/*
+	 * Phi-1/1.5/2 (PhiForCausalLM, transformers 5.24's
+	 * models/phi/modeling_phi.py; the row is that code, not 4.40's,
+	 * and rules.c refuses an earlier --transformers): one LayerNorm
+	 * (input_layernorm) whose output feeds both attention and the MLP;
+	 * q, k, v and dense with biases; partial RoPE on the first
+	 * rotary_ndims of each head, then torch.cat with the rest; the
+	 * eager softmax in fp32 (Llama's eager_attention_forward); fc1,
+	 * gelu_new, fc2 with biases; resid_dropout on both branches,
+	 * `attn + mlp + residual`; final_layernorm and a biased lm_head;
+	 * the shared ForCausalLMLoss (upcast, padded labels).
+	 */
+	[VP_FAMILY_PHI] = {
+		.source = "transformers PhiForCausalLM (v5.24)",
+		.arch = VP_ARCH_DECODER, .block = VP_BLOCK_PARALLEL,
+		.head = VP_HEAD_LM, .repeat_kv = true, .softmax_fp32 = true,
+		.mask_fp32 = true, .resid_dropout = true, .embed_dropout = true,
+		.loss_fp32 = true, .pad_labels = true, .sdpa_gqa = true,
+		.par_norms = 1, .head_bias = true, .rope_cat = true,
+		.lin = { [VP_ROLE_Q] = "q_proj", [VP_ROLE_K] = "k_proj",
+		    [VP_ROLE_V] = "v_proj", [VP_ROLE_O] = "dense",
+		    [VP_ROLE_FC] = "fc1", [VP_ROLE_DOWN] = "fc2" },
+	},
+	/*
+	 * GPT-NeoX and Pythia (GPTNeoXForCausalLM, transformers 5.24's
+	 * models/gpt_neox/modeling_gpt_neox.py, use_parallel_residual):
+	 * input_layernorm feeds attention, post_attention_layernorm (of the
+	 * same block input) the MLP; query_key_value is one projection whose
+	 * (b, s, a, 3d) re-view is chunked into q, k, v; partial RoPE
+	 * (rotary_pct) and torch.cat as Phi's; post_attention_dropout,
+	 * post_mlp_dropout, `mlp + attn + residual`; an unbiased lm_head
+	 * (embed_out), the shared ForCausalLMLoss.
+	 */
+	[VP_FAMILY_GPT_NEOX] = {
+		.source = "transformers GPTNeoXForCausalLM (v5.24)",
+		.arch = VP_ARCH_DECODER, .block = VP_BLOCK_PARALLEL,
+		.head = VP_HEAD_LM, .fused_qkv = true, .softmax_fp32 = true,
+		.mask_fp32 = true, .resid_dropout = true, .embed_dropout = true,
+		.loss_fp32 = true, .pad_labels = true, .par_norms = 2,
+		.rope_cat = true,
+		.lin = { [VP_ROLE_QKV] = "query_key_value", [VP_ROLE_O] = "dense",
+		    [VP_ROLE_FC] = "dense_h_to_4h",
+		    [VP_ROLE_DOWN] = "dense_4h_to_h" },
+	},
+	/*
+	 * OPT (OPTForCausalLM, transformers 5.24's models/opt/modeling_opt.py,
+	 * do_layer_norm_before): a pre-norm decoder with learned positions
+	 * whose table has max_position_embeddings + 2 rows (the offset 2),
+	 * no dropout on the embeddings; separate q, k, v (q_proj's output
+	 * scaled into a copy), the eager softmax in fp32; dropout after
+	 * out_proj and fc2; fc1, ReLU, fc2; the final LayerNorm, the tied
+	 * lm_head, the shared ForCausalLMLoss.
+	 */
+	[VP_FAMILY_OPT] = {
+		.source = "transformers OPTForCausalLM (v5.24)",
+		.arch = VP_ARCH_DECODER, .block = VP_BLOCK_PRE_NORM,
+		.head = VP_HEAD_LM, .softmax_fp32 = true, .mask_fp32 = true,
+		.resid_dropout = true, .q_view = true, .loss_fp32 = true,
+		.pad_labels = true, .q_scale = true, .pos_offset = 2,
+		.lin = { [VP_ROLE_Q] = "q_proj", [VP_ROLE_K] = "k_proj",
+		    [VP_ROLE_V] = "v_proj", [VP_ROLE_O] = "out_proj",
+		    [VP_ROLE_FC] = "fc1", [VP_ROLE_DOWN] = "fc2" },
+	},
 };
 
 enum vp_family
@@ -434,6 +497,15 @@ vp_model_validate(struct vp_model *m, struct vp_diags *d)
 			m->head_dim = m->hidden / m->heads;
 		}
 	}
+	/* Partial RoPE rotates pairs of the first rotary_dim dims. */
+	if (m->rotary_dim != 0 && m->head_dim != 0 &&
+	    (m->rotary_dim > m->head_dim || m->rotary_dim % 2 != 0 ||
+	    m->pos != VP_POS_ROPE))
+		vp_diag_add(d, m->file, m->where[VP_F_ROTARY_DIM], VP_ERROR,
+		    "'rotary_dim' (%llu) must be even, at most 'head_dim' "
+		    "(%llu), and needs 'position: rope'",
+		    (unsigned long long)m->rotary_dim,
+		    (unsigned long long)m->head_dim);
 	if (m->heads != 0 && m->kv_heads != 0 && m->heads % m->kv_heads != 0) {
 		b.len = 0;
 		vp_buf_printf(&b, "'kv_heads' (%llu) must divide 'heads' (%llu)",
@@ -488,6 +560,30 @@ vp_model_validate(struct vp_model *m, struct vp_diags *d)
 			    (unsigned long long)m->kv_heads,
 			    (unsigned long long)m->heads);
 	}
+	if (m->rotary_dim != 0 && !vp_family_info[vp_model_family(m)].rope_cat)
+		vp_diag_add(d, m->file, m->where[VP_F_ROTARY_DIM], VP_ERROR,
+		    "'rotary_dim' (partial RoPE) is modelled for the phi "
+		    "and gpt-neox families only, not %s",
+		    vp_family_names[vp_model_family(m)]);
+	/* The parallel builder has an ungated MLP after RoPE attention,
+	 * the only layout measured (Phi). */
+	if (vp_family_info[vp_model_family(m)].block == VP_BLOCK_PARALLEL &&
+	    (m->pos != VP_POS_ROPE || vp_act_gated(m->act) || m->has_moe ||
+	    m->post_norms || m->attn_softcap || m->logit_softcap))
+		vp_diag_add(d, m->file, m->where[VP_F_FAMILY], VP_ERROR,
+		    "family '%s' (a parallel attention + MLP block) is "
+		    "modelled with 'position: rope', an ungated activation "
+		    "and no moe, post_norms or soft-capping",
+		    vp_family_names[vp_model_family(m)]);
+	/* OPT's row is its HF code with learned positions and an ungated
+	 * MLP; Megatron's fused layout of it is not modelled. */
+	if (vp_model_family(m) == VP_FAMILY_OPT &&
+	    (m->pos != VP_POS_LEARNED || vp_act_gated(m->act) ||
+	    m->has_moe || m->post_norms || m->impl != VP_IMPL_HF))
+		vp_diag_add(d, m->file, m->where[VP_F_FAMILY], VP_ERROR,
+		    "family 'opt' is modelled with 'position: learned', an "
+		    "ungated activation, 'implementation: hf' and no moe or "
+		    "post_norms");
 	if (m->pos == VP_POS_LEARNED && m->max_seq == 0)
 		vp_diag_add(d, m->file, m->where[VP_F_POSITION], VP_ERROR,
 		    "'max_seq' is required with learned positions (the "
@@ -633,7 +729,8 @@ vp_model_params(const struct vp_model *m, struct vp_param_count *out)
 	out->embedding = vp_mul_sat(m->vocab, h);
 	if (m->pos == VP_POS_LEARNED)
 		out->embedding = vp_add_sat(out->embedding,
-		    vp_mul_sat(m->max_seq, h));
+		    vp_mul_sat(m->max_seq +
+		    vp_family_info[vp_model_family(m)].pos_offset, h));
 	out->embedding = vp_add_sat(out->embedding,
 	    vp_mul_sat(m->type_vocab, h));
 
@@ -678,6 +775,10 @@ vp_model_params(const struct vp_model *m, struct vp_param_count *out)
 		mlp = mlp_active = vp_mlp_params(m, m->ffn);
 	}
 	norms = vp_mul_sat(m->post_norms ? 4 : 2, norm_params(m));
+	/* A parallel block has one or two norms (par_norms). */
+	if (vp_family_info[vp_model_family(m)].block == VP_BLOCK_PARALLEL)
+		norms = vp_mul_sat(vp_family_info[vp_model_family(m)].par_norms,
+		    norm_params(m));
 	layer = vp_add_sat(vp_add_sat(attn, mlp), norms);
 	layer_active = vp_add_sat(vp_add_sat(attn, mlp_active), norms);
 	out->per_layer = layer;
@@ -718,11 +819,13 @@ vp_model_params(const struct vp_model *m, struct vp_param_count *out)
 		break;
 	case VP_HEAD_LM:
 	default:
-		/* Final norm and lm_head. */
+		/* Final norm and lm_head (Phi's with a bias). */
 		out->head = norm_params(m);
 		if (!m->tie_embeddings)
 			out->head = vp_add_sat(out->head,
 			    vp_mul_sat(m->vocab, h));
+		if (vp_family_info[vp_model_family(m)].head_bias)
+			out->head = vp_add_sat(out->head, m->vocab);
 		break;
 	}
 	out->total = vp_add_sat(vp_add_sat(out->embedding, out->layers),

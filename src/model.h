@@ -37,11 +37,12 @@ struct vp_lgraph;
 	X(LLAMA, "llama") X(GPT2, "gpt2") X(BERT, "bert") \
 	X(TORCH_NN, "torch-nn") X(QWEN3, "qwen3") X(LLAMA4, "llama4") \
 	X(GEMMA3, "gemma3") X(GPT_OSS, "gpt-oss") \
-	X(DEEPSEEK_V2, "deepseek-v2") X(DEEPSEEK_V3, "deepseek-v3")
+	X(DEEPSEEK_V2, "deepseek-v2") X(DEEPSEEK_V3, "deepseek-v3") \
+	X(PHI, "phi") X(GPT_NEOX, "gpt-neox") X(OPT, "opt")
 /* Block builders of the lowering (graph.c's block_builders[]): where the
  * norms sit relative to the residual adds. */
 #define VP_BLOCK_LIST(X) X(PRE_NORM, "pre-norm") X(POST_NORM, "post-norm") \
-	X(LLAMA4, "llama4") X(MLA, "mla-pre-norm")
+	X(LLAMA4, "llama4") X(MLA, "mla-pre-norm") X(PARALLEL, "parallel")
 /* What follows the last block (graph.c's head_builders[]). */
 #define VP_HEAD_LIST(X) \
 	X(LM, "lm-head") X(MLM, "mlm-head") X(LINEAR, "linear-head")
@@ -163,6 +164,18 @@ struct vp_family_info {
 				 * repeat_kv's copies (PyTorch >= 2.5) */
 	bool mask_skip;		/* no additive mask when nothing is padded
 				 * (a bidirectional mask that may be None) */
+	/* Parallel blocks (block = parallel: attention and MLP read the
+	 * same input, their outputs summed with the residual). */
+	uint8_t par_norms;	/* norms per parallel block: 1 = one norm
+				 * feeds both branches (Phi) */
+	bool head_bias;		/* lm_head has a bias (Phi) */
+	bool rope_cat;		/* partial RoPE: q and k split into the
+				 * rotated and passed dims, rotated, and
+				 * concatenated back (a copy of each) */
+	bool q_scale;		/* q_proj(h) * scaling: a scaled copy of q
+				 * (OPT) */
+	uint8_t pos_offset;	/* learned position table rows past max_seq
+				 * (OPT's offset 2) */
 	/* Module name of each linear the block has (the op names in
 	 * --explain); NULL = the family has no such linear. */
 	const char *lin[VP_ROLE_COUNT];
@@ -174,7 +187,7 @@ enum vp_field {
 	VP_F_NAME, VP_F_LAYERS, VP_F_HIDDEN, VP_F_HEADS, VP_F_KV_HEADS,
 	VP_F_HEAD_DIM, VP_F_FFN, VP_F_VOCAB, VP_F_MAX_SEQ, VP_F_POSITION,
 	VP_F_MOE, VP_F_MOE_EXPERTS, VP_F_MOE_TOP_K, VP_F_MOE_FFN,
-	VP_F_TRAIN_SEQ, VP_F_FAMILY, VP_F_COUNT
+	VP_F_TRAIN_SEQ, VP_F_FAMILY, VP_F_ROTARY_DIM, VP_F_COUNT
 };
 
 /* The most mlp_only_layers a model may list. */
@@ -258,6 +271,8 @@ struct vp_model {
 				 * global (full-attention) one when
 				 * (l + 1) is a multiple of it, the others
 				 * local; 1 = none local */
+	uint64_t rotary_dim;	/* dims of each head RoPE rotates; 0 = all
+				 * (Phi's partial_rotary_factor) */
 	uint64_t vocab;
 	bool tie_embeddings;
 	enum vp_pos pos;

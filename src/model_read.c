@@ -84,6 +84,8 @@ static const struct key top_keys[] = {
 	{ "sliding_window", K_U64, 1, MAX_SEQ, NULL, 0, -1, NULL, false },
 	{ "global_every", K_U64, 1, MAX_LAYERS, NULL, 0, -1, NULL, false },
 	{ "mla", K_MAP, 0, 0, NULL, 0, -1, NULL, false },
+	{ "rotary_dim", K_U64, 2, MAX_HEADS, NULL, 0, VP_F_ROTARY_DIM, NULL,
+	    false },
 };
 
 static const struct key moe_keys[] = {
@@ -153,8 +155,8 @@ read_map(const struct ynode *map, const char *file, const char *what,
     const struct key *keys, size_t nkeys, struct reading *rd, setter set,
     struct vp_diags *d)
 {
-	const char *names[32];
-	int seen[32], hinted[32];
+	const char *names[64];
+	int seen[64], hinted[64];
 	size_t i, k, before = vp_diags_count(d, VP_ERROR);
 
 	assert(nkeys <= VP_NELEM(names));
@@ -320,6 +322,7 @@ set_top(struct reading *r, const char *k, union val v)
 	else if (!strcmp(k, "sliding_window")) m->window = v.u;
 	else if (!strcmp(k, "global_every")) m->global_every = (uint32_t)v.u;
 	else if (!strcmp(k, "mla")) r->mla = v.map;
+	else if (!strcmp(k, "rotary_dim")) m->rotary_dim = v.u;
 }
 
 /*
@@ -516,6 +519,12 @@ static const struct hf_family hf_families[] = {
 	{ "kimi_k2", "DeepseekV3", VP_FAMILY_DEEPSEEK_V3, VP_NORM_RMSNORM,
 	    VP_POS_ROPE, VP_ACT_SWIGLU, false, false, false, false, false,
 	    false },
+	{ "phi", "Phi", VP_FAMILY_PHI, VP_NORM_LAYERNORM, VP_POS_ROPE,
+	    VP_ACT_GELU_NEW, true, true, false, false, false, false },
+	{ "gpt_neox", "GPTNeoX", VP_FAMILY_GPT_NEOX, VP_NORM_LAYERNORM,
+	    VP_POS_ROPE, VP_ACT_GELU, true, true, false, false, false, false },
+	{ "opt", "OPT", VP_FAMILY_OPT, VP_NORM_LAYERNORM, VP_POS_LEARNED,
+	    VP_ACT_RELU, true, true, false, true, false, false },
 };
 #undef D
 
@@ -1424,6 +1433,180 @@ hf_deepseek(const struct ynode *root, const char *file, const char *type,
 	m->moe.topk_groups = (uint32_t)v;
 }
 
+/*
+ * Partial RoPE (Phi, GPT-NeoX): the first int(head_dim * factor) dims
+ * of each head rotate.  The factor is rope_parameters'
+ * partial_rotary_factor (transformers 5), else the top-level `key`
+ * (GPT-NeoX's rotary_pct, Phi-2's partial_rotary_factor), else the top
+ * level partial_rotary_factor, else `def` (the config class's default).
+ */
+static void
+hf_rotary(const struct ynode *root, const char *file, const char *key,
+    double def, struct vp_model *m, struct vp_diags *d)
+{
+	const struct ynode *n = NULL, *rp = ynode_get(root, "rope_parameters");
+	double f = def;
+	uint64_t hd;
+
+	if (rp != NULL && rp->kind == YN_MAP)
+		n = ynode_get(rp, "partial_rotary_factor");
+	if (n == NULL || ynode_is_null(n))
+		n = ynode_get(root, key);
+	if (n == NULL || ynode_is_null(n))
+		n = ynode_get(root, "partial_rotary_factor");
+	if (n != NULL && !ynode_is_null(n) &&
+	    ynode_double(n, file, key, 0, 1, &f, d) != 0)
+		return;
+	hd = m->head_dim ? m->head_dim : m->heads ? m->hidden / m->heads : 0;
+	m->rotary_dim = (uint64_t)((double)hd * f);
+	if (hd && m->rotary_dim < 2)
+		vp_diag_add(d, file, n != NULL ? n->pos : root->pos, VP_ERROR,
+		    "a rotary factor of %g rotates no pair of the %llu dims "
+		    "of a head; RoPE off is not modelled", f,
+		    (unsigned long long)hd);
+}
+
+/* A warning when the dropout keys of a family differ from the one
+ * probability read (m->dropout), which is lowered at every site. */
+static void
+hf_dropout_sites(const struct ynode *root, const char *file,
+    const char *const *keys, size_t nkeys, struct vp_model *m,
+    struct vp_diags *d)
+{
+	const struct ynode *n;
+	double o;
+	size_t i;
+
+	for (i = 0; i < nkeys; i++) {
+		n = ynode_get(root, keys[i]);
+		o = 0;
+		if (n == NULL || ynode_is_null(n) ||
+		    ynode_double(n, file, keys[i], 0, 0.99, &o, d) != 0 ||
+		    o == m->dropout)
+			continue;
+		vp_diag_add(d, file, n->pos, VP_WARNING, "%s is %g where "
+		    "the dropout read is %g: vramplan lowers one dropout "
+		    "probability at every dropout site (embeddings, "
+		    "attention, residual branches) and takes %g (--dropout "
+		    "sets another)", keys[i], o, m->dropout, m->dropout);
+		break;
+	}
+}
+
+/*
+ * Phi (transformers 5.24's PhiConfig, PhiAttention): partial RoPE with
+ * PhiConfig's default factor 0.5.  qk_layernorm's per-head LayerNorms
+ * are not modelled.  resid_pdrop is the dropout read (hf_dropout).
+ */
+static void
+hf_phi(const struct ynode *root, const char *file, struct vp_model *m,
+    struct vp_diags *d)
+{
+	static const char *const drops[] = { "embd_pdrop",
+	    "attention_dropout" };
+	bool b;
+
+	if (m->family != VP_FAMILY_PHI)
+		return;
+	if (hf_bool(root, file, "qk_layernorm", &b, d) > 0 && b)
+		vp_diag_add(d, file, ynode_get(root, "qk_layernorm")->pos,
+		    VP_ERROR, "qk_layernorm: true is not modelled (Phi's "
+		    "per-head LayerNorms on q and k were not measured)");
+	hf_rotary(root, file, "partial_rotary_factor", 0.5, m, d);
+	hf_dropout_sites(root, file, drops, VP_NELEM(drops), m, d);
+}
+
+/*
+ * GPT-NeoX (transformers 5.24's GPTNeoXConfig): rotary_pct (default
+ * 0.25) as the rotary factor; hidden_dropout is the dropout of the
+ * embeddings and both branches (the generic keys do not name it);
+ * use_parallel_residual: false (a sequential block) is not modelled.
+ * attention_bias (default true) is read by hf_sizes.
+ */
+static void
+hf_gpt_neox(const struct ynode *root, const char *file,
+    struct vp_model *m, struct vp_diags *d)
+{
+	static const char *const drops[] = { "attention_dropout" };
+	const struct ynode *n;
+	bool b;
+
+	if (m->family != VP_FAMILY_GPT_NEOX)
+		return;
+	if (hf_bool(root, file, "use_parallel_residual", &b, d) > 0 && !b)
+		vp_diag_add(d, file, ynode_get(root,
+		    "use_parallel_residual")->pos, VP_ERROR,
+		    "use_parallel_residual: false (GPT-NeoX's sequential "
+		    "block) is not modelled; only the parallel block was "
+		    "measured");
+	hf_rotary(root, file, "rotary_pct", 0.25, m, d);
+	/* The class has no hidden_dropout_prob or attention_probs_dropout_prob
+	 * (gpt-neox-20b's config carries them, unread): its default is 0. */
+	m->dropout = 0;
+	n = ynode_get(root, "hidden_dropout");
+	if (n != NULL && !ynode_is_null(n))
+		(void)ynode_double(n, file, "hidden_dropout", 0, 0.99,
+		    &m->dropout, d);
+	hf_dropout_sites(root, file, drops, VP_NELEM(drops), m, d);
+}
+
+/*
+ * OPT (transformers 5.24's OPTConfig): ffn_dim is the MLP size,
+ * enable_bias (default true) the linears' biases, dropout the residual
+ * branches' (attention_dropout the probabilities'), and the position
+ * table has max_position_embeddings + 2 rows (the family's row).  What
+ * the pre-norm row does not describe is refused: OPT-350m's post-norm
+ * block (do_layer_norm_before: false) and its project_in / project_out
+ * (word_embed_proj_dim other than hidden_size), a removed final norm, and
+ * LayerNorms without affine weights.
+ */
+static void
+hf_opt(const struct ynode *root, const char *file, struct vp_model *m,
+    struct vp_diags *d)
+{
+	static const char *const drops[] = { "attention_dropout" };
+	const struct ynode *n;
+	uint64_t v = 0;
+	bool b;
+
+	if (m->family != VP_FAMILY_OPT)
+		return;
+	hf_u64(root, file, "ffn_dim", 1, MAX_FFN, &m->ffn, VP_F_FFN, m, d);
+	if (hf_bool(root, file, "enable_bias", &b, d) > 0) {
+		m->bias = b;
+		m->qkv_bias = b;
+		m->o_bias = b;
+	}
+	if (hf_bool(root, file, "do_layer_norm_before", &b, d) > 0 && !b)
+		vp_diag_add(d, file, ynode_get(root,
+		    "do_layer_norm_before")->pos, VP_ERROR,
+		    "do_layer_norm_before: false (OPT-350m's post-norm "
+		    "block) is not modelled");
+	if (hf_u64(root, file, "word_embed_proj_dim", 1, MAX_HIDDEN, &v, -1,
+	    m, d) > 0 && m->hidden && v != m->hidden)
+		vp_diag_add(d, file, ynode_get(root, "word_embed_proj_dim")->pos,
+		    VP_ERROR, "word_embed_proj_dim %llu differs from "
+		    "hidden_size %llu: OPT's project_in and project_out are "
+		    "not modelled", (unsigned long long)v,
+		    (unsigned long long)m->hidden);
+	if (hf_bool(root, file, "_remove_final_layer_norm", &b, d) > 0 && b)
+		vp_diag_add(d, file, ynode_get(root,
+		    "_remove_final_layer_norm")->pos, VP_ERROR,
+		    "_remove_final_layer_norm: true is not modelled");
+	if (hf_bool(root, file, "layer_norm_elementwise_affine", &b, d) > 0 &&
+	    !b)
+		vp_diag_add(d, file, ynode_get(root,
+		    "layer_norm_elementwise_affine")->pos, VP_ERROR,
+		    "layer_norm_elementwise_affine: false is not modelled");
+	/* OPTConfig's dropout default is 0.1. */
+	n = ynode_get(root, "dropout");
+	m->dropout = 0.1;
+	if (n != NULL && !ynode_is_null(n))
+		(void)ynode_double(n, file, "dropout", 0, 0.99, &m->dropout,
+		    d);
+	hf_dropout_sites(root, file, drops, VP_NELEM(drops), m, d);
+}
+
 /* The sizes every config must give; one message, for the first missing,
  * and only when nothing else went wrong.  `where` names the mapping. */
 static void
@@ -1548,6 +1731,9 @@ read_hf(const struct ynode *root, const char *file, unsigned flags,
 	if (m->window == 0)
 		m->global_every = 0;	/* sliding_window: null */
 	hf_deepseek(text, file, type, m, d);
+	hf_phi(text, file, m, d);
+	hf_gpt_neox(text, file, m, d);
+	hf_opt(text, file, m, d);
 	hf_softcap(text, m);
 	hf_llama4(text, file, m, d);
 	hf_required(text, file, where, m, before, d);

@@ -1115,6 +1115,63 @@ lgraph_plan(const struct vp_plan *p, const struct vp_model *m,
 	return vp_lgraph_check(m->lg, vp_lgraph_image(m, p), NULL, d);
 }
 
+/*
+ * The families whose rows are transformers 5.24's code (the parallel
+ * attention + MLP blocks: Phi, GPT-NeoX; and OPT): what was measured
+ * against the transformers classes on PyTorch 2.13's CPU
+ * (tests/validate_hf.py) is full training through that code, eager or
+ * sdpa attention, recompute none or full, the full loss.  Everything
+ * else the lowering could say for them was not measured and is refused.
+ */
+static int
+parallel_block(const struct vp_plan *p, const struct vp_model *m,
+    unsigned world, struct vp_diags *d)
+{
+	const char *fam = vp_family_names[vp_model_family(m)], *what = NULL;
+
+	(void)world;
+	if (vp_model_traits(m).block != VP_BLOCK_PARALLEL &&
+	    vp_model_family(m) != VP_FAMILY_OPT)
+		return 0;
+	if (m->impl != VP_IMPL_HF)
+		what = "an implementation other than hf";
+	else if (p->transformers_version < VP_TRANSFORMERS_CURRENT)
+		what = "--transformers before 5.24 (the family's row is "
+		    "5.24's code)";
+	else if (p->tp > 1)
+		what = "--tp";
+	else if (p->cp > 1)
+		what = "--cp";
+	else if (p->attention == VP_ATTN_FLASH)
+		what = "--attention flash";
+	else if (p->recompute == VP_RECOMP_OP)
+		what = "--recompute op";
+	else if (p->recompute == VP_RECOMP_SELECTIVE)
+		what = "--recompute selective";
+	else if (p->compile || p->compile_loss)
+		what = "--compile";
+	else if (p->lora_rank > 0)
+		what = "--lora";
+	else if (p->quant != VP_QUANT_NONE)
+		what = "--quant";
+	else if (p->float8 != VP_FLOAT8_NONE)
+		what = "--float8";
+	else if (p->precision == VP_PREC_FP8)
+		what = "--precision fp8";
+	else if (p->loss != VP_LOSS_FULL)
+		what = "a --loss other than full";
+	else if (p->load != VP_LOAD_NONE)
+		what = "--load";
+	else if (p->framework == VP_FW_MEGATRON)
+		what = "--framework megatron";
+	if (what == NULL)
+		return 0;
+	return refuse(d, "%s is not modelled for family %s (not measured); "
+	    "it is modelled for full training through transformers 5.24's "
+	    "code with --recompute none or full, --attention eager or sdpa "
+	    "and --loss full", what, fam);
+}
+
 #define TPPPCPDP (VP_RK_TP | VP_RK_PP | VP_RK_CP | VP_RK_DP)
 
 /*
@@ -1212,6 +1269,7 @@ static const struct rule rules[] = {
 	{ load_path, TPPPCPDP, true },
 	{ local_attention, VP_RK_CP, false },
 	{ sink_attention, 0, false },
+	{ parallel_block, VP_RK_TP | VP_RK_CP, false },
 };
 
 static int

@@ -727,6 +727,22 @@ run lgraph-image-changes-linear tests/data/lgraph/flat-head.yaml --device cpu \
 	--image 64
 run note-lgraph-seq resnet18 --seq 128 --attention eager --device cpu \
 	--micro-batch 2 --image 32
+# Parallel attention + MLP blocks (issue 15): Phi-2 from the library and
+# from its config.json (the dropout warning), and a combination that was
+# not measured, refused.
+run est-phi-2-1xa100 phi-2 --gpus 1xA100 --seq 2048
+run est-hf-phi-2-explain tests/data/hf/phi-2-hf.config.json --seq 2048 \
+	--micro-batch 8 --device cpu --precision bf16-mixed --explain
+run refuse-phi-2-lora phi-2 --lora 16 --gpus 1xA100
+# GPT-NeoX: Pythia-6.9B from the library; gpt-neox-20b's config (gelu_fast
+# is not modelled: read as gelu, with a warning).
+run est-pythia-6.9b-2xa100 pythia-6.9b --gpus 2xA100 --zero 3 --no-search
+run est-hf-gpt-neox-20b tests/data/hf/gpt-neox-20b.config.json --gpus 8xH100 \
+	--zero 3 --no-search
+run refuse-pythia-tp pythia-6.9b --gpus 2xA100 --tp 2
+# OPT: OPT-1.3B from the library (a position table of 2050 rows).
+run est-opt-1.3b-1xa100 opt-1.3b --gpus 1xA100 --seq 2048
+run refuse-opt-recompute-op opt-1.3b --gpus 1xA100 --recompute op
 
 # Every option --help lists (made from the option table) is documented in
 # vramplan(1), and the manual documents no option the program lacks.

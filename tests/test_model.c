@@ -867,11 +867,11 @@ hf_unknown_model_type(void **state)
 	vp_model_free(&m);
 	vp_diags_clear(&d);
 
-	/* A near name of a supported one is no match either: Phi-2 is not
-	 * Phi-3, Qwen3-Next is not Qwen3. */
-	assert_int_equal(load("{\"model_type\": \"phi\", \"hidden_size\": 64}",
+	/* A near name of a supported one is no match either: Phi-3.5-MoE
+	 * is not Phi, Qwen3-Next is not Qwen3. */
+	assert_int_equal(load("{\"model_type\": \"phimoe\", \"hidden_size\": 64}",
 	    &m, &d), -1);
-	expect_error_at(&d, "model_type 'phi' is not a supported family", 1,
+	expect_error_at(&d, "model_type 'phimoe' is not a supported family", 1,
 	    16);
 	vp_model_free(&m);
 	vp_diags_clear(&d);
@@ -901,9 +901,12 @@ hf_architectures(void **state)
 		{ "GPT2LMHeadModel", "gpt2" },
 		{ "BertModel", "bert" },
 		{ "RobertaForMaskedLM", "roberta" },
+		{ "PhiForCausalLM", "phi" },
+		{ "GPTNeoXForCausalLM", "gpt_neox" },
+		{ "OPTForCausalLM", "opt" },
 	};
 	static const char *const bad[] = { "Llama4ForConditionalGeneration",
-	    "Qwen3NextForCausalLM", "PhiForCausalLM",
+	    "Qwen3NextForCausalLM", "PhimoeForCausalLM",
 	    "LlavaForConditionalGeneration", "T5ForConditionalGeneration",
 	    "Llama", "LlamaForCausalLMX" };
 	struct vp_diags d = { 0 };
@@ -1921,7 +1924,9 @@ family_rows_complete(void **state)
 			continue;
 		}
 		assert_non_null(fi->lin[VP_ROLE_FC]);
-		if (fi->block == VP_BLOCK_PRE_NORM) {
+		/* OPT's pre-norm row is Hugging Face's ungated block only
+		 * (model validation refuses the rest). */
+		if (fi->block == VP_BLOCK_PRE_NORM && f != VP_FAMILY_OPT) {
 			/* Pre-norm rows may be fused by Megatron, and carry
 			 * a gated MLP when the activation is gated. */
 			assert_non_null(fi->lin[VP_ROLE_QKV]);
@@ -1929,7 +1934,84 @@ family_rows_complete(void **state)
 			assert_non_null(fi->lin[VP_ROLE_GATE]);
 			assert_non_null(fi->lin[VP_ROLE_UP]);
 		}
+		/* A parallel block has one norm or two, separate q, k, v. */
+		if (fi->block == VP_BLOCK_PARALLEL) {
+			assert_true(fi->par_norms >= 1 && fi->par_norms <= 2);
+			if (!fi->fused_qkv) {
+				assert_non_null(fi->lin[VP_ROLE_K]);
+				assert_non_null(fi->lin[VP_ROLE_V]);
+			}
+		}
 	}
+}
+
+/*
+ * Parallel blocks: the rotary dims come from the config's factor (Phi's
+ * partial_rotary_factor, GPT-NeoX's rotary_pct or rope_parameters), and
+ * what was not measured is refused: GPT-NeoX's sequential block, Phi's
+ * qk_layernorm.
+ */
+static void
+hf_parallel_blocks(void **state)
+{
+	struct vp_diags d = { 0 };
+	struct vp_model m;
+
+	(void)state;
+	load_ok("{\"model_type\": \"phi\", \"hidden_size\": 2560, "
+	    "\"num_hidden_layers\": 2, \"num_attention_heads\": 32, "
+	    "\"intermediate_size\": 10240, \"vocab_size\": 100, "
+	    "\"partial_rotary_factor\": 0.4}", &m, &d);
+	assert_int_equal(m.family, VP_FAMILY_PHI);
+	assert_int_equal(m.rotary_dim, 32);
+	vp_model_free(&m);
+	vp_diags_clear(&d);
+	load_ok("{\"model_type\": \"gpt_neox\", \"hidden_size\": 512, "
+	    "\"num_hidden_layers\": 2, \"num_attention_heads\": 8, "
+	    "\"intermediate_size\": 2048, \"vocab_size\": 100, "
+	    "\"rope_parameters\": {\"partial_rotary_factor\": 0.5}, "
+	    "\"rotary_pct\": 0.25}", &m, &d);
+	assert_int_equal(m.family, VP_FAMILY_GPT_NEOX);
+	assert_int_equal(m.rotary_dim, 32);	/* rope_parameters wins */
+	vp_model_free(&m);
+	vp_diags_clear(&d);
+	assert_int_equal(load("{\"model_type\": \"gpt_neox\", "
+	    "\"hidden_size\": 512, \"num_hidden_layers\": 2, "
+	    "\"num_attention_heads\": 8, \"intermediate_size\": 2048, "
+	    "\"vocab_size\": 100, \"use_parallel_residual\": false}", &m,
+	    &d), -1);
+	expect_error_at(&d, "use_parallel_residual: false", 1, 169);
+	vp_model_free(&m);
+	vp_diags_clear(&d);
+	assert_int_equal(load("{\"model_type\": \"phi\", \"hidden_size\": 64, "
+	    "\"num_hidden_layers\": 2, \"num_attention_heads\": 4, "
+	    "\"intermediate_size\": 256, \"vocab_size\": 100, "
+	    "\"qk_layernorm\": true}", &m, &d), -1);
+	expect_error_at(&d, "qk_layernorm: true is not modelled", 1, 153);
+	vp_model_free(&m);
+	vp_diags_clear(&d);
+	/* OPT: ffn_dim, enable_bias; OPT-350m's post-norm block and
+	 * project_in/out are refused. */
+	load_ok("{\"model_type\": \"opt\", \"hidden_size\": 64, "
+	    "\"num_hidden_layers\": 2, \"num_attention_heads\": 4, "
+	    "\"ffn_dim\": 256, \"vocab_size\": 100, "
+	    "\"max_position_embeddings\": 32, \"enable_bias\": false}",
+	    &m, &d);
+	assert_int_equal(m.family, VP_FAMILY_OPT);
+	assert_int_equal(m.ffn, 256);
+	assert_false(m.bias);
+	assert_int_equal(m.qkv_bias, 0);
+	vp_model_free(&m);
+	vp_diags_clear(&d);
+	assert_int_equal(load("{\"model_type\": \"opt\", \"hidden_size\": 1024, "
+	    "\"num_hidden_layers\": 2, \"num_attention_heads\": 16, "
+	    "\"ffn_dim\": 4096, \"vocab_size\": 100, "
+	    "\"max_position_embeddings\": 32, "
+	    "\"do_layer_norm_before\": false, "
+	    "\"word_embed_proj_dim\": 512}", &m, &d), -1);
+	assert_int_equal(vp_diags_count(&d, VP_ERROR), 2);
+	vp_model_free(&m);
+	vp_diags_clear(&d);
 }
 
 /*
@@ -2148,6 +2230,7 @@ main(void)
 		cmocka_unit_test(transformers_release_rows),
 		cmocka_unit_test(lgraph_shapes_and_params),
 		cmocka_unit_test(hf_deepseek),
+		cmocka_unit_test(hf_parallel_blocks),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -165,6 +165,29 @@ GRID = [
     ("bert", "fp32", "adamw", 4, 64, "none", "sdpa"),
     ("bert", "bf16-mixed", "adamw", 4, 128, "none", "eager"),
     ("bert", "bf16", "adamw", 4, 128, "full", "sdpa"),
+    # Phi (parallel block: one LayerNorm feeding attention and the MLP,
+    # partial RoPE 0.4 of head_dim 32 = 12 dims then torch.cat, biased
+    # lm_head), a PhiConfig of transformers 5.24 (to_json_string)
+    ("phi", "fp32", "adamw", 2, 64, "none", "sdpa"),
+    ("phi", "bf16-mixed", "adamw", 2, 64, "none", "eager"),
+    ("phi", "bf16", "adamw", 2, 64, "full", "sdpa"),
+    # the same with vocab 256 and 3 layers, b4 s512: activations dominate
+    ("phi-act", "fp32", "adamw", 4, 512, "none", "sdpa"),
+    # GPT-NeoX / Pythia (parallel block with two LayerNorms, fused
+    # query_key_value chunked per head, rotary_pct 0.25), a GPTNeoXConfig
+    # of transformers 5.24; eager copies v (a chunk view) for its matmul
+    ("gpt-neox", "fp32", "adamw", 2, 64, "none", "sdpa"),
+    ("gpt-neox", "bf16-mixed", "adamw", 2, 64, "none", "eager"),
+    ("gpt-neox", "bf16", "adamw", 2, 64, "full", "sdpa"),
+    ("gpt-neox-act", "fp32", "adamw", 4, 512, "none", "eager"),
+    # OPT (pre-norm, learned positions of max_position_embeddings + 2
+    # rows, q scaled into a copy, ReLU, tied), an OPTConfig of 5.24;
+    # max_position_embeddings 512 and b4 s128 so the step's activations,
+    # not the for-loop AdamW's temporaries, make the peak
+    ("opt", "fp32", "adamw", 4, 128, "none", "sdpa"),
+    ("opt", "bf16-mixed", "adamw", 4, 128, "none", "eager"),
+    ("opt", "bf16", "adamw", 4, 128, "full", "sdpa"),
+    ("opt-act", "fp32", "adamw", 4, 512, "none", "sdpa"),
 ]
 
 # Why today's estimator misses a case, measured (torch and transformers
