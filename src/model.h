@@ -19,7 +19,8 @@
 #include "diag.h"
 
 /* Enum and name table kept in step by X-macros. */
-#define VP_ARCH_LIST(X) X(DECODER, "decoder") X(ENCODER, "encoder")
+#define VP_ARCH_LIST(X) X(DECODER, "decoder") X(ENCODER, "encoder") \
+	X(ENCDEC, "encoder-decoder")
 #define VP_ACT_LIST(X) \
 	X(GELU, "gelu") X(GELU_TANH, "gelu-tanh") X(GELU_NEW, "gelu-new") \
 	X(RELU, "relu") X(SWIGLU, "swiglu") X(GEGLU, "geglu")
@@ -33,13 +34,15 @@
  */
 #define VP_FAMILY_LIST(X) \
 	X(LLAMA, "llama") X(GPT2, "gpt2") X(BERT, "bert") \
-	X(TORCH_NN, "torch-nn") X(QWEN3, "qwen3")
+	X(TORCH_NN, "torch-nn") X(QWEN3, "qwen3") \
+	X(T5, "t5")
 /* Block builders of the lowering (graph.c's block_builders[]): where the
  * norms sit relative to the residual adds. */
 #define VP_BLOCK_LIST(X) X(PRE_NORM, "pre-norm") X(POST_NORM, "post-norm")
 /* What follows the last block (graph.c's head_builders[]). */
 #define VP_HEAD_LIST(X) \
-	X(LM, "lm-head") X(MLM, "mlm-head") X(LINEAR, "linear-head")
+	X(LM, "lm-head") X(MLM, "mlm-head") X(LINEAR, "linear-head") \
+	X(SEQ2SEQ, "seq2seq-lm-head")
 /*
  * The linear layers a block can have, by what they do.  FC is the input
  * linear of an ungated MLP; LoRA counts it as "up".  The names are the
@@ -201,6 +204,15 @@ struct vp_model {
 				 * (vp_model_family) */
 	bool has_moe;
 	struct vp_moe moe;
+	/* Encoder-decoders (architecture encoder-decoder): `layers` is the
+	 * encoder's blocks, dec_layers the decoder's (each with
+	 * cross-attention); T5's relative position bias is an embedding of
+	 * rel_buckets x heads in the first block of each stack, and
+	 * scale_dec_out multiplies the decoder output by hidden^-0.5 before
+	 * the (tied) head. */
+	uint64_t dec_layers;
+	uint64_t rel_buckets;
+	bool scale_dec_out;
 	struct vp_train_defaults train;
 	struct vp_srcpos where[VP_F_COUNT];
 };

@@ -75,6 +75,9 @@ static const struct key top_keys[] = {
 	    VP_F_FAMILY, NULL, false },
 	{ "moe", K_MAP, 0, 0, NULL, 0, VP_F_MOE, NULL, false },
 	{ "training", K_MAP, 0, 0, NULL, 0, -1, NULL, false },
+	{ "decoder_layers", K_U64, 1, MAX_LAYERS, NULL, 0, -1, NULL, false },
+	{ "relative_buckets", K_U64, 1, MAX_HEADS, NULL, 0, -1, NULL, false },
+	{ "decoder_output_scale", K_BOOL, 0, 0, NULL, 0, -1, NULL, false },
 };
 
 static const struct key moe_keys[] = {
@@ -269,6 +272,9 @@ set_top(struct reading *r, const char *k, union val v)
 	else if (!strcmp(k, "family")) m->family = v.e;
 	else if (!strcmp(k, "moe")) r->moe = v.map;
 	else if (!strcmp(k, "training")) r->training = v.map;
+	else if (!strcmp(k, "decoder_layers")) m->dec_layers = v.u;
+	else if (!strcmp(k, "relative_buckets")) m->rel_buckets = v.u;
+	else if (!strcmp(k, "decoder_output_scale")) m->scale_dec_out = v.b;
 }
 
 /*
@@ -303,7 +309,7 @@ read_own(const struct ynode *root, const char *file, struct vp_model *m,
 	if (rd.bad_arch)
 		vp_diag_add(d, file, ynode_get(root, "architecture")->pos,
 		    VP_ERROR, "architecture '%s' is not supported yet; use "
-		    "decoder or encoder", arch_all[rd.bad_arch]);
+		    "decoder, encoder or encoder-decoder", arch_all[rd.bad_arch]);
 	if (rd.moe != NULL) {
 		m->has_moe = true;
 		nerr += read_map(rd.moe, file, "'moe'", moe_keys,
@@ -368,6 +374,10 @@ static const struct hf_family hf_families[] = {
 	    VP_ACT_GELU, true, true, false, true, false, false },
 	{ "roberta", "Roberta", VP_FAMILY_BERT, VP_NORM_LAYERNORM,
 	    VP_POS_LEARNED, VP_ACT_GELU, true, true, false, true, false, false },
+	{ "t5", "T5", VP_FAMILY_T5, VP_NORM_RMSNORM, VP_POS_NONE, VP_ACT_RELU,
+	    false, false, false, true, false, false },
+	{ "mt5", "MT5", VP_FAMILY_T5, VP_NORM_RMSNORM, VP_POS_NONE,
+	    VP_ACT_RELU, false, false, false, true, false, false },
 };
 #undef D
 
@@ -380,7 +390,8 @@ static const struct hf_family hf_families[] = {
 static const char *const hf_class_suffixes[] = { "Model", "ForCausalLM",
     "LMHeadModel", "DoubleHeadsModel", "ForMaskedLM", "ForPreTraining",
     "ForNextSentencePrediction", "ForSequenceClassification",
-    "ForTokenClassification", "ForQuestionAnswering", "ForMultipleChoice" };
+    "ForTokenClassification", "ForQuestionAnswering", "ForMultipleChoice",
+    "ForConditionalGeneration" };
 
 /*
  * The class suffixes whose head is not a language-modelling one: the
@@ -785,6 +796,73 @@ hf_qwen3(const struct ynode *root, const char *file, const char *type,
 			m->moe.mlp_only[m->moe.n_mlp_only++] = (uint32_t)v;
 }
 
+/*
+ * T5 and mT5 (configuration_t5.py, modeling_t5.py of transformers 5.24):
+ * their own key names, and T5Config's defaults for the keys a config
+ * leaves out.  feed_forward_proj "relu" is T5 v1.0's DenseReluDense,
+ * "gated-gelu" v1.1's (Flan-T5, mT5) wi_0/wi_1 with gelu_new; any other
+ * is refused.  T5Config.__post_init__ of 5.24 sets tie_word_embeddings
+ * to True whatever the config says, so the lm_head is always the shared
+ * embedding (T5ForConditionalGeneration._tied_weights_keys; measured:
+ * num_parameters() of a gated-gelu config with tie_word_embeddings false
+ * counts one vocab x d_model table), and keeps what the config said as
+ * scale_decoder_outputs: the decoder output times d_model^-0.5 unless
+ * tie_word_embeddings is false (a config written by 5.x's to_dict()
+ * has scale_decoder_outputs itself, which from_dict keeps).
+ */
+static void
+hf_t5(const struct ynode *root, const char *file, struct vp_model *m,
+    struct vp_diags *d)
+{
+	const struct ynode *n;
+	bool b;
+
+	if (m->family != VP_FAMILY_T5)
+		return;
+	m->hidden = 512;
+	m->layers = 6;
+	m->heads = 8;
+	m->head_dim = 64;
+	m->ffn = 2048;
+	m->vocab = 32128;
+	m->rel_buckets = 32;
+	m->dropout = 0.1;
+	m->max_seq = 0;
+	hf_u64(root, file, "d_model", 1, MAX_HIDDEN, &m->hidden, VP_F_HIDDEN, m, d);
+	hf_u64(root, file, "num_layers", 1, MAX_LAYERS, &m->layers, VP_F_LAYERS, m, d);
+	m->dec_layers = m->layers;
+	hf_u64(root, file, "num_decoder_layers", 1, MAX_LAYERS, &m->dec_layers, -1, m, d);
+	hf_u64(root, file, "num_heads", 1, MAX_HEADS, &m->heads, VP_F_HEADS, m, d);
+	hf_u64(root, file, "d_kv", 1, MAX_HEADS, &m->head_dim, VP_F_HEAD_DIM, m, d);
+	hf_u64(root, file, "d_ff", 1, MAX_FFN, &m->ffn, VP_F_FFN, m, d);
+	hf_u64(root, file, "vocab_size", 1, MAX_VOCAB, &m->vocab, VP_F_VOCAB, m, d);
+	hf_u64(root, file, "relative_attention_num_buckets", 1, MAX_HEADS,
+	    &m->rel_buckets, -1, m, d);
+	m->kv_heads = m->heads;
+	if ((n = ynode_get(root, "dropout_rate")) != NULL && !ynode_is_null(n))
+		ynode_double(n, file, "dropout_rate", 0, 0.99, &m->dropout, d);
+	m->scale_dec_out = !(hf_bool(root, file, "tie_word_embeddings", &b,
+	    d) > 0 && !b);
+	/* A config written by T5Config.to_dict() of 5.x says it itself
+	 * (and tie_word_embeddings: true). */
+	if (hf_bool(root, file, "scale_decoder_outputs", &b, d) > 0)
+		m->scale_dec_out = b;
+	m->tie_embeddings = true;
+	m->act = VP_ACT_RELU;
+	if ((n = ynode_get(root, "feed_forward_proj")) != NULL &&
+	    !ynode_is_null(n)) {
+		if (n->kind != YN_SCALAR || (strcmp(n->str, "relu") != 0 &&
+		    strcmp(n->str, "gated-gelu") != 0))
+			vp_diag_add(d, file, n->pos, VP_ERROR,
+			    "feed_forward_proj '%s' is not modelled; T5's "
+			    "are 'relu' (v1.0) and 'gated-gelu' (v1.1, "
+			    "Flan-T5, mT5)", n->kind == YN_SCALAR ? n->str :
+			    ynode_kind_name(n));
+		else if (strcmp(n->str, "gated-gelu") == 0)
+			m->act = VP_ACT_GEGLU;
+	}
+}
+
 /* The sizes every config must give; one message, for the first missing,
  * and only when nothing else went wrong.  `where` names the mapping. */
 static void
@@ -903,6 +981,7 @@ read_hf(const struct ynode *root, const char *file, unsigned flags,
 	hf_moe(text, file, fam, m, d);
 	hf_qwen3(text, file, type, m, d);
 	hf_softcap(text, m);
+	hf_t5(text, file, m, d);
 	hf_required(text, file, where, m, before, d);
 	return vp_diags_count(d, VP_ERROR) == before ? 0 : -1;
 }

@@ -364,17 +364,21 @@ plan_line(const struct vp_report *r, struct vp_buf *o)
 {
 	struct vp_buf k;
 	const struct vp_plan *p = r->plan;
-	char v1[16], v2[16], rc[48];
+	char v1[16], v2[16], rc[48], tg[40] = "";
 
+	/* An encoder-decoder's decoder length. */
+	if (r->model->arch == VP_ARCH_ENCDEC)
+		snprintf(tg, sizeof tg, " (target %llu)",
+		    (unsigned long long)vp_plan_target_seq(p));
 	/* The optimizer's kernels when the user chose them. */
-	vp_buf_printf(o, "%s, %s%s%s%s%s, micro-batch %llu x seq %llu, "
+	vp_buf_printf(o, "%s, %s%s%s%s%s, micro-batch %llu x seq %llu%s, "
 	    "grad-accum %llu, recompute %s, attention %s, dropout %.2g%s%s\n",
 	    vp_prec_names[p->precision], vp_opt_names[p->optimizer],
 	    p->optimizer_impl ? " (" : "",
 	    p->optimizer_impl ? vp_optimpl_names[vp_plan_optimizer_impl(p)] :
 	    "", p->optimizer_impl ? ")" : "",
 	    p->optim_in_bwd ? " in backward" : "",
-	    (unsigned long long)p->micro_batch, (unsigned long long)p->seq,
+	    (unsigned long long)p->micro_batch, (unsigned long long)p->seq, tg,
 	    (unsigned long long)p->grad_accum,
 	    recomp_text(rc, sizeof rc, p, false),
 	    vp_attn_names[p->attention], vp_plan_dropout(p, r->model),
@@ -616,6 +620,9 @@ vp_report_text(const struct vp_report *r, struct vp_buf *o)
 	    "%llu heads", col(r, C_BOLD), col(r, C_RESET), m->name,
 	    vp_arch_names[m->arch], (unsigned long long)m->layers,
 	    (unsigned long long)m->hidden, (unsigned long long)m->heads);
+	if (m->arch == VP_ARCH_ENCDEC)
+		vp_buf_printf(o, ", %llu decoder layers",
+		    (unsigned long long)m->dec_layers);
 	if (m->kv_heads != m->heads)
 		vp_buf_printf(o, " / %llu kv", (unsigned long long)m->kv_heads);
 	if (m->has_moe)
@@ -773,6 +780,8 @@ json_model(struct vp_json *j, const struct vp_report *r)
 	vp_json_str(j, "name", m->name);
 	vp_json_str(j, "architecture", vp_arch_names[m->arch]);
 	vp_json_u64(j, "layers", m->layers);
+	if (m->arch == VP_ARCH_ENCDEC)
+		vp_json_u64(j, "decoder_layers", m->dec_layers);
 	vp_json_u64(j, "hidden", m->hidden);
 	vp_json_u64(j, "params", pc.total);
 	vp_json_u64(j, "trainable_params", r->trainable ? r->trainable :
@@ -829,6 +838,9 @@ json_plan(struct vp_json *j, const struct vp_report *r)
 		vp_json_str(j, "load", vp_load_names[p->load]);
 	vp_json_u64(j, "micro_batch", p->micro_batch);
 	vp_json_u64(j, "seq", p->seq);
+	/* An encoder-decoder's decoder length (--target-seq). */
+	if (r->model->arch == VP_ARCH_ENCDEC)
+		vp_json_u64(j, "target_seq", vp_plan_target_seq(p));
 	vp_json_u64(j, "grad_accum", p->grad_accum);
 	vp_json_str(j, "recompute", vp_recomp_names[p->recompute]);
 	vp_json_u64(j, "recompute_stride", p->recompute_stride);

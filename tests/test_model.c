@@ -362,8 +362,8 @@ reader_errors(void **state)
 		    "134217728, not 'lots'", 10 },
 		{ "kv_heads: [1, 2]", "'kv_heads' must be a whole number from "
 		    "1 to 65536, not a list", 11 },
-		{ "architecture: encoder-decoder", "architecture "
-		    "'encoder-decoder' is not supported yet", 15 },
+		{ "architecture: custom", "architecture "
+		    "'custom' is not supported yet", 15 },
 		{ "moe: 8", "'moe' must be a mapping, not '8'", 6 },
 		{ "training: {seq: 0}", "'seq' must be a whole number from 1 to "
 		    "134217728, not '0'", 17 },
@@ -858,7 +858,7 @@ hf_unknown_model_type(void **state)
 	    "  \"vocab_size\": 100\n}\n", &m, &d), -1);
 	expect_error_at(&d, "model_type 'frobnicator' is not a supported "
 	    "family (supported: llama, mistral,", 2, 17);
-	expect_error_at(&d, "bert, roberta); describe the model in vramplan's "
+	expect_error_at(&d, "t5, mt5); describe the model in vramplan's "
 	    "own YAML schema instead (see vramplan-model(5))", 2, 17);
 	assert_int_equal(vp_diags_count(&d, VP_ERROR), 1);
 	assert_int_equal(vp_diags_count(&d, VP_WARNING), 0);
@@ -899,10 +899,12 @@ hf_architectures(void **state)
 		{ "GPT2LMHeadModel", "gpt2" },
 		{ "BertModel", "bert" },
 		{ "RobertaForMaskedLM", "roberta" },
+		{ "T5ForConditionalGeneration", "t5" },
+		{ "MT5ForConditionalGeneration", "mt5" },
 	};
 	static const char *const bad[] = { "Llama4ForConditionalGeneration",
 	    "DeepseekV3ForCausalLM", "Qwen3NextForCausalLM", "PhiForCausalLM",
-	    "LlavaForConditionalGeneration", "T5ForConditionalGeneration",
+	    "LlavaForConditionalGeneration", "BartForConditionalGeneration",
 	    "Llama", "LlamaForCausalLMX" };
 	struct vp_diags d = { 0 };
 	struct vp_model m;
@@ -1669,6 +1671,14 @@ family_rows_complete(void **state)
 		assert_non_null(fi->lin[VP_ROLE_O]);
 		assert_non_null(fi->lin[VP_ROLE_FC]);
 		assert_non_null(fi->lin[VP_ROLE_DOWN]);
+		/* An encoder-decoder row (T5) runs Hugging Face's code only
+		 * (no Megatron fusion) and names its gated MLP's linears. */
+		if (fi->arch == VP_ARCH_ENCDEC) {
+			assert_null(fi->lin[VP_ROLE_QKV]);
+			assert_non_null(fi->lin[VP_ROLE_GATE]);
+			assert_non_null(fi->lin[VP_ROLE_UP]);
+			continue;
+		}
 		if (fi->block == VP_BLOCK_PRE_NORM) {
 			/* Pre-norm rows may be fused by Megatron, and carry
 			 * a gated MLP when the activation is gated. */
