@@ -1691,6 +1691,53 @@ family_rows_complete(void **state)
 }
 
 /*
+ * T5 and mT5 configs (hf_t5): T5Config's names and defaults, the decoder
+ * as deep as the encoder unless said, the head tied whatever
+ * tie_word_embeddings says (transformers 5.24) and the rescale it
+ * decides, gated-gelu as geglu, and any other feed_forward_proj refused.
+ * 44,800 parameters (T5ForConditionalGeneration of 5.24 on the meta device
+ * says so): two 32-wide relu stacks of 2 blocks, 100 tokens
+ * (counted by hand from modeling_t5.py: 3,200 embedding; encoder blocks
+ * 4 x 32 x 32 + 2 x 32 x 64 + 64; decoder blocks 8 x 32 x 32 + 2 x 32 x 64
+ * + 96; 2 x 32 x 4 bias tables; two final norms).
+ */
+static void
+hf_t5_configs(void **state)
+{
+	struct vp_diags d = { 0 };
+	struct vp_model m;
+
+	(void)state;
+	load_ok("{\"model_type\": \"t5\", \"d_model\": 32, \"num_layers\": 2,"
+	    " \"num_heads\": 4, \"d_kv\": 8, \"d_ff\": 64,"
+	    " \"vocab_size\": 100}", &m, &d);
+	assert_int_equal(m.arch, VP_ARCH_ENCDEC);
+	assert_int_equal(m.family, VP_FAMILY_T5);
+	assert_true(m.dec_layers == 2 && m.rel_buckets == 32);
+	assert_true(m.tie_embeddings && m.scale_dec_out);
+	assert_int_equal(m.act, VP_ACT_RELU);
+	assert_true(total(&m) == 3200 + 2 * (4 * 1024 + 2 * 2048 + 64) +
+	    2 * (8 * 1024 + 2 * 2048 + 96) + 2 * 32 * 4 + 2 * 32);
+	vp_model_free(&m);
+	vp_diags_clear(&d);
+	load_ok("{\"model_type\": \"mt5\", \"d_model\": 32, \"num_layers\": 2,"
+	    " \"num_decoder_layers\": 3, \"num_heads\": 4, \"d_kv\": 8,"
+	    " \"d_ff\": 64, \"vocab_size\": 100,"
+	    " \"feed_forward_proj\": \"gated-gelu\","
+	    " \"tie_word_embeddings\": false}", &m, &d);
+	assert_true(m.dec_layers == 3 && m.act == VP_ACT_GEGLU);
+	assert_true(m.tie_embeddings && !m.scale_dec_out);
+	vp_model_free(&m);
+	vp_diags_clear(&d);
+	assert_int_equal(load("{\"model_type\": \"t5\","
+	    " \"feed_forward_proj\": \"gated-silu\"}", &m, &d), -1);
+	assert_non_null(find(&d, VP_ERROR, "feed_forward_proj 'gated-silu' "
+	    "is not modelled"));
+	vp_model_free(&m);
+	vp_diags_clear(&d);
+}
+
+/*
  * hf_changes: each change applies from its first release on, only to the
  * families it names and only to Hugging Face code.
  */
@@ -1777,6 +1824,7 @@ main(void)
 		cmocka_unit_test(hf_qwen2_qkv_bias),
 		cmocka_unit_test(hf_unknown_model_type),
 		cmocka_unit_test(hf_architectures),
+		cmocka_unit_test(hf_t5_configs),
 		cmocka_unit_test(hf_text_config),
 		cmocka_unit_test(hf_errors),
 		cmocka_unit_test(bug_hf_attention_bias_adds_mlp_bias),
