@@ -86,6 +86,13 @@ CONFIGS = {
                           attn_pdrop=0.0, embd_pdrop=0.0, resid_pdrop=0.0, summary_first_dropout=0.0)),
     "gpt2-act": ("gpt2", dict(vocab_size=512, n_embd=128, n_layer=3, n_head=4, n_positions=1024, bos_token_id=511,
                               eos_token_id=511, attn_pdrop=0.0, embd_pdrop=0.0, resid_pdrop=0.0, summary_first_dropout=0.0)),
+    # T5 v1.0 (relu, decoder output rescaled before the tied head) and v1.1 (gated-gelu, no rescale;
+    # transformers 5.24 ties the head in both): 2 + 2 blocks, d_kv 32 x 4 heads, vocab 512.
+    "t5-relu": ("t5", dict(vocab_size=512, d_model=128, d_kv=32, d_ff=344, num_layers=2, num_decoder_layers=2,
+                           num_heads=4, feed_forward_proj="relu", dropout_rate=0.0, decoder_start_token_id=0)),
+    "t5-gated": ("t5", dict(vocab_size=512, d_model=128, d_kv=32, d_ff=344, num_layers=2, num_decoder_layers=2,
+                            num_heads=4, feed_forward_proj="gated-gelu", tie_word_embeddings=False,
+                            dropout_rate=0.0, decoder_start_token_id=0)),
     "bert": ("bert", dict(vocab_size=4096, hidden_size=128, num_hidden_layers=2, num_attention_heads=4,
                           intermediate_size=512, max_position_embeddings=512, hidden_dropout_prob=0.0,
                           attention_probs_dropout_prob=0.0)),
@@ -139,10 +146,24 @@ class HFStep(nn.Module):
         return loss
 
 
+class _PhasedCrossEntropyLoss(nn.CrossEntropyLoss):
+    """modeling_t5's CrossEntropyLoss under the "loss" mark, the place the
+    other classes' loss_function has."""
+
+    def forward(self, *a, **k):
+        with phase("loss"):
+            return super().forward(*a, **k)
+
+
 def build(config_path, attention, recompute, precision):
     import transformers
     cfg = load_config(config_path)
-    if cfg.model_type == "bert":
+    if cfg.model_type in ("t5", "mt5"):
+        import importlib
+        mod = importlib.import_module("transformers.models.%s.modeling_%s" % (cfg.model_type, cfg.model_type))
+        mod.CrossEntropyLoss = _PhasedCrossEntropyLoss
+        auto = transformers.AutoModelForSeq2SeqLM
+    elif cfg.model_type == "bert":
         auto = transformers.AutoModelForMaskedLM
     else:
         auto = transformers.AutoModelForCausalLM
@@ -164,9 +185,12 @@ def build(config_path, attention, recompute, precision):
 
 
 def measure(config_path, precision="fp32", optimizer="adamw", micro_batch=2, seq=64, recompute="none",
-            attention="sdpa", steps=2, seed=0, num_threads=2, trace=False, optimizer_impl="default"):
+            attention="sdpa", steps=2, seed=0, num_threads=2, trace=False, optimizer_impl="default",
+            target_seq=None):
     """harness.measure's result keys (allocated_peak_bytes, peak_phase,
-    peak_step, phases, steps_detail, checks, ...) for an HF model."""
+    peak_step, phases, steps_detail, checks, ...) for an HF model.  An
+    encoder-decoder takes labels of target_seq tokens (default seq), from
+    which it makes its decoder input (_shift_right)."""
     import transformers
     torch.set_num_threads(int(num_threads))
     torch.manual_seed(seed)
@@ -175,6 +199,8 @@ def measure(config_path, precision="fp32", optimizer="adamw", micro_batch=2, seq
     gen = torch.Generator().manual_seed(seed + 1)
     ids = torch.randint(0, int(cfg.vocab_size), (micro_batch, seq), generator=gen)
     labels = ids
+    if cfg.is_encoder_decoder:
+        labels = torch.randint(0, int(cfg.vocab_size), (micro_batch, target_seq or seq), generator=gen)
     trainable = [p for p in model.parameters() if p.requires_grad]
     opt = harness.make_optimizer(optimizer, trainable, "cpu", optimizer_impl)
     params = list(model.parameters())
@@ -213,6 +239,7 @@ def main(argv=None):
     ap.add_argument("--optimizer", default="adamw")
     ap.add_argument("--micro-batch", type=int, default=2)
     ap.add_argument("--seq", type=int, default=64)
+    ap.add_argument("--target-seq", type=int, default=None, help="an encoder-decoder's decoder length")
     ap.add_argument("--recompute", default="none")
     ap.add_argument("--attention", default="sdpa")
     ap.add_argument("--threads", type=int, default=2)
@@ -224,7 +251,7 @@ def main(argv=None):
     if not a.config:
         ap.error("a config.json is needed")
     res = measure(a.config, a.precision, a.optimizer, a.micro_batch, a.seq, a.recompute, a.attention,
-                  num_threads=a.threads, trace=a.trace)
+                  num_threads=a.threads, trace=a.trace, target_seq=a.target_seq)
     rep = res.pop("_replay", None)
     if rep is not None:
         peak, peak_i, ph, st, per = rep.summarize()

@@ -2,8 +2,8 @@
 
     .venv-test/bin/python calib/hf_params.py CONFIG.json...
 
-For each file, the class its model_type names (AutoModelForCausalLM, or
-AutoModelForMaskedLM for an encoder) is instantiated from the config on
+For each file, the class its model_type names (AutoModelForCausalLM,
+AutoModelForMaskedLM for an encoder, AutoModelForSeq2SeqLM for T5 / mT5) is instantiated from the config on
 PyTorch's meta device (no weights, no memory, no hub access) and its
 num_parameters() (tied weights once) is printed with the transformers
 version: the ground truth tests/data/params.tsv records for the configs in
@@ -28,7 +28,12 @@ def count(path):
     # auto_map and architectures name DeepSeek-V3's classes, which it runs.
     mt = {"kimi_k2": "deepseek_v3"}.get(mt, mt)
     cfg = transformers.CONFIG_MAPPING[mt].from_dict(d)
-    auto = transformers.AutoModelForMaskedLM if mt in ("bert", "roberta") else transformers.AutoModelForCausalLM
+    if mt in ("bert", "roberta"):
+        auto = transformers.AutoModelForMaskedLM
+    elif mt in ("t5", "mt5"):
+        auto = transformers.AutoModelForSeq2SeqLM
+    else:
+        auto = transformers.AutoModelForCausalLM
     with torch.device("meta"), warnings.catch_warnings():
         warnings.simplefilter("ignore")
         model = auto.from_config(cfg)

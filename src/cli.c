@@ -627,13 +627,16 @@ vp_cmd_models(int argc, char **argv)
 			vp_diags_clear(&d);
 		} else {
 			vp_model_params(&m, &pc);
-			printf("%-18s %-24s %10s %7llu %7llu %3llu/%-2llu %s%s\n",
+			printf("%-18s %-24s %10s %7llu %7llu %3llu/%-2llu %s%s%s\n",
 			    names[i], m.name, vp_fmt_count(cnt, sizeof cnt,
 			    pc.total), (unsigned long long)m.layers,
 			    (unsigned long long)m.hidden,
 			    (unsigned long long)m.heads,
 			    (unsigned long long)m.kv_heads,
 			    m.has_moe ? "MoE " : "",
+			    /* layers: the encoder's, as many in the decoder
+			     * for the library's T5s */
+			    m.arch == VP_ARCH_ENCDEC ? "encoder-decoder " : "",
 			    vp_act_names[m.act]);
 			vp_diags_clear(&d);
 		}

@@ -347,8 +347,9 @@ _Static_assert(VP_LOWERINGS == VP_IMPL_COUNT * VP_ARCH_COUNT,
 
 /* Index impl * VP_ARCH_COUNT + arch, spelt impl-arch. */
 const char *const vp_lowering_names[VP_LOWERINGS] = {
-	"hf-decoder", "hf-encoder", "torch-nn-decoder", "torch-nn-encoder",
-	"megatron-decoder", "megatron-encoder",
+	"hf-decoder", "hf-encoder", "hf-encoder-decoder", "torch-nn-decoder",
+	"torch-nn-encoder", "torch-nn-encoder-decoder", "megatron-decoder",
+	"megatron-encoder", "megatron-encoder-decoder",
 };
 
 unsigned

@@ -120,7 +120,7 @@ void vp_gpuset_free(struct vp_gpuset *s);
  */
 /* VP_IMPL_COUNT x VP_ARCH_COUNT (model.h), spelt out so that this
  * header needs no model.h; gpu.c asserts they agree. */
-#define VP_LOWERINGS 6
+#define VP_LOWERINGS 9
 
 struct vp_profile {
 	const char *name;

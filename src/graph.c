@@ -89,6 +89,9 @@ struct lctx {
 	/* The attention masks of a model with local layers (layer_masks):
 	 * the causal and the sliding-window one, -1 = none. */
 	int32_t mask_full, mask_local;
+	/* An encoder-decoder's decoder output and its scaled copy, which
+	 * T5ForConditionalGeneration.forward holds (seq2seq_head). */
+	int32_t s2s_held[2];
 };
 
 /*
@@ -2582,10 +2585,16 @@ linear_head(struct lctx *x, int32_t hsd, uint64_t *rows, int32_t held[2])
 	return logits_upcast(x, lg);
 }
 
+/* An encoder-decoder's rows: the decoder's tokens (lower_encdec sets
+ * x->s to the target length while it lowers the decoder). */
+static int32_t seq2seq_head(struct lctx *x, int32_t hsd, uint64_t *rows,
+    int32_t held[2]);
+
 static const head_fn head_builders[VP_HEAD_COUNT] = {
 	[VP_HEAD_LM] = lm_head,
 	[VP_HEAD_MLM] = mlm_head,
 	[VP_HEAD_LINEAR] = linear_head,
+	[VP_HEAD_SEQ2SEQ] = seq2seq_head,
 };
 
 /*
@@ -3114,6 +3123,358 @@ lower_ops(struct lctx *x, uint32_t blocks, uint64_t offset, bool first,
 }
 
 /*
+ * Encoder-decoders: T5 / Flan-T5 / mT5 as transformers 5.24 runs them
+ * (models/t5/modeling_t5.py, eager attention; rules.c refuses what is not
+ * lowered here: parallelism, sharding of the blocks, LoRA, quantization,
+ * compile, selective and op recompute, sdpa).  The graph's blocks are the
+ * encoder's (1 .. layers) then the decoder's, each a T5Block, which
+ * gradient checkpointing wraps one at a time (GradientCheckpointingLayer);
+ * what the stacks do around them (embeddings, masks, final norms) is
+ * outside every block.
+ */
+static const struct lin LIN_T5_CROSS_Q = { "cross q", 0, LIN_LOCAL };
+static const struct lin LIN_T5_CROSS_K = { "cross k", 0, LIN_LOCAL };
+static const struct lin LIN_T5_CROSS_V = { "cross v", 0, LIN_LOCAL };
+static const struct lin LIN_T5_CROSS_O = { "cross o", 0, LIN_LOCAL };
+
+/*
+ * T5LayerNorm: variance = x.to(fp32).pow(2).mean(-1); x * rsqrt(variance
+ * + eps) multiplies the input in its own dtype (an fp32 product that
+ * saves the input and the rsqrt), cast to the weight's dtype when that is
+ * 16 bit, then weight * x.
+ */
+static int32_t
+t5_norm(struct lctx *x, const char *name, int32_t in)
+{
+	uint64_t n = elems_of(x, in), rows = n / x->h;
+	int32_t x32, sq, var, ve, rs, hn, y;
+	struct vp_op *o;
+
+	x32 = cast(x, in, VP_FP32, VP_CAT_ACT);
+	sq = ew(x, "rms pow", n, VP_FP32, x32, -1, x32, -1, VP_CAT_ACT);
+	var = ew(x, "rms mean", rows, VP_FP32, sq, -1, -1, -1, VP_CAT_ACT);
+	ve = ew(x, "rms add", rows, VP_FP32, var, -1, -1, -1, VP_CAT_ACT);
+	rs = ew(x, "rms rsqrt", rows, VP_FP32, ve, -1, -1, -1, VP_CAT_ACT);
+	save_result(x, rs);
+	hn = ew2(x, "rms mul", n, VP_FP32, in, rs, VP_CAT_ACT);
+	if (x->w != VP_FP32)
+		hn = cast(x, hn, x->w, VP_CAT_ACT);
+	o = opnew(x, name);
+	IN(o, hn);
+	y = tnew(x, n, x->w, VP_CAT_ACT, name, true);
+	OUT(o, y);
+	SAVE(o, hn);
+	o->wgrad_bytes = vp_mul_sat(x->h, B(x->gd));
+	/* Backward of weight*x: grad*x, then a sum over rows. */
+	o->bwd_tmp = vp_mul_sat(n, B(x->w));
+	return y;
+}
+
+/*
+ * T5Attention.compute_bias: the bucket of each (query, key) pair, an
+ * int64 (sq, skv) tensor the embedding lookup saves for its backward,
+ * and the lookup, (sq, skv, heads) in the weights' dtype (embeddings are
+ * not autocast), whose permuted view is the bias every block of the
+ * stack adds to its scores.
+ */
+static int32_t
+t5_rel_bias(struct lctx *x, uint64_t sq, uint64_t skv)
+{
+	int32_t bk, v;
+	struct vp_op *o;
+
+	bk = ew(x, "relative buckets", sq * skv, VP_INT64, -1, -1, -1, -1,
+	    VP_CAT_ACT);
+	o = opnew(x, "relative_attention_bias");
+	IN(o, bk);
+	v = tnew(x, vp_mul_sat(sq * skv, x->a), x->w, VP_CAT_ACT,
+	    "position bias", true);
+	OUT(o, v);
+	SAVE(o, bk);
+	o->wgrad_bytes = vp_mul_sat(x->m->rel_buckets * x->a, B(x->gd));
+	return v;
+}
+
+/*
+ * eager_attention_forward of modeling_t5.py: q k^T (saves both), times
+ * the scaling 1.0 (a new tensor), plus the position bias (broadcast over
+ * the batch: promoted to fp32 under autocast, whose bias is fp32), plus
+ * the decoder's causal mask, softmax in that dtype (fp32 on CUDA
+ * autocast's list), dropout, p v, and the transpose back copied.
+ */
+static int32_t
+t5_attention_core(struct lctx *x, int32_t q, int32_t k, int32_t v,
+    uint64_t sq, uint64_t skv, int32_t bias, int32_t mask)
+{
+	uint64_t ss = x->b * x->a * sq * skv, qd = x->a * x->d;
+	enum vp_dtype cdt = dt_of(x, q), sdt;
+	int32_t sc, pr, out;
+
+	sc = ew2(x, "qk matmul", ss, cdt, q, k, VP_CAT_ACT);
+	sc = ew(x, "scale", ss, cdt, sc, -1, -1, -1, VP_CAT_ACT);
+	sc = ew(x, "position bias add", ss, promote(cdt, dt_of(x, bias)), sc,
+	    bias, -1, -1, VP_CAT_ACT);
+	if (mask >= 0)
+		sc = ew(x, "mask add", ss, promote(dt_of(x, sc),
+		    dt_of(x, mask)), sc, mask, -1, -1, VP_CAT_ACT);
+	sdt = x->autocast && !x->cpu ? VP_FP32 : dt_of(x, sc);
+	pr = ew(x, "softmax", ss, sdt, sc, -1, -1, -1, VP_CAT_ACT);
+	save_result(x, pr);
+	pr = dropout(x, "attn dropout", pr);
+	if (x->autocast)
+		pr = cast(x, pr, x->c, VP_CAT_ACT);
+	out = ew2(x, "pv matmul", x->b * x->a * sq * x->d,
+	    promote(dt_of(x, pr), dt_of(x, v)), pr, v, VP_CAT_ACT);
+	return ew(x, "attn transpose", x->b * sq * qd, dt_of(x, out), out, -1,
+	    -1, -1, VP_CAT_ACT);
+}
+
+/*
+ * One attention sub-layer (T5LayerSelfAttention, T5LayerCrossAttention):
+ * norm, q from it, k and v from it or from the encoder output `kv` (of
+ * skv tokens), the core, o, dropout, the residual add.  *bias is the
+ * stack's shared position bias, made here when it is -1: the relative
+ * bias (self-attention of the first block) or T5Attention's zeros of
+ * (1, heads, sq, skv) in q's dtype (cross-attention, which has no
+ * relative bias), which require grad under gradient checkpointing
+ * (`if self.gradient_checkpointing and self.training`).
+ */
+static int32_t
+t5_attention(struct lctx *x, int32_t in, uint64_t sq, int32_t kv,
+    uint64_t skv, int32_t *bias, int32_t mask)
+{
+	uint64_t qd = x->a * x->d;
+	bool cross = kv >= 0;
+	int32_t h, q, k, v, o;
+
+	h = t5_norm(x, "attention norm", in);
+	q = linear(x, cross ? LIN_T5_CROSS_Q : block_lin(x, VP_ROLE_Q), h,
+	    x->h, qd, false, true, VP_CAT_ACT);
+	k = linear(x, cross ? LIN_T5_CROSS_K : block_lin(x, VP_ROLE_K),
+	    cross ? kv : h, x->h, qd, false, true, VP_CAT_ACT);
+	v = linear(x, cross ? LIN_T5_CROSS_V : block_lin(x, VP_ROLE_V),
+	    cross ? kv : h, x->h, qd, false, true, VP_CAT_ACT);
+	if (*bias < 0 && !cross) {
+		*bias = t5_rel_bias(x, sq, skv);
+	} else if (*bias < 0) {
+		*bias = ew(x, "position bias zeros", x->a * sq * skv,
+		    dt_of(x, q), -1, -1, -1, -1, VP_CAT_ACT);
+		x->g->t[*bias].requires_grad =
+		    x->p->recompute == VP_RECOMP_FULL;
+	}
+	o = t5_attention_core(x, q, k, v, sq, skv, *bias, mask);
+	o = linear(x, cross ? LIN_T5_CROSS_O : block_lin(x, VP_ROLE_O), o, qd,
+	    x->h, false, true, VP_CAT_ACT);
+	o = dropout(x, "resid dropout", o);
+	return ew(x, "residual add", elems_of(x, in), promote(dt_of(x, in),
+	    dt_of(x, o)), in, o, -1, -1, VP_CAT_ACT);
+}
+
+/*
+ * T5LayerFF: norm, DenseReluDense (wi, ReLU) or DenseGatedActDense
+ * (gelu_new(wi_0) * wi_1), dropout, then `hidden_states.to(
+ * self.wo.weight.dtype)` when they differ (16-bit activations of fp32
+ * weights under autocast: an fp32 copy, which autocast casts back for
+ * wo), wo, dropout, the residual add.
+ */
+static int32_t
+t5_ff(struct lctx *x, int32_t in)
+{
+	uint64_t rows = elems_of(x, in) / x->h;
+	int32_t h, a, u;
+
+	h = t5_norm(x, "ff norm", in);
+	if (x->m->act == VP_ACT_GEGLU) {
+		a = linear(x, block_lin(x, VP_ROLE_GATE), h, x->h, x->f, false,
+		    true, VP_CAT_ACT);
+		a = activation(x, VP_ACT_GELU_NEW, a);
+		u = linear(x, block_lin(x, VP_ROLE_UP), h, x->h, x->f, false,
+		    true, VP_CAT_ACT);
+		a = ew2(x, "gate mul", rows * x->f, promote(dt_of(x, a),
+		    dt_of(x, u)), a, u, VP_CAT_ACT);
+	} else {
+		a = linear(x, block_lin(x, VP_ROLE_FC), h, x->h, x->f, false,
+		    true, VP_CAT_ACT);
+		a = activation(x, VP_ACT_RELU, a);
+	}
+	a = dropout(x, "ffn dropout", a);
+	a = cast(x, a, x->w, VP_CAT_ACT);
+	a = linear(x, block_lin(x, VP_ROLE_DOWN), a, x->f, x->h, false, true,
+	    VP_CAT_ACT);
+	a = dropout(x, "ffn output dropout", a);
+	return ew(x, "residual add", elems_of(x, in), promote(dt_of(x, in),
+	    dt_of(x, a)), in, a, -1, -1, VP_CAT_ACT);
+}
+
+/* A lookup in the shared embedding (T5ForConditionalGeneration.shared,
+ * the encoder's and decoder's embed_tokens); *op its op. */
+static int32_t
+t5_lookup(struct lctx *x, const char *name, int32_t ids, uint64_t rows,
+    size_t *op)
+{
+	struct vp_op *o = opnew(x, name);
+	int32_t t;
+
+	IN(o, ids);
+	if (x->g->t[ids].cat != VP_CAT_INPUT)
+		SAVE(o, ids);
+	t = tnew(x, rows * x->h, x->w, VP_CAT_ACT, "embeddings", true);
+	OUT(o, t);
+	o->wgrad_bytes = vp_mul_sat(x->V * x->h, B(x->gd));
+	*op = x->g->nop - 1;
+	return t;
+}
+
+/* Blocks [first, nop) of block l: one checkpoint under --recompute full
+ * (T5Block is a GradientCheckpointingLayer). */
+static void
+t5_checkpoint(struct lctx *x, uint32_t l)
+{
+	size_t i;
+
+	if (x->p->recompute == VP_RECOMP_FULL)
+		for (i = x->g->layer_first_op[l]; i < x->g->nop; i++)
+			x->g->op[i].recompute = true;
+}
+
+/*
+ * The decoder's head (T5ForConditionalGeneration.forward): the decoder
+ * stack's final norm and dropout, `sequence_output * (model_dim**-0.5)`
+ * when scale_decoder_outputs (a new tensor), lm_head (no bias), and
+ * CrossEntropyLoss on the logits (no upcast of the model's own).  The
+ * labels are not shifted: b * target rows.
+ */
+static int32_t
+seq2seq_head(struct lctx *x, int32_t hsd, uint64_t *rows, int32_t held[2])
+{
+	int32_t lg;
+
+	hsd = t5_norm(x, "decoder final norm", hsd);
+	hsd = dropout(x, "decoder dropout", hsd);
+	x->s2s_held[0] = hsd;
+	if (x->m->scale_dec_out)
+		hsd = ew(x, "decoder output scale", elems_of(x, hsd),
+		    dt_of(x, hsd), hsd, -1, -1, -1, VP_CAT_ACT);
+	x->s2s_held[1] = hsd;
+	lg = linear(x, LIN_LM_HEAD, hsd, x->h, x->V, false, true,
+	    VP_CAT_LOGITS);
+	/* The model holds its logits (lm_logits) through the loss;
+	 * cross_entropy is on autocast's fp32 list on both devices, so
+	 * 16-bit logits are cast (measured on the CPU, 2.13: the fp32 copy
+	 * and log_softmax's fp32 result live together in the loss). */
+	held[0] = lg;
+	held[1] = -1;
+	*rows = x->b * x->s;
+	return x->autocast ? cast(x, lg, VP_FP32, VP_CAT_LOGITS) : lg;
+}
+
+/*
+ * The shared embedding is used three times: the head's weight gradient
+ * comes first and waits in the AccumulateGrad node's input buffer
+ * (tie_embeddings) until the last use's, the encoder lookup's, arrives;
+ * the decoder lookup's is added on the way, out of place when the
+ * buffered gradient is TBackward0's view (the sum, while both addends
+ * live, as chunked_output_ce's), and the encoder's then goes into the
+ * buffered sum in place.  Untied (an own-schema model), the decoder
+ * lookup's waits for the encoder's, added in place (a lookup's dense
+ * gradient is no view).
+ */
+static void
+t5_tie(struct lctx *x, size_t enc, size_t dec)
+{
+	struct vp_op *e = &x->g->op[enc], *d = &x->g->op[dec], *h;
+
+	e->wgrad_tmp = e->wgrad_bytes;
+	e->wgrad_bytes = 0;
+	if (!x->m->tie_embeddings) {
+		d->wgrad_waits = true;
+		e->wgrad_adds_to = (uint32_t)dec + 1;
+		return;
+	}
+	h = &x->g->op[x->wgrad_op];
+	h->wgrad_waits = true;
+	d->wgrad_tmp = d->wgrad_bytes;
+	d->wgrad_bytes = 0;
+	if (x->wgrad_view || x->torch113)
+		d->wgrad_sum = d->wgrad_tmp;
+	e->wgrad_adds_to = (uint32_t)x->wgrad_op + 1;
+}
+
+/*
+ * The step of an encoder-decoder: the encoder's embeddings (dropout) and
+ * blocks, its final norm and dropout (the output every decoder block's
+ * cross-attention projects, so it lives until the first decoder block's
+ * backward); the decoder input (`_shift_right` of the labels: a new int64
+ * tensor the lookup saves), the causal mask (masking_utils.eager_mask:
+ * a (b, 1, t, t) additive float mask in the embeddings' dtype; the
+ * encoder's and the cross-attention's are None without padding), the
+ * decoder's blocks, the head and the loss.
+ */
+static void
+lower_encdec(struct lctx *x)
+{
+	struct vp_graph *g = x->g;
+	const struct vp_model *m = x->m;
+	uint64_t b = x->b, s = x->s, t = vp_plan_target_seq(x->p);
+	uint32_t ne = (uint32_t)m->layers, nd = (uint32_t)m->dec_layers, l;
+	int32_t ids, hs, enc, dids, mask, sbias = -1, dbias = -1, xbias = -1;
+	size_t eop, dop, i;
+	struct vp_op *o;
+
+	ids = tnew(x, b * s, VP_INT64, VP_CAT_INPUT, "input ids", false);
+	hs = t5_lookup(x, "embedding", ids, b * s, &eop);
+	hs = dropout(x, "embedding dropout", hs);
+	for (l = 1; l <= ne; l++) {
+		x->global_layer = l - 1;
+		begin_layer(x, l, hs);
+		hs = t5_attention(x, hs, s, -1, s, &sbias, -1);
+		hs = t5_ff(x, hs);
+		t5_checkpoint(x, l);
+	}
+	x->layer = 0;
+	enc = t5_norm(x, "encoder final norm", hs);
+	enc = dropout(x, "encoder dropout", enc);
+
+	x->s = t;
+	dids = ew(x, "decoder input ids", b * t, VP_INT64, -1, -1, -1, -1,
+	    VP_CAT_ACT);
+	hs = t5_lookup(x, "decoder embedding", dids, b * t, &dop);
+	mask = ew(x, "causal mask", b * t * t, x->w, -1, -1, -1, -1,
+	    VP_CAT_ACT);
+	hs = dropout(x, "embedding dropout", hs);
+	for (l = ne + 1; l <= ne + nd; l++) {
+		x->global_layer = l - 1;
+		begin_layer(x, l, hs);
+		hs = t5_attention(x, hs, t, -1, t, &dbias, mask);
+		hs = t5_attention(x, hs, t, enc, s, &xbias, -1);
+		hs = t5_ff(x, hs);
+		t5_checkpoint(x, l);
+	}
+	x->layer = 0;
+	g->layer_first_op[ne + nd + 1] = g->nop;
+	head_and_loss(x, hs);
+	/*
+	 * The loss is computed inside T5ForConditionalGeneration.forward,
+	 * whose locals hold the encoder output (encoder_outputs), the
+	 * decoder's (decoder_outputs) and sequence_output rebound to its
+	 * scaled copy until it returns: measured on the CPU (2.13, 5.24),
+	 * the (b, s, h) and (b, t, h) tensors live in the loss under
+	 * autocast, whose projections saved 16-bit copies instead.
+	 */
+	o = opnew(x, "forward returns");
+	o->keep[0] = enc;
+	o->keep[1] = x->s2s_held[0];
+	o->keep[2] = x->s2s_held[1] != x->s2s_held[0] ? x->s2s_held[1] : -1;
+	/* The input ids and the labels, which the caller holds. */
+	g->input_bytes = (b * s + b * t) * B(VP_INT64);
+	t5_tie(x, eop, dop);
+	for (i = 0; i < g->nop; i++)
+		g->op[i].sac = 0;
+	g->autocast_end_op = x->autocast ? g->nop - 1 : SIZE_MAX;
+	x->s = s;
+}
+
+/*
  * Parameters of this rank: its stage's blocks split by TP (experts by
  * EP), the embedding on the first stage and the head on the last (a tied
  * head is a second copy on the last stage when pp > 1).
@@ -3578,6 +3939,24 @@ vp_graph_build_blocks(const struct vp_model *m, const struct vp_plan *p,
 	for (st = 0; st < p->stage; st++)
 		offset += vp_stage_blocks(m->layers, pp, st);
 
+	if (m->arch == VP_ARCH_ENCDEC) {
+		struct vp_param_count pc;
+
+		/* One rank holds the whole model (rules.c). */
+		assert(pp == 1 && p->tp == 1);
+		vp_graph_free(g);
+		lctx_init(&x, m, p, g);
+		nl = (uint32_t)(m->layers + m->dec_layers);
+		g->layers = nl;
+		g->layer_first_op = xcalloc(nl + 2, sizeof *g->layer_first_op);
+		g->layer_input = xcalloc(nl + 1, sizeof *g->layer_input);
+		lower_encdec(&x);
+		vp_model_params(m, &pc);
+		g->block_params = pc.per_layer;
+		g->params = pc.total;
+		persistent_terms(g, &x, m->layers, true, true);
+		return 0;
+	}
 	lower_ops(&x, nl, offset, first, last);
 	rank_params(g, m, p, vp_stage_blocks(m->layers, pp, p->stage), offset,
 	    first, last);

@@ -2682,9 +2682,11 @@ vp_mem_estimate_fast(const struct vp_model *m, const struct vp_plan *p,
 			n0++;
 	}
 	/* Identical periods only: DeepSeek's dense first blocks and
-	 * Qwen-MoE's dense blocks differ. */
+	 * Qwen-MoE's dense blocks differ, and so do an encoder-decoder's
+	 * two stacks. */
 	if (blocks <= (n0 + 2) * per + r || o->explain ||
-	    (m->has_moe && vp_moe_dense_blocks(m, 0, m->layers)))
+	    (m->has_moe && vp_moe_dense_blocks(m, 0, m->layers)) ||
+	    m->arch == VP_ARCH_ENCDEC)
 		return estimate(m, p, o, out, NULL, false);
 	k = (double)(blocks - (n0 + 1) * per - r) / (double)per;
 	q.explain = 0;

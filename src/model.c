@@ -228,6 +228,29 @@ const struct vp_family_info vp_family_info[VP_FAMILY_COUNT] = {
 		    [VP_ROLE_V] = "v_proj", [VP_ROLE_O] = "out_proj",
 		    [VP_ROLE_FC] = "fc1", [VP_ROLE_DOWN] = "fc2" },
 	},
+	/*
+	 * T5, Flan-T5, mT5 (models/t5/modeling_t5.py of transformers 5.24;
+	 * mT5's is a copy): two pre-norm stacks sharing one embedding, the
+	 * decoder's blocks with cross-attention over the encoder output
+	 * (graph.c, lower_encdec).  T5LayerNorm is an RMSNorm whose product
+	 * reads the input in its own dtype; no biases; the relative position
+	 * bias of each stack's first block is added to every block's eager
+	 * scores (T5Attention: no 1/sqrt(d) scaling); dropout on the
+	 * embeddings, the attention probabilities, the MLP activation, each
+	 * residual branch and each stack's output.
+	 */
+	[VP_FAMILY_T5] = {
+		.source = "transformers T5ForConditionalGeneration, "
+		    "MT5ForConditionalGeneration (v5.24)",
+		.arch = VP_ARCH_ENCDEC, .block = VP_BLOCK_PRE_NORM,
+		.head = VP_HEAD_SEQ2SEQ, .resid_dropout = true,
+		.ffn_dropout = true,
+		.embed_dropout = true,
+		.lin = { [VP_ROLE_Q] = "q", [VP_ROLE_K] = "k", [VP_ROLE_V] = "v",
+		    [VP_ROLE_O] = "o", [VP_ROLE_GATE] = "wi_0",
+		    [VP_ROLE_UP] = "wi_1", [VP_ROLE_FC] = "wi",
+		    [VP_ROLE_DOWN] = "wo" },
+	},
 };
 
 enum vp_family
@@ -584,6 +607,29 @@ vp_model_validate(struct vp_model *m, struct vp_diags *d)
 		    "family 'opt' is modelled with 'position: learned', an "
 		    "ungated activation, 'implementation: hf' and no moe or "
 		    "post_norms");
+	if (m->arch == VP_ARCH_ENCDEC && m->family < 0)
+		vp_diag_add(d, m->file, m->where[VP_F_FAMILY], VP_ERROR,
+		    "an encoder-decoder needs its family ('family: t5', the "
+		    "one encoder-decoder lowered)");
+	if ((m->arch == VP_ARCH_ENCDEC) != (m->dec_layers > 0))
+		vp_diag_add(d, m->file, m->where[VP_F_LAYERS], VP_ERROR,
+		    m->dec_layers ? "'decoder_layers' is for an encoder-decoder "
+		    "('architecture: encoder-decoder')" : "an encoder-decoder "
+		    "needs 'decoder_layers' (the decoder's blocks; 'layers' "
+		    "is the encoder's)");
+	if (m->arch == VP_ARCH_ENCDEC && m->impl != VP_IMPL_HF)
+		vp_diag_add(d, m->file, m->where[VP_F_FAMILY], VP_ERROR,
+		    "an encoder-decoder is lowered as Hugging Face's code "
+		    "only ('implementation: hf')");
+	if (m->family == VP_FAMILY_T5 && (m->has_moe || m->post_norms ||
+	    m->attn_softcap || m->logit_softcap || m->type_vocab ||
+	    m->pos != VP_POS_NONE || m->norm != VP_NORM_RMSNORM || m->bias ||
+	    (m->act != VP_ACT_RELU && m->act != VP_ACT_GEGLU)))
+		vp_diag_add(d, m->file, m->where[VP_F_FAMILY], VP_ERROR,
+		    "a t5 encoder-decoder is RMSNorm, no biases, 'position: "
+		    "none' (its relative bias is 'relative_buckets'), "
+		    "activation relu or geglu (gated-gelu), no experts, "
+		    "post-norms, soft-capping or token types");
 	if (m->pos == VP_POS_LEARNED && m->max_seq == 0)
 		vp_diag_add(d, m->file, m->where[VP_F_POSITION], VP_ERROR,
 		    "'max_seq' is required with learned positions (the "
@@ -796,6 +842,34 @@ vp_model_params(const struct vp_model *m, struct vp_param_count *out)
 		    layer_active), vp_mul_sat(fd, out->dense_layer))) / m->layers;
 	}
 
+	if (m->arch == VP_ARCH_ENCDEC) {
+		/*
+		 * T5ForConditionalGeneration: the encoder's blocks (self
+		 * attention, MLP, two norms), the decoder's (self and cross
+		 * attention, MLP, three norms), one relative position bias
+		 * table (buckets x heads) in the first block of each stack,
+		 * the encoder's final norm; the head is the decoder's final
+		 * norm and, untied, the lm_head.
+		 */
+		uint64_t dec = vp_add_sat(vp_add_sat(vp_mul_sat(2, attn),
+		    mlp), vp_mul_sat(3, norm_params(m)));
+		uint64_t enc = vp_add_sat(vp_add_sat(attn, mlp),
+		    vp_mul_sat(2, norm_params(m)));
+
+		out->per_layer = out->dense_layer = dec;
+		out->layers = vp_add_sat(vp_mul_sat(m->layers, enc),
+		    vp_mul_sat(m->dec_layers, dec));
+		out->layers = vp_add_sat(out->layers, vp_add_sat(vp_mul_sat(2,
+		    vp_mul_sat(m->rel_buckets, m->heads)), norm_params(m)));
+		out->head = norm_params(m);
+		if (!m->tie_embeddings)
+			out->head = vp_add_sat(out->head,
+			    vp_mul_sat(m->vocab, h));
+		out->total = vp_add_sat(vp_add_sat(out->embedding,
+		    out->layers), out->head);
+		out->active = out->total;
+		return;
+	}
 	switch (vp_family_info[vp_model_family(m)].head) {
 	case VP_HEAD_LINEAR:
 		/* torch.nn.TransformerEncoderLayer stack: a plain linear head

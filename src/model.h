@@ -21,7 +21,8 @@
 struct vp_lgraph;
 
 /* Enum and name table kept in step by X-macros. */
-#define VP_ARCH_LIST(X) X(DECODER, "decoder") X(ENCODER, "encoder")
+#define VP_ARCH_LIST(X) X(DECODER, "decoder") X(ENCODER, "encoder") \
+	X(ENCDEC, "encoder-decoder")
 #define VP_ACT_LIST(X) \
 	X(GELU, "gelu") X(GELU_TANH, "gelu-tanh") X(GELU_NEW, "gelu-new") \
 	X(RELU, "relu") X(SWIGLU, "swiglu") X(GEGLU, "geglu")
@@ -38,14 +39,15 @@ struct vp_lgraph;
 	X(TORCH_NN, "torch-nn") X(QWEN3, "qwen3") X(LLAMA4, "llama4") \
 	X(GEMMA3, "gemma3") X(GPT_OSS, "gpt-oss") \
 	X(DEEPSEEK_V2, "deepseek-v2") X(DEEPSEEK_V3, "deepseek-v3") \
-	X(PHI, "phi") X(GPT_NEOX, "gpt-neox") X(OPT, "opt")
+	X(PHI, "phi") X(GPT_NEOX, "gpt-neox") X(OPT, "opt") X(T5, "t5")
 /* Block builders of the lowering (graph.c's block_builders[]): where the
  * norms sit relative to the residual adds. */
 #define VP_BLOCK_LIST(X) X(PRE_NORM, "pre-norm") X(POST_NORM, "post-norm") \
 	X(LLAMA4, "llama4") X(MLA, "mla-pre-norm") X(PARALLEL, "parallel")
 /* What follows the last block (graph.c's head_builders[]). */
 #define VP_HEAD_LIST(X) \
-	X(LM, "lm-head") X(MLM, "mlm-head") X(LINEAR, "linear-head")
+	X(LM, "lm-head") X(MLM, "mlm-head") X(LINEAR, "linear-head") \
+	X(SEQ2SEQ, "seq2seq-lm-head")
 /*
  * The linear layers a block can have, by what they do.  FC is the input
  * linear of an ungated MLP; LoRA counts it as "up".  The names are the
@@ -285,6 +287,15 @@ struct vp_model {
 	bool has_moe;
 	struct vp_moe moe;
 	struct vp_mla mla;	/* families with the mla trait */
+	/* Encoder-decoders (architecture encoder-decoder): `layers` is the
+	 * encoder's blocks, dec_layers the decoder's (each with
+	 * cross-attention); T5's relative position bias is an embedding of
+	 * rel_buckets x heads in the first block of each stack, and
+	 * scale_dec_out multiplies the decoder output by hidden^-0.5 before
+	 * the (tied) head. */
+	uint64_t dec_layers;
+	uint64_t rel_buckets;
+	bool scale_dec_out;
 	struct vp_train_defaults train;
 	struct vp_srcpos where[VP_F_COUNT];
 	/* A layer-graph model (lgraph.h: `layers:` is a list of layers):

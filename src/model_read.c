@@ -86,6 +86,9 @@ static const struct key top_keys[] = {
 	{ "mla", K_MAP, 0, 0, NULL, 0, -1, NULL, false },
 	{ "rotary_dim", K_U64, 2, MAX_HEADS, NULL, 0, VP_F_ROTARY_DIM, NULL,
 	    false },
+	{ "decoder_layers", K_U64, 1, MAX_LAYERS, NULL, 0, -1, NULL, false },
+	{ "relative_buckets", K_U64, 1, MAX_HEADS, NULL, 0, -1, NULL, false },
+	{ "decoder_output_scale", K_BOOL, 0, 0, NULL, 0, -1, NULL, false },
 };
 
 static const struct key moe_keys[] = {
@@ -323,6 +326,9 @@ set_top(struct reading *r, const char *k, union val v)
 	else if (!strcmp(k, "global_every")) m->global_every = (uint32_t)v.u;
 	else if (!strcmp(k, "mla")) r->mla = v.map;
 	else if (!strcmp(k, "rotary_dim")) m->rotary_dim = v.u;
+	else if (!strcmp(k, "decoder_layers")) m->dec_layers = v.u;
+	else if (!strcmp(k, "relative_buckets")) m->rel_buckets = v.u;
+	else if (!strcmp(k, "decoder_output_scale")) m->scale_dec_out = v.b;
 }
 
 /*
@@ -422,7 +428,7 @@ read_own(const struct ynode *root, const char *file, struct vp_model *m,
 	if (rd.bad_arch)
 		vp_diag_add(d, file, ynode_get(root, "architecture")->pos,
 		    VP_ERROR, "architecture '%s' is not supported yet; use "
-		    "decoder or encoder", arch_all[rd.bad_arch]);
+		    "decoder, encoder or encoder-decoder", arch_all[rd.bad_arch]);
 	if (rd.moe != NULL) {
 		m->has_moe = true;
 		nerr += read_map(rd.moe, file, "'moe'", moe_keys,
@@ -525,19 +531,27 @@ static const struct hf_family hf_families[] = {
 	    VP_POS_ROPE, VP_ACT_GELU, true, true, false, false, false, false },
 	{ "opt", "OPT", VP_FAMILY_OPT, VP_NORM_LAYERNORM, VP_POS_LEARNED,
 	    VP_ACT_RELU, true, true, false, true, false, false },
+	{ "t5", "T5", VP_FAMILY_T5, VP_NORM_RMSNORM, VP_POS_NONE, VP_ACT_RELU,
+	    false, false, false, true, false, false },
+	{ "mt5", "MT5", VP_FAMILY_T5, VP_NORM_RMSNORM, VP_POS_NONE,
+	    VP_ACT_RELU, false, false, false, true, false, false },
 };
 #undef D
 
 /*
  * What follows a family's prefix in the names of its transformers classes
  * (the "architectures" of a config): "LlamaForCausalLM", "BertModel".
- * The whole name must match, so "Llama4ForConditionalGeneration" or
- * "DeepseekV3ForCausalLM" names no family of the table.
+ * The whole name must match, so "Qwen3NextForCausalLM" names no family of
+ * the table.  "ForConditionalGeneration" is an encoder-decoder's LM class
+ * (T5ForConditionalGeneration) and, for a decoder family, its multimodal
+ * wrapper (Llama4ForConditionalGeneration, whose sizes are under
+ * text_config): only an encoder-decoder row takes it (hf_family_of_class).
  */
 static const char *const hf_class_suffixes[] = { "Model", "ForCausalLM",
     "LMHeadModel", "DoubleHeadsModel", "ForMaskedLM", "ForPreTraining",
     "ForNextSentencePrediction", "ForSequenceClassification",
-    "ForTokenClassification", "ForQuestionAnswering", "ForMultipleChoice" };
+    "ForTokenClassification", "ForQuestionAnswering", "ForMultipleChoice",
+    "ForConditionalGeneration" };
 
 /*
  * The class suffixes whose head is not a language-modelling one: the
@@ -643,9 +657,16 @@ hf_family_of_class(const char *name)
 		n = strlen(hf_families[i].cls);
 		if (strncmp(name, hf_families[i].cls, n) != 0)
 			continue;
-		for (j = 0; j < VP_NELEM(hf_class_suffixes); j++)
-			if (strcmp(name + n, hf_class_suffixes[j]) == 0)
-				return &hf_families[i];
+		for (j = 0; j < VP_NELEM(hf_class_suffixes); j++) {
+			if (strcmp(name + n, hf_class_suffixes[j]) != 0)
+				continue;
+			if (strcmp(hf_class_suffixes[j],
+			    "ForConditionalGeneration") == 0 &&
+			    vp_family_info[hf_families[i].family].arch !=
+			    VP_ARCH_ENCDEC)
+				continue;
+			return &hf_families[i];
+		}
 	}
 	return NULL;
 }
@@ -1607,6 +1628,73 @@ hf_opt(const struct ynode *root, const char *file, struct vp_model *m,
 	hf_dropout_sites(root, file, drops, VP_NELEM(drops), m, d);
 }
 
+/*
+ * T5 and mT5 (configuration_t5.py, modeling_t5.py of transformers 5.24):
+ * their own key names, and T5Config's defaults for the keys a config
+ * leaves out.  feed_forward_proj "relu" is T5 v1.0's DenseReluDense,
+ * "gated-gelu" v1.1's (Flan-T5, mT5) wi_0/wi_1 with gelu_new; any other
+ * is refused.  T5Config.__post_init__ of 5.24 sets tie_word_embeddings
+ * to True whatever the config says, so the lm_head is always the shared
+ * embedding (T5ForConditionalGeneration._tied_weights_keys; measured:
+ * num_parameters() of a gated-gelu config with tie_word_embeddings false
+ * counts one vocab x d_model table), and keeps what the config said as
+ * scale_decoder_outputs: the decoder output times d_model^-0.5 unless
+ * tie_word_embeddings is false (a config written by 5.x's to_dict()
+ * has scale_decoder_outputs itself, which from_dict keeps).
+ */
+static void
+hf_t5(const struct ynode *root, const char *file, struct vp_model *m,
+    struct vp_diags *d)
+{
+	const struct ynode *n;
+	bool b;
+
+	if (m->family != VP_FAMILY_T5)
+		return;
+	m->hidden = 512;
+	m->layers = 6;
+	m->heads = 8;
+	m->head_dim = 64;
+	m->ffn = 2048;
+	m->vocab = 32128;
+	m->rel_buckets = 32;
+	m->dropout = 0.1;
+	m->max_seq = 0;
+	hf_u64(root, file, "d_model", 1, MAX_HIDDEN, &m->hidden, VP_F_HIDDEN, m, d);
+	hf_u64(root, file, "num_layers", 1, MAX_LAYERS, &m->layers, VP_F_LAYERS, m, d);
+	m->dec_layers = m->layers;
+	hf_u64(root, file, "num_decoder_layers", 1, MAX_LAYERS, &m->dec_layers, -1, m, d);
+	hf_u64(root, file, "num_heads", 1, MAX_HEADS, &m->heads, VP_F_HEADS, m, d);
+	hf_u64(root, file, "d_kv", 1, MAX_HEADS, &m->head_dim, VP_F_HEAD_DIM, m, d);
+	hf_u64(root, file, "d_ff", 1, MAX_FFN, &m->ffn, VP_F_FFN, m, d);
+	hf_u64(root, file, "vocab_size", 1, MAX_VOCAB, &m->vocab, VP_F_VOCAB, m, d);
+	hf_u64(root, file, "relative_attention_num_buckets", 1, MAX_HEADS,
+	    &m->rel_buckets, -1, m, d);
+	m->kv_heads = m->heads;
+	if ((n = ynode_get(root, "dropout_rate")) != NULL && !ynode_is_null(n))
+		ynode_double(n, file, "dropout_rate", 0, 0.99, &m->dropout, d);
+	m->scale_dec_out = !(hf_bool(root, file, "tie_word_embeddings", &b,
+	    d) > 0 && !b);
+	/* A config written by T5Config.to_dict() of 5.x says it itself
+	 * (and tie_word_embeddings: true). */
+	if (hf_bool(root, file, "scale_decoder_outputs", &b, d) > 0)
+		m->scale_dec_out = b;
+	m->tie_embeddings = true;
+	m->act = VP_ACT_RELU;
+	if ((n = ynode_get(root, "feed_forward_proj")) != NULL &&
+	    !ynode_is_null(n)) {
+		if (n->kind != YN_SCALAR || (strcmp(n->str, "relu") != 0 &&
+		    strcmp(n->str, "gated-gelu") != 0))
+			vp_diag_add(d, file, n->pos, VP_ERROR,
+			    "feed_forward_proj '%s' is not modelled; T5's "
+			    "are 'relu' (v1.0) and 'gated-gelu' (v1.1, "
+			    "Flan-T5, mT5)", n->kind == YN_SCALAR ? n->str :
+			    ynode_kind_name(n));
+		else if (strcmp(n->str, "gated-gelu") == 0)
+			m->act = VP_ACT_GEGLU;
+	}
+}
+
 /* The sizes every config must give; one message, for the first missing,
  * and only when nothing else went wrong.  `where` names the mapping. */
 static void
@@ -1736,6 +1824,7 @@ read_hf(const struct ynode *root, const char *file, unsigned flags,
 	hf_opt(text, file, m, d);
 	hf_softcap(text, m);
 	hf_llama4(text, file, m, d);
+	hf_t5(text, file, m, d);
 	hf_required(text, file, where, m, before, d);
 	return vp_diags_count(d, VP_ERROR) == before ? 0 : -1;
 }

@@ -48,6 +48,9 @@ const struct vp_optdef vp_options[VP_O_COUNT] = {
 [VP_O_SEQ] = { "seq", VP_OK_U64, VP_OF_U64, F(seq), NULL, 0, NULL, 1,
     1u << 27, false, NULL, ALL, true, false, VP_OPEN_NONE, "N",
     "sequence length in tokens" },
+[VP_O_TARGET_SEQ] = { "target-seq", VP_OK_U64, VP_OF_U64, F(target_seq), NULL,
+    0, NULL, 1, 1u << 27, true, NULL, ALL, true, false, VP_OPEN_NONE, "N",
+    "an encoder-decoder's decoder length (0, the default: --seq)" },
 [VP_O_GRAD_ACCUM] = { "grad-accum", VP_OK_U64, VP_OF_U64, F(grad_accum),
     NULL, 0, NULL, 1, 1u << 20, false, NULL, ALL, true, false,
     VP_OPEN_GRAD_ACCUM, "N", "micro-batches per optimizer step" },
@@ -303,9 +306,9 @@ const struct vp_optdef vp_options[VP_O_COUNT] = {
     NULL, VP_CMD_ESTIMATE, false, false, VP_OPEN_NONE, NULL,
     "the version" },
 [VP_O_IMAGE] = { "image", VP_OK_U64, VP_OF_U64, F(image), NULL, 0, NULL, 1,
-    65536, false, NULL, ALL, true, false, VP_OPEN_NONE, "N",
-    "input resolution of a layer-graph model: N x N images (default: "
-    "the model's)" },
+    65536, true, NULL, ALL, true, false, VP_OPEN_NONE, "N",
+    "input resolution of a layer-graph model: N x N images (0, the "
+    "default: the model's)" },
 };
 #undef F
 #undef E

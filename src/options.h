@@ -34,6 +34,7 @@
 	X(GPUS, "gpus") X(NODES, "nodes") X(GPUS_PER_NODE, "gpus-per-node") \
 	X(PRECISION, "precision") X(OPTIMIZER, "optimizer") \
 	X(MICRO_BATCH, "micro-batch") X(SEQ, "seq") \
+	X(TARGET_SEQ, "target-seq") \
 	X(GRAD_ACCUM, "grad-accum") X(RECOMPUTE, "recompute") \
 	X(RECOMPUTE_STRIDE, "recompute-stride") \
 	X(ATTENTION, "attention") X(DROPOUT, "dropout") \

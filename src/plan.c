@@ -121,6 +121,14 @@ vp_plan_defaults(struct vp_plan *p, const struct vp_model *m)
 	 * SDPA (Gemma-2's soft-capped scores: _supports_sdpa False). */
 	p->attention = m->attn_softcap || vp_model_traits(m).sinks ?
 	    VP_ATTN_EAGER : VP_ATTN_SDPA;
+	/* T5 (5.24) does have an sdpa path, which passes the learned
+	 * position bias as a float attn_mask that requires grad
+	 * (integrations/sdpa_attention.py, create_position_bias_mask); what
+	 * PyTorch's kernels save and compute for that mask's gradient is not
+	 * modelled, so a T5 plan is for attn_implementation="eager", and
+	 * says so (rules.c refuses sdpa and flash for it). */
+	if (vp_model_family(m) == VP_FAMILY_T5)
+		p->attention = VP_ATTN_EAGER;
 	p->dropout = -1;
 	p->tp = p->pp = 1;
 	p->dp = 0;
@@ -224,6 +232,12 @@ double
 vp_plan_dropout(const struct vp_plan *p, const struct vp_model *m)
 {
 	return p->dropout >= 0 ? p->dropout : m->dropout;
+}
+
+uint64_t
+vp_plan_target_seq(const struct vp_plan *p)
+{
+	return p->target_seq ? p->target_seq : p->seq;
 }
 
 unsigned

@@ -282,6 +282,8 @@ struct vp_plan {
 	enum vp_optimizer optimizer;
 	uint64_t micro_batch;
 	uint64_t seq;
+	uint64_t target_seq;	/* encoder-decoder: the decoder's length;
+				 * 0 = seq (vp_plan_target_seq) */
 	uint64_t grad_accum;
 	enum vp_recompute recompute;
 	/* Every recompute_stride-th block of a rank (counted from 1 at its
@@ -434,6 +436,8 @@ uint64_t vp_plan_checkpointed_blocks(const struct vp_plan *p,
  */
 unsigned vp_plan_world(const struct vp_plan *p);
 double vp_plan_dropout(const struct vp_plan *p, const struct vp_model *m);
+/* An encoder-decoder's decoder length: --target-seq, else --seq. */
+uint64_t vp_plan_target_seq(const struct vp_plan *p);
 /* Data-parallel degree for a world size; 0 when the degrees do not divide. */
 unsigned vp_plan_dp(const struct vp_plan *p, unsigned world);
 /* Whether the base is frozen (LoRA) and trainable parameters. */

@@ -257,6 +257,24 @@ vp_plan_time(const struct vp_model *m, const struct vp_gpu *gpu,
 		 * SDPA kernel's output is kept (graph.c, op_policy). */
 		flops += rc_share * ((double)pc.active + (p->attention ==
 		    VP_ATTN_SDPA ? 0.0 : 2.0 * L * s * h));
+	/* An encoder-decoder: the encoder's blocks and the embedding run on
+	 * the s source tokens, the decoder's and the head on the t target
+	 * ones, whose attention covers t (self) and s (cross) keys; per
+	 * source token, as `tokens` counts.  rules.c leaves only none and
+	 * full recompute. */
+	if (m->arch == VP_ARCH_ENCDEC) {
+		double tg = (double)vp_plan_target_seq(p);
+		double Ld = (double)m->dec_layers;
+		double penc = (double)pc.embedding + (double)(pc.layers -
+		    m->dec_layers * pc.per_layer);
+		double pdec = (double)pc.total - penc;
+		double att = h * (L * s * s + Ld * tg * (tg + s));
+
+		flops = (6.0 * (penc * s + pdec * tg) + 6.0 * att) / s;
+		if (p->recompute == VP_RECOMP_FULL)
+			flops += (2.0 * (penc * s + pdec * tg) + 2.0 * att) /
+			    s;
+	}
 	tokens = mb * s * ga * dp;
 	compute = flops * tokens / ((double)world * peak * 1e12 * prof->mfu);
 	if (pp > 1)

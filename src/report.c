@@ -372,24 +372,29 @@ plan_line(const struct vp_report *r, struct vp_buf *o)
 {
 	struct vp_buf k;
 	const struct vp_plan *p = r->plan;
-	char v1[16], v2[16], rc[48], smp[64];
+	char v1[16], v2[16], rc[48], smp[64], tg[40] = "";
 
-	/* The optimizer's kernels when the user chose them. */
+	/* An encoder-decoder's decoder length. */
+	if (r->model->arch == VP_ARCH_ENCDEC)
+		snprintf(tg, sizeof tg, " (target %llu)",
+		    (unsigned long long)vp_plan_target_seq(p));
 	/* A layer graph's samples are images of p->image x p->image. */
-	if (p->image)
+	if (r->model->lg != NULL)
 		snprintf(smp, sizeof smp, "%llux%llu images",
-		    (unsigned long long)p->image, (unsigned long long)p->image);
+		    (unsigned long long)vp_lgraph_image(r->model, p),
+		    (unsigned long long)vp_lgraph_image(r->model, p));
 	else
 		snprintf(smp, sizeof smp, "seq %llu",
 		    (unsigned long long)p->seq);
-	vp_buf_printf(o, "%s, %s%s%s%s%s, micro-batch %llu x %s, "
+	/* The optimizer's kernels when the user chose them. */
+	vp_buf_printf(o, "%s, %s%s%s%s%s, micro-batch %llu x %s%s, "
 	    "grad-accum %llu, recompute %s, attention %s, dropout %.2g%s%s\n",
 	    vp_prec_names[p->precision], vp_opt_names[p->optimizer],
 	    p->optimizer_impl ? " (" : "",
 	    p->optimizer_impl ? vp_optimpl_names[vp_plan_optimizer_impl(p)] :
 	    "", p->optimizer_impl ? ")" : "",
 	    p->optim_in_bwd ? " in backward" : "",
-	    (unsigned long long)p->micro_batch, smp,
+	    (unsigned long long)p->micro_batch, smp, tg,
 	    (unsigned long long)p->grad_accum,
 	    recomp_text(rc, sizeof rc, p, false),
 	    vp_attn_names[p->attention], vp_plan_dropout(p, r->model),
@@ -642,6 +647,9 @@ vp_report_text(const struct vp_report *r, struct vp_buf *o)
 		    (unsigned long long)m->layers,
 		    (unsigned long long)m->hidden,
 		    (unsigned long long)m->heads);
+	if (m->arch == VP_ARCH_ENCDEC)
+		vp_buf_printf(o, ", %llu decoder layers",
+		    (unsigned long long)m->dec_layers);
 	if (m->kv_heads != m->heads)
 		vp_buf_printf(o, " / %llu kv", (unsigned long long)m->kv_heads);
 	if (m->has_moe)
@@ -799,6 +807,8 @@ json_model(struct vp_json *j, const struct vp_report *r)
 	vp_json_str(j, "name", m->name);
 	vp_json_str(j, "architecture", vp_arch_names[m->arch]);
 	vp_json_u64(j, "layers", m->layers);
+	if (m->arch == VP_ARCH_ENCDEC)
+		vp_json_u64(j, "decoder_layers", m->dec_layers);
 	vp_json_u64(j, "hidden", m->hidden);
 	vp_json_u64(j, "params", pc.total);
 	vp_json_u64(j, "trainable_params", r->trainable ? r->trainable :
@@ -855,8 +865,11 @@ json_plan(struct vp_json *j, const struct vp_report *r)
 		vp_json_str(j, "load", vp_load_names[p->load]);
 	vp_json_u64(j, "micro_batch", p->micro_batch);
 	vp_json_u64(j, "seq", p->seq);
-	if (p->image)	/* a layer graph */
-		vp_json_u64(j, "image", p->image);
+	if (r->model->lg != NULL)	/* a layer graph: its resolution */
+		vp_json_u64(j, "image", vp_lgraph_image(r->model, p));
+	/* An encoder-decoder's decoder length (--target-seq). */
+	if (r->model->arch == VP_ARCH_ENCDEC)
+		vp_json_u64(j, "target_seq", vp_plan_target_seq(p));
 	vp_json_u64(j, "grad_accum", p->grad_accum);
 	vp_json_str(j, "recompute", vp_recomp_names[p->recompute]);
 	vp_json_u64(j, "recompute_stride", p->recompute_stride);

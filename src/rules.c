@@ -1172,6 +1172,109 @@ parallel_block(const struct vp_plan *p, const struct vp_model *m,
 	    "and --loss full", what, fam);
 }
 
+/* --target-seq is the decoder length of an encoder-decoder. */
+static int
+target_seq_encdec(const struct vp_plan *p, const struct vp_model *m,
+    unsigned world, struct vp_diags *d)
+{
+	(void)world;
+	if (p->target_seq && m->arch != VP_ARCH_ENCDEC)
+		return refuse(d, "--target-seq is the decoder length of an "
+		    "encoder-decoder; %s is a%s %s model: give its length "
+		    "with --seq", m->name ? m->name : "this model",
+		    m->arch == VP_ARCH_ENCODER ? "n" : "",
+		    vp_arch_names[m->arch]);
+	return 0;
+}
+
+/*
+ * What graph.c's lower_encdec lowers, as measured on the CPU
+ * (tests/validate_hf.py, T5 v1.0 and v1.1 under transformers 5.24):
+ * eager attention, recompute none or full, one rank holding the whole
+ * model, no adapters, quantization, compilation or fp8.  Anything else
+ * is refused rather than lowered as a decoder.
+ */
+static int
+encdec_plan(const struct vp_plan *p, const struct vp_model *m,
+    unsigned world, struct vp_diags *d)
+{
+	const char *what = NULL, *name = vp_family_names[vp_model_family(m)];
+
+	(void)world;
+	if (m->arch != VP_ARCH_ENCDEC)
+		return 0;
+	if (p->attention != VP_ATTN_EAGER)
+		return refuse(d, "--attention %s is not modelled for %s: its "
+		    "sdpa path passes the learned position bias as a float "
+		    "attn_mask that requires grad, which the kernels' saved "
+		    "sets were not measured with (and it has no flash "
+		    "path); use --attention eager (attn_implementation="
+		    "\"eager\")", vp_attn_names[p->attention], name);
+	if (p->recompute == VP_RECOMP_SELECTIVE || p->recompute == VP_RECOMP_OP)
+		return refuse(d, "--recompute %s is not modelled for %s "
+		    "(transformers checkpoints whole T5Blocks); use "
+		    "--recompute full or none", vp_recomp_names[p->recompute],
+		    name);
+	if (p->recompute == VP_RECOMP_FULL && p->recompute_stride != 1)
+		what = "--recompute-stride (transformers checkpoints every "
+		    "block)";
+	else if (p->lora_rank > 0)
+		what = "--lora (the adapters of its self- and cross-attention "
+		    "and wi/wo are not lowered)";
+	else if (p->quant != VP_QUANT_NONE)
+		what = "--quant";
+	else if (p->compile || p->compile_loss)
+		what = "--compile and --compile-loss";
+	else if (p->loss != VP_LOSS_FULL)
+		what = "a chunked --loss";
+	else if (p->float8 != VP_FLOAT8_NONE || p->precision == VP_PREC_FP8)
+		what = "fp8 (--float8, --precision fp8)";
+	else if (p->grad_accum > 1)
+		what = "--grad-accum above 1 (the shared embedding's three "
+		    "gradients were measured on one micro-batch)";
+	else if (p->optim_in_bwd)
+		what = "--optimizer-in-backward";
+	else if (p->activation_offload)
+		what = "--activation-offload";
+	else if (p->offload != VP_OFFLOAD_NONE)
+		what = "--offload";
+	else if (p->framework == VP_FW_MEGATRON)
+		what = "--framework megatron";
+	else if (p->optimizer == VP_OPT_ADAMW_8BIT ||
+	    p->optimizer == VP_OPT_PAGED_ADAMW_8BIT ||
+	    p->optimizer == VP_OPT_ADAFACTOR)
+		what = "an optimizer whose states follow the matrices' shapes";
+	else if (p->torch_version < 200 || p->transformers_version < 500)
+		what = "PyTorch before 2.0 or transformers before 5.0 (the "
+		    "code read is transformers 5.24's: 4.x unties Flan-T5's "
+		    "head and upcasts the softmax)";
+	if (what != NULL)
+		return refuse(d, "%s is not modelled for an encoder-decoder "
+		    "(%s)", what, name);
+	return 0;
+}
+
+/* The parallel layouts lower_encdec has: data parallelism only. */
+static int
+encdec_parallel(const struct vp_plan *p, const struct vp_model *m,
+    unsigned world, struct vp_diags *d)
+{
+	(void)world;
+	if (m->arch != VP_ARCH_ENCDEC)
+		return 0;
+	if (p->tp > 1 || p->pp > 1 || p->cp > 1 || p->ep > 1 || p->sp)
+		return refuse(d, "tensor, pipeline, context, expert and "
+		    "sequence parallelism are not modelled for an "
+		    "encoder-decoder (%s); use data parallelism (--tp 1 --pp "
+		    "1 --cp 1)", vp_family_names[vp_model_family(m)]);
+	if (p->zero > 0 || p->fsdp != VP_FSDP_NONE)
+		return refuse(d, "ZeRO and FSDP are not modelled for an "
+		    "encoder-decoder (%s): its units (two stacks, a shared "
+		    "embedding) were not measured; use --zero 0 --fsdp none",
+		    vp_family_names[vp_model_family(m)]);
+	return 0;
+}
+
 #define TPPPCPDP (VP_RK_TP | VP_RK_PP | VP_RK_CP | VP_RK_DP)
 
 /*
@@ -1267,6 +1370,9 @@ static const struct rule rules[] = {
 	{ offload_needs_sharding, VP_RK_SHARD, true },
 	{ optim_in_bwd, TPPPCPDP | VP_RK_SHARD, true },
 	{ load_path, TPPPCPDP, true },
+	{ target_seq_encdec, 0, false },
+	{ encdec_plan, 0, false },
+	{ encdec_parallel, TPPPCPDP | VP_RK_EP | VP_RK_SHARD, false },
 	{ local_attention, VP_RK_CP, false },
 	{ sink_attention, 0, false },
 	{ parallel_block, VP_RK_TP | VP_RK_CP, false },

@@ -709,6 +709,16 @@ run note-stride-without-recompute gpt2 --recompute-stride 2 --seq 128 \
 	--device cpu --precision fp32
 run note-alloc-conf-cpu gpt2 --alloc-conf expandable_segments:True --seq 128 \
 	--device cpu --precision fp32
+# Encoder-decoders (T5): issue 15's done-when command, an explained
+# estimate, what is refused, and --target-seq on a decoder.
+run t5-base-a100 t5-base --seq 512 --target-seq 128 --gpus 1xA100
+run explain-flan-t5-large tests/data/hf/flan-t5-large.config.json --seq 256 \
+	--target-seq 64 --gpus 1xA100 --recompute full --no-search --explain
+run refuse-t5-sdpa t5-base --attention sdpa --gpus 1xA100 --no-search
+run refuse-t5-tp t5-base --tp 2 --gpus 2xA100 --no-search
+run refuse-t5-lora t5-base --lora 8 --gpus 1xA100 --no-search
+run refuse-target-seq-decoder gpt2 --target-seq 64 --seq 128 --device cpu \
+	--precision fp32
 
 # Layer-graph models (ResNets): an estimate with --image, the CPU replay
 # with --explain, the plans they refuse, --image on a transformer, and

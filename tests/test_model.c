@@ -363,8 +363,8 @@ reader_errors(void **state)
 		    "134217728, not 'lots'", 10 },
 		{ "kv_heads: [1, 2]", "'kv_heads' must be a whole number from "
 		    "1 to 65536, not a list", 11 },
-		{ "architecture: encoder-decoder", "architecture "
-		    "'encoder-decoder' is not supported yet", 15 },
+		{ "architecture: custom", "architecture "
+		    "'custom' is not supported yet", 15 },
 		{ "moe: 8", "'moe' must be a mapping, not '8'", 6 },
 		{ "training: {seq: 0}", "'seq' must be a whole number from 1 to "
 		    "134217728, not '0'", 17 },
@@ -904,10 +904,12 @@ hf_architectures(void **state)
 		{ "PhiForCausalLM", "phi" },
 		{ "GPTNeoXForCausalLM", "gpt_neox" },
 		{ "OPTForCausalLM", "opt" },
+		{ "T5ForConditionalGeneration", "t5" },
+		{ "MT5ForConditionalGeneration", "mt5" },
 	};
 	static const char *const bad[] = { "Llama4ForConditionalGeneration",
 	    "Qwen3NextForCausalLM", "PhimoeForCausalLM",
-	    "LlavaForConditionalGeneration", "T5ForConditionalGeneration",
+	    "LlavaForConditionalGeneration", "BartForConditionalGeneration",
 	    "Llama", "LlamaForCausalLMX" };
 	struct vp_diags d = { 0 };
 	struct vp_model m;
@@ -1896,6 +1898,53 @@ hf_deepseek(void **state)
 	vp_diags_clear(&d);
 }
 
+/*
+ * T5 and mT5 configs (hf_t5): T5Config's names and defaults, the decoder
+ * as deep as the encoder unless said, the head tied whatever
+ * tie_word_embeddings says (transformers 5.24) and the rescale it
+ * decides, gated-gelu as geglu, and any other feed_forward_proj refused.
+ * 44,800 parameters (T5ForConditionalGeneration of 5.24 on the meta device
+ * says so): two 32-wide relu stacks of 2 blocks, 100 tokens
+ * (counted by hand from modeling_t5.py: 3,200 embedding; encoder blocks
+ * 4 x 32 x 32 + 2 x 32 x 64 + 64; decoder blocks 8 x 32 x 32 + 2 x 32 x 64
+ * + 96; 2 x 32 x 4 bias tables; two final norms).
+ */
+static void
+hf_t5_configs(void **state)
+{
+	struct vp_diags d = { 0 };
+	struct vp_model m;
+
+	(void)state;
+	load_ok("{\"model_type\": \"t5\", \"d_model\": 32, \"num_layers\": 2,"
+	    " \"num_heads\": 4, \"d_kv\": 8, \"d_ff\": 64,"
+	    " \"vocab_size\": 100}", &m, &d);
+	assert_int_equal(m.arch, VP_ARCH_ENCDEC);
+	assert_int_equal(m.family, VP_FAMILY_T5);
+	assert_true(m.dec_layers == 2 && m.rel_buckets == 32);
+	assert_true(m.tie_embeddings && m.scale_dec_out);
+	assert_int_equal(m.act, VP_ACT_RELU);
+	assert_true(total(&m) == 3200 + 2 * (4 * 1024 + 2 * 2048 + 64) +
+	    2 * (8 * 1024 + 2 * 2048 + 96) + 2 * 32 * 4 + 2 * 32);
+	vp_model_free(&m);
+	vp_diags_clear(&d);
+	load_ok("{\"model_type\": \"mt5\", \"d_model\": 32, \"num_layers\": 2,"
+	    " \"num_decoder_layers\": 3, \"num_heads\": 4, \"d_kv\": 8,"
+	    " \"d_ff\": 64, \"vocab_size\": 100,"
+	    " \"feed_forward_proj\": \"gated-gelu\","
+	    " \"tie_word_embeddings\": false}", &m, &d);
+	assert_true(m.dec_layers == 3 && m.act == VP_ACT_GEGLU);
+	assert_true(m.tie_embeddings && !m.scale_dec_out);
+	vp_model_free(&m);
+	vp_diags_clear(&d);
+	assert_int_equal(load("{\"model_type\": \"t5\","
+	    " \"feed_forward_proj\": \"gated-silu\"}", &m, &d), -1);
+	assert_non_null(find(&d, VP_ERROR, "feed_forward_proj 'gated-silu' "
+	    "is not modelled"));
+	vp_model_free(&m);
+	vp_diags_clear(&d);
+}
+
 /* Every family's row names the linears its block builder asks for. */
 static void
 family_rows_complete(void **state)
@@ -1924,6 +1973,14 @@ family_rows_complete(void **state)
 			continue;
 		}
 		assert_non_null(fi->lin[VP_ROLE_FC]);
+		/* An encoder-decoder row (T5) runs Hugging Face's code only
+		 * (no Megatron fusion) and names its gated MLP's linears. */
+		if (fi->arch == VP_ARCH_ENCDEC) {
+			assert_null(fi->lin[VP_ROLE_QKV]);
+			assert_non_null(fi->lin[VP_ROLE_GATE]);
+			assert_non_null(fi->lin[VP_ROLE_UP]);
+			continue;
+		}
 		/* OPT's pre-norm row is Hugging Face's ungated block only
 		 * (model validation refuses the rest). */
 		if (fi->block == VP_BLOCK_PRE_NORM && f != VP_FAMILY_OPT) {
@@ -2211,6 +2268,7 @@ main(void)
 		cmocka_unit_test(gemma3_layer_types),
 		cmocka_unit_test(gpt_oss_config),
 		cmocka_unit_test(hf_architectures),
+		cmocka_unit_test(hf_t5_configs),
 		cmocka_unit_test(hf_text_config),
 		cmocka_unit_test(hf_errors),
 		cmocka_unit_test(bug_hf_attention_bias_adds_mlp_bias),
