@@ -1770,6 +1770,24 @@ prenorm_block(struct lctx *x, int32_t in)
 }
 
 /*
+ * RoPE in complex numbers (DeepSeek-V2's and Llama 4's apply_rotary_emb):
+ * view_as_complex(t.float().reshape(..., -1, 2)) * freqs_cis, then
+ * view_as_real(...).flatten(3).type_as(t): .float() copies a 16-bit t,
+ * the complex product (n fp32 values) is new and saves only freqs_cis
+ * (`cs`, the positions' table, small), type_as copies back.
+ */
+static int32_t
+complex_rope(struct lctx *x, int32_t t, uint64_t n, int32_t cs)
+{
+	enum vp_dtype dt = dt_of(x, t);
+
+	if (dt != VP_FP32)
+		t = ew(x, "rope float", n, VP_FP32, t, -1, -1, -1, VP_CAT_ACT);
+	t = ew(x, "rope complex mul", n, VP_FP32, t, cs, -1, cs, VP_CAT_ACT);
+	return cast(x, t, dt, VP_CAT_ACT);
+}
+
+/*
  * RoPE on the rotary part of an MLA projection (rope_dim of each q head,
  * the one key head of kv_a_proj_with_mqa's output), a view of `src`;
  * `ne` elements.  Returns the rotated tensor.  The products save only the
@@ -1782,21 +1800,9 @@ mla_rope(struct lctx *x, int32_t src, uint64_t ne, int32_t cs)
 	enum vp_dtype dt = dt_of(x, src), pt;
 	int32_t t1, t2, t3;
 
-	if (x->fam.rope_complex) {
-		/*
-		 * DeepSeek-V2's apply_rotary_emb: view_as_complex(
-		 * xq.float().reshape(..., -1, 2)) * freqs_cis (complex64,
-		 * (s, r/2)), view_as_real(...).flatten(3).type_as(xq):
-		 * .float() copies a 16-bit view, the complex product is new,
-		 * type_as copies back.
-		 */
-		if (dt != VP_FP32)
-			src = ew(x, "rope float", ne, VP_FP32, src, -1, -1, -1,
-			    VP_CAT_ACT);
-		t1 = ew(x, "rope complex mul", ne, VP_FP32, src, cs, -1, cs,
-		    VP_CAT_ACT);
-		return cast(x, t1, dt, VP_CAT_ACT);
-	}
+	/* DeepSeek-V2: freqs_cis of (s, r/2) complex64 values. */
+	if (x->fam.rope_complex)
+		return complex_rope(x, src, ne, cs);
 	/* DeepSeek-V3: cos and sin in the embeddings' dtype (the residual
 	 * stream's), so a 16-bit q or k times them is promoted. */
 	pt = promote(dt, x->r);
@@ -2087,22 +2093,6 @@ parallel_block(struct lctx *x, int32_t in)
 }
 
 /* The block builders, by norm placement (vp_family_info.block). */
-/*
- * Llama 4's RoPE (apply_rotary_emb, modeling_llama4.py v5.24) on q or k
- * (n rows of `width`): the input upcast to fp32 and viewed as complex, a
- * complex product with the positions' frequencies (which it saves: they
- * are the model's one table, not counted), and the result cast back.
- */
-static int32_t
-llama4_rope(struct lctx *x, int32_t t, uint64_t width)
-{
-	enum vp_dtype dt = dt_of(x, t);
-	uint64_t n = x->b * x->s * width;
-	int32_t f = cast(x, t, VP_FP32, VP_CAT_ACT);
-
-	f = ew(x, "rope complex mul", n, VP_FP32, f, -1, -1, -1, VP_CAT_ACT);
-	return cast(x, f, dt, VP_CAT_ACT);
-}
 
 /*
  * Llama 4's MoE (Llama4TextMoe, v5.24), which runs every expert on every
@@ -2175,9 +2165,10 @@ llama4_moe(struct lctx *x, int32_t in)
  * the complex RoPE and the L2 norm of q and k (qk_l2norm), in a NoPE one
  * the temperature tuning of q (a per-position fp32 factor: the product
  * is fp32, cast back); then transposed views into attention.  A RoPE
- * block attends within chunks (attn_chunk): once the sequence reaches a
- * chunk, transformers passes sdpa a mask, so not enable_gqa, and k and v
- * are repeated (use_gqa_in_sdpa).  The MLP is Llama4TextMoe in the
+ * block attends within chunks, which costs what a local layer's window
+ * does (window_mask): once the sequence reaches a chunk, transformers
+ * passes sdpa a mask, so not enable_gqa (k and v repeated), and the
+ * kernel keeps the mask's float copy.  The MLP is Llama4TextMoe in the
  * blocks with experts, else a SwiGLU MLP of the model's ffn.
  */
 static int32_t
@@ -2186,8 +2177,7 @@ llama4_block(struct lctx *x, int32_t in)
 	const struct vp_model *m = x->m;
 	uint64_t n = x->b * x->s, qd = x->a * x->d, kd = x->kv * x->d;
 	bool rope = !vp_block_nope(m, x->global_layer);
-	bool masked = rope && m->attn_chunk > 0 && x->s >= m->attn_chunk;
-	int32_t h1, q, k, v, ctx, o, res, h2, mlp, fm;
+	int32_t h1, q, k, v, ctx, o, res, h2, mlp;
 	bool repeated;
 
 	h1 = norm(x, "input norm", in);
@@ -2198,8 +2188,13 @@ llama4_block(struct lctx *x, int32_t in)
 	v = linear(x, block_lin(x, VP_ROLE_V), h1, x->h, kd, m->qkv_bias,
 	    true, VP_CAT_ACT);
 	if (rope) {
-		q = llama4_rope(x, q, qd);
-		k = llama4_rope(x, k, kd);
+		/* Llama4TextRotaryEmbedding's freqs_cis: (s, d/2) complex64,
+		 * one tensor per block here, as for the other families. */
+		int32_t cs = ew(x, "rope freqs_cis", x->s * x->d, VP_FP32, -1,
+		    -1, -1, -1, VP_CAT_ACT);
+
+		q = complex_rope(x, q, n * qd, cs);
+		k = complex_rope(x, k, n * kd, cs);
 		if (m->qk_l2norm) {
 			q = rms_normalize(x, q, elems_of(x, q) / x->d, x->d);
 			k = rms_normalize(x, k, elems_of(x, k) / x->d, x->d);
@@ -2212,37 +2207,15 @@ llama4_block(struct lctx *x, int32_t in)
 		q = cast(x, q, dt, VP_CAT_ACT);
 	}
 	repeated = x->kv < x->a && x->p->attention != VP_ATTN_FLASH &&
-	    !(gqa_in_kernel(x) && !masked);
+	    !gqa_in_kernel(x);
 	if (repeated) {
 		k = ew(x, "repeat k", n * qd, dt_of(x, k), k, -1, -1, -1,
 		    VP_CAT_ACT);
 		v = ew(x, "repeat v", n * qd, dt_of(x, v), v, -1, -1, -1,
 		    VP_CAT_ACT);
 	}
-	/*
-	 * sdpa turns the chunked mask (bool, b x 1 x s x s, made once per
-	 * forward and not counted) into an additive one in q's dtype
-	 * (convert_boolean_attn_mask), which the CPU flash kernel's
-	 * backward keeps (measured, PyTorch 2.13: _saved_attn_mask).
-	 */
-	if (masked && x->p->attention == VP_ATTN_SDPA) {
-		size_t i, first;
-
-		fm = ew(x, "mask to float", x->b * x->s * x->s, x->autocast ?
-		    x->c : dt_of(x, q), -1, -1, -1, -1, VP_CAT_ACT);
-		first = x->g->nop;
-		ctx = attention_core(x, q, k, v, x->fam.softmax_fp32,
-		    x->fam.mask_fp32);
-		for (i = first; i < x->g->nop; i++)
-			if (strcmp(x->g->op[i].name, "sdpa") == 0) {
-				IN(&x->g->op[i], fm);
-				if (rg_of(x, ctx))
-					SAVE(&x->g->op[i], fm);
-			}
-	} else {
-		ctx = attention_core(x, q, k, v, x->fam.softmax_fp32,
-		    x->fam.mask_fp32);
-	}
+	ctx = attention_core(x, q, k, v, x->fam.softmax_fp32,
+	    x->fam.mask_fp32);
 	if (!attn_out_view(x))
 		ctx = ew(x, "attn transpose", n * qd, dt_of(x, ctx), ctx, -1,
 		    -1, -1, VP_CAT_ACT);

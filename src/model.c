@@ -430,7 +430,8 @@ vp_moe_layer_sparse(const struct vp_model *m, uint64_t l)
 bool
 vp_block_nope(const struct vp_model *m, uint64_t l)
 {
-	return m->nope_every > 0 && (l + 1) % m->nope_every == 0;
+	return vp_model_family(m) == VP_FAMILY_LLAMA4 && m->global_every > 0 &&
+	    (l + 1) % m->global_every == 0;
 }
 
 uint64_t
@@ -641,7 +642,9 @@ vp_model_validate(struct vp_model *m, struct vp_diags *d)
 		    "a model with learned positions",
 		    (unsigned long long)m->train.seq,
 		    (unsigned long long)m->max_seq);
-	if ((m->window == 0) != (m->global_every == 0))
+	/* Llama 4's global blocks (its NoPE ones) exist without a chunk. */
+	if ((m->window == 0) != (m->global_every == 0) &&
+	    !(vp_model_family(m) == VP_FAMILY_LLAMA4 && m->window == 0))
 		vp_diag_add(d, m->file, m->where[VP_F_LAYERS], VP_ERROR,
 		    "'sliding_window' and 'global_every' go together: the "
 		    "window of the local layers, and every how many layers "

@@ -257,13 +257,12 @@ struct vp_model {
 	bool post_norms;	/* Gemma-2 sandwich norms: 4 per layer */
 	bool attn_softcap;	/* Gemma-2: tanh soft-capping of eager scores */
 	bool logit_softcap;	/* Gemma-2: tanh soft-capping of the logits */
-	/* Llama 4 (family llama4): every nope_every-th block (from 1) has
-	 * no RoPE and global attention, the others RoPE, an L2 norm of q
-	 * and k (qk_l2norm) and attention within chunks of attn_chunk
-	 * tokens (0 = none); attn_temperature scales the NoPE blocks' q
-	 * by a per-position factor. */
-	uint32_t nope_every;
-	uint64_t attn_chunk;
+	/* Llama 4 (family llama4): every global_every-th block (from 1)
+	 * has no RoPE and global attention, the others RoPE, an L2 norm of
+	 * q and k (qk_l2norm) and attention within chunks of `window`
+	 * tokens, lowered as local layers (what a chunk's mask costs is a
+	 * window's); attn_temperature scales the NoPE blocks' q by a
+	 * per-position factor. */
 	bool attn_temperature;
 	bool qk_l2norm;
 	uint64_t window;	/* sliding-window size of the local layers
@@ -359,7 +358,8 @@ struct vp_family_info vp_model_traits_at(const struct vp_model *m,
  * its decoder_sparse_step.  False for a model without experts.
  */
 bool vp_moe_layer_sparse(const struct vp_model *m, uint64_t l);
-/* Whether block l (from 0) of a Llama 4 model has no RoPE (nope_every). */
+/* Whether block l (from 0) of a Llama 4 model has no RoPE (its global
+ * blocks, global_every). */
 bool vp_block_nope(const struct vp_model *m, uint64_t l);
 /* How many of the blocks [first, first + count) keep a dense MLP (all of
  * them in a model without experts). */

@@ -63,8 +63,6 @@ static const struct key top_keys[] = {
 	{ "post_norms", K_BOOL, 0, 0, NULL, 0, -1, NULL, false },
 	{ "attn_softcap", K_BOOL, 0, 0, NULL, 0, -1, NULL, false },
 	{ "logit_softcap", K_BOOL, 0, 0, NULL, 0, -1, NULL, false },
-	{ "nope_every", K_U64, 0, MAX_LAYERS, NULL, 0, -1, NULL, false },
-	{ "attn_chunk", K_U64, 0, MAX_SEQ, NULL, 0, -1, NULL, false },
 	{ "attn_temperature", K_BOOL, 0, 0, NULL, 0, -1, NULL, false },
 	{ "qk_l2norm", K_BOOL, 0, 0, NULL, 0, -1, NULL, false },
 	{ "vocab", K_U64, 1, MAX_VOCAB, NULL, 0, VP_F_VOCAB,
@@ -308,8 +306,6 @@ set_top(struct reading *r, const char *k, union val v)
 	else if (!strcmp(k, "post_norms")) m->post_norms = v.b;
 	else if (!strcmp(k, "attn_softcap")) m->attn_softcap = v.b;
 	else if (!strcmp(k, "logit_softcap")) m->logit_softcap = v.b;
-	else if (!strcmp(k, "nope_every")) m->nope_every = (uint32_t)v.u;
-	else if (!strcmp(k, "attn_chunk")) m->attn_chunk = v.u;
 	else if (!strcmp(k, "attn_temperature")) m->attn_temperature = v.b;
 	else if (!strcmp(k, "qk_l2norm")) m->qk_l2norm = v.b;
 	else if (!strcmp(k, "vocab")) m->vocab = v.u;
@@ -352,10 +348,10 @@ family_defaults(const struct ynode *root, struct vp_model *m)
 	/* Llama4TextConfig's defaults (v5.24): a NoPE block every 4th,
 	 * chunks of 8192, temperature tuning and the L2 q/k norm on. */
 	if (m->family == VP_FAMILY_LLAMA4) {
-		if (ynode_get(root, "nope_every") == NULL)
-			m->nope_every = 4;
-		if (ynode_get(root, "attn_chunk") == NULL)
-			m->attn_chunk = 8192;
+		if (ynode_get(root, "global_every") == NULL)
+			m->global_every = 4;
+		if (ynode_get(root, "sliding_window") == NULL)
+			m->window = 8192;
 		if (ynode_get(root, "attn_temperature") == NULL)
 			m->attn_temperature = true;
 		if (ynode_get(root, "qk_l2norm") == NULL)
@@ -1028,9 +1024,9 @@ every_step(uint64_t l, uint32_t step)
 }
 
 static bool
-rope_block(uint64_t l, uint32_t nope_every)
+rope_block(uint64_t l, uint32_t global_every)
 {
-	return nope_every == 0 || (l + 1) % nope_every != 0;
+	return global_every == 0 || (l + 1) % global_every != 0;
 }
 
 /*
@@ -1084,36 +1080,39 @@ hf_llama4(const struct ynode *root, const char *file, struct vp_model *m,
 	v = 4;
 	hf_u64(root, file, "no_rope_layer_interval", 1, MAX_LAYERS, &v, -1, m,
 	    d);
-	m->nope_every = (uint32_t)v;
+	m->global_every = (uint32_t)v;
 	n = ynode_get(root, "no_rope_layers");
 	if (n != NULL && !ynode_is_null(n) && n->kind == YN_SEQ &&
 	    m->layers > 0) {
 		/* The interval is where the first NoPE block (0) sits. */
-		m->nope_every = 0;
+		m->global_every = 0;
 		for (i = 0; i < n->nkids && i < m->layers; i++)
 			if (n->kids[i]->kind == YN_SCALAR &&
 			    strcmp(n->kids[i]->str, "0") == 0) {
-				m->nope_every = (uint32_t)(i + 1);
+				m->global_every = (uint32_t)(i + 1);
 				break;
 			}
 		hf_layer_pattern(n, file, "no_rope_layers", m->layers, true,
-		    rope_block, m->nope_every,
+		    rope_block, m->global_every,
 		    "no RoPE in every k-th block only", d);
 	} else if (n != NULL && !ynode_is_null(n)) {
 		ynode_want(n, YN_SEQ, file, "no_rope_layers", d);
 	}
-	m->attn_chunk = 8192;
+	/* Every block with RoPE: none is global. */
+	if (m->global_every == 0)
+		m->global_every = (uint32_t)(m->layers + 1);
+	m->window = 8192;
 	n = ynode_get(root, "attention_chunk_size");
 	if (n != NULL && ynode_is_null(n))
-		m->attn_chunk = 0;
+		m->window = 0;
 	else
 		hf_u64(root, file, "attention_chunk_size", 1, MAX_SEQ,
-		    &m->attn_chunk, -1, m, d);
+		    &m->window, -1, m, d);
 	n = ynode_get(root, "layer_types");
 	if (n != NULL && !ynode_is_null(n) &&
 	    ynode_want(n, YN_SEQ, file, "layer_types", d) == 0) {
 		for (i = 0; i < n->nkids && i < m->layers; i++) {
-			const char *want = m->attn_chunk &&
+			const char *want = m->window &&
 			    !vp_block_nope(m, i) ? "chunked_attention" :
 			    "full_attention";
 

@@ -974,6 +974,16 @@ llama4_plan(const struct vp_plan *p, const struct vp_model *m,
 	if (p->float8 != VP_FLOAT8_NONE || p->precision == VP_PREC_FP8)
 		return refuse(d, "%s: float8 training is not modelled for "
 		    "Llama 4", m->name);
+	if (p->transformers_version < 500)
+		return refuse(d, "%s: Llama 4 is modelled as transformers 5's "
+		    "class runs it (measured with 5.24), not with "
+		    "--transformers %u.%u", m->name,
+		    p->transformers_version / 100,
+		    p->transformers_version % 100);
+	if (p->recompute == VP_RECOMP_SELECTIVE || p->activation_offload)
+		return refuse(d, "%s: --recompute selective and activation "
+		    "offloading are not modelled for Llama 4 (not measured); "
+		    "use --recompute none or full", m->name);
 	return 0;
 }
 
@@ -995,6 +1005,10 @@ local_attention(const struct vp_plan *p, const struct vp_model *m,
 	(void)world;
 	if (vp_model_family(m) != VP_FAMILY_GEMMA3 &&
 	    vp_model_family(m) != VP_FAMILY_GPT_OSS && m->window == 0)
+		return 0;
+	/* Llama 4's chunks are local layers too; llama4_plan says what
+	 * was measured for it. */
+	if (vp_model_family(m) == VP_FAMILY_LLAMA4)
 		return 0;
 	/* Measured with transformers 5.24; the 4.x classes (Gemma-3 from
 	 * 4.50, gpt-oss from 4.55, whose experts were a Python loop) are

@@ -1694,8 +1694,8 @@ hf_llama4_configs(void **state)
 	assert_int_equal(m.moe.shared_experts, 1);
 	assert_int_equal(m.moe.shared_ffn, 32);
 	assert_int_equal(m.moe.top_k, 1);
-	assert_int_equal(m.nope_every, 2);
-	assert_int_equal(m.attn_chunk, 0);
+	assert_int_equal(m.global_every, 2);
+	assert_int_equal(m.window, 0);
 	assert_true(m.attn_temperature && m.qk_l2norm);
 	assert_false(vp_moe_layer_sparse(&m, 0));
 	assert_true(vp_moe_layer_sparse(&m, 1));
