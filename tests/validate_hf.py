@@ -2,6 +2,7 @@
 
     .venv-test/bin/python tests/validate_hf.py          # the grid, needs $VRAMPLAN
     options: --filter SUBSTRING   --json FILE   --threads N   --list   --measure-only
+             --quick (make check's cases: the grid less FULL_ONLY)
 
 Run by tests/validate_hf.sh with the interpreter of the virtual environment
 that `make venv` builds from requirements-test.txt (PyTorch 2.13, pinned
@@ -205,6 +206,34 @@ GRID = [
     ("t5-gated", "bf16-mixed", "adamw", 2, 64, "full", "eager"),
 ]
 
+# Left out of make check (--quick, tests/validate_hf.sh) to keep CI's
+# budget: every family keeps at least one case without and one with
+# recompute there, and these, measured when their families landed, run
+# with the whole grid (no --quick; VALIDATE_FULL=1 for the make check
+# test).  Their figures are in the notes above.
+FULL_ONLY = {
+    "llama4/bf16-mixed/adamw/b2s24/norc/sdpa",
+    "gemma3/bf16-mixed/adamw/b2s64/norc/eager",
+    "gemma3/bf16/adamw/b2s64/norc/sdpa",
+    "gemma3-act/fp32/adamw/b2s512/norc/eager",
+    "gemma3-act/bf16-mixed/adamw/b2s512/rc/sdpa",
+    "gemma3-act/fp32/adamw/b2s96/norc/sdpa",
+    "gpt-oss/bf16/adamw/b2s64/norc/eager",
+    "gpt-oss/fp32/adamw/b2s256/norc/eager",
+    "gpt-oss/bf16-mixed/adamw/b2s256/norc/eager",
+    "deepseek-v3/fp32/adamw/b2s128/norc/eager",
+    "deepseek-v3/bf16-mixed/adamw/b2s128/norc/sdpa",
+    "deepseek-v2-lite/fp32/adamw/b2s128/norc/sdpa",
+    "deepseek-v2-lite/bf16-mixed/adamw/b2s128/norc/eager",
+    "phi/bf16-mixed/adamw/b2s64/norc/eager",
+    "phi-act/fp32/adamw/b4s512/norc/sdpa",
+    "gpt-neox/bf16-mixed/adamw/b2s64/norc/eager",
+    "gpt-neox-act/fp32/adamw/b4s512/norc/eager",
+    "opt/bf16-mixed/adamw/b4s128/norc/eager",
+    "opt-act/fp32/adamw/b4s512/norc/sdpa",
+    "t5-gated/bf16/adamw/b2s64t32/norc/eager",
+}
+
 # Encoder-decoders (the configs named here): labels, and so the decoder,
 # of seq / TARGET_SEQ_DIV tokens.
 ENCDEC = ("t5-relu", "t5-gated")
@@ -290,8 +319,9 @@ def main(argv=None):
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--list", action="store_true")
     ap.add_argument("--measure-only", action="store_true")
+    ap.add_argument("--quick", action="store_true", help="make check's cases: the grid less FULL_ONLY")
     a = ap.parse_args(argv)
-    cases = [c for c in GRID if a.filter in case_name(c)]
+    cases = [c for c in GRID if a.filter in case_name(c) and not (a.quick and case_name(c) in FULL_ONLY)]
     if a.list:
         for c in cases:
             print(case_name(c) + ("  KNOWN: " + KNOWN[case_name(c)] if case_name(c) in KNOWN else ""))
