@@ -1151,6 +1151,26 @@ gqa_in_kernel(const struct lctx *x)
 	    x->p->torch_version >= 205 && x->d <= 256 && !window_mask(x);
 }
 
+/*
+ * repeat_kv: expand + reshape copies k and v to every head (b*s rows of
+ * a*d).  Not for FlashAttention (Hugging Face's flash path never calls
+ * it: 4.40's LlamaFlashAttention2, integrations/flash_attention.py
+ * later), nor when sdpa reads the kv heads itself (gqa_in_kernel).
+ * Returns whether it copied.
+ */
+static bool
+repeat_kv(struct lctx *x, int32_t *k, int32_t *v)
+{
+	uint64_t n = x->b * x->s * x->a * x->d;
+
+	if (!(x->kv < x->a && x->fam.repeat_kv &&
+	    x->p->attention != VP_ATTN_FLASH && !gqa_in_kernel(x)))
+		return false;
+	*k = ew(x, "repeat k", n, dt_of(x, *k), *k, -1, -1, -1, VP_CAT_ACT);
+	*v = ew(x, "repeat v", n, dt_of(x, *v), *v, -1, -1, -1, VP_CAT_ACT);
+	return true;
+}
+
 /* t.contiguous() of a transposed (b, s, heads, d) view: a copy of `width`
  * (heads * d) elements per token. */
 static int32_t
@@ -1715,18 +1735,7 @@ prenorm_block(struct lctx *x, int32_t in)
 		t3 = ew(x, "rope mul", n * kd, dt, t3, -1, -1, -1, VP_CAT_ACT);
 		k = ew(x, "rope add", n * kd, dt, t1, t3, -1, -1, VP_CAT_ACT);
 	}
-	/* FlashAttention takes fewer kv heads than heads: Hugging Face's
-	 * flash path never calls repeat_kv (4.40's LlamaFlashAttention2,
-	 * integrations/flash_attention.py later). */
-	repeated = x->kv < x->a && fam->repeat_kv &&
-	    x->p->attention != VP_ATTN_FLASH && !gqa_in_kernel(x);
-	if (repeated) {
-		/* repeat_kv: expand + reshape copies k and v to a heads. */
-		k = ew(x, "repeat k", n * qd, dt_of(x, k), k, -1, -1, -1,
-		    VP_CAT_ACT);
-		v = ew(x, "repeat v", n * qd, dt_of(x, v), v, -1, -1, -1,
-		    VP_CAT_ACT);
-	}
+	repeated = repeat_kv(x, &k, &v);
 	/* transformers 4.48 to 4.55: q, k and v made contiguous (the
 	 * repeated k and v are already); the transposed views' storage
 	 * goes once nothing else holds it. */
@@ -2028,7 +2037,6 @@ parallel_block(struct lctx *x, int32_t in)
 	uint64_t n = x->b * x->s, qd = x->a * x->d, kd = x->kv * x->d;
 	uint64_t r = m->rotary_dim ? m->rotary_dim : x->d;
 	int32_t h1, q, k, v, ctx, o, mlp, sum;
-	bool repeated;
 
 	assert(fam->par_norms >= 1 && fam->par_norms <= 2 && fam->rope_cat);
 	assert(m->pos == VP_POS_ROPE);
@@ -2056,14 +2064,7 @@ parallel_block(struct lctx *x, int32_t in)
 	}
 	q = rope_partial(x, q, qd, r);
 	k = rope_partial(x, k, kd, r);
-	repeated = x->kv < x->a && fam->repeat_kv &&
-	    x->p->attention != VP_ATTN_FLASH && !gqa_in_kernel(x);
-	if (repeated) {
-		k = ew(x, "repeat k", n * qd, dt_of(x, k), k, -1, -1, -1,
-		    VP_CAT_ACT);
-		v = ew(x, "repeat v", n * qd, dt_of(x, v), v, -1, -1, -1,
-		    VP_CAT_ACT);
-	}
+	(void)repeat_kv(x, &k, &v);
 	/* Eager, fused: matmul(probs, v) reshapes v, a chunk of the
 	 * (b, a, s, 3d) view whose batch and head dims do not merge, into a
 	 * copy that bmm saves (not the projection; measured, GPT-NeoX). */
@@ -2178,7 +2179,6 @@ llama4_block(struct lctx *x, int32_t in)
 	uint64_t n = x->b * x->s, qd = x->a * x->d, kd = x->kv * x->d;
 	bool rope = !vp_block_nope(m, x->global_layer);
 	int32_t h1, q, k, v, ctx, o, res, h2, mlp;
-	bool repeated;
 
 	h1 = norm(x, "input norm", in);
 	q = linear(x, block_lin(x, VP_ROLE_Q), h1, x->h, qd, m->qkv_bias,
@@ -2206,14 +2206,7 @@ llama4_block(struct lctx *x, int32_t in)
 		    VP_CAT_ACT);
 		q = cast(x, q, dt, VP_CAT_ACT);
 	}
-	repeated = x->kv < x->a && x->p->attention != VP_ATTN_FLASH &&
-	    !gqa_in_kernel(x);
-	if (repeated) {
-		k = ew(x, "repeat k", n * qd, dt_of(x, k), k, -1, -1, -1,
-		    VP_CAT_ACT);
-		v = ew(x, "repeat v", n * qd, dt_of(x, v), v, -1, -1, -1,
-		    VP_CAT_ACT);
-	}
+	(void)repeat_kv(x, &k, &v);
 	ctx = attention_core(x, q, k, v, x->fam.softmax_fp32,
 	    x->fam.mask_fp32);
 	if (!attn_out_view(x))
