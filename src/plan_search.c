@@ -40,28 +40,36 @@ stage_peak(const struct vp_model *m, const struct vp_plan *p,
 /*
  * The worst of the first and the last stage: middle stages hold less
  * than the first (fewer micro-batches in flight, no embeddings) and no
- * logits.  When the first stage alone is over bound the plan cannot fit
- * and the last is not replayed: *exact is then false and the peak a
- * lower bound.
+ * logits, when their blocks are alike.  A model whose first blocks are
+ * dense and the rest experts (DeepSeek's first_k_dense_replace,
+ * Qwen-MoE's mlp_only_layers, Llama 4's interleaving) breaks that: the
+ * second stage, all experts, can hold more than the first (measured:
+ * DeepSeek-V2-Lite on PP 8, stage 1 4.0 GiB over stage 0), so every
+ * stage is replayed.  When the first stage alone is over bound the plan
+ * cannot fit and the others are not replayed: *exact is then false and
+ * the peak a lower bound.
  */
 static uint64_t
 worst_peak(const struct vp_model *m, const struct vp_plan *p,
     const struct vp_mem_opts *o, uint64_t bound, bool fast,
     unsigned *worst_stage, bool *exact)
 {
-	unsigned pp = p->pp;
-	uint64_t first = stage_peak(m, p, o, 0, fast), last;
+	unsigned pp = p->pp, st;
+	uint64_t worst = stage_peak(m, p, o, 0, fast), v;
+	bool mixed = m->has_moe && vp_moe_dense_blocks(m, 0, m->layers) > 0;
 
 	*worst_stage = 0;
-	*exact = pp == 1 || first <= bound;
+	*exact = pp == 1 || worst <= bound;
 	if (pp == 1 || !*exact)
-		return first;
-	last = stage_peak(m, p, o, pp - 1, fast);
-	if (last > first) {
-		*worst_stage = pp - 1;
-		return last;
+		return worst;
+	for (st = mixed ? 1 : pp - 1; st < pp; st++) {
+		v = stage_peak(m, p, o, st, fast);
+		if (v > worst) {
+			worst = v;
+			*worst_stage = st;
+		}
 	}
-	return first;
+	return worst;
 }
 
 uint64_t
