@@ -65,6 +65,20 @@ struct vp_gpu {
 	double launch_price_usd;	/* NAN when unknown */
 	struct vp_price *prices;
 	size_t nprices;
+	/*
+	 * The card's network as sold (the catalog's `network` block) and
+	 * its achievable matmul rates (`achievable`), for the time model
+	 * (plan_search.c).  0 / NAN where the catalog does not say.
+	 * scale_out false: one node only (consumer and workstation cards by
+	 * default); compare reads it to refuse multi-node plans.
+	 */
+	unsigned gpus_per_node;		/* GPUs in one node as sold */
+	double intra_busbw_gbs;		/* measured all-reduce bus bandwidth */
+	unsigned nics_per_node;		/* scale-out NICs (ports) per node */
+	double nic_gbps;		/* line rate of each, Gb/s */
+	bool scale_out;			/* nodes can be networked */
+	double gemm_bf16_tflops;	/* measured matmul rate (MAMF), bf16 */
+	double gemm_fp8_tflops;		/* the same, fp8 */
 };
 
 struct vp_catalog {

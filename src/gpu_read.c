@@ -23,10 +23,14 @@ static const char *const card_keys[] = {
 	"fp4_tflops_dense", "fp16_acc16_tflops_dense", "fp8_acc16_tflops_dense",
 	"tflops_notes", "tdp_w", "interconnect", "launch_price_usd",
 	"launch_price_note", "cloud_prices", "estimated", "estimated_fields",
-	"sources", "notes",
+	"sources", "notes", "network", "achievable",
 };
 static const char *const link_keys[] = { "gpu_to_gpu", "host",
 	"gpu_to_gpu_gbs", "host_gbs" };
+static const char *const network_keys[] = { "gpus_per_node",
+	"intra_busbw_gbs", "nics_per_node", "nic_gbps", "scale_out", "source" };
+static const char *const achievable_keys[] = { "gemm_bf16_tflops",
+	"gemm_fp8_tflops", "source" };
 static const char *const price_keys[] = { "provider", "offering",
 	"usd_per_gpu_hour", "region", "date", "source", "note" };
 
@@ -41,6 +45,73 @@ opt_num(const struct ynode *map, const char *file, const char *key,
 	if (n == NULL || ynode_is_null(n))
 		return 0;
 	return ynode_double(n, file, key, 0, max, out, d);
+}
+
+/* A whole count in [0, max]: 0 when absent or null. */
+static int
+opt_count(const struct ynode *map, const char *file, const char *key,
+    uint64_t max, unsigned *out, struct vp_diags *d)
+{
+	const struct ynode *n = ynode_get(map, key);
+	uint64_t u;
+
+	*out = 0;
+	if (n == NULL || ynode_is_null(n))
+		return 0;
+	if (ynode_u64(n, file, key, 1, max, &u, d) != 0)
+		return -1;
+	*out = (unsigned)u;
+	return 0;
+}
+
+/*
+ * The `network` and `achievable` blocks (issue 16).  Without a network
+ * block, or without its scale_out, a consumer or workstation card is one
+ * node only and any other card can be networked.
+ */
+static int
+read_network(const struct ynode *c, const char *file, struct vp_gpu *g,
+    struct vp_diags *d)
+{
+	const struct ynode *n, *v;
+	char what[96];
+	int rc = 0;
+
+	g->intra_busbw_gbs = g->nic_gbps = NAN;
+	g->gemm_bf16_tflops = g->gemm_fp8_tflops = NAN;
+	g->scale_out = !(g->segment != NULL &&
+	    (strcmp(g->segment, "consumer") == 0 ||
+	    strcmp(g->segment, "workstation") == 0));
+	if ((n = ynode_get(c, "network")) != NULL && !ynode_is_null(n)) {
+		if (ynode_want(n, YN_MAP, file, "network", d) != 0)
+			return -1;
+		snprintf(what, sizeof what, "'network' of '%.60s'", g->id);
+		rc |= ynode_check_keys(n, file, what, network_keys,
+		    VP_NELEM(network_keys), d);
+		rc |= opt_count(n, file, "gpus_per_node", 4096,
+		    &g->gpus_per_node, d);
+		rc |= opt_count(n, file, "nics_per_node", 4096,
+		    &g->nics_per_node, d);
+		rc |= opt_num(n, file, "intra_busbw_gbs", 1e6,
+		    &g->intra_busbw_gbs, d);
+		rc |= opt_num(n, file, "nic_gbps", 1e5, &g->nic_gbps, d);
+		if ((v = ynode_get(n, "scale_out")) != NULL &&
+		    !ynode_is_null(v) &&
+		    ynode_bool(v, file, "scale_out", &g->scale_out, d) != 0)
+			rc = -1;
+	}
+	if ((n = ynode_get(c, "achievable")) != NULL && !ynode_is_null(n)) {
+		if (ynode_want(n, YN_MAP, file, "achievable", d) != 0)
+			return -1;
+		snprintf(what, sizeof what, "'achievable' of '%.60s'", g->id);
+		rc |= ynode_check_keys(n, file, what, achievable_keys,
+		    VP_NELEM(achievable_keys), d);
+		rc |= opt_num(n, file, "gemm_bf16_tflops", 1e6,
+		    &g->gemm_bf16_tflops, d);
+		rc |= opt_num(n, file, "gemm_fp8_tflops", 1e6,
+		    &g->gemm_fp8_tflops, d);
+	}
+	return rc ? -1 : 0;
 }
 
 static int
@@ -129,6 +200,7 @@ read_card(const struct ynode *c, const char *file, struct vp_gpu *g,
 		rc |= opt_num(link, file, "gpu_to_gpu_gbs", 1e6, &g->link_gbs, d);
 		rc |= opt_num(link, file, "host_gbs", 1e6, &g->host_gbs, d);
 	}
+	rc |= read_network(c, file, g, d);
 	if ((prices = ynode_get(c, "cloud_prices")) != NULL &&
 	    !ynode_is_null(prices)) {
 		if (ynode_want(prices, YN_SEQ, file, "cloud_prices", d) != 0)
