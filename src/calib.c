@@ -322,10 +322,17 @@ fit_levels(const struct vp_calib_point *pts, size_t n,
 	}
 }
 
-/* t = s / mfu through the origin: mfu = sum s^2 / sum s t. */
+/*
+ * t = s / r through the origin, s the time model's step: r = sum s^2 /
+ * sum s t.  The time model divides a calibrated profile's step by its mfu
+ * over the built-in one (plan_search.c), so the profile keeps the
+ * built-in mfu times r.
+ */
 static void
-fit_mfu(const struct vp_calib_point *pts, size_t n, struct vp_calib_fit *out)
+fit_mfu(const struct vp_calib_point *pts, size_t n, const struct vp_gpu *gpu,
+    struct vp_calib_fit *out)
 {
+	struct vp_profile builtin;
 	double ss = 0, st = 0;
 	size_t p;
 
@@ -339,7 +346,8 @@ fit_mfu(const struct vp_calib_point *pts, size_t n, struct vp_calib_fit *out)
 		st += q->est_seconds_mfu1 * q->m_seconds;
 	}
 	if (st > 0) {
-		out->prof.mfu = fmin(1.0, fmax(0.001, ss / st));
+		vp_profile_default(gpu, &builtin);
+		out->prof.mfu = fmin(1.0, fmax(0.001, builtin.mfu * ss / st));
 		out->fitted_mfu = true;
 	}
 }
@@ -405,6 +413,7 @@ vp_calib_fit(struct vp_calib_point *pts, size_t n,
 	memset(out, 0, sizeof *out);
 	out->prof = *base;
 	unit.mfu = 1.0;
+	unit.calibrated = false;	/* the model's own step */
 	for (p = 0; p < n; p++) {
 		struct vp_calib_point *q = &pts[p];
 
@@ -431,7 +440,7 @@ vp_calib_fit(struct vp_calib_point *pts, size_t n,
 		return -1;
 	fit_allocated(pts, n, out);
 	fit_levels(pts, n, out);
-	fit_mfu(pts, n, out);
+	fit_mfu(pts, n, gpu, out);
 	out->prof.calibrated = true;
 	out->prof.name = "calibrated";
 	/* The residuals are those of the real estimate path, refitted. */

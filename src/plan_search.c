@@ -183,38 +183,227 @@ peak_tflops(const struct vp_gpu *g, enum vp_precision prec,
 #define LINK_EFF_PCT 70		/* of a link's bandwidth a collective gets */
 #define LINK_EFF (LINK_EFF_PCT / 100.0)
 #define NO_LINK_GBS 16		/* GPU-to-GPU GB/s of a card without one */
-#define INTER_NODE_GBS 25	/* per GPU between nodes (200 Gb/s) */
+#define INTER_NODE_GBS 25	/* per GPU between nodes, card without NICs */
 #define MEM_EFF_PCT 80		/* of the memory bandwidth streaming gets */
+/* Matmuls of a card without a measured rate: the median efficiency of
+ * the NVIDIA rows of stas00/ml-engineering's Maximum Achievable Matmul
+ * FLOPS table (A100 SXM 86.9, GH200 83.8, A100 PCIe 81.1, H100 80.3,
+ * B300 78.6, B200 77.6, GB200 72.9 %). */
+#define GEMM_EFF_PCT 80
+/* Attention through SDPA's flash kernel (FlashAttention-2): 50-73 % of
+ * the A100's peak (Dao 2023, arXiv:2307.08691, abstract; the backward,
+ * 2.5 of its 3.5 parts, at the low end), 35 % on the H100 (Shah et al.
+ * 2024, FlashAttention-3, arXiv:2407.08608, abstract). */
+#define ATTN_EFF_PCT 50
+#define ATTN_EFF_HOPPER_PCT 35
+/* NCCL's ring/Simple latency model, microseconds: a base per collective
+ * and one per step by the link it crosses (NVIDIA/nccl
+ * src/graph/tuning.cc, baseLat and hwLat). */
+#define NCCL_BASE_US 8.4
+#define NCCL_NVLINK_US 3.4
+#define NCCL_PCI_US 5.7
+#define NCCL_NET_US 9.6
+/* NCCL's topology model puts 12 GB/s on a 100 Gb/s NIC (src/graph/topo.h,
+ * NET_BW): 96 % of the line rate. */
+#define NCCL_NET_EFF (12.0 / 12.5)
+/*
+ * Memory-bound kernels of a block (norms, RoPE, activations, residual
+ * adds, casts, their backward), bytes per token: measured on one
+ * transformers 5.24 LlamaDecoderLayer in bf16 with PyTorch 2.13 eager
+ * (every aten op but matmuls, attention and views, inputs plus outputs,
+ * counted under a TorchDispatchMode; ffn 1024 and 2048 at hidden 512):
+ * forward and backward 428 h + 28 ffn, the forward alone 125 h + 10 ffn.
+ * An ungated MLP (GPT-2's block, GELU-tanh, ffn 4h: 458 h in all) leaves
+ * 7.5 per ffn unit.
+ */
+#define EW_H 428.0
+#define EW_FFN_GATED 28.0
+#define EW_FFN_PLAIN 7.5
+#define EW_FWD_H 125.0
+#define EW_FWD_FFN 10.0
 #define STR_(x) #x
 #define STR(x) STR_(x)
 
 const char *const vp_time_assumptions =
     "Time model assumptions (a step is " VP_TIME_SUMMARY "):\n"
-    "  - FLOPs per token: 6 P (4 P with LoRA) + 6 L s h for causal attention; "
-    "full recompute adds 2 P + 2 L s h, selective recompute with eager "
-    "attention 2 L s h, op recompute P (every second matmul) plus 2 L s h "
-    "unless attention is sdpa (with --recompute-stride N, times the share "
-    "of blocks recomputed)\n"
-    "  - compute at the profile's MFU of the card's dense peak for the compute "
-    "dtype (fp8 and --float8: its fp8 peak), over all GPUs; the 1F1B bubble multiplies it "
-    "by 1 + (pp-1)/(m vpp) for m micro-batches per step\n"
-    "  - collectives move 16-bit data at " STR(LINK_EFF_PCT) " % of the link: "
-    "the card's GPU-to-GPU figure (" STR(NO_LINK_GBS) " GB/s without one); "
-    "DP, EP and pipeline traffic at most " STR(INTER_NODE_GBS) " GB/s per GPU "
-    "when the job spans nodes; TP all-reduces (4 per block, 6 per fully "
-    "recomputed block), expert all-to-alls (4 per block) and pipeline sends "
-    "exposed; "
-    "DP reduction 80 % overlapped (70 % and 1.5x the volume with ZeRO-3 or "
-    "FSDP full/hybrid); CP ring exchanges half hidden\n"
+    "  - FLOPs per token: 6 P (4 P with LoRA) in matmuls + 6 L s h in causal "
+    "attention; full recompute adds 2 P + 2 L s h, selective recompute with "
+    "eager attention 2 L s h, op recompute P (every second matmul) plus "
+    "2 L s h unless attention is sdpa (with --recompute-stride N, times the "
+    "share of blocks recomputed)\n"
+    "  - matmuls at the card's measured matmul rate (the catalog's "
+    "achievable gemm_bf16/gemm_fp8: maximum achievable matmul FLOPS), else "
+    STR(GEMM_EFF_PCT) " % of its dense peak for the compute dtype (fp8 and "
+    "--float8: fp8); a roofline per block matmul (its bytes at the memory "
+    "bandwidth) slows small ones\n"
+    "  - attention (sdpa, flash) at " STR(ATTN_EFF_PCT) " % of the 16-bit "
+    "peak (FlashAttention-2 on the A100), " STR(ATTN_EFF_HOPPER_PCT) " % on "
+    "Hopper and Blackwell (FlashAttention-2 on the H100); eager attention's "
+    "two matmuls at the matmul rate plus its score matrix (36 bytes per "
+    "score: forward and backward) at the memory bandwidth\n"
     "  - memory-bound work at " STR(MEM_EFF_PCT) " % of the card's bandwidth: "
-    "28 B per local parameter for the optimizer step (the shard under ZeRO or "
-    "FSDP, none with LoRA), saved activations (34 s b h bytes per layer / "
-    "(tp cp)) written and read once per micro-batch\n"
-    "  - a plan is bandwidth-bound when communication plus memory-bound time "
-    "exceeds compute; no time without the card's TFLOP/s for the compute "
-    "dtype, nor on the CPU\n"
+    "the block's elementwise kernels as eager PyTorch runs them (measured on "
+    "a Llama block: 428 h + 28 ffn bytes per token and layer forward and "
+    "backward, 7.5 per ffn for an ungated MLP, the forward's 125 h + 10 ffn "
+    "again when recomputed; / tp, tokens / cp), the optimizer step (28 B "
+    "per local parameter: the shard under ZeRO or FSDP, none with LoRA), "
+    "QLoRA's dequantisation (2.5 B per frozen 4-bit weight, 3 B for int8, per "
+    "forward, backward and recompute)\n"
+    "  - collectives as NCCL's ring model: a latency of " STR(NCCL_BASE_US)
+    " us plus " STR(NCCL_NVLINK_US) " (NVLink), " STR(NCCL_PCI_US) " (PCIe) or "
+    STR(NCCL_NET_US) " us (network) per step, and the bytes over the bus "
+    "bandwidth (all-reduce 2(n-1)/n of the buffer, all-gather and "
+    "reduce-scatter (n-1)/n): inside a node the card's measured bus bandwidth "
+    "or " STR(LINK_EFF_PCT) " % of its GPU-to-GPU link (" STR(NO_LINK_GBS)
+    " GB/s without one), between nodes 96 % of its NICs' line rate per GPU "
+    "(NCCL's 12 GB/s per 100 Gb/s; " STR(LINK_EFF_PCT) " % of "
+    STR(INTER_NODE_GBS) " GB/s without NICs in the catalog); ranks in Megatron's order (tp, cp, dp, pp from the inside), "
+    "a group crossing nodes when its span exceeds --gpus-per-node\n"
+    "  - exposed: TP all-reduces (4 per block, 6 per fully recomputed block), "
+    "expert all-to-alls (4 per block), pipeline sends (intra-node rate when "
+    "neighbouring stages share a node), half the CP ring exchange; "
+    "data-parallel traffic overlaps compute and only what compute cannot "
+    "hide is exposed, plus one layer's share: DDP and ZeRO-1 reduce 32-bit "
+    "gradients once per step (against the last micro-batch's backward), "
+    "ZeRO-2 and FSDP grad-op reduce-scatter per micro-batch, ZeRO-3 and FSDP "
+    "full re-gather 16-bit parameters per micro-batch forward and backward "
+    "(FSDP reduces in fp32, DeepSpeed in 16 bits), hybrid FSDP inside the "
+    "node plus a per-step all-reduce of the shard between nodes\n"
+    "  - the 1F1B bubble multiplies the micro-batch work by "
+    "1 + (pp-1)/(m vpp) for m micro-batches per step; offloaded optimizer "
+    "states cross the host link (16-bit gradients down, parameters up, per "
+    "step), offloaded parameters twice per micro-batch (CPU Adam's own time "
+    "is not modelled)\n"
+    "  - a calibrated profile's fitted factor scales the whole step; a plan "
+    "is bandwidth-bound when exposed communication plus memory-bound time "
+    "exceeds matmul and attention time; no time without the card's TFLOP/s "
+    "for the compute dtype, nor on the CPU\n"
     "  - cost = hours x GPUs x the cheapest price the catalog lists for the "
     "card (or --price)\n";
+
+/* The network a plan's collectives cross (bytes/s, microseconds). */
+struct net {
+	double intra, inter;	/* bus bandwidth inside / between nodes */
+	double hop_us;		/* latency of one step inside a node */
+	unsigned node;		/* GPUs per node */
+};
+
+/* How many nodes a group of n ranks, stride apart, spans. */
+static unsigned
+span_nodes(unsigned n, unsigned stride, unsigned node)
+{
+	uint64_t extent = (uint64_t)n * stride;
+
+	if (extent <= node)
+		return 1;
+	return stride >= node ? n : (unsigned)((extent + node - 1) / node);
+}
+
+/*
+ * A ring collective over n ranks spanning nodes nodes, as NCCL's tuning
+ * model times it: ar for all-reduce (2(n-1) steps), else all-gather or
+ * reduce-scatter (n-1 steps) of a buffer of bytes (the gathered size).
+ */
+static double
+coll_time(const struct net *w, double bytes, unsigned n, unsigned nodes,
+    bool ar)
+{
+	double steps = (ar ? 2.0 : 1.0) * (n - 1);
+	double inter = (ar ? 2.0 : 1.0) * (nodes - 1);
+	double bw = nodes > 1 ? fmin(w->intra, w->inter) : w->intra;
+
+	if (n <= 1 || bytes <= 0)
+		return 0;
+	return (NCCL_BASE_US + (steps - inter) * w->hop_us +
+	    inter * NCCL_NET_US) * 1e-6 + bytes * steps / n / bw;
+}
+
+/* A point-to-point send of bytes, inside a node or not. */
+static double
+send_time(const struct net *w, double bytes, bool across)
+{
+	return (NCCL_BASE_US + (across ? NCCL_NET_US : w->hop_us)) * 1e-6 +
+	    bytes / (across ? fmin(w->intra, w->inter) : w->intra);
+}
+
+static void
+plan_net(const struct vp_gpu *gpu, unsigned node, struct net *w)
+{
+	double link = gpu->link_gbs > 0 ? gpu->link_gbs : NO_LINK_GBS;
+	double per_gpu;
+
+	w->node = node;
+	w->intra = (gpu->intra_busbw_gbs > 0 ? gpu->intra_busbw_gbs :
+	    link * LINK_EFF) * 1e9;
+	/* Between nodes: the node's NICs shared by its GPUs, at most the
+	 * link inside. */
+	if (gpu->nics_per_node > 0 && gpu->nic_gbps > 0 &&
+	    gpu->gpus_per_node > 0)
+		per_gpu = gpu->nics_per_node * gpu->nic_gbps / 8.0 /
+		    gpu->gpus_per_node;
+	else
+		per_gpu = fmin(link, INTER_NODE_GBS);
+	w->inter = per_gpu * (gpu->nics_per_node > 0 && gpu->nic_gbps > 0 &&
+	    gpu->gpus_per_node > 0 ? NCCL_NET_EFF : LINK_EFF) * 1e9;
+	/* NVLink (or a card's own fabric) when its GPU-to-GPU link is
+	 * faster than its host link; PCIe otherwise. */
+	w->hop_us = !isnan(gpu->host_gbs) && !(link > gpu->host_gbs) ?
+	    NCCL_PCI_US : NCCL_NVLINK_US;
+}
+
+/* The matmul rate (FLOP/s) of the compute dtype: measured, else a share
+ * of the dense peak. */
+static double
+gemm_rate(const struct vp_gpu *g, const struct vp_plan *p, double peak)
+{
+	double r;
+
+	if (p->precision == VP_PREC_FP8 || p->float8 != VP_FLOAT8_NONE)
+		r = g->gemm_fp8_tflops;
+	else if (vp_prec_info[p->precision].compute == VP_BF16)
+		r = g->gemm_bf16_tflops;
+	else if (vp_prec_info[p->precision].compute == VP_FP16)
+		r = g->gemm_bf16_tflops * g->fp16_tflops / g->bf16_tflops;
+	else
+		r = NAN;
+	if (isnan(r) || !(r > 0))
+		r = peak * (GEMM_EFF_PCT / 100.0);
+	return r * 1e12;
+}
+
+/*
+ * The roofline slowdown of a block's matmuls: their time when each is
+ * the longer of its FLOPs at rate and its bytes (2-byte operands and
+ * result) at the memory bandwidth, over their time at rate alone.
+ * M is the tokens of one micro-batch on a rank.
+ */
+static double
+roofline(const struct vp_model *m, unsigned tp, double M, double rate,
+    double bw)
+{
+	double h = (double)m->hidden, hd = (double)m->head_dim;
+	double nq = (double)m->heads * hd / tp;
+	double nkv = 2.0 * (double)m->kv_heads * hd / tp;
+	double f = (double)m->ffn / tp;
+	double gk[4][2] = {
+		{ nq + nkv, h }, { h, nq },
+		{ f * (vp_act_gated(m->act) ? 2 : 1), h }, { h, f },
+	};
+	double fast = 0, slow = 0;
+	size_t i;
+
+	if (!(bw > 0) || m->hidden == 0 || m->heads == 0 || m->ffn == 0)
+		return 1.0;
+	for (i = 0; i < 4; i++) {
+		double N = gk[i][0], K = gk[i][1];
+		double t = 2.0 * M * N * K / rate;
+		double b = 2.0 * (M * K + K * N + M * N) / bw;
+
+		fast += t;
+		slow += fmax(t, b);
+	}
+	return fast > 0 ? slow / fast : 1.0;
+}
 
 /* A step's time, term by term; vp_time_assumptions above says what each
  * term assumes. */
@@ -224,13 +413,18 @@ vp_plan_time(const struct vp_model *m, const struct vp_gpu *gpu,
 {
 	const struct vp_plan *p = &c->plan;
 	struct vp_param_count pc;
+	struct net w;
 	unsigned tp = p->tp, pp = p->pp, cp = p->cp, ep = p->ep;
 	unsigned dp = p->dp ? p->dp : 1, node = p->gpus_per_node;
+	unsigned vpp = p->vpp ? p->vpp : 1;
 	double L = (double)m->layers, h = (double)m->hidden;
 	double s = (double)p->seq, mb = (double)p->micro_batch;
-	double ga = (double)p->grad_accum, peak, flops, tokens, compute;
-	double link, dp_bw, bytes, comm = 0, t, rank_params, memory = 0;
+	double ga = (double)p->grad_accum, peak, peak16, tokens;
+	double fl_mm, fl_att, rate, att_rate, bw, mm = 0, att = 0, memory = 0;
+	double comm = 0, dp_mb = 0, dp_step = 0, t_mb, lstage, scale = 1.0;
+	double rank_params, local, step;
 	double rc_share;	/* of the blocks, those recomputed */
+	bool fsdp_full, eager;
 	uint64_t sb;
 
 	assert(vp_plan_degrees_ok(p) && node >= 1);
@@ -242,12 +436,14 @@ vp_plan_time(const struct vp_model *m, const struct vp_gpu *gpu,
 		return;
 	/* LoRA: no weight gradients for the frozen base, so backward costs
 	 * one forward (input gradients), not two. */
-	flops = (p->lora_rank ? 4.0 : 6.0) * (double)pc.active + 6.0 * L * s * h;
+	fl_mm = (p->lora_rank ? 4.0 : 6.0) * (double)pc.active;
+	fl_att = 6.0 * L * s * h;
 	/* A layer graph: a sample is an image, whose forward is its
 	 * convolutions' and linears' multiply-adds (2 FLOPs each), backward
 	 * twice that; no sequence, no attention (h is 0). */
 	if (m->lg != NULL) {
-		flops = 6.0 * vp_lgraph_macs(m->lg, vp_lgraph_image(m, p));
+		fl_mm = 6.0 * vp_lgraph_macs(m->lg, vp_lgraph_image(m, p));
+		fl_att = 0;
 		s = 1.0;
 	}
 	/* With a stride only some blocks recompute: the first stage's
@@ -255,16 +451,17 @@ vp_plan_time(const struct vp_model *m, const struct vp_gpu *gpu,
 	sb = vp_stage_blocks(m->layers, pp, 0);
 	rc_share = sb ? (double)vp_plan_checkpointed_blocks(p, sb) /
 	    (double)sb : 0.0;
-	if (p->recompute == VP_RECOMP_FULL)
-		flops += rc_share * (2.0 * (double)pc.active + 2.0 * L * s * h);
-	else if (p->recompute == VP_RECOMP_SELECTIVE &&
+	if (p->recompute == VP_RECOMP_FULL) {
+		fl_mm += rc_share * 2.0 * (double)pc.active;
+		fl_att += rc_share * 2.0 * L * s * h;
+	} else if (p->recompute == VP_RECOMP_SELECTIVE &&
 	    p->attention == VP_ATTN_EAGER)
-		flops += rc_share * 2.0 * L * s * h;
+		fl_att += rc_share * 2.0 * L * s * h;
 	else if (p->recompute == VP_RECOMP_OP)
 		/* Every second matmul again, and attention unless the CUDA
 		 * SDPA kernel's output is kept (graph.c, op_policy). */
-		flops += rc_share * ((double)pc.active + (p->attention ==
-		    VP_ATTN_SDPA ? 0.0 : 2.0 * L * s * h));
+		fl_mm += rc_share * (double)pc.active, fl_att += rc_share *
+		    (p->attention == VP_ATTN_SDPA ? 0.0 : 2.0 * L * s * h);
 	/* An encoder-decoder: the encoder's blocks and the embedding run on
 	 * the s source tokens, the decoder's and the head on the t target
 	 * ones, whose attention covers t (self) and s (cross) keys; per
@@ -276,73 +473,137 @@ vp_plan_time(const struct vp_model *m, const struct vp_gpu *gpu,
 		double penc = (double)pc.embedding + (double)(pc.layers -
 		    m->dec_layers * pc.per_layer);
 		double pdec = (double)pc.total - penc;
-		double att = h * (L * s * s + Ld * tg * (tg + s));
+		double a = h * (L * s * s + Ld * tg * (tg + s));
+		double rc = p->recompute == VP_RECOMP_FULL ? 1.0 : 0.0;
 
-		flops = (6.0 * (penc * s + pdec * tg) + 6.0 * att) / s;
-		if (p->recompute == VP_RECOMP_FULL)
-			flops += (2.0 * (penc * s + pdec * tg) + 2.0 * att) /
-			    s;
+		fl_mm = (6.0 + 2.0 * rc) * (penc * s + pdec * tg) / s;
+		fl_att = (6.0 + 2.0 * rc) * a / s;
 	}
 	tokens = mb * s * ga * dp;
-	compute = flops * tokens / ((double)world * peak * 1e12 * prof->mfu);
-	if (pp > 1)
-		compute *= 1.0 + (double)(pp - 1) / (ga * p->vpp);
+	bw = !isnan(gpu->bandwidth_gbs) && gpu->bandwidth_gbs > 0 ?
+	    gpu->bandwidth_gbs * 1e9 * (MEM_EFF_PCT / 100.0) : 0;
+	/* Matmuls and attention, per step on one rank. */
+	rate = gemm_rate(gpu, p, peak);
+	mm = fl_mm * tokens / (double)world / rate;
+	if (m->lg == NULL)
+		mm *= roofline(m, tp, mb * s / cp, rate, bw);
+	peak16 = peak_tflops(gpu, p->precision == VP_PREC_FP8 ?
+	    VP_PREC_BF16_MIXED : p->precision, VP_FLOAT8_NONE);
+	if (isnan(peak16))
+		peak16 = peak;
+	eager = p->attention == VP_ATTN_EAGER;
+	att_rate = eager ? rate : peak16 * 1e12 * ((gpu->family ==
+	    VP_GPU_FAM_HOPPER || gpu->family == VP_GPU_FAM_BLACKWELL) ?
+	    ATTN_EFF_HOPPER_PCT : ATTN_EFF_PCT) / 100.0;
+	att = fl_att * tokens / (double)world / att_rate;
+	lstage = L / pp;
+	if (bw > 0) {
+		double ffn = (double)(m->has_moe ? m->moe.ffn * m->moe.top_k :
+		    m->ffn);
+		double rerun = p->recompute == VP_RECOMP_FULL ||
+		    p->recompute == VP_RECOMP_OP ? rc_share : 0;
+		double act = s / cp * mb * lstage / tp * ga * (EW_H * h +
+		    (vp_act_gated(m->act) ? EW_FFN_GATED : EW_FFN_PLAIN) * ffn +
+		    rerun * (EW_FWD_H * h + EW_FWD_FFN * ffn));
 
-	link = isnan(gpu->link_gbs) ? NO_LINK_GBS : gpu->link_gbs;
-	if (tp > 1) {
-		bytes = mb * s / cp * h * 2;
-		t = 2.0 * (tp - 1) / tp * bytes / (link * 1e9 * LINK_EFF);
-		comm += ga * (L / pp) * (p->recompute == VP_RECOMP_FULL ?
-		    4 + 2 * rc_share : 4) * t;
+		if (eager && m->lg == NULL)
+			act += 36.0 * (double)m->heads / tp * (s / cp) * s *
+			    mb * lstage * ga;
+		if (p->quant != VP_QUANT_NONE)
+			act += (p->quant == VP_QUANT_INT8 ? 3.0 : 2.5) *
+			    (double)pc.total / tp / pp * ga * (2.0 +
+			    (p->recompute != VP_RECOMP_NONE ? rc_share : 0));
+		memory = act / bw;
 	}
-	if (dp > 1) {
-		/* DP ranks sit tp*cp apart: inside a node only if the whole
-		 * job does. */
-		dp_bw = world > node ? fmin(link, INTER_NODE_GBS) : link;
-		rank_params = (double)pc.total / tp / pp;
-		bytes = rank_params * 2 * 2.0 * (dp - 1) / dp;
-		t = bytes / (dp_bw * 1e9 * LINK_EFF);
-		if (p->zero >= 3 || p->fsdp == VP_FSDP_FULL ||
-		    p->fsdp == VP_FSDP_HYBRID)
-			comm += 1.5 * t * 0.3;
-		else
-			comm += t * 0.2;
-	}
+	/* One micro-batch's work, before the bubble. */
+	t_mb = (mm + att + memory) / ga;
+	plan_net(gpu, node, &w);
+	if (tp > 1)
+		comm += ga * lstage * (p->recompute == VP_RECOMP_FULL ?
+		    4 + 2 * rc_share : 4) * coll_time(&w, mb * s / cp * h * 2,
+		    tp, span_nodes(tp, 1, node), true);
 	if (ep > 1 && m->has_moe) {
-		bytes = mb * s / cp * m->moe.top_k * h * 2 * (ep - 1) / ep;
-		comm += ga * (L / pp) * 4 * bytes / (fmin(link,
-		    world > node ? INTER_NODE_GBS : link) * 1e9 * LINK_EFF);
+		double bytes = mb * s / cp * m->moe.top_k * h * 2;
+
+		comm += ga * lstage * 4 * coll_time(&w, bytes, ep,
+		    span_nodes(ep, tp * cp, node), false);
 	}
 	if (cp > 1) {
-		bytes = mb * s / cp * (double)m->kv_heads * m->head_dim * 2 * 2 /
-		    tp;
-		comm += 0.5 * ga * (L / pp) * 3 * (cp - 1) * bytes /
-		    (link * 1e9 * LINK_EFF);
+		double bytes = mb * s / cp * (double)m->kv_heads *
+		    m->head_dim * 2 * 2 / tp;
+
+		comm += 0.5 * ga * lstage * 3 * (cp - 1) * send_time(&w,
+		    bytes, span_nodes(cp, tp, node) > 1);
 	}
 	if (pp > 1)
-		comm += 2 * ga * mb * s / cp * h * 2 / (fmin(link,
-		    world > node ? INTER_NODE_GBS : link) * 1e9 * LINK_EFF);
+		comm += 2.0 * ga * vpp * send_time(&w, mb * s / cp * h * 2,
+		    world / pp >= node && world > node);
 	/*
-	 * Memory-bound work at 80 % of the card's bandwidth: the optimizer
-	 * step reads and writes about 28 bytes per local parameter (fp32
-	 * weight, gradient and two moments read, three written), and each
-	 * micro-batch moves its saved activations about twice (written in
-	 * forward, read in backward; Korthikanti's 34 s b h bytes per layer
-	 * as the size).  Norms, activations and the like overlap nothing.
+	 * Data parallelism: per micro-batch (dp_mb, hidden behind that
+	 * micro-batch's compute) and per step (dp_step, behind the last
+	 * backward, about two thirds of a micro-batch).
 	 */
-	if (!isnan(gpu->bandwidth_gbs) && gpu->bandwidth_gbs > 0) {
-		double local = (double)pc.total / tp / pp /
-		    (p->zero >= 1 || p->fsdp != VP_FSDP_NONE ? dp : 1);
-		double act = 34.0 * s / cp * mb * h * (L / pp) / tp * 2 * ga;
+	fsdp_full = p->zero >= 3 || p->fsdp == VP_FSDP_FULL;
+	rank_params = (double)pc.total / tp / pp;
+	if (dp > 1 && !p->lora_rank) {
+		unsigned nodes = span_nodes(dp, tp * cp, node);
+		double gbytes = vp_fw_info[p->framework].fsdp_sharding ||
+		    p->fsdp != VP_FSDP_NONE ? 4.0 : (p->zero >= 2 ? 2.0 : 4.0);
 
-		if (p->lora_rank)
-			local = 0;
-		memory = (28.0 * local + act) / (gpu->bandwidth_gbs * 1e9 *
-		    (MEM_EFF_PCT / 100.0));
+		if (p->fsdp == VP_FSDP_HYBRID) {
+			unsigned in = node / (tp * cp) ? node / (tp * cp) : 1;
+			unsigned shard = in < dp ? in : dp;
+			unsigned rep = dp / shard;
+
+			dp_mb = 2 * coll_time(&w, rank_params * 2, shard, 1,
+			    false) + coll_time(&w, rank_params * gbytes, shard,
+			    1, false);
+			if (rep > 1)
+				dp_step = coll_time(&w, rank_params / shard *
+				    gbytes, rep, span_nodes(rep, tp * cp * shard,
+				    node), true);
+		} else if (fsdp_full) {
+			dp_mb = 2 * coll_time(&w, rank_params * 2, dp, nodes,
+			    false) + coll_time(&w, rank_params * gbytes, dp,
+			    nodes, false);
+		} else if (p->zero == 2 || p->fsdp == VP_FSDP_GRAD_OP) {
+			dp_mb = coll_time(&w, rank_params * gbytes, dp, nodes,
+			    false);
+			dp_step = coll_time(&w, rank_params * 2, dp, nodes,
+			    false);
+		} else {
+			dp_step = coll_time(&w, rank_params * gbytes, dp, nodes,
+			    true);
+		}
+		comm += ga * fmax(0, dp_mb - t_mb) + fmax(0, dp_step -
+		    2.0 / 3.0 * t_mb) + (dp_mb + dp_step) / fmax(1, lstage);
 	}
-	c->step_seconds = compute + comm + memory;
+	step = (mm + att + memory) * (pp > 1 ? 1.0 + (double)(pp - 1) /
+	    (ga * vpp) : 1.0);
+	/* The optimizer step and offload transfers, once per step. */
+	local = p->lora_rank ? 0 : rank_params /
+	    (p->zero >= 1 || p->fsdp != VP_FSDP_NONE ? dp : 1);
+	if (p->offload == VP_OFFLOAD_OPTIMIZER || p->offload ==
+	    VP_OFFLOAD_ALL) {
+		if (!isnan(gpu->host_gbs) && gpu->host_gbs > 0)
+			comm += local * 4.0 / (gpu->host_gbs * 1e9);
+	} else if (bw > 0) {
+		memory += 28.0 * local / bw;
+		step += 28.0 * local / bw;
+	}
+	if ((p->offload == VP_OFFLOAD_PARAMS || p->offload ==
+	    VP_OFFLOAD_ALL) && !isnan(gpu->host_gbs) && gpu->host_gbs > 0)
+		comm += ga * 2.0 * rank_params / dp * 4.0 /
+		    (gpu->host_gbs * 1e9);
+	if (prof->calibrated) {
+		struct vp_profile d;
+
+		vp_profile_default(gpu, &d);
+		scale = d.mfu / prof->mfu;
+	}
+	c->step_seconds = (step + comm) * scale;
 	c->tokens_per_second = tokens / c->step_seconds;
-	c->bandwidth_bound = comm + memory > compute;
+	c->bandwidth_bound = comm + memory > mm + att;
 }
 
 /* Better first: fits, then throughput, then headroom (lower peak). */

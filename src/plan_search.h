@@ -61,7 +61,7 @@ uint64_t vp_plan_worst_peak(const struct vp_model *m, const struct vp_plan *p,
  * stage), for the --host-mem check. */
 uint64_t vp_plan_host_per_node(const struct vp_model *m,
     const struct vp_plan *p, const struct vp_mem_opts *o, unsigned world);
-/* Simple time model, for ranking plans: fills step_seconds,
+/* The time model, for ranking plans: fills step_seconds,
  * tokens_per_second and bandwidth_bound; NAN times where the card has no
  * peak for the compute dtype or the plan runs on the CPU.  What it
  * assumes: vp_time_assumptions. */
@@ -71,7 +71,8 @@ void vp_plan_time(const struct vp_model *m, const struct vp_gpu *gpu,
 /* What a step's time is made of, for the report's "Time" line; the
  * first line of vp_time_assumptions. */
 #define VP_TIME_SUMMARY \
-	"compute at the profile's MFU + exposed communication + memory-bound work"
+	"matmuls, attention and memory-bound work at the card's rates + " \
+	"exposed communication"
 /* The time model's assumptions, as printed by compare --explain: the one
  * description of the model (vramplan(1) says the same at length). */
 extern const char *const vp_time_assumptions;

@@ -604,6 +604,69 @@ band_verdict(void **state)
 	assert_true(a.below == 0.02 && a.above == 0.02);
 }
 
+/*
+ * The time model's data-parallel traffic is exposed only where compute
+ * cannot hide it: FSDP's per-micro-batch gathers between two nodes cost
+ * throughput on half-speed NICs when a micro-batch is short, and almost
+ * nothing when it is long; a send between pipeline stages in one node
+ * runs at the link inside it.
+ */
+static void
+time_exposed(void **state)
+{
+	struct vp_model m;
+	struct vp_profile prof;
+	struct vp_gpu gpu;
+	struct vp_cand fast, slow;
+	char id[] = "TEST-80G";
+	unsigned mbs[] = { 1, 32 }, i;
+	double ratio[2];
+
+	(void)state;
+	make_model(&m, 32, 4096, 32, 32000);
+	memset(&gpu, 0, sizeof gpu);
+	gpu.id = id;
+	gpu.usable_bytes = 80ULL << 30;
+	gpu.bf16_tflops = gpu.fp16_tflops = 989;
+	gpu.bandwidth_gbs = 3350;
+	gpu.link_gbs = 450;
+	gpu.host_gbs = 64;
+	gpu.gpus_per_node = 8;
+	gpu.nics_per_node = 8;
+	vp_profile_default(&gpu, &prof);
+	for (i = 0; i < 2; i++) {
+		memset(&fast, 0, sizeof fast);
+		vp_plan_defaults(&fast.plan, &m);
+		fast.plan.seq = 2048;
+		fast.plan.micro_batch = mbs[i];
+		fast.plan.dp = 16;
+		fast.plan.gpus_per_node = 8;
+		fast.plan.fsdp = VP_FSDP_FULL;
+		slow = fast;
+		gpu.nic_gbps = 400;
+		vp_plan_time(&m, &gpu, &prof, 16, &fast);
+		gpu.nic_gbps = 200;
+		vp_plan_time(&m, &gpu, &prof, 16, &slow);
+		assert_true(fast.tokens_per_second > 0);
+		ratio[i] = slow.tokens_per_second / fast.tokens_per_second;
+	}
+	assert_true(ratio[0] < 0.8);
+	assert_true(ratio[1] > ratio[0] && ratio[1] > 0.9);
+	/* Two pipeline stages in one node against two nodes. */
+	memset(&fast, 0, sizeof fast);
+	vp_plan_defaults(&fast.plan, &m);
+	fast.plan.seq = 2048;
+	fast.plan.pp = 2;
+	fast.plan.grad_accum = 8;
+	fast.plan.gpus_per_node = 8;
+	slow = fast;
+	slow.plan.gpus_per_node = 1;
+	gpu.nic_gbps = 10;
+	vp_plan_time(&m, &gpu, &prof, 2, &fast);
+	vp_plan_time(&m, &gpu, &prof, 2, &slow);
+	assert_true(fast.tokens_per_second > slow.tokens_per_second);
+}
+
 int
 main(void)
 {
@@ -617,6 +680,7 @@ main(void)
 		cmocka_unit_test(plan_normalize),
 		cmocka_unit_test(rule_book),
 		cmocka_unit_test(band_verdict),
+		cmocka_unit_test(time_exposed),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
