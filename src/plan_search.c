@@ -214,7 +214,7 @@ peak_tflops(const struct vp_gpu *g, enum vp_precision prec,
  * counted under a TorchDispatchMode; ffn 1024 and 2048 at hidden 512):
  * forward and backward 428 h + 28 ffn, the forward alone 125 h + 10 ffn.
  * An ungated MLP (GPT-2's block, GELU-tanh, ffn 4h: 458 h in all) leaves
- * 7.5 per ffn unit.
+ * 7.5 per ffn unit.  calib/elementwise_bytes.py repeats the measurement.
  */
 #define EW_H 428.0
 #define EW_FFN_GATED 28.0
