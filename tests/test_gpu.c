@@ -562,6 +562,25 @@ shipped_catalog(void **state)
 				if (vp_strcaseeq(h->aliases[b], g->id))
 					fail_msg("alias %s = id", h->aliases[b]);
 		}
+		/*
+		 * Issue 16: consumer and workstation cards are sold for one
+		 * node; a card that can be networked and states NICs states
+		 * its node size too; a measured matmul rate never exceeds
+		 * the dense peak it is measured against.
+		 */
+		if (g->segment != NULL && (strcmp(g->segment, "consumer") ==
+		    0 || strcmp(g->segment, "workstation") == 0) &&
+		    g->scale_out)
+			fail_msg("card %s: a %s card with scale_out", g->id,
+			    g->segment);
+		if (g->nics_per_node > 0 && (g->gpus_per_node == 0 ||
+		    !(g->nic_gbps > 0)))
+			fail_msg("card %s: NICs without a node size or rate",
+			    g->id);
+		if (g->gemm_bf16_tflops > g->bf16_tflops ||
+		    g->gemm_fp8_tflops > g->fp8_tflops)
+			fail_msg("card %s: measured matmul rate over peak",
+			    g->id);
 		/* And a card's aliases are distinct from each other. */
 		for (a = 0; a < g->naliases; a++)
 			for (k = a + 1; k < g->naliases; k++)
@@ -609,6 +628,12 @@ shipped_catalog(void **state)
 		    0));
 		assert_null(vp_catalog_match_device(&c, "", 0));
 	}
+	/* The HGX H100 network of issue 16: 8 GPUs, 8 x 400 Gb/s. */
+	g = vp_catalog_find(&c, "H100");
+	assert_int_equal(g->gpus_per_node, 8);
+	assert_int_equal(g->nics_per_node, 8);
+	assert_true(g->nic_gbps == 400 && g->scale_out);
+	assert_false(vp_catalog_find(&c, "RTX4090")->scale_out);
 	/* MI250X: 128 GB card = 2 devices; 65208 MiB each <= 64 GiB. */
 	g = vp_catalog_find(&c, "MI250X");
 	assert_non_null(g);
@@ -617,6 +642,61 @@ shipped_catalog(void **state)
 	vp_catalog_free(&c);
 	vp_diags_clear(&d);
 	vp_buf_free(&path);
+}
+
+/*
+ * The network and achievable blocks: read when given, strict keys, and
+ * without scale_out a consumer card is one node only, a datacenter one
+ * not.
+ */
+static void
+network_block(void **state)
+{
+	static const char text[] =
+	    "- id: BOX-24G\n"
+	    "  segment: consumer\n"
+	    "  usable_memory_mib: 24000\n"
+	    "- id: DC-80G\n"
+	    "  segment: datacenter\n"
+	    "  usable_memory_mib: 80000\n"
+	    "  network:\n"
+	    "    gpus_per_node: 8\n"
+	    "    intra_busbw_gbs: 370.8\n"
+	    "    nics_per_node: 8\n"
+	    "    nic_gbps: 400\n"
+	    "    source: test\n"
+	    "  achievable: {gemm_bf16_tflops: 794.5, gemm_fp8_tflops: null}\n"
+	    "- id: NET-1G\n"
+	    "  segment: consumer\n"
+	    "  usable_memory_mib: 1000\n"
+	    "  network: {scale_out: true}\n";
+	static const char bad[] =
+	    "- id: X-1G\n"
+	    "  usable_memory_mib: 1000\n"
+	    "  network: {nics: 8}\n";
+	struct vp_catalog c;
+	struct vp_diags d = { 0 };
+	const struct vp_gpu *g;
+
+	(void)state;
+	assert_int_equal(load_cat(text, &c, &d), 0);
+	g = vp_catalog_find(&c, "BOX-24G");
+	assert_false(g->scale_out);
+	assert_int_equal(g->gpus_per_node, 0);
+	assert_true(isnan(g->nic_gbps) && isnan(g->gemm_bf16_tflops));
+	g = vp_catalog_find(&c, "DC-80G");
+	assert_true(g->scale_out);
+	assert_int_equal(g->gpus_per_node, 8);
+	assert_int_equal(g->nics_per_node, 8);
+	assert_true(g->nic_gbps == 400 && g->intra_busbw_gbs == 370.8);
+	assert_true(g->gemm_bf16_tflops == 794.5 &&
+	    isnan(g->gemm_fp8_tflops));
+	assert_true(vp_catalog_find(&c, "NET-1G")->scale_out);
+	vp_catalog_free(&c);
+	vp_diags_clear(&d);
+	assert_int_not_equal(load_cat(bad, &c, &d), 0);
+	expect_error_at(&d, "nics", 3, 0);
+	vp_diags_clear(&d);
 }
 
 /*
@@ -669,6 +749,7 @@ main(void)
 		cmocka_unit_test(bug_duplicate_alias_across_cards),
 		cmocka_unit_test(profiles),
 		cmocka_unit_test(shipped_catalog),
+		cmocka_unit_test(network_block),
 		cmocka_unit_test(family_names),
 	};
 
