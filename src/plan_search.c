@@ -214,13 +214,18 @@ peak_tflops(const struct vp_gpu *g, enum vp_precision prec,
  * counted under a TorchDispatchMode; ffn 1024 and 2048 at hidden 512):
  * forward and backward 428 h + 28 ffn, the forward alone 125 h + 10 ffn.
  * An ungated MLP (GPT-2's block, GELU-tanh, ffn 4h: 458 h in all) leaves
- * 7.5 per ffn unit.  calib/elementwise_bytes.py repeats the measurement.
+ * 7.5 per ffn unit.  calib/elementwise_bytes.py repeats the measurements.
  */
 #define EW_H 428.0
 #define EW_FFN_GATED 28.0
 #define EW_FFN_PLAIN 7.5
 #define EW_FWD_H 125.0
 #define EW_FWD_FFN 10.0
+/* The loss over the logits, forward and backward, bytes per token and
+ * vocabulary entry, measured the same way (cross_entropy after the head's
+ * matmul): 44 with the logits upcast to fp32 first, as CUDA autocast and
+ * the families' own `logits.float()` do (16 without). */
+#define EW_LOSS 44.0
 #define STR_(x) #x
 #define STR(x) STR_(x)
 
@@ -245,7 +250,8 @@ const char *const vp_time_assumptions =
     "the block's elementwise kernels as eager PyTorch runs them (measured on "
     "a Llama block: 428 h + 28 ffn bytes per token and layer forward and "
     "backward, 7.5 per ffn for an ungated MLP, the forward's 125 h + 10 ffn "
-    "again when recomputed; / tp, tokens / cp), the optimizer step (28 B "
+    "again when recomputed; / tp, tokens / cp), the loss (44 B per token "
+    "and vocabulary entry / tp, fp32 logits), the optimizer step (28 B "
     "per local parameter: the shard under ZeRO or FSDP, none with LoRA), "
     "QLoRA's dequantisation (2.5 B per frozen 4-bit weight, 3 B for int8, per "
     "forward, backward and recompute)\n"
@@ -506,6 +512,10 @@ vp_plan_time(const struct vp_model *m, const struct vp_gpu *gpu,
 		    (vp_act_gated(m->act) ? EW_FFN_GATED : EW_FFN_PLAIN) * ffn +
 		    rerun * (EW_FWD_H * h + EW_FWD_FFN * ffn));
 
+		/* The loss: the last stage's, every micro-batch. */
+		if (m->lg == NULL && m->vocab > 0)
+			act += ga * mb * s / cp * (double)m->vocab / tp *
+			    EW_LOSS;
 		if (eager && m->lg == NULL)
 			act += 36.0 * (double)m->heads / tp * (s / cp) * s *
 			    mb * lstage * ga;
