@@ -346,7 +346,8 @@ plan_net(const struct vp_gpu *gpu, unsigned node, struct net *w)
 	if (gpu->nics_per_node > 0 && gpu->nic_gbps > 0 &&
 	    gpu->gpus_per_node > 0)
 		per_gpu = gpu->nics_per_node * gpu->nic_gbps / 8.0 /
-		    gpu->gpus_per_node;
+		    gpu->gpus_per_node / (gpu->devices_per_card ?
+		    gpu->devices_per_card : 1);	/* per device (MI250X: 2) */
 	else
 		per_gpu = fmin(link, INTER_NODE_GBS);
 	w->inter = per_gpu * (gpu->nics_per_node > 0 && gpu->nic_gbps > 0 &&
