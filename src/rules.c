@@ -1203,8 +1203,9 @@ target_seq_encdec(const struct vp_plan *p, const struct vp_model *m,
 
 /*
  * What graph.c's lower_encdec lowers, as measured on the CPU
- * (tests/validate_hf.py, T5 v1.0 and v1.1 under transformers 5.24):
- * eager attention, recompute none or full, one rank holding the whole
+ * (tests/validate_hf.py, T5 v1.0 and v1.1, BART and Whisper under
+ * transformers 5.24): eager attention (T5), eager or sdpa (BART, Whisper),
+ * fp32 and bf16 precisions (BART, Whisper), recompute none or full, one rank holding the whole
  * model, no adapters, quantization, compilation or fp8.  Anything else
  * is refused rather than lowered as a decoder.
  */
@@ -1250,7 +1251,7 @@ encdec_plan(const struct vp_plan *p, const struct vp_model *m,
 		    "block)";
 	else if (p->lora_rank > 0)
 		what = "--lora (the adapters of its self- and cross-attention "
-		    "and wi/wo are not lowered)";
+		    "and MLP are not lowered)";
 	else if (p->quant != VP_QUANT_NONE)
 		what = "--quant";
 	else if (p->compile || p->compile_loss)
