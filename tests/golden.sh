@@ -767,6 +767,7 @@ run refuse-bart-seq bart-base --seq 2048 --gpus 1xA100 --no-search
 run refuse-whisper-seq whisper-small --seq 3000 --gpus 1xA100 --no-search
 run refuse-whisper-target whisper-small --target-seq 512 --gpus 1xA100 \
 	--no-search
+run refuse-whisper-max-seq whisper-small --gpus 1xA100 --max-seq
 
 # Every option --help lists (made from the option table) is documented in
 # vramplan(1), and the manual documents no option the program lacks.
