@@ -13,7 +13,8 @@ calib/harness.py's exact allocator replay, and
 
     $VRAMPLAN CONFIG --device cpu --json --precision P --optimizer O
               --micro-batch B --seq S --recompute R --attention A --dropout 0
-              --torch T --transformers X [--target-seq S/2 for T5]
+              --torch T --transformers X [--target-seq S/2 for an
+              encoder-decoder: T5, BART, Whisper]
 
 gives the estimate (per_gpu.allocated_peak_bytes, per_gpu.peak_phase), on
 the stack measured: T the installed torch, X the installed transformers.
