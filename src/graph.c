@@ -3383,7 +3383,8 @@ t5_tie(struct lctx *x, size_t enc, size_t dec)
 struct s2s_state {
 	int32_t enc;		/* the encoder output */
 	uint64_t s;		/* its tokens (the source length) */
-	int32_t mask;		/* the decoder's additive causal mask, -1 none */
+	int32_t mask;		/* the decoder's additive causal mask (-1:
+				 * none) */
 	int32_t bias[3];	/* T5's position biases: encoder, decoder,
 				 * cross-attention; -1 until made */
 	size_t eop, dop;	/* the encoder's and the decoder's token

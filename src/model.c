@@ -284,7 +284,8 @@ const struct vp_family_info vp_family_info[VP_FAMILY_COUNT] = {
 	 * (graph.c, whisper_*).
 	 */
 	[VP_FAMILY_WHISPER] = {
-		.source = "transformers WhisperForConditionalGeneration (v5.24)",
+		.source = "transformers WhisperForConditionalGeneration "
+		    "(v5.24)",
 		.arch = VP_ARCH_ENCDEC, .block = VP_BLOCK_PRE_NORM,
 		.head = VP_HEAD_SEQ2SEQ, .resid_dropout = true,
 		.ffn_dropout = true, .embed_dropout = true,

@@ -1205,9 +1205,9 @@ target_seq_encdec(const struct vp_plan *p, const struct vp_model *m,
  * What graph.c's lower_encdec lowers, as measured on the CPU
  * (tests/validate_hf.py, T5 v1.0 and v1.1, BART and Whisper under
  * transformers 5.24): eager attention (T5), eager or sdpa (BART, Whisper),
- * fp32 and bf16 precisions (BART, Whisper), recompute none or full, one rank holding the whole
- * model, no adapters, quantization, compilation or fp8.  Anything else
- * is refused rather than lowered as a decoder.
+ * fp32 and bf16 precisions (BART, Whisper), recompute none or full, one
+ * rank holding the whole model, no adapters, quantization, compilation
+ * or fp8.  Anything else is refused rather than lowered as a decoder.
  */
 static int
 encdec_plan(const struct vp_plan *p, const struct vp_model *m,
