@@ -93,6 +93,20 @@ CONFIGS = {
     "t5-gated": ("t5", dict(vocab_size=512, d_model=128, d_kv=32, d_ff=344, num_layers=2, num_decoder_layers=2,
                             num_heads=4, feed_forward_proj="gated-gelu", tie_word_embeddings=False,
                             dropout_rate=0.0, decoder_start_token_id=0)),
+    # BART (post-norm, biases, learned positions with offset 2, layernorm_embedding, tied head plus
+    # final_logits_bias) and Whisper (a conv1/conv2 audio front end over 16 mel bins and 2 x 64 frames, pre-norm,
+    # k_proj unbiased, max_source_positions 64 = the validation's --seq): 2 + 2 blocks, 4 heads of 32, vocab 512.
+    "bart": ("bart", dict(vocab_size=512, d_model=128, encoder_layers=2, decoder_layers=2, encoder_attention_heads=4,
+                          decoder_attention_heads=4, encoder_ffn_dim=344, decoder_ffn_dim=344,
+                          max_position_embeddings=256, dropout=0.0, attention_dropout=0.0, activation_dropout=0.0,
+                          pad_token_id=1, bos_token_id=0, eos_token_id=2, decoder_start_token_id=2,
+                          forced_eos_token_id=2)),
+    "whisper": ("whisper", dict(vocab_size=512, d_model=128, encoder_layers=2, decoder_layers=2,
+                                encoder_attention_heads=4, decoder_attention_heads=4, encoder_ffn_dim=344,
+                                decoder_ffn_dim=344, num_mel_bins=16, max_source_positions=64,
+                                max_target_positions=64, dropout=0.0, attention_dropout=0.0, activation_dropout=0.0,
+                                pad_token_id=1, bos_token_id=0, eos_token_id=2, decoder_start_token_id=3,
+                                begin_suppress_tokens=None)),
     "bert": ("bert", dict(vocab_size=4096, hidden_size=128, num_hidden_layers=2, num_attention_heads=4,
                           intermediate_size=512, max_position_embeddings=512, hidden_dropout_prob=0.0,
                           attention_probs_dropout_prob=0.0)),
@@ -140,7 +154,11 @@ class HFStep(nn.Module):
 
     def forward(self, ids, labels):
         with phase("forward"):
-            out = self.model(input_ids=ids, labels=labels)
+            # Whisper's encoder input is the mel features, not token ids.
+            if getattr(self.model.config, "model_type", None) == "whisper":
+                out = self.model(input_features=ids, labels=labels)
+            else:
+                out = self.model(input_ids=ids, labels=labels)
             loss = out.loss
             del out
         return loss
@@ -158,11 +176,12 @@ class _PhasedCrossEntropyLoss(nn.CrossEntropyLoss):
 def build(config_path, attention, recompute, precision):
     import transformers
     cfg = load_config(config_path)
-    if cfg.model_type in ("t5", "mt5"):
+    if cfg.model_type in ("t5", "mt5", "bart", "whisper"):
         import importlib
         mod = importlib.import_module("transformers.models.%s.modeling_%s" % (cfg.model_type, cfg.model_type))
         mod.CrossEntropyLoss = _PhasedCrossEntropyLoss
-        auto = transformers.AutoModelForSeq2SeqLM
+        auto = transformers.AutoModelForSpeechSeq2Seq if cfg.model_type == "whisper" else \
+            transformers.AutoModelForSeq2SeqLM
     elif cfg.model_type == "bert":
         auto = transformers.AutoModelForMaskedLM
     else:
@@ -198,6 +217,10 @@ def measure(config_path, precision="fp32", optimizer="adamw", micro_batch=2, seq
     model, cfg = build(config_path, attention, recompute, precision)
     gen = torch.Generator().manual_seed(seed + 1)
     ids = torch.randint(0, int(cfg.vocab_size), (micro_batch, seq), generator=gen)
+    if cfg.model_type == "whisper":
+        # log-mel features: num_mel_bins x 2 * seq frames (seq = max_source_positions), in the weights' dtype
+        ids = torch.randn((micro_batch, int(cfg.num_mel_bins), 2 * seq), generator=gen,
+                          dtype=torch.bfloat16 if precision == "bf16" else torch.float32)
     labels = ids
     if cfg.is_encoder_decoder:
         labels = torch.randint(0, int(cfg.vocab_size), (micro_batch, target_seq or seq), generator=gen)

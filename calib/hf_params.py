@@ -3,7 +3,8 @@
     .venv-test/bin/python calib/hf_params.py CONFIG.json...
 
 For each file, the class its model_type names (AutoModelForCausalLM,
-AutoModelForMaskedLM for an encoder, AutoModelForSeq2SeqLM for T5 / mT5) is instantiated from the config on
+AutoModelForMaskedLM for an encoder, AutoModelForSeq2SeqLM for T5 / mT5 / BART,
+AutoModelForSpeechSeq2Seq for Whisper) is instantiated from the config on
 PyTorch's meta device (no weights, no memory, no hub access) and its
 num_parameters() (tied weights once) is printed with the transformers
 version: the ground truth tests/data/params.tsv records for the configs in
@@ -30,8 +31,10 @@ def count(path):
     cfg = transformers.CONFIG_MAPPING[mt].from_dict(d)
     if mt in ("bert", "roberta"):
         auto = transformers.AutoModelForMaskedLM
-    elif mt in ("t5", "mt5"):
+    elif mt in ("t5", "mt5", "bart"):
         auto = transformers.AutoModelForSeq2SeqLM
+    elif mt == "whisper":
+        auto = transformers.AutoModelForSpeechSeq2Seq
     else:
         auto = transformers.AutoModelForCausalLM
     with torch.device("meta"), warnings.catch_warnings():

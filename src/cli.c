@@ -446,6 +446,15 @@ load_model_plan(const char *model_arg, struct vp_optset *o,
 		vp_buf_free(&notes);
 		return VP_EXIT_INPUT;
 	}
+	/* Whisper's encoder takes one length (rules.c, s2s_lengths). */
+	if (vp_model_family(m) == VP_FAMILY_WHISPER && cli[VP_O_MAX_SEQ]) {
+		fprintf(stderr, "vramplan: --max-seq has nothing to search for "
+		    "Whisper: its encoder takes exactly max_source_positions "
+		    "(%llu) positions (try --max-micro-batch)\n",
+		    (unsigned long long)m->max_seq);
+		vp_buf_free(&notes);
+		return VP_EXIT_INPUT;
+	}
 	if (m->lg != NULL)
 		lgraph_inert(cli, &notes);
 	for (line = notes.s; line != NULL && *line; line = nl + 1) {

@@ -3311,7 +3311,7 @@ t5_checkpoint(struct lctx *x, uint32_t l)
  * labels are not shifted: b * target rows.
  */
 static int32_t
-seq2seq_head(struct lctx *x, int32_t hsd, uint64_t *rows, int32_t held[2])
+t5_head(struct lctx *x, int32_t hsd, uint64_t *rows, int32_t held[2])
 {
 	int32_t lg;
 
@@ -3367,73 +3367,583 @@ t5_tie(struct lctx *x, size_t enc, size_t dec)
 }
 
 /*
- * The step of an encoder-decoder: the encoder's embeddings (dropout) and
- * blocks, its final norm and dropout (the output every decoder block's
- * cross-attention projects, so it lives until the first decoder block's
- * backward); the decoder input (`_shift_right` of the labels: a new int64
- * tensor the lookup saves), the causal mask (masking_utils.eager_mask:
+ * What lower_encdec asks of a family (s2s_builders[], by family; NULL for
+ * a family that is not an encoder-decoder): the encoder's input up to its
+ * first block (enc_in, which sets in_bytes, the inputs the caller holds
+ * besides the labels), one encoder block, what follows the last (enc_out:
+ * the output every decoder block's cross-attention projects, so it lives
+ * until the first decoder block's backward), the decoder's input (dec_in,
+ * with x->s the target length from here on), one decoder block (its
+ * cross-attention reads st->enc, of st->s tokens), the head (seq2seq_head
+ * calls it; it sets x->s2s_held, what the model's forward still holds
+ * until it returns) and the gradients of a weight used more than once
+ * (tie).  Each block is one checkpoint under --recompute full
+ * (transformers' GradientCheckpointingLayer wraps it).
+ */
+struct s2s_state {
+	int32_t enc;		/* the encoder output */
+	uint64_t s;		/* its tokens (the source length) */
+	int32_t mask;		/* the decoder's additive causal mask (-1:
+				 * none) */
+	int32_t bias[3];	/* T5's position biases: encoder, decoder,
+				 * cross-attention; -1 until made */
+	size_t eop, dop;	/* the encoder's and the decoder's token
+				 * lookups (SIZE_MAX: none) */
+	uint64_t in_bytes;	/* the encoder's inputs */
+};
+
+struct s2s_fns {
+	int32_t (*enc_in)(struct lctx *x, struct s2s_state *st);
+	int32_t (*enc_block)(struct lctx *x, int32_t in, struct s2s_state *st);
+	int32_t (*enc_out)(struct lctx *x, int32_t hs);
+	int32_t (*dec_in)(struct lctx *x, struct s2s_state *st);
+	int32_t (*dec_block)(struct lctx *x, int32_t in, struct s2s_state *st);
+	head_fn head;
+	void (*tie)(struct lctx *x, const struct s2s_state *st);
+};
+
+/* T5: the shared embedding's lookup, dropout. */
+static int32_t
+t5_enc_in(struct lctx *x, struct s2s_state *st)
+{
+	int32_t ids = tnew(x, x->b * x->s, VP_INT64, VP_CAT_INPUT,
+	    "input ids", false), hs;
+
+	st->in_bytes = x->b * x->s * B(VP_INT64);
+	hs = t5_lookup(x, "embedding", ids, x->b * x->s, &st->eop);
+	return dropout(x, "embedding dropout", hs);
+}
+
+static int32_t
+t5_enc_block(struct lctx *x, int32_t in, struct s2s_state *st)
+{
+	int32_t hs = t5_attention(x, in, x->s, -1, x->s, &st->bias[0], -1);
+
+	return t5_ff(x, hs);
+}
+
+/* T5's encoder: its final norm and dropout. */
+static int32_t
+t5_enc_out(struct lctx *x, int32_t hs)
+{
+	hs = t5_norm(x, "encoder final norm", hs);
+	return dropout(x, "encoder dropout", hs);
+}
+
+/*
+ * T5's decoder input: `_shift_right` of the labels (a new int64 tensor
+ * the lookup saves), the lookup, the causal mask (masking_utils.eager_mask:
  * a (b, 1, t, t) additive float mask in the embeddings' dtype; the
- * encoder's and the cross-attention's are None without padding), the
- * decoder's blocks, the head and the loss.
+ * encoder's and the cross-attention's are None without padding), dropout.
+ */
+static int32_t
+t5_dec_in(struct lctx *x, struct s2s_state *st)
+{
+	uint64_t b = x->b, t = x->s;
+	int32_t dids, hs;
+
+	dids = ew(x, "decoder input ids", b * t, VP_INT64, -1, -1, -1, -1,
+	    VP_CAT_ACT);
+	hs = t5_lookup(x, "decoder embedding", dids, b * t, &st->dop);
+	st->mask = ew(x, "causal mask", b * t * t, x->w, -1, -1, -1, -1,
+	    VP_CAT_ACT);
+	return dropout(x, "embedding dropout", hs);
+}
+
+static int32_t
+t5_dec_block(struct lctx *x, int32_t in, struct s2s_state *st)
+{
+	int32_t hs;
+
+	hs = t5_attention(x, in, x->s, -1, x->s, &st->bias[1], st->mask);
+	hs = t5_attention(x, hs, x->s, st->enc, st->s, &st->bias[2], -1);
+	return t5_ff(x, hs);
+}
+
+static void
+t5_tie_st(struct lctx *x, const struct s2s_state *st)
+{
+	t5_tie(x, st->eop, st->dop);
+}
+
+/*
+ * BART and Whisper (models/bart/modeling_bart.py,
+ * models/whisper/modeling_whisper.py of transformers 5.24).  The
+ * cross-attention's linears have the self-attention's module names under
+ * encoder_attn.
+ */
+static const struct lin LIN_S2S_CROSS_Q = { "encoder_attn.q_proj", 0,
+    LIN_LOCAL };
+static const struct lin LIN_S2S_CROSS_K = { "encoder_attn.k_proj", 0,
+    LIN_LOCAL };
+static const struct lin LIN_S2S_CROSS_V = { "encoder_attn.v_proj", 0,
+    LIN_LOCAL };
+static const struct lin LIN_S2S_CROSS_O = { "encoder_attn.out_proj", 0,
+    LIN_LOCAL };
+
+/*
+ * A learned position table's lookup: nids int64 position ids the lookup
+ * saves (BartLearnedPositionalEmbedding's `position_ids + offset`,
+ * Whisper's decoder `self.weight[position_ids]`), rows x h out in the
+ * weights' dtype, a dense gradient of entries x h.
+ */
+static int32_t
+s2s_positions(struct lctx *x, const char *name, uint64_t nids,
+    uint64_t rows, uint64_t entries)
+{
+	int32_t ids, e;
+	struct vp_op *o;
+
+	ids = ew(x, "position ids", nids, VP_INT64, -1, -1, -1, -1,
+	    VP_CAT_ACT);
+	o = opnew(x, name);
+	IN(o, ids);
+	SAVE(o, ids);
+	e = tnew(x, rows * x->h, x->w, VP_CAT_ACT, name, true);
+	OUT(o, e);
+	o->wgrad_bytes = vp_mul_sat(entries * x->h, B(x->gd));
+	return e;
+}
+
+/*
+ * BartAttention / WhisperAttention on the normed input h (self-attention,
+ * kv < 0) or over the encoder output kv of skv tokens: q_proj, k_proj,
+ * v_proj (biased; Whisper's k_proj is not), the interface
+ * (eager_attention_forward: q k^T times the scaling, the additive mask,
+ * softmax in the scores' dtype, dropout, p v, the transpose back copied;
+ * sdpa: PyTorch's kernel, causal without a mask), out_proj.  Whisper
+ * scales q after its projection (`q_proj(h) * scaling`, a new tensor;
+ * the interface's scaling is then 1.0, still a multiply in eager) and
+ * makes q, k and v contiguous in (b, heads, s, d) (copies: the kernel's
+ * output then has that layout, and its transpose back is a copy too).
+ */
+static int32_t
+s2s_attention(struct lctx *x, int32_t h, int32_t kv, uint64_t skv,
+    int32_t mask)
+{
+	bool cross = kv >= 0, wh = vp_model_family(x->m) == VP_FAMILY_WHISPER;
+	bool skip = x->fam.mask_skip;
+	uint64_t n = elems_of(x, h) / x->h, qd = x->a * x->d, s_kv = x->s_kv;
+	uint64_t nkv = (cross ? elems_of(x, kv) / x->h : n) * qd;
+	int32_t src = cross ? kv : h, q, k, v, ctx;
+
+	q = linear(x, cross ? LIN_S2S_CROSS_Q : block_lin(x, VP_ROLE_Q), h,
+	    x->h, qd, true, true, VP_CAT_ACT);
+	if (wh) {
+		q = ew(x, "q scale", n * qd, dt_of(x, q), q, -1, -1, -1,
+		    VP_CAT_ACT);
+		q = ew(x, "q contiguous", n * qd, dt_of(x, q), q, -1, -1, -1,
+		    VP_CAT_ACT);
+	}
+	k = linear(x, cross ? LIN_S2S_CROSS_K : block_lin(x, VP_ROLE_K), src,
+	    x->h, qd, !wh, true, VP_CAT_ACT);
+	if (wh)
+		k = ew(x, "k contiguous", nkv, dt_of(x, k), k, -1, -1, -1,
+		    VP_CAT_ACT);
+	v = linear(x, cross ? LIN_S2S_CROSS_V : block_lin(x, VP_ROLE_V), src,
+	    x->h, qd, true, true, VP_CAT_ACT);
+	if (wh)
+		v = ew(x, "v contiguous", nkv, dt_of(x, v), v, -1, -1, -1,
+		    VP_CAT_ACT);
+	x->s_kv = skv;
+	x->mask_full = mask;
+	x->fam.mask_skip = mask < 0;
+	ctx = attention_core(x, q, k, v, false, true);
+	/* A fused kernel's k and v longer than q are the cross-attention's,
+	 * not context parallelism's chunks (rules.c refuses CP). */
+	if (x->p->attention != VP_ATTN_EAGER)
+		x->g->op[x->g->nop - 1].fwd_tmp =
+		    x->g->op[x->g->nop - 1].bwd_tmp = 0;
+	x->fam.mask_skip = skip;
+	x->s_kv = s_kv;
+	if (!attn_out_view(x))
+		ctx = ew(x, "attn transpose", n * qd, dt_of(x, ctx), ctx, -1,
+		    -1, -1, VP_CAT_ACT);
+	return linear(x, cross ? LIN_S2S_CROSS_O : block_lin(x, VP_ROLE_O),
+	    ctx, qd, x->h, true, true, VP_CAT_ACT);
+}
+
+/* A residual branch's end: dropout, the residual add. */
+static int32_t
+s2s_residual(struct lctx *x, int32_t res, int32_t y)
+{
+	y = dropout(x, "resid dropout", y);
+	return ew(x, "residual add", elems_of(x, res), promote(dt_of(x, res),
+	    dt_of(x, y)), res, y, -1, -1, VP_CAT_ACT);
+}
+
+/* fc1, GELU, dropout (activation_dropout), fc2. */
+static int32_t
+s2s_mlp(struct lctx *x, int32_t h)
+{
+	int32_t a;
+
+	a = linear(x, block_lin(x, VP_ROLE_FC), h, x->h, x->f, true, true,
+	    VP_CAT_ACT);
+	a = activation(x, VP_ACT_GELU, a);
+	a = dropout(x, "activation dropout", a);
+	return linear(x, block_lin(x, VP_ROLE_DOWN), a, x->f, x->h, true,
+	    true, VP_CAT_ACT);
+}
+
+/*
+ * BART's stack input (BartEncoder.forward, BartDecoder.forward): the
+ * shared embedding's lookup times embed_scale (BartScaledWordEmbedding:
+ * a multiply even by 1.0, a new tensor), the learned positions
+ * (`position_ids + 2`, an int64 tensor the lookup saves: (b, s) in the
+ * encoder, (1, t) in the decoder), their sum, layernorm_embedding,
+ * dropout.  The decoder builds its causal mask (eager only; sdpa runs
+ * causal without one) from the scaled lookup before the positions.
+ */
+static int32_t
+bart_stack_in(struct lctx *x, struct s2s_state *st, bool dec)
+{
+	uint64_t n = x->b * x->s, pid = dec ? x->s : n;
+	int32_t ids, hs, pe;
+
+	if (dec)
+		ids = ew(x, "decoder input ids", n, VP_INT64, -1, -1, -1, -1,
+		    VP_CAT_ACT);
+	else
+		ids = tnew(x, n, VP_INT64, VP_CAT_INPUT, "input ids", false);
+	hs = t5_lookup(x, dec ? "decoder embedding" : "embedding", ids, n,
+	    dec ? &st->dop : &st->eop);
+	hs = ew(x, "embed scale", n * x->h, x->w, hs, -1, -1, -1, VP_CAT_ACT);
+	if (dec && x->p->attention == VP_ATTN_EAGER)
+		st->mask = ew(x, "causal mask", n * x->s, x->w, -1, -1, -1,
+		    -1, VP_CAT_ACT);
+	pe = s2s_positions(x, "position embedding", pid, pid,
+	    x->m->max_seq + 2);
+	hs = ew(x, "embedding add", n * x->h, x->w, hs, pe, -1, -1,
+	    VP_CAT_ACT);
+	hs = norm(x, "embedding norm", hs);
+	return dropout(x, "embedding dropout", hs);
+}
+
+static int32_t
+bart_enc_in(struct lctx *x, struct s2s_state *st)
+{
+	st->in_bytes = x->b * x->s * B(VP_INT64);
+	return bart_stack_in(x, st, false);
+}
+
+static int32_t
+bart_dec_in(struct lctx *x, struct s2s_state *st)
+{
+	return bart_stack_in(x, st, true);
+}
+
+/* BartEncoderLayer: post-norm attention, then post-norm MLP. */
+static int32_t
+bart_enc_block(struct lctx *x, int32_t in, struct s2s_state *st)
+{
+	int32_t hs;
+
+	(void)st;
+	hs = s2s_residual(x, in, s2s_attention(x, in, -1, x->s, -1));
+	hs = norm(x, "self_attn_layer_norm", hs);
+	hs = s2s_residual(x, hs, s2s_mlp(x, hs));
+	return norm(x, "final_layer_norm", hs);
+}
+
+/* BART has no final norm: the last block's output is the encoder's. */
+static int32_t
+bart_enc_out(struct lctx *x, int32_t hs)
+{
+	(void)x;
+	return hs;
+}
+
+/* BartDecoderLayer: self-attention, cross-attention, MLP, each followed
+ * by its dropout, residual add and LayerNorm. */
+static int32_t
+bart_dec_block(struct lctx *x, int32_t in, struct s2s_state *st)
+{
+	int32_t hs;
+
+	hs = s2s_residual(x, in, s2s_attention(x, in, -1, x->s, st->mask));
+	hs = norm(x, "self_attn_layer_norm", hs);
+	hs = s2s_residual(x, hs, s2s_attention(x, hs, st->enc, st->s, -1));
+	hs = norm(x, "encoder_attn_layer_norm", hs);
+	hs = s2s_residual(x, hs, s2s_mlp(x, hs));
+	return norm(x, "final_layer_norm", hs);
+}
+
+/*
+ * BartForConditionalGeneration.forward: lm_head (the shared embedding,
+ * no bias) on the decoder output, plus final_logits_bias, a (1, vocab)
+ * buffer in the weights' dtype (so fp32 logits under autocast, which the
+ * cross-entropy reads without a copy; the lm_head's own go once the sum
+ * exists), CrossEntropyLoss over the b * t rows (the labels are not
+ * shifted).  The forward holds the encoder and decoder outputs
+ * (`outputs`) until it returns.
+ */
+static int32_t
+bart_head(struct lctx *x, int32_t hsd, uint64_t *rows, int32_t held[2])
+{
+	int32_t lg;
+
+	x->s2s_held[0] = x->s2s_held[1] = hsd;
+	lg = linear(x, LIN_LM_HEAD, hsd, x->h, x->V, false, true,
+	    VP_CAT_LOGITS);
+	lg = ew(x, "final_logits_bias add", elems_of(x, lg),
+	    promote(dt_of(x, lg), x->w), lg, -1, -1, -1, VP_CAT_LOGITS);
+	/* The CPU's TensorIterator promotes a 16-bit input into an fp32
+	 * temporary before it adds (CUDA casts inside the kernel):
+	 * measured, a logits-sized fp32 tensor live during the add. */
+	if (x->cpu && dt_of(x, lg) != x->c && x->autocast)
+		x->g->op[x->g->nop - 1].fwd_tmp = x->g->t[lg].bytes;
+	held[0] = held[1] = -1;
+	*rows = x->b * x->s;
+	return lg;
+}
+
+/*
+ * Whisper's conv1 / conv2 (nn.Conv1d, kernel 3, padding 1) of cin
+ * channels into h over lout positions: like a linear, it saves its input
+ * and its weight (autocast's cached copy: conv1d is on both devices'
+ * lower-precision lists) and makes an h x cin x 3 weight and an h bias
+ * gradient.
+ */
+static int32_t
+whisper_conv(struct lctx *x, const char *name, int32_t in, uint64_t cin,
+    uint64_t lout)
+{
+	uint64_t wel = vp_add_sat(vp_mul_sat(x->h * 3, cin), x->h);
+	bool ac = x->autocast && x->w != x->c;
+	int32_t xin = x->autocast ? cast(x, in, x->c, VP_CAT_ACT) : in, wc = -1;
+	int32_t y;
+	struct vp_op *o;
+
+	if (ac)
+		wc = tnew(x, wel, x->c, VP_CAT_CAST, "autocast weight", false);
+	o = opnew(x, name);
+	IN(o, xin);
+	if (wc >= 0) {
+		OUT(o, wc);
+		SAVE(o, wc);
+	}
+	y = tnew(x, x->b * x->h * lout, dt_of(x, xin), VP_CAT_ACT, name, true);
+	OUT(o, y);
+	SAVE(o, xin);
+	o->wgrad_bytes = vp_mul_sat(wel, B(x->gd));
+	o->wgrad_bias_bytes = vp_mul_sat(x->h, B(x->gd));
+	if (ac)
+		o->wgrad_tmp = vp_mul_sat(wel, B(x->c));
+	return y;
+}
+
+/*
+ * WhisperEncoder.forward: the input features (b, mel bins, 2 x positions;
+ * in the weights' dtype), gelu(conv1), gelu(conv2) (stride 2: the
+ * positions), permuted (a view), plus the frozen position table's lookup
+ * of all its rows (no gradient, nothing saved: (s, h) in the weights'
+ * dtype), dropout.  The class refuses any other length, so --seq is the
+ * positions (max_source_positions; rules.c).
+ */
+static int32_t
+whisper_enc_in(struct lctx *x, struct s2s_state *st)
+{
+	uint64_t mel = x->m->mel_bins, n = x->b * x->s;
+	int32_t f, hs, pe;
+
+	f = tnew(x, x->b * mel * 2 * x->s, x->w, VP_CAT_INPUT,
+	    "input features", false);
+	st->in_bytes = x->g->t[f].bytes;
+	hs = whisper_conv(x, "conv1", f, mel, 2 * x->s);
+	hs = activation(x, VP_ACT_GELU, hs);
+	hs = whisper_conv(x, "conv2", hs, x->h, x->s);
+	hs = activation(x, VP_ACT_GELU, hs);
+	pe = ew(x, "embed_positions (frozen)", x->s * x->h, x->w, -1, -1, -1,
+	    -1, VP_CAT_ACT);
+	hs = ew(x, "position add", n * x->h, promote(dt_of(x, hs), x->w), hs,
+	    pe, -1, -1, VP_CAT_ACT);
+	return dropout(x, "embedding dropout", hs);
+}
+
+/* WhisperEncoderLayer: pre-norm attention, then pre-norm MLP. */
+static int32_t
+whisper_enc_block(struct lctx *x, int32_t in, struct s2s_state *st)
+{
+	int32_t hs;
+
+	(void)st;
+	hs = norm(x, "self_attn_layer_norm", in);
+	hs = s2s_residual(x, in, s2s_attention(x, hs, -1, x->s, -1));
+	return s2s_residual(x, hs, s2s_mlp(x, norm(x, "final_layer_norm",
+	    hs)));
+}
+
+/* Each Whisper stack ends in its layer_norm. */
+static int32_t
+whisper_enc_out(struct lctx *x, int32_t hs)
+{
+	return norm(x, "encoder layer_norm", hs);
+}
+
+/*
+ * WhisperDecoder.forward: the labels shifted right (shift_tokens_right, a
+ * new int64 tensor), the token lookup, the positions (position_ids
+ * repeated over the batch, (b, t) int64, indexing the table: a (b, t, h)
+ * tensor), their sum, dropout, then the causal mask (eager only).
+ */
+static int32_t
+whisper_dec_in(struct lctx *x, struct s2s_state *st)
+{
+	uint64_t n = x->b * x->s;
+	int32_t ids, hs, pe;
+
+	ids = ew(x, "decoder input ids", n, VP_INT64, -1, -1, -1, -1,
+	    VP_CAT_ACT);
+	hs = t5_lookup(x, "decoder embedding", ids, n, &st->dop);
+	pe = s2s_positions(x, "decoder embed_positions", n, n,
+	    x->m->dec_max_seq);
+	hs = ew(x, "embedding add", n * x->h, x->w, hs, pe, -1, -1,
+	    VP_CAT_ACT);
+	hs = dropout(x, "embedding dropout", hs);
+	if (x->p->attention == VP_ATTN_EAGER)
+		st->mask = ew(x, "causal mask", n * x->s, x->w, -1, -1, -1,
+		    -1, VP_CAT_ACT);
+	return hs;
+}
+
+/* WhisperDecoderLayer: pre-norm self-attention, cross-attention, MLP. */
+static int32_t
+whisper_dec_block(struct lctx *x, int32_t in, struct s2s_state *st)
+{
+	int32_t hs;
+
+	hs = norm(x, "self_attn_layer_norm", in);
+	hs = s2s_residual(x, in, s2s_attention(x, hs, -1, x->s, st->mask));
+	in = hs;
+	hs = norm(x, "encoder_attn_layer_norm", hs);
+	hs = s2s_residual(x, in, s2s_attention(x, hs, st->enc, st->s, -1));
+	return s2s_residual(x, hs, s2s_mlp(x, norm(x, "final_layer_norm",
+	    hs)));
+}
+
+/*
+ * WhisperForConditionalGeneration.forward: the decoder's layer_norm,
+ * proj_out (the token embedding, no bias), CrossEntropyLoss over the
+ * b * t rows, which casts 16-bit logits to fp32 (cross_entropy is on
+ * autocast's fp32 list) while the model holds them.
+ */
+static int32_t
+whisper_head(struct lctx *x, int32_t hsd, uint64_t *rows, int32_t held[2])
+{
+	int32_t lg;
+
+	hsd = norm(x, "decoder layer_norm", hsd);
+	x->s2s_held[0] = x->s2s_held[1] = hsd;
+	lg = linear(x, LIN_LM_HEAD, hsd, x->h, x->V, false, true,
+	    VP_CAT_LOGITS);
+	held[0] = lg;
+	held[1] = -1;
+	*rows = x->b * x->s;
+	return x->autocast ? cast(x, lg, VP_FP32, VP_CAT_LOGITS) : lg;
+}
+
+/* proj_out and the decoder's lookup share the token embedding: the
+ * head's gradient waits for the lookup's, which adds to it
+ * (tie_embeddings, for the one lookup). */
+static void
+whisper_tie(struct lctx *x, const struct s2s_state *st)
+{
+	struct vp_op *d = &x->g->op[st->dop], *h = &x->g->op[x->wgrad_op];
+
+	h->wgrad_waits = true;
+	d->wgrad_tmp = d->wgrad_bytes;
+	d->wgrad_bytes = 0;
+	d->wgrad_adds_to = (uint32_t)x->wgrad_op + 1;
+	if (x->wgrad_view || x->torch113)
+		d->wgrad_sum = d->wgrad_tmp;
+}
+
+static const struct s2s_fns s2s_t5 = {
+	t5_enc_in, t5_enc_block, t5_enc_out, t5_dec_in, t5_dec_block,
+	t5_head, t5_tie_st,
+};
+static const struct s2s_fns s2s_bart = {
+	bart_enc_in, bart_enc_block, bart_enc_out, bart_dec_in,
+	bart_dec_block, bart_head, t5_tie_st,
+};
+static const struct s2s_fns s2s_whisper = {
+	whisper_enc_in, whisper_enc_block, whisper_enc_out, whisper_dec_in,
+	whisper_dec_block, whisper_head, whisper_tie,
+};
+static const struct s2s_fns *const s2s_builders[VP_FAMILY_COUNT] = {
+	[VP_FAMILY_T5] = &s2s_t5,
+	[VP_FAMILY_BART] = &s2s_bart,
+	[VP_FAMILY_WHISPER] = &s2s_whisper,
+};
+
+static int32_t
+seq2seq_head(struct lctx *x, int32_t hsd, uint64_t *rows, int32_t held[2])
+{
+	return s2s_builders[vp_model_family(x->m)]->head(x, hsd, rows, held);
+}
+
+/*
+ * The step of an encoder-decoder: the family's encoder input and blocks,
+ * its output, the decoder's input and blocks, the head and the loss.
  */
 static void
 lower_encdec(struct lctx *x)
 {
 	struct vp_graph *g = x->g;
 	const struct vp_model *m = x->m;
+	const struct s2s_fns *f = s2s_builders[vp_model_family(m)];
 	uint64_t b = x->b, s = x->s, t = vp_plan_target_seq(x->p);
 	uint32_t ne = (uint32_t)m->layers, nd = (uint32_t)m->dec_layers, l;
-	int32_t ids, hs, enc, dids, mask, sbias = -1, dbias = -1, xbias = -1;
-	size_t eop, dop, i;
+	struct s2s_state st = { .enc = -1, .s = s, .mask = -1,
+	    .bias = { -1, -1, -1 }, .eop = SIZE_MAX, .dop = SIZE_MAX };
+	int32_t hs;
+	size_t i;
 	struct vp_op *o;
 
-	ids = tnew(x, b * s, VP_INT64, VP_CAT_INPUT, "input ids", false);
-	hs = t5_lookup(x, "embedding", ids, b * s, &eop);
-	hs = dropout(x, "embedding dropout", hs);
+	assert(f != NULL);
+	hs = f->enc_in(x, &st);
 	for (l = 1; l <= ne; l++) {
 		x->global_layer = l - 1;
 		begin_layer(x, l, hs);
-		hs = t5_attention(x, hs, s, -1, s, &sbias, -1);
-		hs = t5_ff(x, hs);
+		hs = f->enc_block(x, hs, &st);
 		t5_checkpoint(x, l);
 	}
 	x->layer = 0;
-	enc = t5_norm(x, "encoder final norm", hs);
-	enc = dropout(x, "encoder dropout", enc);
+	st.enc = f->enc_out(x, hs);
 
 	x->s = t;
-	dids = ew(x, "decoder input ids", b * t, VP_INT64, -1, -1, -1, -1,
-	    VP_CAT_ACT);
-	hs = t5_lookup(x, "decoder embedding", dids, b * t, &dop);
-	mask = ew(x, "causal mask", b * t * t, x->w, -1, -1, -1, -1,
-	    VP_CAT_ACT);
-	hs = dropout(x, "embedding dropout", hs);
+	hs = f->dec_in(x, &st);
 	for (l = ne + 1; l <= ne + nd; l++) {
 		x->global_layer = l - 1;
 		begin_layer(x, l, hs);
-		hs = t5_attention(x, hs, t, -1, t, &dbias, mask);
-		hs = t5_attention(x, hs, t, enc, s, &xbias, -1);
-		hs = t5_ff(x, hs);
+		hs = f->dec_block(x, hs, &st);
 		t5_checkpoint(x, l);
 	}
 	x->layer = 0;
-	g->layer_first_op[ne + nd + 1] = g->nop;
+	i = g->nop;
 	head_and_loss(x, hs);
+	/* The loss phase is the cross-entropy (the model's
+	 * CrossEntropyLoss, which the CPU measurement marks); the head
+	 * before it runs in the forward. */
+	while (i < g->nop && strcmp(g->op[i].name, "log_softmax") != 0)
+		i++;
+	g->layer_first_op[ne + nd + 1] = i;
 	/*
-	 * The loss is computed inside T5ForConditionalGeneration.forward,
-	 * whose locals hold the encoder output (encoder_outputs), the
-	 * decoder's (decoder_outputs) and sequence_output rebound to its
+	 * The loss is computed inside the model's forward, whose locals
+	 * hold the encoder output (encoder_outputs), the decoder's
+	 * (decoder_outputs) and, in T5, sequence_output rebound to its
 	 * scaled copy until it returns: measured on the CPU (2.13, 5.24),
 	 * the (b, s, h) and (b, t, h) tensors live in the loss under
 	 * autocast, whose projections saved 16-bit copies instead.
 	 */
 	o = opnew(x, "forward returns");
-	o->keep[0] = enc;
+	o->keep[0] = st.enc;
 	o->keep[1] = x->s2s_held[0];
 	o->keep[2] = x->s2s_held[1] != x->s2s_held[0] ? x->s2s_held[1] : -1;
-	/* The input ids and the labels, which the caller holds. */
-	g->input_bytes = (b * s + b * t) * B(VP_INT64);
-	t5_tie(x, eop, dop);
+	/* The encoder's inputs and the labels, which the caller holds. */
+	g->input_bytes = st.in_bytes + b * t * B(VP_INT64);
+	f->tie(x, &st);
 	for (i = 0; i < g->nop; i++)
 		g->op[i].sac = 0;
 	g->autocast_end_op = x->autocast ? g->nop - 1 : SIZE_MAX;
@@ -3921,6 +4431,17 @@ vp_graph_build_blocks(const struct vp_model *m, const struct vp_plan *p,
 		g->block_params = pc.per_layer;
 		g->params = pc.total;
 		persistent_terms(g, &x, m->layers, true, true);
+		/* Whisper's encoder position table is a parameter that
+		 * takes no gradient (requires_grad_(False)): no gradient,
+		 * master copy or optimizer state. */
+		if (vp_model_family(m) == VP_FAMILY_WHISPER) {
+			g->trainable -= m->max_seq * m->hidden;
+			g->grad_bytes = vp_mul_sat(g->trainable, B(x.gd));
+			if (vp_prec_info[p->precision].master)
+				g->master_bytes = vp_mul_sat(g->trainable, 4);
+			g->optim_state_bytes = vp_optimizer_state_bytes(m, p,
+			    m->layers, true, true, g->trainable);
+		}
 		return 0;
 	}
 	lower_ops(&x, nl, offset, first, last);

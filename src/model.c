@@ -251,6 +251,48 @@ const struct vp_family_info vp_family_info[VP_FAMILY_COUNT] = {
 		    [VP_ROLE_UP] = "wi_1", [VP_ROLE_FC] = "wi",
 		    [VP_ROLE_DOWN] = "wo" },
 	},
+	/*
+	 * BART (models/bart/modeling_bart.py of transformers 5.24): two
+	 * post-norm stacks (BartEncoderLayer, BartDecoderLayer: attention,
+	 * dropout, residual add, LayerNorm; fc1, GELU, dropout, fc2,
+	 * dropout, residual add, LayerNorm), biases on every linear, one
+	 * shared embedding (each stack's lookup times embed_scale) tied to
+	 * the lm_head, a learned position table of max_position_embeddings
+	 * + 2 rows per stack and a layernorm_embedding on each stack's
+	 * input; no final norms; final_logits_bias (a buffer) added to the
+	 * logits (graph.c, bart_*).
+	 */
+	[VP_FAMILY_BART] = {
+		.source = "transformers BartForConditionalGeneration (v5.24)",
+		.arch = VP_ARCH_ENCDEC, .block = VP_BLOCK_POST_NORM,
+		.head = VP_HEAD_SEQ2SEQ, .resid_dropout = true,
+		.ffn_dropout = true, .embed_norm = true, .embed_dropout = true,
+		.q_view = true, .pos_offset = 2,
+		.lin = { [VP_ROLE_Q] = "q_proj", [VP_ROLE_K] = "k_proj",
+		    [VP_ROLE_V] = "v_proj", [VP_ROLE_O] = "out_proj",
+		    [VP_ROLE_FC] = "fc1", [VP_ROLE_DOWN] = "fc2" },
+	},
+	/*
+	 * Whisper (models/whisper/modeling_whisper.py of transformers
+	 * 5.24): the encoder's audio front end (conv1 over the mel bins,
+	 * GELU, conv2 of stride 2, GELU, plus a frozen position table of
+	 * max_source_positions rows), pre-norm blocks (LayerNorm, attention
+	 * with k_proj unbiased, dropout, residual add; LayerNorm, fc1, GELU,
+	 * dropout, fc2, dropout, residual add), each stack's final
+	 * LayerNorm, the decoder's token embedding and learned positions
+	 * (max_target_positions rows), proj_out tied to the token embedding
+	 * (graph.c, whisper_*).
+	 */
+	[VP_FAMILY_WHISPER] = {
+		.source = "transformers WhisperForConditionalGeneration "
+		    "(v5.24)",
+		.arch = VP_ARCH_ENCDEC, .block = VP_BLOCK_PRE_NORM,
+		.head = VP_HEAD_SEQ2SEQ, .resid_dropout = true,
+		.ffn_dropout = true, .embed_dropout = true,
+		.lin = { [VP_ROLE_Q] = "q_proj", [VP_ROLE_K] = "k_proj",
+		    [VP_ROLE_V] = "v_proj", [VP_ROLE_O] = "out_proj",
+		    [VP_ROLE_FC] = "fc1", [VP_ROLE_DOWN] = "fc2" },
+	},
 };
 
 enum vp_family
@@ -610,8 +652,8 @@ vp_model_validate(struct vp_model *m, struct vp_diags *d)
 		    "post_norms");
 	if (m->arch == VP_ARCH_ENCDEC && m->family < 0)
 		vp_diag_add(d, m->file, m->where[VP_F_FAMILY], VP_ERROR,
-		    "an encoder-decoder needs its family ('family: t5', the "
-		    "one encoder-decoder lowered)");
+		    "an encoder-decoder needs its family ('family: t5', "
+		    "'bart' or 'whisper', the encoder-decoders lowered)");
 	if ((m->arch == VP_ARCH_ENCDEC) != (m->dec_layers > 0))
 		vp_diag_add(d, m->file, m->where[VP_F_LAYERS], VP_ERROR,
 		    m->dec_layers ? "'decoder_layers' is for an encoder-decoder "
@@ -631,6 +673,29 @@ vp_model_validate(struct vp_model *m, struct vp_diags *d)
 		    "none' (its relative bias is 'relative_buckets'), "
 		    "activation relu or geglu (gated-gelu), no experts, "
 		    "post-norms, soft-capping or token types");
+	if (m->family == VP_FAMILY_BART && (m->has_moe || m->post_norms ||
+	    m->attn_softcap || m->logit_softcap || m->type_vocab ||
+	    m->rel_buckets || m->scale_dec_out || m->pos != VP_POS_LEARNED ||
+	    m->norm != VP_NORM_LAYERNORM || !m->bias || !m->qkv_bias ||
+	    !m->o_bias || m->act != VP_ACT_GELU || m->kv_heads != m->heads))
+		vp_diag_add(d, m->file, m->where[VP_F_FAMILY], VP_ERROR,
+		    "a bart encoder-decoder is LayerNorm, biases everywhere, "
+		    "'position: learned', activation gelu, as many kv heads "
+		    "as heads, no experts, post-norms, soft-capping, token "
+		    "types, relative buckets or decoder output scale");
+	if (m->family == VP_FAMILY_WHISPER && (m->has_moe || m->post_norms ||
+	    m->attn_softcap || m->logit_softcap || m->type_vocab ||
+	    m->rel_buckets || m->scale_dec_out || m->pos != VP_POS_NONE ||
+	    m->norm != VP_NORM_LAYERNORM || !m->bias || !m->qkv_bias ||
+	    !m->o_bias || m->act != VP_ACT_GELU || m->kv_heads != m->heads ||
+	    m->mel_bins == 0 || m->max_seq == 0 || m->dec_max_seq == 0))
+		vp_diag_add(d, m->file, m->where[VP_F_FAMILY], VP_ERROR,
+		    "a whisper encoder-decoder is LayerNorm, biases (k_proj "
+		    "none), 'position: none' (its tables are 'max_seq', the "
+		    "encoder's positions, and 'decoder_max_seq'), 'mel_bins', "
+		    "activation gelu, as many kv heads as heads, no experts, "
+		    "post-norms, soft-capping, token types, relative buckets "
+		    "or decoder output scale");
 	if (m->pos == VP_POS_LEARNED && m->max_seq == 0)
 		vp_diag_add(d, m->file, m->where[VP_F_POSITION], VP_ERROR,
 		    "'max_seq' is required with learned positions (the "
@@ -859,6 +924,26 @@ vp_model_params(const struct vp_model *m, struct vp_param_count *out)
 		uint64_t enc = vp_add_sat(vp_add_sat(attn, mlp),
 		    vp_mul_sat(2, norm_params(m)));
 
+		/*
+		 * BART: one more position table (the decoder's), and the two
+		 * layernorm_embedding in place of T5's final norms.
+		 * Whisper: k_proj has no bias (one h fewer per attention);
+		 * the encoder's conv1 (mel_bins x h x 3 + h), conv2 (h x h x 3
+		 * + h) and position table (max_seq rows, frozen but a
+		 * parameter), the decoder's (dec_max_seq rows); its two final
+		 * norms are T5's.
+		 */
+		if (vp_model_family(m) == VP_FAMILY_WHISPER) {
+			dec = dec > 2 * h ? dec - 2 * h : 0;
+			enc = enc > h ? enc - h : 0;
+			out->embedding = vp_add_sat(out->embedding,
+			    vp_add_sat(vp_mul_sat(m->max_seq + m->dec_max_seq,
+			    h), vp_add_sat(vp_mul_sat(3 * h, m->mel_bins + h),
+			    2 * h)));
+		} else if (vp_model_family(m) == VP_FAMILY_BART) {
+			out->embedding = vp_add_sat(out->embedding,
+			    vp_mul_sat(m->max_seq + 2, h));
+		}
 		out->per_layer = out->dense_layer = dec;
 		out->layers = vp_add_sat(vp_mul_sat(m->layers, enc),
 		    vp_mul_sat(m->dec_layers, dec));

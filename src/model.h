@@ -39,7 +39,8 @@ struct vp_lgraph;
 	X(TORCH_NN, "torch-nn") X(QWEN3, "qwen3") X(LLAMA4, "llama4") \
 	X(GEMMA3, "gemma3") X(GPT_OSS, "gpt-oss") \
 	X(DEEPSEEK_V2, "deepseek-v2") X(DEEPSEEK_V3, "deepseek-v3") \
-	X(PHI, "phi") X(GPT_NEOX, "gpt-neox") X(OPT, "opt") X(T5, "t5")
+	X(PHI, "phi") X(GPT_NEOX, "gpt-neox") X(OPT, "opt") X(T5, "t5") \
+	X(BART, "bart") X(WHISPER, "whisper")
 /* Block builders of the lowering (graph.c's block_builders[]): where the
  * norms sit relative to the residual adds. */
 #define VP_BLOCK_LIST(X) X(PRE_NORM, "pre-norm") X(POST_NORM, "post-norm") \
@@ -295,6 +296,12 @@ struct vp_model {
 	uint64_t dec_layers;
 	uint64_t rel_buckets;
 	bool scale_dec_out;
+	/* Whisper's audio front end: mel bins (conv1's input channels); the
+	 * encoder's positions after it are max_seq (max_source_positions),
+	 * the decoder's position table dec_max_seq rows
+	 * (max_target_positions; BART's stacks both have max_seq). */
+	uint64_t mel_bins;
+	uint64_t dec_max_seq;
 	struct vp_train_defaults train;
 	struct vp_srcpos where[VP_F_COUNT];
 	/* A layer-graph model (lgraph.h: `layers:` is a list of layers):

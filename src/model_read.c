@@ -87,6 +87,8 @@ static const struct key top_keys[] = {
 	{ "decoder_layers", K_U64, 1, MAX_LAYERS, NULL, 0, -1, NULL, false },
 	{ "relative_buckets", K_U64, 1, MAX_HEADS, NULL, 0, -1, NULL, false },
 	{ "decoder_output_scale", K_BOOL, 0, 0, NULL, 0, -1, NULL, false },
+	{ "mel_bins", K_U64, 1, MAX_HIDDEN, NULL, 0, -1, NULL, false },
+	{ "decoder_max_seq", K_U64, 1, MAX_SEQ, NULL, 0, -1, NULL, false },
 };
 
 static const struct key moe_keys[] = {
@@ -325,6 +327,8 @@ set_top(struct reading *r, const char *k, union val v)
 	else if (!strcmp(k, "decoder_layers")) m->dec_layers = v.u;
 	else if (!strcmp(k, "relative_buckets")) m->rel_buckets = v.u;
 	else if (!strcmp(k, "decoder_output_scale")) m->scale_dec_out = v.b;
+	else if (!strcmp(k, "mel_bins")) m->mel_bins = v.u;
+	else if (!strcmp(k, "decoder_max_seq")) m->dec_max_seq = v.u;
 }
 
 /*
@@ -531,6 +535,10 @@ static const struct hf_family hf_families[] = {
 	    false, false, false, true, false, false },
 	{ "mt5", "MT5", VP_FAMILY_T5, VP_NORM_RMSNORM, VP_POS_NONE,
 	    VP_ACT_RELU, false, false, false, true, false, false },
+	{ "bart", "Bart", VP_FAMILY_BART, VP_NORM_LAYERNORM, VP_POS_LEARNED,
+	    VP_ACT_GELU, true, true, false, true, false, false },
+	{ "whisper", "Whisper", VP_FAMILY_WHISPER, VP_NORM_LAYERNORM,
+	    VP_POS_NONE, VP_ACT_GELU, true, true, false, true, false, false },
 };
 #undef D
 
@@ -1694,6 +1702,145 @@ hf_t5(const struct ynode *root, const char *file, struct vp_model *m,
 	}
 }
 
+/*
+ * The stacks' sizes of BART and Whisper (configuration_bart.py,
+ * configuration_whisper.py of transformers 5.24: d_model, encoder_* and
+ * decoder_* keys, the config class's defaults for those left out).  The
+ * lowering has one width, head count and MLP size for both stacks, so
+ * configs whose encoder and decoder differ in them are refused, as are
+ * LayerDrop (blocks skipped at random), an activation other than GELU and
+ * an untied head (both classes tie it by default; untied was not
+ * measured).  One dropout probability is lowered at every site: the
+ * config's `dropout`, with a warning when attention_dropout or
+ * activation_dropout differ.
+ */
+static void
+hf_s2s_stacks(const struct ynode *root, const char *file, struct vp_model *m,
+    const uint64_t def[6], struct vp_diags *d)
+{
+	static const char *const drops[] = { "attention_dropout",
+	    "activation_dropout" };
+	static const char *const zero[] = { "encoder_layerdrop",
+	    "decoder_layerdrop" };
+	uint64_t dh = def[2], df = def[3];
+	const struct ynode *n;
+	double v;
+	size_t i;
+	bool b;
+
+	m->hidden = def[0];
+	m->layers = m->dec_layers = def[1];
+	m->heads = def[2];
+	m->ffn = def[3];
+	m->vocab = def[4];
+	m->dropout = (double)def[5] / 100;
+	hf_u64(root, file, "d_model", 1, MAX_HIDDEN, &m->hidden, VP_F_HIDDEN, m, d);
+	hf_u64(root, file, "encoder_layers", 1, MAX_LAYERS, &m->layers, VP_F_LAYERS, m, d);
+	hf_u64(root, file, "decoder_layers", 1, MAX_LAYERS, &m->dec_layers, -1, m, d);
+	hf_u64(root, file, "encoder_attention_heads", 1, MAX_HEADS, &m->heads, VP_F_HEADS, m, d);
+	hf_u64(root, file, "decoder_attention_heads", 1, MAX_HEADS, &dh, -1, m, d);
+	hf_u64(root, file, "encoder_ffn_dim", 1, MAX_FFN, &m->ffn, VP_F_FFN, m, d);
+	hf_u64(root, file, "decoder_ffn_dim", 1, MAX_FFN, &df, -1, m, d);
+	hf_u64(root, file, "vocab_size", 1, MAX_VOCAB, &m->vocab, VP_F_VOCAB, m, d);
+	m->kv_heads = m->heads;
+	m->head_dim = m->heads ? m->hidden / m->heads : 0;
+	if (dh != m->heads || df != m->ffn)
+		vp_diag_add(d, file, root->pos, VP_ERROR, "the decoder's heads "
+		    "(%llu) and MLP size (%llu) differ from the encoder's "
+		    "(%llu, %llu): one width, head count and MLP size for "
+		    "both stacks is what is modelled", (unsigned long long)dh,
+		    (unsigned long long)df, (unsigned long long)m->heads,
+		    (unsigned long long)m->ffn);
+	else if (m->heads && m->hidden % m->heads != 0)
+		vp_diag_add(d, file, root->pos, VP_ERROR, "d_model %llu is not "
+		    "a multiple of the %llu attention heads (the class "
+		    "refuses it)", (unsigned long long)m->hidden,
+		    (unsigned long long)m->heads);
+	if ((n = ynode_get(root, "dropout")) != NULL && !ynode_is_null(n))
+		ynode_double(n, file, "dropout", 0, 0.99, &m->dropout, d);
+	hf_dropout_sites(root, file, drops, VP_NELEM(drops), m, d);
+	for (i = 0; i < VP_NELEM(zero); i++)
+		if ((n = ynode_get(root, zero[i])) != NULL &&
+		    !ynode_is_null(n) && ynode_double(n, file, zero[i], 0, 1,
+		    &v, d) == 0 && v > 0)
+			vp_diag_add(d, file, n->pos, VP_ERROR, "%s %g is not "
+			    "modelled (LayerDrop skips blocks at random); "
+			    "set it to 0", zero[i], v);
+	if ((n = ynode_get(root, "activation_function")) != NULL &&
+	    !ynode_is_null(n) && (n->kind != YN_SCALAR ||
+	    strcmp(n->str, "gelu") != 0))
+		vp_diag_add(d, file, n->pos, VP_ERROR, "activation_function "
+		    "'%s' is not modelled for %s; 'gelu' (every published "
+		    "checkpoint's) is", n->kind == YN_SCALAR ? n->str :
+		    ynode_kind_name(n), vp_family_names[m->family]);
+	m->act = VP_ACT_GELU;
+	if (hf_bool(root, file, "tie_word_embeddings", &b, d) > 0 && !b)
+		vp_diag_add(d, file, ynode_get(root,
+		    "tie_word_embeddings")->pos, VP_ERROR,
+		    "tie_word_embeddings: false is not modelled for %s (its "
+		    "lm_head is the shared embedding in every published "
+		    "checkpoint)", vp_family_names[m->family]);
+	m->tie_embeddings = true;
+	m->o_bias = 1;
+}
+
+/*
+ * BART (BartConfig of 5.24: d_model 1024, 12 + 12 layers, 16 heads, MLP
+ * 4096, vocab 50265, dropout 0.1, max_position_embeddings 1024).
+ * scale_embedding multiplies the lookups by sqrt(d_model); the multiply
+ * happens either way (BartScaledWordEmbedding: `* self.embed_scale`,
+ * 1.0 when off), so it changes no memory and is not kept.
+ */
+static void
+hf_bart(const struct ynode *root, const char *file, struct vp_model *m,
+    struct vp_diags *d)
+{
+	static const uint64_t def[6] = { 1024, 12, 16, 4096, 50265, 10 };
+
+	if (m->family != VP_FAMILY_BART)
+		return;
+	hf_s2s_stacks(root, file, m, def, d);
+	m->max_seq = 1024;
+	hf_u64(root, file, "max_position_embeddings", 1, MAX_SEQ, &m->max_seq,
+	    VP_F_MAX_SEQ, m, d);
+}
+
+/*
+ * Whisper (WhisperConfig of 5.24: d_model 384, 4 + 4 layers, 6 heads,
+ * MLP 1536, vocab 51865, 80 mel bins, 1500 source and 448 target
+ * positions, dropout 0).  SpecAugment (apply_spec_augment, which masks
+ * the input features in training) is not modelled.
+ */
+static void
+hf_whisper(const struct ynode *root, const char *file, struct vp_model *m,
+    struct vp_diags *d)
+{
+	static const uint64_t def[6] = { 384, 4, 6, 1536, 51865, 0 };
+	bool b;
+
+	if (m->family != VP_FAMILY_WHISPER)
+		return;
+	hf_s2s_stacks(root, file, m, def, d);
+	m->mel_bins = 80;
+	m->max_seq = 1500;
+	m->dec_max_seq = 448;
+	hf_u64(root, file, "num_mel_bins", 1, MAX_HIDDEN, &m->mel_bins, -1, m, d);
+	hf_u64(root, file, "max_source_positions", 1, MAX_SEQ, &m->max_seq,
+	    VP_F_MAX_SEQ, m, d);
+	hf_u64(root, file, "max_target_positions", 1, MAX_SEQ,
+	    &m->dec_max_seq, -1, m, d);
+	if (hf_bool(root, file, "apply_spec_augment", &b, d) > 0 && b)
+		vp_diag_add(d, file, ynode_get(root,
+		    "apply_spec_augment")->pos, VP_ERROR, "apply_spec_augment: "
+		    "true (SpecAugment's masks of the input features) is not "
+		    "modelled");
+	if (hf_bool(root, file, "use_weighted_layer_sum", &b, d) > 0 && b)
+		vp_diag_add(d, file, ynode_get(root,
+		    "use_weighted_layer_sum")->pos, VP_ERROR,
+		    "use_weighted_layer_sum (the audio classification head) "
+		    "is not modelled");
+}
+
 /* The sizes every config must give; one message, for the first missing,
  * and only when nothing else went wrong.  `where` names the mapping. */
 static void
@@ -1824,6 +1971,8 @@ read_hf(const struct ynode *root, const char *file, unsigned flags,
 	hf_softcap(text, m);
 	hf_llama4(text, file, m, d);
 	hf_t5(text, file, m, d);
+	hf_bart(text, file, m, d);
+	hf_whisper(text, file, m, d);
 	hf_required(text, file, where, m, before, d);
 	return vp_diags_count(d, VP_ERROR) == before ? 0 : -1;
 }

@@ -129,6 +129,10 @@ vp_plan_defaults(struct vp_plan *p, const struct vp_model *m)
 	 * says so (rules.c refuses sdpa and flash for it). */
 	if (vp_model_family(m) == VP_FAMILY_T5)
 		p->attention = VP_ATTN_EAGER;
+	/* Whisper's decoder takes at most max_target_positions tokens (its
+	 * forward raises for longer labels): its default length. */
+	if (vp_model_family(m) == VP_FAMILY_WHISPER)
+		p->target_seq = m->dec_max_seq;
 	p->dropout = -1;
 	p->tp = p->pp = 1;
 	p->dp = 0;

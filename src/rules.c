@@ -1203,10 +1203,11 @@ target_seq_encdec(const struct vp_plan *p, const struct vp_model *m,
 
 /*
  * What graph.c's lower_encdec lowers, as measured on the CPU
- * (tests/validate_hf.py, T5 v1.0 and v1.1 under transformers 5.24):
- * eager attention, recompute none or full, one rank holding the whole
- * model, no adapters, quantization, compilation or fp8.  Anything else
- * is refused rather than lowered as a decoder.
+ * (tests/validate_hf.py, T5 v1.0 and v1.1, BART and Whisper under
+ * transformers 5.24): eager attention (T5), eager or sdpa (BART, Whisper),
+ * fp32 and bf16 precisions (BART, Whisper), recompute none or full, one
+ * rank holding the whole model, no adapters, quantization, compilation
+ * or fp8.  Anything else is refused rather than lowered as a decoder.
  */
 static int
 encdec_plan(const struct vp_plan *p, const struct vp_model *m,
@@ -1217,7 +1218,23 @@ encdec_plan(const struct vp_plan *p, const struct vp_model *m,
 	(void)world;
 	if (m->arch != VP_ARCH_ENCDEC)
 		return 0;
-	if (p->attention != VP_ATTN_EAGER)
+	/* BART and Whisper: their sdpa path (no mask, or causal) was
+	 * measured; flash-attn was not. */
+	if (vp_model_family(m) != VP_FAMILY_T5 &&
+	    p->attention == VP_ATTN_FLASH)
+		return refuse(d, "--attention flash is not modelled for %s "
+		    "(flash_attention_2 was not measured); use --attention "
+		    "sdpa or eager", name);
+	if (vp_model_family(m) != VP_FAMILY_T5 &&
+	    (p->precision == VP_PREC_FP16_MIXED ||
+	    p->precision == VP_PREC_FP16 ||
+	    p->precision == VP_PREC_FP16_MASTER))
+		return refuse(d, "--precision %s is not modelled for %s: its "
+		    "blocks clamp fp16 hidden states (torch.isfinite, "
+		    "torch.clamp), which was not measured; use bf16-mixed, "
+		    "bf16 or fp32", vp_prec_names[p->precision], name);
+	if (vp_model_family(m) == VP_FAMILY_T5 &&
+	    p->attention != VP_ATTN_EAGER)
 		return refuse(d, "--attention %s is not modelled for %s: its "
 		    "sdpa path passes the learned position bias as a float "
 		    "attn_mask that requires grad, which the kernels' saved "
@@ -1226,7 +1243,7 @@ encdec_plan(const struct vp_plan *p, const struct vp_model *m,
 		    "\"eager\")", vp_attn_names[p->attention], name);
 	if (p->recompute == VP_RECOMP_SELECTIVE || p->recompute == VP_RECOMP_OP)
 		return refuse(d, "--recompute %s is not modelled for %s "
-		    "(transformers checkpoints whole T5Blocks); use "
+		    "(transformers checkpoints whole blocks); use "
 		    "--recompute full or none", vp_recomp_names[p->recompute],
 		    name);
 	if (p->recompute == VP_RECOMP_FULL && p->recompute_stride != 1)
@@ -1234,7 +1251,7 @@ encdec_plan(const struct vp_plan *p, const struct vp_model *m,
 		    "block)";
 	else if (p->lora_rank > 0)
 		what = "--lora (the adapters of its self- and cross-attention "
-		    "and wi/wo are not lowered)";
+		    "and MLP are not lowered)";
 	else if (p->quant != VP_QUANT_NONE)
 		what = "--quant";
 	else if (p->compile || p->compile_loss)
@@ -1265,6 +1282,48 @@ encdec_plan(const struct vp_plan *p, const struct vp_model *m,
 	if (what != NULL)
 		return refuse(d, "%s is not modelled for an encoder-decoder "
 		    "(%s)", what, name);
+	return 0;
+}
+
+/*
+ * The lengths BART's and Whisper's classes take: BART's position tables
+ * have max_position_embeddings rows (+ 2 never indexed by the offset
+ * ids); WhisperEncoder raises unless the features have 2 x
+ * max_source_positions frames (--seq is the positions after conv2, and
+ * must be max_source_positions), and WhisperForConditionalGeneration
+ * raises for labels longer than max_target_positions.
+ */
+static int
+s2s_lengths(const struct vp_plan *p, const struct vp_model *m,
+    unsigned world, struct vp_diags *d)
+{
+	uint64_t t = vp_plan_target_seq(p);
+
+	(void)world;
+	if (m->arch != VP_ARCH_ENCDEC)
+		return 0;
+	if (vp_model_family(m) == VP_FAMILY_WHISPER) {
+		if (p->seq != m->max_seq)
+			return refuse(d, "--seq %llu: Whisper's encoder takes "
+			    "exactly %llu positions (max_source_positions; "
+			    "input features of %llu mel frames, 30 s of "
+			    "audio, which conv2 halves); use --seq %llu",
+			    (unsigned long long)p->seq,
+			    (unsigned long long)m->max_seq,
+			    (unsigned long long)(2 * m->max_seq),
+			    (unsigned long long)m->max_seq);
+		if (t > m->dec_max_seq)
+			return refuse(d, "--target-seq %llu: Whisper's decoder "
+			    "takes at most %llu tokens (max_target_positions)",
+			    (unsigned long long)t,
+			    (unsigned long long)m->dec_max_seq);
+	}
+	if (vp_model_family(m) == VP_FAMILY_BART &&
+	    (p->seq > m->max_seq || t > m->max_seq))
+		return refuse(d, "--seq %llu and --target-seq %llu: BART's "
+		    "position tables have %llu positions "
+		    "(max_position_embeddings)", (unsigned long long)p->seq,
+		    (unsigned long long)t, (unsigned long long)m->max_seq);
 	return 0;
 }
 
@@ -1386,6 +1445,7 @@ static const struct rule rules[] = {
 	{ load_path, TPPPCPDP, true },
 	{ target_seq_encdec, 0, false },
 	{ encdec_plan, 0, false },
+	{ s2s_lengths, 0, false },
 	{ encdec_parallel, TPPPCPDP | VP_RK_EP | VP_RK_SHARD, false },
 	{ local_attention, VP_RK_CP, false },
 	{ sink_attention, 0, false },

@@ -177,6 +177,13 @@ fill_lora(struct vp_session *s)
 		s->rep.trainable = vp_add_sat(vp_lora_params(s->model,
 		    &whole, s->model->layers), vp_lora_head_params(s->model,
 		    &whole));
+	} else if (vp_model_family(s->model) == VP_FAMILY_WHISPER) {
+		struct vp_param_count pc;
+
+		/* Whisper's encoder position table takes no gradient. */
+		vp_model_params(s->model, &pc);
+		s->rep.trainable = pc.total - s->model->max_seq *
+		    s->model->hidden;
 	}
 	s->lora_targets[0] = '\0';
 	for (i = 0; i < VP_LORA_TARGET_COUNT; i++)

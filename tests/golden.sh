@@ -753,6 +753,21 @@ run refuse-pythia-tp pythia-6.9b --gpus 2xA100 --tp 2
 # OPT: OPT-1.3B from the library (a position table of 2050 rows).
 run est-opt-1.3b-1xa100 opt-1.3b --gpus 1xA100 --seq 2048
 run refuse-opt-recompute-op opt-1.3b --gpus 1xA100 --recompute op
+# BART and Whisper: issue 15's done-when commands, an explained estimate
+# of a real config, and what is refused (flash, fp16, a Whisper length
+# its class refuses, BART past its position table).
+run bart-base-a100 bart-base --seq 512 --target-seq 128 --gpus 1xA100
+run whisper-small-rtx4090 whisper-small --gpus 1xRTX4090
+run explain-bart-large-cnn tests/data/hf/bart-large-cnn.config.json \
+	--seq 256 --target-seq 64 --gpus 1xA100 --no-search --explain
+run refuse-bart-flash bart-base --attention flash --gpus 1xA100 --no-search
+run refuse-bart-fp16 bart-base --precision fp16-mixed --gpus 1xA100 \
+	--no-search
+run refuse-bart-seq bart-base --seq 2048 --gpus 1xA100 --no-search
+run refuse-whisper-seq whisper-small --seq 3000 --gpus 1xA100 --no-search
+run refuse-whisper-target whisper-small --target-seq 512 --gpus 1xA100 \
+	--no-search
+run refuse-whisper-max-seq whisper-small --gpus 1xA100 --max-seq
 
 # Every option --help lists (made from the option table) is documented in
 # vramplan(1), and the manual documents no option the program lacks.

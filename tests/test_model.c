@@ -906,10 +906,12 @@ hf_architectures(void **state)
 		{ "OPTForCausalLM", "opt" },
 		{ "T5ForConditionalGeneration", "t5" },
 		{ "MT5ForConditionalGeneration", "mt5" },
+		{ "BartForConditionalGeneration", "bart" },
+		{ "WhisperForConditionalGeneration", "whisper" },
 	};
 	static const char *const bad[] = { "Llama4ForConditionalGeneration",
 	    "Qwen3NextForCausalLM", "PhimoeForCausalLM",
-	    "LlavaForConditionalGeneration", "BartForConditionalGeneration",
+	    "LlavaForConditionalGeneration", "MBartForConditionalGeneration",
 	    "Llama", "LlamaForCausalLMX" };
 	struct vp_diags d = { 0 };
 	struct vp_model m;
@@ -1945,6 +1947,73 @@ hf_t5_configs(void **state)
 	vp_diags_clear(&d);
 }
 
+/*
+ * BART and Whisper configs (configuration_bart.py, configuration_whisper.py
+ * of 5.24): d_model and the encoder_/decoder_ keys, the tied head, and what
+ * is refused.  The counts are the classes' on the meta device, and by
+ * hand from the modeling files: BART 60,064 (3,200 embedding, two
+ * position tables of 18 x 32, two layernorm_embedding; encoder blocks
+ * 4 x (32 x 32 + 32) + 2 x 32 x 64 + 96 + 2 x 64; decoder blocks two
+ * attentions and three norms); Whisper 50,688 (k_proj unbiased; conv1
+ * 8 x 32 x 3 + 32, conv2 32 x 32 x 3 + 32, position tables of 16 and 12
+ * rows, two final norms).
+ */
+static void
+hf_s2s_configs(void **state)
+{
+	struct vp_diags d = { 0 };
+	struct vp_model m;
+
+	(void)state;
+	load_ok("{\"model_type\": \"bart\", \"d_model\": 32,"
+	    " \"encoder_layers\": 2, \"decoder_layers\": 3,"
+	    " \"encoder_attention_heads\": 4, \"decoder_attention_heads\": 4,"
+	    " \"encoder_ffn_dim\": 64, \"decoder_ffn_dim\": 64,"
+	    " \"vocab_size\": 100, \"max_position_embeddings\": 16}", &m, &d);
+	assert_int_equal(m.arch, VP_ARCH_ENCDEC);
+	assert_int_equal(m.family, VP_FAMILY_BART);
+	assert_true(m.layers == 2 && m.dec_layers == 3 && m.head_dim == 8);
+	assert_true(m.tie_embeddings && m.act == VP_ACT_GELU);
+	assert_true(m.dropout == 0.1);
+	assert_true(total(&m) == 60064);
+	vp_model_free(&m);
+	vp_diags_clear(&d);
+	load_ok("{\"model_type\": \"whisper\", \"d_model\": 32,"
+	    " \"encoder_layers\": 2, \"decoder_layers\": 2,"
+	    " \"encoder_attention_heads\": 4, \"decoder_attention_heads\": 4,"
+	    " \"encoder_ffn_dim\": 64, \"decoder_ffn_dim\": 64,"
+	    " \"vocab_size\": 100, \"num_mel_bins\": 8,"
+	    " \"max_source_positions\": 16, \"max_target_positions\": 12}",
+	    &m, &d);
+	assert_int_equal(m.family, VP_FAMILY_WHISPER);
+	assert_true(m.max_seq == 16 && m.dec_max_seq == 12 && m.mel_bins == 8);
+	assert_true(total(&m) == 50688);
+	vp_model_free(&m);
+	vp_diags_clear(&d);
+	assert_int_equal(load("{\"model_type\": \"bart\","
+	    " \"decoder_attention_heads\": 8}", &m, &d), -1);
+	assert_non_null(find(&d, VP_ERROR, "the decoder's heads (8) and MLP "
+	    "size (4096) differ from the encoder's (16, 4096)"));
+	vp_model_free(&m);
+	vp_diags_clear(&d);
+	assert_int_equal(load("{\"model_type\": \"bart\","
+	    " \"encoder_layerdrop\": 0.1, \"tie_word_embeddings\": false,"
+	    " \"activation_function\": \"relu\"}", &m, &d), -1);
+	assert_non_null(find(&d, VP_ERROR, "encoder_layerdrop 0.1 is not "
+	    "modelled"));
+	assert_non_null(find(&d, VP_ERROR, "tie_word_embeddings: false is "
+	    "not modelled for bart"));
+	assert_non_null(find(&d, VP_ERROR, "activation_function 'relu' is "
+	    "not modelled for bart"));
+	vp_model_free(&m);
+	vp_diags_clear(&d);
+	assert_int_equal(load("{\"model_type\": \"whisper\","
+	    " \"apply_spec_augment\": true}", &m, &d), -1);
+	assert_non_null(find(&d, VP_ERROR, "apply_spec_augment: true"));
+	vp_model_free(&m);
+	vp_diags_clear(&d);
+}
+
 /* Every family's row names the linears its block builder asks for. */
 static void
 family_rows_complete(void **state)
@@ -1973,12 +2042,17 @@ family_rows_complete(void **state)
 			continue;
 		}
 		assert_non_null(fi->lin[VP_ROLE_FC]);
-		/* An encoder-decoder row (T5) runs Hugging Face's code only
-		 * (no Megatron fusion) and names its gated MLP's linears. */
+		/* An encoder-decoder row runs Hugging Face's code only (no
+		 * Megatron fusion); T5's names its gated MLP's linears, BART's
+		 * and Whisper's MLPs are ungated. */
 		if (fi->arch == VP_ARCH_ENCDEC) {
 			assert_null(fi->lin[VP_ROLE_QKV]);
-			assert_non_null(fi->lin[VP_ROLE_GATE]);
-			assert_non_null(fi->lin[VP_ROLE_UP]);
+			if (f == VP_FAMILY_T5) {
+				assert_non_null(fi->lin[VP_ROLE_GATE]);
+				assert_non_null(fi->lin[VP_ROLE_UP]);
+			} else {
+				assert_null(fi->lin[VP_ROLE_GATE]);
+			}
 			continue;
 		}
 		/* OPT's pre-norm row is Hugging Face's ungated block only
@@ -2269,6 +2343,7 @@ main(void)
 		cmocka_unit_test(gpt_oss_config),
 		cmocka_unit_test(hf_architectures),
 		cmocka_unit_test(hf_t5_configs),
+		cmocka_unit_test(hf_s2s_configs),
 		cmocka_unit_test(hf_text_config),
 		cmocka_unit_test(hf_errors),
 		cmocka_unit_test(bug_hf_attention_bias_adds_mlp_bias),
