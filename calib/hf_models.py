@@ -96,6 +96,13 @@ CONFIGS = {
     "bert": ("bert", dict(vocab_size=4096, hidden_size=128, num_hidden_layers=2, num_attention_heads=4,
                           intermediate_size=512, max_position_embeddings=512, hidden_dropout_prob=0.0,
                           attention_probs_dropout_prob=0.0)),
+    # ModernBERT (ModernBertForMaskedLM): 3 layers, layer 0 global (full attention, no attn_norm), 1 and 2 local
+    # (local_attention 32: a bidirectional window of 16 each way, reached at s >= 16), fused Wqkv, GeGLU Wi of
+    # 2 x 192, LayerNorms without bias, tied decoder with its bias, vocab 512.
+    "modernbert": ("modernbert", dict(vocab_size=512, hidden_size=128, intermediate_size=192, num_hidden_layers=3,
+                                      num_attention_heads=4, local_attention=32, global_attn_every_n_layers=3,
+                                      max_position_embeddings=1024, pad_token_id=0, bos_token_id=1,
+                                      eos_token_id=2, cls_token_id=1, sep_token_id=2)),
 }
 
 
@@ -163,7 +170,7 @@ def build(config_path, attention, recompute, precision):
         mod = importlib.import_module("transformers.models.%s.modeling_%s" % (cfg.model_type, cfg.model_type))
         mod.CrossEntropyLoss = _PhasedCrossEntropyLoss
         auto = transformers.AutoModelForSeq2SeqLM
-    elif cfg.model_type == "bert":
+    elif cfg.model_type in ("bert", "modernbert"):
         auto = transformers.AutoModelForMaskedLM
     else:
         auto = transformers.AutoModelForCausalLM

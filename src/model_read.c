@@ -357,6 +357,14 @@ family_defaults(const struct ynode *root, struct vp_model *m)
 		if (ynode_get(root, "qk_l2norm") == NULL)
 			m->qk_l2norm = true;
 	}
+	/* ModernBertConfig's defaults (v5.24): global_attn_every_n_layers
+	 * 3, local_attention 128 (a half-window, sliding_window, of 64). */
+	if (m->family == VP_FAMILY_MODERNBERT) {
+		if (ynode_get(root, "global_every") == NULL)
+			m->global_every = 3;
+		if (ynode_get(root, "sliding_window") == NULL)
+			m->window = 64;
+	}
 }
 
 /*
@@ -531,6 +539,9 @@ static const struct hf_family hf_families[] = {
 	    false, false, false, true, false, false },
 	{ "mt5", "MT5", VP_FAMILY_T5, VP_NORM_RMSNORM, VP_POS_NONE,
 	    VP_ACT_RELU, false, false, false, true, false, false },
+	{ "modernbert", "ModernBert", VP_FAMILY_MODERNBERT, VP_NORM_LAYERNORM,
+	    VP_POS_ROPE, VP_ACT_GEGLU, false, false, false, true, false,
+	    false },
 };
 #undef D
 
@@ -1694,6 +1705,105 @@ hf_t5(const struct ynode *root, const char *file, struct vp_model *m,
 	}
 }
 
+/* A bool key of a ModernBERT config that must keep the class's default
+ * `want` (the only layout modelled); an error naming it otherwise. */
+static void
+hf_modernbert_flag(const struct ynode *root, const char *file,
+    const char *key, bool want, const char *what, struct vp_diags *d)
+{
+	bool b;
+
+	if (hf_bool(root, file, key, &b, d) > 0 && b != want)
+		vp_diag_add(d, file, ynode_get(root, key)->pos, VP_ERROR,
+		    "%s: %s (%s) is not modelled; ModernBERT's released "
+		    "configs have %s", key, b ? "true" : "false", what,
+		    want ? "true" : "false");
+}
+
+/*
+ * ModernBERT (configuration_modernbert.py, modeling_modernbert.py of
+ * transformers 5.24): local_attention (default 128) is the whole window,
+ * config.sliding_window its half (what the masks and the sdpa skip test
+ * use), the window read; layer l (from 0) is global when l is a multiple
+ * of global_attn_every_n_layers (default 3), which layer_types, when
+ * given, must follow; attention_bias puts biases on Wqkv and Wo only
+ * (hf_sizes sets qkv_bias; Wo follows it here, not mlp_bias).  Refused:
+ * norm_bias, classifier_bias, sparse_prediction (the head on the masked
+ * rows only) and an unbiased decoder, none of which a released config
+ * has.  The dropout read is the first non-zero of attention_dropout,
+ * mlp_dropout and embedding_dropout (rules.c refuses any but 0).
+ */
+static void
+hf_modernbert(const struct ynode *root, const char *file,
+    struct vp_model *m, struct vp_diags *d)
+{
+	static const char *const drops[] = { "attention_dropout",
+	    "mlp_dropout", "embedding_dropout" };
+	const struct ynode *n;
+	uint64_t v = 128;
+	size_t i, second = 0;
+
+	if (m->family != VP_FAMILY_MODERNBERT)
+		return;
+	m->o_bias = m->qkv_bias;
+	hf_modernbert_flag(root, file, "norm_bias", false,
+	    "biased LayerNorms", d);
+	hf_modernbert_flag(root, file, "classifier_bias", false,
+	    "a biased MLM head dense", d);
+	hf_modernbert_flag(root, file, "decoder_bias", true,
+	    "an MLM decoder without bias", d);
+	hf_modernbert_flag(root, file, "sparse_prediction", false,
+	    "logits of the masked tokens only", d);
+	m->dropout = 0;
+	for (i = 0; i < VP_NELEM(drops) && m->dropout == 0; i++)
+		if ((n = ynode_get(root, drops[i])) != NULL &&
+		    !ynode_is_null(n))
+			(void)ynode_double(n, file, drops[i], 0, 0.99,
+			    &m->dropout, d);
+	(void)hf_u64(root, file, "local_attention", 2, MAX_SEQ, &v, -1, m, d);
+	m->window = v / 2;
+	v = 3;
+	(void)hf_u64(root, file, "global_attn_every_n_layers", 1, MAX_LAYERS,
+	    &v, -1, m, d);
+	m->global_every = (uint32_t)v;
+	n = ynode_get(root, "layer_types");
+	if (n == NULL || ynode_is_null(n) ||
+	    ynode_want(n, YN_SEQ, file, "layer_types", d) != 0)
+		return;
+	if (n->nkids != m->layers) {
+		vp_diag_add(d, file, n->pos, VP_ERROR, "layer_types lists %zu "
+		    "layers; num_hidden_layers is %llu", n->nkids,
+		    (unsigned long long)m->layers);
+		return;
+	}
+	for (i = 0; i < n->nkids; i++) {
+		const struct ynode *k = n->kids[i];
+
+		if (k->kind != YN_SCALAR || (strcmp(k->str,
+		    "sliding_attention") != 0 && strcmp(k->str,
+		    "full_attention") != 0)) {
+			vp_diag_add(d, file, k->pos, VP_ERROR, "layer_types: "
+			    "expected 'sliding_attention' or "
+			    "'full_attention'");
+			return;
+		}
+		if (i > 0 && second == 0 && !strcmp(k->str, "full_attention"))
+			second = i;
+	}
+	/* One global layer (the first): every other one is local. */
+	m->global_every = (uint32_t)(second ? second : n->nkids);
+	for (i = 0; i < n->nkids; i++)
+		if ((strcmp(n->kids[i]->str, "full_attention") == 0) !=
+		    (i % m->global_every == 0)) {
+			vp_diag_add(d, file, n->kids[i]->pos, VP_ERROR,
+			    "layer_types: layer %zu breaks the pattern of a "
+			    "global layer every %u from layer 0 "
+			    "(ModernBERT's); other orders are not modelled",
+			    i, m->global_every);
+			return;
+		}
+}
+
 /* The sizes every config must give; one message, for the first missing,
  * and only when nothing else went wrong.  `where` names the mapping. */
 static void
@@ -1824,6 +1934,7 @@ read_hf(const struct ynode *root, const char *file, unsigned flags,
 	hf_softcap(text, m);
 	hf_llama4(text, file, m, d);
 	hf_t5(text, file, m, d);
+	hf_modernbert(text, file, m, d);
 	hf_required(text, file, where, m, before, d);
 	return vp_diags_count(d, VP_ERROR) == before ? 0 : -1;
 }

@@ -753,6 +753,17 @@ run refuse-pythia-tp pythia-6.9b --gpus 2xA100 --tp 2
 # OPT: OPT-1.3B from the library (a position table of 2050 rows).
 run est-opt-1.3b-1xa100 opt-1.3b --gpus 1xA100 --seq 2048
 run refuse-opt-recompute-op opt-1.3b --gpus 1xA100 --recompute op
+# ModernBERT: the base model from the library, ModernBERT-large's config
+# (a classification checkpoint, planned with the MLM head), and what was
+# not measured, refused (tests/bad/8[01]-hf-modernbert-*: a biased norm, a
+# layer order other than ModernBERT's).
+run est-modernbert-base-1xa100 modernbert-base --gpus 1xA100 --seq 8192
+run est-hf-modernbert-large-explain \
+	tests/data/hf/modernbert-large-zeroshot.config.json --seq 1024 \
+	--micro-batch 8 --device cpu --precision bf16-mixed --attention eager \
+	--explain
+run refuse-modernbert-tp modernbert-base --gpus 2xA100 --tp 2
+run refuse-modernbert-lora modernbert-base --gpus 1xA100 --lora 16
 
 # Every option --help lists (made from the option table) is documented in
 # vramplan(1), and the manual documents no option the program lacks.

@@ -204,6 +204,25 @@ GRID = [
     ("t5-relu", "fp32", "adamw", 2, 64, "none", "eager"),
     ("t5-gated", "bf16", "adamw", 2, 64, "none", "eager"),
     ("t5-gated", "bf16-mixed", "adamw", 2, 64, "full", "eager"),
+    # ModernBERT (ModernBertForMaskedLM, transformers 5.24): layer 0 global,
+    # 1 and 2 local (a bidirectional window of 16 each way, reached at
+    # these lengths: sdpa gets a bool mask, eager an additive one there),
+    # fused Wqkv, RoPE in fp32, GeGLU Wi, bias-free LayerNorms, the MLM
+    # head after the final norm, ForMaskedLMLoss's upcast.
+    ("modernbert", "fp32", "adamw", 4, 128, "none", "sdpa"),
+    ("modernbert", "bf16-mixed", "adamw", 4, 128, "none", "eager"),
+    ("modernbert", "bf16", "adamw", 4, 128, "full", "sdpa"),
+    ("modernbert", "bf16", "adamw", 4, 128, "none", "sdpa"),
+    ("modernbert", "fp32", "adamw", 4, 128, "none", "eager"),
+    ("modernbert", "bf16-mixed", "adamw", 4, 128, "none", "sdpa"),
+    # long sequences (the activations and the b x s x s masks make the
+    # peak), and one shorter than the window (no mask at all)
+    ("modernbert", "fp32", "adamw", 2, 512, "none", "eager"),
+    ("modernbert", "bf16-mixed", "adamw", 2, 512, "none", "sdpa"),
+    ("modernbert", "bf16", "adamw", 2, 512, "full", "eager"),
+    ("modernbert", "bf16", "adamw", 2, 512, "none", "eager"),
+    ("modernbert", "bf16-mixed", "adamw", 2, 512, "none", "eager"),
+    ("modernbert", "fp32", "adamw", 8, 12, "none", "sdpa"),
 ]
 
 # Left out of make check (--quick, tests/validate_hf.sh) to keep CI's
@@ -232,6 +251,15 @@ FULL_ONLY = {
     "opt/bf16-mixed/adamw/b4s128/norc/eager",
     "opt-act/fp32/adamw/b4s512/norc/sdpa",
     "t5-gated/bf16/adamw/b2s64t32/norc/eager",
+    "modernbert/bf16-mixed/adamw/b4s128/norc/eager",
+    "modernbert/bf16/adamw/b4s128/norc/sdpa",
+    "modernbert/fp32/adamw/b4s128/norc/eager",
+    "modernbert/bf16-mixed/adamw/b4s128/norc/sdpa",
+    "modernbert/fp32/adamw/b2s512/norc/eager",
+    "modernbert/bf16-mixed/adamw/b2s512/norc/sdpa",
+    "modernbert/bf16/adamw/b2s512/rc/eager",
+    "modernbert/bf16/adamw/b2s512/norc/eager",
+    "modernbert/fp32/adamw/b8s12/norc/sdpa",
 }
 
 # Encoder-decoders (the configs named here): labels, and so the decoder,
