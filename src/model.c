@@ -268,8 +268,11 @@ const struct vp_family_info vp_family_info[VP_FAMILY_COUNT] = {
 		.softmax_fp32 = true, .embed_norm = true, .q_view = true,
 		.mask_skip = true, .norm_nobias = true, .global_first = true,
 		.softmax_convert = true,
+		/* Wi holds input (up) and gate: the matrix list's gate
+		 * and up are its halves. */
 		.lin = { [VP_ROLE_QKV] = "Wqkv", [VP_ROLE_O] = "Wo",
-		    [VP_ROLE_GATE] = "Wi", [VP_ROLE_DOWN] = "mlp Wo" },
+		    [VP_ROLE_GATE] = "Wi", [VP_ROLE_UP] = "Wi",
+		    [VP_ROLE_FC] = "Wi", [VP_ROLE_DOWN] = "mlp Wo" },
 	},
 };
 
