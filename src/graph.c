@@ -92,6 +92,9 @@ struct lctx {
 	/* ModernBERT's cos and sin tables of its global [0] and local [1]
 	 * layers (modernbert_rope_tables), -1 = none. */
 	int32_t rope_cs[2];
+	/* DeBERTa's relative positions (s, s) and LayerNormed relative
+	 * embeddings (deberta_encoder_tensors), -1 = none. */
+	int32_t deb_relpos, deb_rel;
 	/* An encoder-decoder's decoder output and its scaled copy, which
 	 * T5ForConditionalGeneration.forward holds (seq2seq_head). */
 	int32_t s2s_held[2];
@@ -2332,6 +2335,188 @@ modernbert_block(struct lctx *x, int32_t in)
 	    dt_of(x, o)), res, o, -1, -1, VP_CAT_ACT);
 }
 
+/*
+ * What DebertaV2Encoder.forward makes before its layers (transformers
+ * 5.24), alive until it returns: the input mask expanded to (b, 1, s, s)
+ * in fp32 (attention_mask * its transpose; the model's mask is torch.ones
+ * when none is given) as mask_full, the relative positions (1, s, s)
+ * int64 (log buckets), and the relative embeddings' LayerNorm (2 x span
+ * rows of h; its input is the parameter itself, no memory of its own),
+ * which every layer's projections save.
+ */
+static void
+deberta_encoder_tensors(struct lctx *x)
+{
+	struct vp_graph *g = x->g;
+	uint64_t rows = 2 * x->m->rel_buckets;
+	int32_t w;
+
+	if (x->fam.block != VP_BLOCK_DEBERTA)
+		return;
+	x->mask_full = ew(x, "attention mask", x->b * x->s * x->s_kv,
+	    VP_FP32, -1, -1, -1, -1, VP_CAT_ACT);
+	x->deb_relpos = ew(x, "relative positions", x->s * x->s_kv,
+	    VP_INT64, -1, -1, -1, -1, VP_CAT_ACT);
+	w = ew(x, "rel_embeddings", rows * x->h, x->w, -1, -1, -1, -1,
+	    VP_CAT_ACT);
+	g->t[w].bytes = 0;	/* the parameter itself */
+	g->t[w].requires_grad = !x->frozen;
+	if (!x->frozen)
+		g->op[g->nop - 1].wgrad_bytes = vp_mul_sat(rows * x->h,
+		    B(x->gd));
+	x->deb_rel = norm_w(x, "rel embeddings norm", w, x->h);
+}
+
+/* transpose_for_scores: view, permute(0, 2, 1, 3).contiguous(): a copy
+ * of `rows` rows of a x d per head. */
+static int32_t
+deberta_heads(struct lctx *x, const char *name, int32_t t, uint64_t rows)
+{
+	return ew(x, name, rows * x->a * x->d, dt_of(x, t), t, -1, -1, -1,
+	    VP_CAT_ACT);
+}
+
+/*
+ * torch.gather of a 16-bit tensor on the CPU (PyTorch 2.13) gathers into
+ * an fp32 buffer of the output's size, freed once the output is made, and
+ * its backward's scatter_add_ takes an fp32 buffer of the input's size
+ * (measured with the profiler's allocation events: 8 MiB after the 4 MiB
+ * output, then 1 MiB in backward, for a (8, 512, 512) bf16 gather of
+ * (8, 512, 64)).
+ */
+static void
+deberta_gather_tmp(struct lctx *x, uint64_t out, uint64_t in,
+    enum vp_dtype dt)
+{
+	struct vp_op *o = &x->g->op[x->g->nop - 1];
+
+	if (!x->cpu || dt == VP_FP32)
+		return;
+	o->fwd_tmp = vp_mul_sat(out, B(VP_FP32));
+	o->bwd_tmp = vp_mul_sat(in, B(VP_FP32));
+}
+
+/*
+ * DebertaV2Layer (transformers 5.24), eager: DisentangledSelfAttention
+ * with c2p and p2c and share_att_key (what the reader admits).  q, k, v:
+ * each projection made contiguous per head (the projection's output
+ * goes); k^T / sqrt(d * 3) a new tensor; the content scores bmm(q, k)
+ * saves both.  The relative embeddings through query_proj and key_proj
+ * (2 x span rows; the linears save the normed table), made contiguous
+ * and repeated per batch row (b x a x 2span x d each); c2p: bmm(q,
+ * pos_k) (b a s 2span, saves both), clamp(relative_pos + span) (s, s)
+ * int64 that gather saves as its index, gather (b a s s; it saves its
+ * input too, measured: the whole b a s 2span product), / scale, then
+ * `0 + it` (a new tensor); p2c: -relative_pos + span and the clamp
+ * (int64), bmm(k, pos_q), gather, transposed, / scale, added in place;
+ * both gathers' results live until the function returns (measured: six
+ * b a s s tensors at the forward peak, one the previous layer's softmax).
+ * scores + rel_att; the mask's .bool() and its negation (b, 1, s, s), the
+ * second saved by masked_fill; softmax (saves its result); bmm(probs, v)
+ * (saves both); the context permuted back into a copy.  Then BERT's
+ * post-norm output, intermediate and output (dropout refused by rules.c,
+ * so none is lowered).
+ */
+static int32_t
+deberta_block(struct lctx *x, int32_t in)
+{
+	const struct vp_model *m = x->m;
+	uint64_t n = x->b * x->s, qd = x->a * x->d, span = m->rel_buckets;
+	uint64_t ss = x->b * x->a * x->s * x->s_kv, r = 2 * span;
+	uint64_t rs = x->b * x->a * x->s * r, bss = x->b * x->s * x->s_kv;
+	int32_t q, k, v, ks, sc, pq, pk, c2p, p2c, idx, rel, mb, pr, ctx, o;
+	int32_t res, ff, g1, g2;
+	enum vp_dtype dt;
+	struct vp_op *op;
+
+	assert(x->deb_rel >= 0 && x->deb_relpos >= 0 && x->mask_full >= 0);
+	q = linear(x, block_lin(x, VP_ROLE_Q), in, x->h, qd, true, true,
+	    VP_CAT_ACT);
+	q = deberta_heads(x, "q heads", q, n);
+	k = linear(x, block_lin(x, VP_ROLE_K), in, x->h, qd, true, true,
+	    VP_CAT_ACT);
+	k = deberta_heads(x, "k heads", k, n);
+	v = linear(x, block_lin(x, VP_ROLE_V), in, x->h, qd, true, true,
+	    VP_CAT_ACT);
+	v = deberta_heads(x, "v heads", v, n);
+	dt = dt_of(x, q);
+	ks = ew(x, "k scale", n * qd, dt, k, -1, -1, -1, VP_CAT_ACT);
+	sc = ew2(x, "qk bmm", ss, dt, q, ks, VP_CAT_ACT);
+	/* share_att_key: the same projections of the relative table, after
+	 * its pos_dropout (one per layer). */
+	pr = dropout(x, "pos dropout", x->deb_rel);
+	pq = linear(x, block_lin(x, VP_ROLE_Q), pr, x->h, qd, true,
+	    true, VP_CAT_ACT);
+	pq = deberta_heads(x, "pos q heads", pq, r);
+	pq = ew(x, "pos q repeat", x->b * r * qd, dt, pq, -1, -1, -1,
+	    VP_CAT_ACT);
+	pk = linear(x, block_lin(x, VP_ROLE_K), pr, x->h, qd, true,
+	    true, VP_CAT_ACT);
+	pk = deberta_heads(x, "pos k heads", pk, r);
+	pk = ew(x, "pos k repeat", x->b * r * qd, dt, pk, -1, -1, -1,
+	    VP_CAT_ACT);
+	/* content -> position */
+	c2p = ew2(x, "c2p bmm", rs, dt, q, pk, VP_CAT_ACT);
+	idx = ew(x, "c2p index", x->s * x->s_kv, VP_INT64, x->deb_relpos, -1,
+	    -1, -1, VP_CAT_ACT);
+	idx = ew(x, "c2p clamp", x->s * x->s_kv, VP_INT64, idx, -1, -1, -1,
+	    VP_CAT_ACT);
+	c2p = ew(x, "c2p gather", ss, dt, c2p, idx, idx, c2p, VP_CAT_ACT);
+	g1 = c2p;
+	deberta_gather_tmp(x, ss, rs, dt);
+	c2p = ew(x, "c2p scale", ss, dt, c2p, -1, -1, -1, VP_CAT_ACT);
+	rel = ew(x, "score init", ss, dt, c2p, -1, -1, -1, VP_CAT_ACT);
+	/* position -> content */
+	idx = ew(x, "p2c neg", x->s * x->s_kv, VP_INT64, x->deb_relpos, -1, -1,
+	    -1, VP_CAT_ACT);
+	idx = ew(x, "p2c add", x->s * x->s_kv, VP_INT64, idx, -1, -1, -1,
+	    VP_CAT_ACT);
+	idx = ew(x, "p2c clamp", x->s * x->s_kv, VP_INT64, idx, -1, -1, -1,
+	    VP_CAT_ACT);
+	p2c = ew2(x, "p2c bmm", rs, dt, k, pq, VP_CAT_ACT);
+	p2c = ew(x, "p2c gather", ss, dt, p2c, idx, idx, p2c, VP_CAT_ACT);
+	g2 = p2c;
+	deberta_gather_tmp(x, ss, rs, dt);
+	p2c = ew(x, "p2c scale", ss, dt, p2c, -1, -1, -1, VP_CAT_ACT);
+	/* score += ...: in place; the gathers' results stay bound to
+	 * c2p_att and p2c_att until disentangled_attention_bias returns. */
+	op = opnew(x, "p2c add_");
+	IN(op, rel);
+	IN(op, p2c);
+	IN(op, g1);
+	IN(op, g2);
+	sc = ew(x, "rel add", ss, dt, sc, rel, -1, -1, VP_CAT_ACT);
+	mb = ew(x, "mask bool", bss, VP_BOOL, x->mask_full, -1, -1, -1,
+	    VP_CAT_ACT);
+	mb = ew(x, "mask not", bss, VP_BOOL, mb, -1, -1, -1, VP_CAT_ACT);
+	sc = ew(x, "masked_fill", ss, dt, sc, mb, mb, -1, VP_CAT_ACT);
+	/* CUDA autocast runs softmax in fp32 (as attention_core); the
+	 * CPU's keeps the scores' dtype; the bmm casts back. */
+	pr = ew(x, "softmax", ss, x->autocast && !x->cpu ? VP_FP32 : dt, sc,
+	    -1, -1, -1, VP_CAT_ACT);
+	save_result(x, pr);
+	pr = dropout(x, "attn dropout", pr);
+	pr = cast(x, pr, dt, VP_CAT_ACT);
+	ctx = ew2(x, "pv bmm", n * qd, dt, pr, v, VP_CAT_ACT);
+	ctx = ew(x, "context permute", n * qd, dt, ctx, -1, -1, -1,
+	    VP_CAT_ACT);
+	o = linear(x, block_lin(x, VP_ROLE_O), ctx, qd, x->h, true, true,
+	    VP_CAT_ACT);
+	o = dropout(x, "attn output dropout", o);
+	res = ew(x, "residual add", elems_of(x, in), promote(dt_of(x, in),
+	    dt_of(x, o)), in, o, -1, -1, VP_CAT_ACT);
+	res = norm(x, "attention norm", res);
+	ff = linear(x, block_lin(x, VP_ROLE_FC), res, x->h, x->f, true, true,
+	    VP_CAT_ACT);
+	ff = activation(x, m->act, ff);
+	ff = linear(x, block_lin(x, VP_ROLE_DOWN), ff, x->f, x->h, true, true,
+	    VP_CAT_ACT);
+	ff = dropout(x, "output dropout", ff);
+	res = ew(x, "residual add", elems_of(x, res), promote(dt_of(x, res),
+	    dt_of(x, ff)), res, ff, -1, -1, VP_CAT_ACT);
+	return norm(x, "output norm", res);
+}
+
 typedef int32_t (*block_fn)(struct lctx *x, int32_t in);
 static const block_fn block_builders[VP_BLOCK_COUNT] = {
 	[VP_BLOCK_PRE_NORM] = prenorm_block,
@@ -2340,6 +2525,7 @@ static const block_fn block_builders[VP_BLOCK_COUNT] = {
 	[VP_BLOCK_MLA] = mla_block,
 	[VP_BLOCK_PARALLEL] = parallel_block,
 	[VP_BLOCK_MODERNBERT] = modernbert_block,
+	[VP_BLOCK_DEBERTA] = deberta_block,
 };
 
 /*
@@ -2809,6 +2995,13 @@ embeddings(struct lctx *x, uint64_t rows)
 		    rows, t);
 	if (x->fam.embed_norm)
 		t = norm(x, "embedding norm", t);
+	/* DeBERTa: embeddings * mask.to(dtype) (b, s, 1), which the mul
+	 * saves (small). */
+	if (x->fam.embed_mask) {
+		t = ew(x, "embedding mask", rows * x->h, dt_of(x, t), t, -1, -1,
+		    -1, VP_CAT_ACT);
+		t = dropout(x, "embedding dropout", t);
+	}
 	/* SP: Megatron scatters the embeddings along the sequence before
 	 * their dropout. */
 	if (x->sp && x->tp > 1)
@@ -2893,6 +3086,7 @@ lctx_init(struct lctx *x, const struct vp_model *m, const struct vp_plan *p,
 	x->gated_op = x->gated_gate = -1;
 	x->mask_full = x->mask_local = -1;
 	x->rope_cs[0] = x->rope_cs[1] = -1;
+	x->deb_relpos = x->deb_rel = -1;
 	if (x->frozen && x->autocast) {
 		x->w = x->c;
 		x->r = x->c;
@@ -3130,7 +3324,7 @@ masks_freed(struct lctx *x)
 	struct vp_op *o;
 
 	if (x->mask_full < 0 && x->mask_local < 0 && x->rope_cs[0] < 0 &&
-	    x->rope_cs[1] < 0)
+	    x->rope_cs[1] < 0 && x->deb_relpos < 0 && x->deb_rel < 0)
 		return;
 	o = opnew(x, "masks freed");
 	if (x->mask_full >= 0)
@@ -3141,6 +3335,11 @@ masks_freed(struct lctx *x)
 		IN(o, x->rope_cs[0]);
 	if (x->rope_cs[1] >= 0)
 		IN(o, x->rope_cs[1]);
+	if (x->deb_relpos >= 0)
+		IN(o, x->deb_relpos);
+	if (x->deb_rel >= 0)
+		IN(o, x->deb_rel);
+	x->deb_relpos = x->deb_rel = -1;
 	x->mask_full = x->mask_local = -1;
 	x->rope_cs[0] = x->rope_cs[1] = -1;
 }
@@ -3168,6 +3367,7 @@ lower_ops(struct lctx *x, uint32_t blocks, uint64_t offset, bool first,
 	}
 	layer_masks(x, offset, blocks);
 	modernbert_rope_tables(x, dt_of(x, t));
+	deberta_encoder_tensors(x);
 	for (l = 1; l <= blocks; l++) {
 		x->global_layer = offset + l - 1;
 		begin_layer(x, l, t);

@@ -274,6 +274,25 @@ const struct vp_family_info vp_family_info[VP_FAMILY_COUNT] = {
 		    [VP_ROLE_GATE] = "Wi", [VP_ROLE_UP] = "Wi",
 		    [VP_ROLE_FC] = "Wi", [VP_ROLE_DOWN] = "mlp Wo" },
 	},
+	/*
+	 * DeBERTa-v2 and -v3 (DebertaV2ForMaskedLM with its default legacy
+	 * MLM head, BERT's): BERT's post-norm layer with disentangled
+	 * attention (graph.c, deberta_block): q, k and v made contiguous
+	 * per head, the content scores plus the c2p and p2c terms, each a
+	 * bmm against the LayerNormed relative embeddings projected by the
+	 * same query_proj and key_proj (share_att_key) and a gather over
+	 * the relative positions, masked_fill with the input mask, softmax
+	 * in the scores' dtype; the embeddings normed and multiplied by the
+	 * mask.  Eager only (the class has no other path).
+	 */
+	[VP_FAMILY_DEBERTA_V2] = {
+		.source = "transformers DebertaV2ForMaskedLM (v5.24)",
+		.arch = VP_ARCH_ENCODER, .block = VP_BLOCK_DEBERTA,
+		.head = VP_HEAD_MLM, .embed_norm = true, .embed_mask = true,
+		.lin = { [VP_ROLE_Q] = "query_proj", [VP_ROLE_K] = "key_proj",
+		    [VP_ROLE_V] = "value_proj", [VP_ROLE_O] = "attn output",
+		    [VP_ROLE_FC] = "intermediate", [VP_ROLE_DOWN] = "output" },
+	},
 };
 
 enum vp_family
@@ -823,6 +842,44 @@ modernbert_params(const struct vp_model *m, struct vp_param_count *out)
 }
 
 /*
+ * DebertaV2ForMaskedLM (legacy head): word embeddings (and position and
+ * token-type tables when the model has them) and their LayerNorm; per
+ * layer q, k, v and the attention output (biased), its LayerNorm, the
+ * intermediate and output linears (biased) and their LayerNorm; the
+ * encoder's 2 x span relative embeddings and their LayerNorm; the head's
+ * dense (biased) and LayerNorm, the decoder tied to the word embeddings
+ * (unless untied) and one vocab-sized bias (decoder.bias is tied to
+ * predictions.bias).
+ */
+static void
+deberta_params(const struct vp_model *m, struct vp_param_count *out)
+{
+	uint64_t h = m->hidden, q = vp_mul_sat(m->heads, m->head_dim);
+	uint64_t nrm = norm_params(m), attn, layer;
+
+	out->embedding = vp_add_sat(vp_mul_sat(m->vocab, h), nrm);
+	if (m->pos == VP_POS_LEARNED)
+		out->embedding = vp_add_sat(out->embedding,
+		    vp_mul_sat(m->max_seq, h));
+	out->embedding = vp_add_sat(out->embedding,
+	    vp_mul_sat(m->type_vocab, h));
+	attn = vp_add_sat(vp_mul_sat(3, vp_mul_sat(h, q) + q),
+	    vp_mul_sat(q, h) + h);
+	layer = vp_add_sat(vp_add_sat(attn, vp_mlp_params(m, m->ffn)),
+	    vp_mul_sat(2, nrm));
+	out->per_layer = out->dense_layer = layer;
+	out->layers = vp_add_sat(vp_mul_sat(m->layers, layer),
+	    vp_add_sat(vp_mul_sat(2 * m->rel_buckets, h), nrm));
+	out->head = vp_add_sat(vp_add_sat(vp_mul_sat(h, h) + h, nrm),
+	    m->vocab);
+	if (!m->tie_embeddings)
+		out->head = vp_add_sat(out->head, vp_mul_sat(m->vocab, h));
+	out->total = vp_add_sat(vp_add_sat(out->embedding, out->layers),
+	    out->head);
+	out->active = out->total;
+}
+
+/*
  * Counting follows the Hugging Face layouts (LlamaForCausalLM,
  * GPT2LMHeadModel, BertForMaskedLM, MixtralForCausalLM, Gemma2): every
  * count is a sum of the weight matrices those modules create.  All
@@ -844,6 +901,10 @@ vp_model_params(const struct vp_model *m, struct vp_param_count *out)
 	}
 	if (vp_model_family(m) == VP_FAMILY_MODERNBERT) {
 		modernbert_params(m, out);
+		return;
+	}
+	if (vp_model_family(m) == VP_FAMILY_DEBERTA_V2) {
+		deberta_params(m, out);
 		return;
 	}
 	out->embedding = vp_mul_sat(m->vocab, h);

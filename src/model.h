@@ -40,12 +40,12 @@ struct vp_lgraph;
 	X(GEMMA3, "gemma3") X(GPT_OSS, "gpt-oss") \
 	X(DEEPSEEK_V2, "deepseek-v2") X(DEEPSEEK_V3, "deepseek-v3") \
 	X(PHI, "phi") X(GPT_NEOX, "gpt-neox") X(OPT, "opt") X(T5, "t5") \
-	X(MODERNBERT, "modernbert")
+	X(MODERNBERT, "modernbert") X(DEBERTA_V2, "deberta-v2")
 /* Block builders of the lowering (graph.c's block_builders[]): where the
  * norms sit relative to the residual adds. */
 #define VP_BLOCK_LIST(X) X(PRE_NORM, "pre-norm") X(POST_NORM, "post-norm") \
 	X(LLAMA4, "llama4") X(MLA, "mla-pre-norm") X(PARALLEL, "parallel") \
-	X(MODERNBERT, "modernbert")
+	X(MODERNBERT, "modernbert") X(DEBERTA, "deberta")
 /* What follows the last block (graph.c's head_builders[]). */
 #define VP_HEAD_LIST(X) \
 	X(LM, "lm-head") X(MLM, "mlm-head") X(LINEAR, "linear-head") \
@@ -184,6 +184,8 @@ struct vp_family_info {
 	/* ModernBERT (block = modernbert). */
 	bool norm_nobias;	/* LayerNorm(bias=False): a weight only
 				 * (ModernBERT's norm_bias false) */
+	bool embed_mask;	/* the embeddings times the (b, s, 1) input
+				 * mask after their norm (DeBERTa) */
 	bool softmax_convert;	/* eager softmax(dtype=float32) of 16-bit
 				 * scores copies them to fp32 first (ATen's
 				 * softmax but for CUDA fp16), and the
@@ -309,7 +311,10 @@ struct vp_model {
 	 * scale_dec_out multiplies the decoder output by hidden^-0.5 before
 	 * the (tied) head. */
 	uint64_t dec_layers;
-	uint64_t rel_buckets;
+	uint64_t rel_buckets;	/* also DeBERTa's attention span (its
+				 * position_buckets, else
+				 * max_relative_positions): 2 x it
+				 * relative embeddings */
 	bool scale_dec_out;
 	struct vp_train_defaults train;
 	struct vp_srcpos where[VP_F_COUNT];

@@ -365,6 +365,10 @@ family_defaults(const struct ynode *root, struct vp_model *m)
 		if (ynode_get(root, "sliding_window") == NULL)
 			m->window = 64;
 	}
+	/* DeBERTa-v3's span: position_buckets 256. */
+	if (m->family == VP_FAMILY_DEBERTA_V2 &&
+	    ynode_get(root, "relative_buckets") == NULL)
+		m->rel_buckets = 256;
 }
 
 /*
@@ -541,6 +545,9 @@ static const struct hf_family hf_families[] = {
 	    VP_ACT_RELU, false, false, false, true, false, false },
 	{ "modernbert", "ModernBert", VP_FAMILY_MODERNBERT, VP_NORM_LAYERNORM,
 	    VP_POS_ROPE, VP_ACT_GEGLU, false, false, false, true, false,
+	    false },
+	{ "deberta-v2", "DebertaV2", VP_FAMILY_DEBERTA_V2, VP_NORM_LAYERNORM,
+	    VP_POS_LEARNED, VP_ACT_GELU, true, true, false, true, false,
 	    false },
 };
 #undef D
@@ -1804,6 +1811,115 @@ hf_modernbert(const struct ynode *root, const char *file,
 		}
 }
 
+/* A DeBERTa config key whose value is not the layout modelled. */
+static void
+hf_deberta_refuse(const struct ynode *root, const char *file,
+    const char *key, const char *what, struct vp_diags *d)
+{
+	const struct ynode *n = ynode_get(root, key);
+
+	vp_diag_add(d, file, n != NULL ? n->pos : root->pos, VP_ERROR,
+	    "%s is not modelled for DeBERTa (model_type deberta-v2); "
+	    "DeBERTa-v3's layout is modelled: relative_attention true, "
+	    "pos_att_type p2c|c2p, share_att_key true, norm_rel_ebd "
+	    "layer_norm, no conv layer, the legacy MLM head", what);
+}
+
+/*
+ * DeBERTa-v2 / v3 (configuration_deberta_v2.py, modeling_deberta_v2.py
+ * of transformers 5.24): position_biased_input (default true) adds the
+ * absolute position table; the attention span is position_buckets when
+ * positive, else max_relative_positions, else max_position_embeddings
+ * (2 x span relative embeddings).  What the lowering does not describe
+ * is refused: relative_attention false, a pos_att_type other than c2p
+ * and p2c, share_att_key false (separate pos_key_proj, pos_query_proj),
+ * norm_rel_ebd without layer_norm, conv_kernel_size (DeBERTa-v2's
+ * ConvLayer), embedding_size other than hidden_size (embed_proj), an
+ * attention_head_size other than hidden / heads, legacy false (the other
+ * MLM head).  hidden_dropout_prob is the dropout read; rules.c refuses
+ * any but 0.
+ */
+static void
+hf_deberta(const struct ynode *root, const char *file, struct vp_model *m,
+    struct vp_diags *d)
+{
+	const struct ynode *n;
+	uint64_t v = 0;
+	bool b, c2p = false, p2c = false;
+	size_t i;
+
+	if (m->family != VP_FAMILY_DEBERTA_V2)
+		return;
+	m->o_bias = 1;
+	m->pos = VP_POS_LEARNED;
+	if (hf_bool(root, file, "position_biased_input", &b, d) > 0 && !b)
+		m->pos = VP_POS_NONE;
+	if (!(hf_bool(root, file, "relative_attention", &b, d) > 0 && b))
+		hf_deberta_refuse(root, file, "relative_attention",
+		    "attention without relative positions "
+		    "(relative_attention false, DebertaV2Config's default)", d);
+	if (!(hf_bool(root, file, "share_att_key", &b, d) > 0 && b))
+		hf_deberta_refuse(root, file, "share_att_key",
+		    "share_att_key false (pos_key_proj, pos_query_proj)", d);
+	n = ynode_get(root, "pos_att_type");
+	if (n != NULL && n->kind == YN_SCALAR && !ynode_is_null(n)) {
+		c2p = strstr(n->str, "c2p") != NULL;
+		p2c = strstr(n->str, "p2c") != NULL;
+	} else if (n != NULL && n->kind == YN_SEQ) {
+		for (i = 0; i < n->nkids; i++)
+			if (n->kids[i]->kind == YN_SCALAR) {
+				c2p |= !strcmp(n->kids[i]->str, "c2p");
+				p2c |= !strcmp(n->kids[i]->str, "p2c");
+			}
+	}
+	if (!c2p || !p2c)
+		hf_deberta_refuse(root, file, "pos_att_type",
+		    "a pos_att_type without both c2p and p2c", d);
+	n = ynode_get(root, "norm_rel_ebd");
+	if (n == NULL || n->kind != YN_SCALAR || ynode_is_null(n) ||
+	    strstr(n->str, "layer_norm") == NULL)
+		hf_deberta_refuse(root, file, "norm_rel_ebd",
+		    "relative embeddings without their LayerNorm", d);
+	if (hf_u64(root, file, "conv_kernel_size", 0, MAX_HEADS, &v, -1, m,
+	    d) > 0 && v > 0)
+		hf_deberta_refuse(root, file, "conv_kernel_size",
+		    "DeBERTa-v2's ConvLayer (conv_kernel_size)", d);
+	v = 0;
+	if (hf_u64(root, file, "embedding_size", 1, MAX_HIDDEN, &v, -1, m,
+	    d) > 0 && m->hidden && v != m->hidden)
+		hf_deberta_refuse(root, file, "embedding_size",
+		    "an embedding_size other than hidden_size (embed_proj)", d);
+	v = 0;
+	if (hf_u64(root, file, "attention_head_size", 1, MAX_HIDDEN, &v, -1,
+	    m, d) > 0 && m->heads && v * m->heads != m->hidden)
+		hf_deberta_refuse(root, file, "attention_head_size",
+		    "an attention_head_size other than hidden_size / "
+		    "num_attention_heads", d);
+	if (hf_bool(root, file, "legacy", &b, d) > 0 && !b)
+		hf_deberta_refuse(root, file, "legacy",
+		    "legacy false (DebertaV2OnlyMLMHead's matmul head)", d);
+	v = 0;
+	if (hf_u64(root, file, "z_steps", 0, MAX_LAYERS, &v, -1, m, d) > 0 &&
+	    v > 1)
+		hf_deberta_refuse(root, file, "z_steps",
+		    "z_steps above 1 (the enhanced mask decoder's re-runs)", d);
+	/* The span: position_buckets, max_relative_positions, else
+	 * max_position_embeddings (DebertaV2Config's 512). */
+	if (m->max_seq == 0)
+		m->max_seq = 512;
+	m->rel_buckets = m->max_seq;
+	n = ynode_get(root, "max_relative_positions");
+	if (n != NULL && n->kind == YN_SCALAR && !ynode_is_null(n) &&
+	    strtol(n->str, NULL, 10) >= 1)
+		(void)hf_u64(root, file, "max_relative_positions", 1, MAX_SEQ,
+		    &m->rel_buckets, -1, m, d);
+	n = ynode_get(root, "position_buckets");
+	if (n != NULL && n->kind == YN_SCALAR && !ynode_is_null(n) &&
+	    strtol(n->str, NULL, 10) >= 1)
+		(void)hf_u64(root, file, "position_buckets", 1, MAX_SEQ,
+		    &m->rel_buckets, -1, m, d);
+}
+
 /* The sizes every config must give; one message, for the first missing,
  * and only when nothing else went wrong.  `where` names the mapping. */
 static void
@@ -1935,6 +2051,7 @@ read_hf(const struct ynode *root, const char *file, unsigned flags,
 	hf_llama4(text, file, m, d);
 	hf_t5(text, file, m, d);
 	hf_modernbert(text, file, m, d);
+	hf_deberta(text, file, m, d);
 	hf_required(text, file, where, m, before, d);
 	return vp_diags_count(d, VP_ERROR) == before ? 0 : -1;
 }

@@ -129,6 +129,10 @@ vp_plan_defaults(struct vp_plan *p, const struct vp_model *m)
 	 * says so (rules.c refuses sdpa and flash for it). */
 	if (vp_model_family(m) == VP_FAMILY_T5)
 		p->attention = VP_ATTN_EAGER;
+	/* DeBERTa-v2 (5.24) has no attention interface but its own eager
+	 * DisentangledSelfAttention (_supports_sdpa unset). */
+	if (vp_model_family(m) == VP_FAMILY_DEBERTA_V2)
+		p->attention = VP_ATTN_EAGER;
 	p->dropout = -1;
 	p->tp = p->pp = 1;
 	p->dp = 0;
