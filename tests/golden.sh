@@ -766,7 +766,8 @@ run refuse-modernbert-tp modernbert-base --gpus 2xA100 --tp 2
 run refuse-modernbert-lora modernbert-base --gpus 1xA100 --lora 16
 # DeBERTa-v3: the base model from the library (eager attention by
 # default), its config on the CPU, and refusals
-# (tests/bad/82-hf-deberta-v2-conv.json: DeBERTa-v2's conv layer).
+# (tests/bad/82-hf-deberta-v2-xxlarge.json: DeBERTa-v2-xxlarge, whose
+# conv layer is not lowered).
 run est-deberta-v3-base-1xa100 deberta-v3-base --gpus 1xA100
 run est-hf-deberta-v3-base-explain tests/data/hf/deberta-v3-base.config.json \
 	--seq 512 --micro-batch 8 --device cpu --precision bf16-mixed --explain
