@@ -110,6 +110,28 @@ CONFIGS = {
     "bert": ("bert", dict(vocab_size=4096, hidden_size=128, num_hidden_layers=2, num_attention_heads=4,
                           intermediate_size=512, max_position_embeddings=512, hidden_dropout_prob=0.0,
                           attention_probs_dropout_prob=0.0)),
+    # ModernBERT (ModernBertForMaskedLM): 3 layers, layer 0 global (full attention, no attn_norm), 1 and 2 local
+    # (local_attention 32: a bidirectional window of 16 each way, reached at s >= 16), fused Wqkv, GeGLU Wi of
+    # 2 x 192, LayerNorms without bias, tied decoder with its bias, vocab 512.
+    "modernbert": ("modernbert", dict(vocab_size=512, hidden_size=128, intermediate_size=192, num_hidden_layers=3,
+                                      num_attention_heads=4, local_attention=32, global_attn_every_n_layers=3,
+                                      max_position_embeddings=1024, pad_token_id=0, bos_token_id=1,
+                                      eos_token_id=2, cls_token_id=1, sep_token_id=2)),
+    # DeBERTa-v3 (DebertaV2ForMaskedLM, the legacy MLM head its configs get by default): disentangled attention
+    # with c2p and p2c, share_att_key, 32 log buckets (2 x 32 relative embeddings, LayerNormed), no absolute
+    # positions or token types, 2 layers, vocab 512.
+    "deberta-v3": ("deberta-v2", dict(vocab_size=512, hidden_size=128, num_hidden_layers=2, num_attention_heads=4,
+                                      intermediate_size=256, max_position_embeddings=512, relative_attention=True,
+                                      position_buckets=32, norm_rel_ebd="layer_norm", share_att_key=True,
+                                      pos_att_type="p2c|c2p", position_biased_input=False, type_vocab_size=0,
+                                      hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0, pad_token_id=0)),
+    # the same with DeBERTa-v3's released dropout, 0.1 (hidden and attention probabilities)
+    "deberta-v3-drop": ("deberta-v2", dict(vocab_size=512, hidden_size=128, num_hidden_layers=2, num_attention_heads=4,
+                                           intermediate_size=256, max_position_embeddings=512, relative_attention=True,
+                                           position_buckets=32, norm_rel_ebd="layer_norm", share_att_key=True,
+                                           pos_att_type="p2c|c2p", position_biased_input=False, type_vocab_size=0,
+                                           hidden_dropout_prob=0.1, attention_probs_dropout_prob=0.1,
+                                           pad_token_id=0)),
 }
 
 
@@ -182,7 +204,12 @@ def build(config_path, attention, recompute, precision):
         mod.CrossEntropyLoss = _PhasedCrossEntropyLoss
         auto = transformers.AutoModelForSpeechSeq2Seq if cfg.model_type == "whisper" else \
             transformers.AutoModelForSeq2SeqLM
-    elif cfg.model_type == "bert":
+    elif cfg.model_type in ("bert", "modernbert"):
+        auto = transformers.AutoModelForMaskedLM
+    elif cfg.model_type == "deberta-v2":
+        import importlib
+        mod = importlib.import_module("transformers.models.deberta_v2.modeling_deberta_v2")
+        mod.CrossEntropyLoss = _PhasedCrossEntropyLoss
         auto = transformers.AutoModelForMaskedLM
     else:
         auto = transformers.AutoModelForCausalLM

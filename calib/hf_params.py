@@ -29,7 +29,7 @@ def count(path):
     # auto_map and architectures name DeepSeek-V3's classes, which it runs.
     mt = {"kimi_k2": "deepseek_v3"}.get(mt, mt)
     cfg = transformers.CONFIG_MAPPING[mt].from_dict(d)
-    if mt in ("bert", "roberta"):
+    if mt in ("bert", "roberta", "modernbert", "deberta-v2"):
         auto = transformers.AutoModelForMaskedLM
     elif mt in ("t5", "mt5", "bart"):
         auto = transformers.AutoModelForSeq2SeqLM

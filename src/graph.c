@@ -89,6 +89,12 @@ struct lctx {
 	/* The attention masks of a model with local layers (layer_masks):
 	 * the causal and the sliding-window one, -1 = none. */
 	int32_t mask_full, mask_local;
+	/* ModernBERT's cos and sin tables of its global [0] and local [1]
+	 * layers (modernbert_rope_tables), -1 = none. */
+	int32_t rope_cs[2];
+	/* DeBERTa's relative positions (s, s) and LayerNormed relative
+	 * embeddings (deberta_encoder_tensors), -1 = none. */
+	int32_t deb_relpos, deb_rel;
 	/* An encoder-decoder's decoder output and its scaled copy, which
 	 * T5ForConditionalGeneration.forward holds (seq2seq_head). */
 	int32_t s2s_held[2];
@@ -1057,7 +1063,8 @@ attention_core(struct lctx *x, int32_t q, int32_t k, int32_t v,
 	 * promoted to fp32, and so is its gradient in backward.  From 5.0
 	 * BERT has none when nothing is padded (mask_skip).
 	 */
-	if (!x->fam.mask_skip)
+	if (!x->fam.mask_skip || (x->mask_local >= 0 &&
+	    vp_layer_local(x->m, x->global_layer)))
 		sc = ew(x, "mask add", ss, mask_fp32 && x->autocast ? VP_FP32 :
 		    cdt, sc, vp_layer_local(x->m, x->global_layer) ?
 		    x->mask_local : x->mask_full, -1, -1, VP_CAT_ACT);
@@ -1082,7 +1089,7 @@ attention_core(struct lctx *x, int32_t q, int32_t k, int32_t v,
 			pr = ew(x, "to", ss, cdt, pr, -1, -1, -1, VP_CAT_ACT);
 	} else if (fp32_softmax && cdt != VP_FP32) {
 		/* Llama: softmax(dtype=float32).to(q.dtype), then dropout. */
-		if (x->autocast && !x->cpu)
+		if ((x->autocast && !x->cpu) || x->fam.softmax_convert)
 			sc = cast(x, sc, VP_FP32, VP_CAT_ACT);
 		pr = ew(x, "softmax", ss, VP_FP32, sc, -1, -1, -1, VP_CAT_ACT);
 		save_result(x, pr);
@@ -2223,6 +2230,293 @@ llama4_block(struct lctx *x, int32_t in)
 	    dt_of(x, mlp)), res, mlp, -1, -1, VP_CAT_ACT);
 }
 
+/*
+ * ModernBERT's RoPE (apply_rotary_pos_emb, modeling_modernbert.py of
+ * transformers 5.24): (q.float() * cos) + (rotate_half(q.float()) * sin),
+ * then .to(q's dtype).  Each .float() copies a 16-bit t (two copies; fp32
+ * t is itself), rotate_half makes -x2 (half) and the cat, the products
+ * and the sum are fp32, and the muls save only cos and sin (`cs`, made
+ * once per forward by modernbert_rope_tables).  t is a view of Wqkv's
+ * output (width = heads x d of it).
+ */
+static int32_t
+modernbert_rope(struct lctx *x, int32_t t, uint64_t width, int32_t cs)
+{
+	uint64_t n = x->b * x->s * width;
+	enum vp_dtype dt = dt_of(x, t);
+	int32_t f, c, r;
+
+	f = dt == VP_FP32 ? t : ew(x, "rope float", n, VP_FP32, t, -1, -1,
+	    -1, VP_CAT_ACT);
+	c = ew(x, "rope mul cos", n, VP_FP32, f, cs, cs, -1, VP_CAT_ACT);
+	f = dt == VP_FP32 ? t : ew(x, "rope float", n, VP_FP32, t, -1, -1,
+	    -1, VP_CAT_ACT);
+	r = ew(x, "rope neg", n / 2, VP_FP32, f, -1, -1, -1, VP_CAT_ACT);
+	r = ew(x, "rope cat", n, VP_FP32, r, f, -1, -1, VP_CAT_ACT);
+	r = ew(x, "rope mul sin", n, VP_FP32, r, cs, cs, -1, VP_CAT_ACT);
+	r = ew(x, "rope add", n, VP_FP32, c, r, -1, -1, VP_CAT_ACT);
+	return cast(x, r, dt, VP_CAT_ACT);
+}
+
+/*
+ * ModernBertModel.forward computes cos and sin, (1, s, d) each in the
+ * hidden states' dtype, once per layer type before the blocks
+ * (ModernBertRotaryEmbedding); every block's RoPE muls save its type's.
+ * They go when the forward returns (masks_freed) and the last saver's
+ * backward has run.
+ */
+static void
+modernbert_rope_tables(struct lctx *x, enum vp_dtype dt)
+{
+	uint64_t l;
+
+	if (x->fam.block != VP_BLOCK_MODERNBERT)
+		return;
+	for (l = 0; l < x->m->layers; l++) {
+		int local = vp_layer_local(x->m, l);
+
+		if (x->rope_cs[local] < 0)
+			x->rope_cs[local] = ew(x, local ? "local rope cos sin" :
+			    "global rope cos sin", 2 * x->s * x->d, dt, -1,
+			    -1, -1, -1, VP_CAT_ACT);
+	}
+}
+
+/*
+ * ModernBertEncoderLayer (transformers 5.24): attn_norm (an Identity in
+ * block 0), Wqkv (q, k and v are views of its output: view, unbind,
+ * transpose), RoPE in fp32 on q and k, attention (sdpa, or eager with
+ * Llama's fp32 softmax; local layers read the sliding-window mask,
+ * layer_masks), the output back to (b, s, a*d), Wo, the residual add;
+ * mlp_norm, Wi (h -> 2 ffn: input and gate are its chunks, views),
+ * GELU of the input half (saves it: a view, so the whole Wi output),
+ * times the gate (saves both), Wo, the residual add.  Dropout is refused
+ * by rules.c unless 0 (every released config), so no dropout site is
+ * lowered: nn.Identity / p = 0 on the CPU are no ops.
+ */
+static int32_t
+modernbert_block(struct lctx *x, int32_t in)
+{
+	const struct vp_model *m = x->m;
+	uint64_t n = x->b * x->s, qd = x->a * x->d, nf = n * x->f;
+	int32_t cs = x->rope_cs[vp_layer_local(m, x->global_layer)];
+	int32_t h1, qkv, q, k, v, ctx, o, res, h2, wi, a;
+	enum vp_dtype dt;
+
+	assert(cs >= 0);
+	h1 = x->global_layer == 0 ? in : norm(x, "attn norm", in);
+	qkv = linear(x, block_lin(x, VP_ROLE_QKV), h1, x->h, 3 * qd,
+	    m->qkv_bias > 0, true, VP_CAT_ACT);
+	q = modernbert_rope(x, qkv, qd, cs);
+	k = modernbert_rope(x, qkv, qd, cs);
+	v = qkv;
+	/* Eager: matmul(probs, v) reshapes v, an unbound view of the
+	 * (b, s, 3, a, d) projection whose dims do not merge, into a copy
+	 * that bmm saves (as GPT-NeoX's chunk). */
+	if (x->p->attention == VP_ATTN_EAGER)
+		v = contiguous(x, "v reshape", v, qd);
+	ctx = attention_core(x, q, k, v, true, true);
+	if (!attn_out_view(x))
+		ctx = ew(x, "attn transpose", n * qd, dt_of(x, ctx), ctx, -1,
+		    -1, -1, VP_CAT_ACT);
+	o = linear(x, block_lin(x, VP_ROLE_O), ctx, qd, x->h, m->o_bias > 0,
+	    true, VP_CAT_ACT);
+	res = ew(x, "residual add", elems_of(x, in), promote(dt_of(x, in),
+	    dt_of(x, o)), in, o, -1, -1, VP_CAT_ACT);
+	h2 = norm(x, "mlp norm", res);
+	wi = linear(x, block_lin(x, VP_ROLE_GATE), h2, x->h, 2 * x->f, m->bias,
+	    true, VP_CAT_ACT);
+	dt = dt_of(x, wi);
+	a = ew(x, "gelu", nf, dt, wi, -1, wi, -1, VP_CAT_ACT);
+	a = ew2(x, "gate mul", nf, dt, a, wi, VP_CAT_ACT);
+	o = linear(x, block_lin(x, VP_ROLE_DOWN), a, x->f, x->h, m->bias, true,
+	    VP_CAT_ACT);
+	return ew(x, "residual add", elems_of(x, res), promote(dt_of(x, res),
+	    dt_of(x, o)), res, o, -1, -1, VP_CAT_ACT);
+}
+
+/*
+ * What DebertaV2Encoder.forward makes before its layers (transformers
+ * 5.24), alive until it returns: the input mask expanded to (b, 1, s, s)
+ * in fp32 (attention_mask * its transpose; the model's mask is torch.ones
+ * when none is given) as mask_full, the relative positions (1, s, s)
+ * int64 (log buckets), and the relative embeddings' LayerNorm (2 x span
+ * rows of h; its input is the parameter itself, no memory of its own),
+ * which every layer's projections save.
+ */
+static void
+deberta_encoder_tensors(struct lctx *x)
+{
+	struct vp_graph *g = x->g;
+	uint64_t rows = 2 * x->m->rel_buckets;
+	int32_t w;
+
+	if (x->fam.block != VP_BLOCK_DEBERTA)
+		return;
+	x->mask_full = ew(x, "attention mask", x->b * x->s * x->s_kv,
+	    VP_FP32, -1, -1, -1, -1, VP_CAT_ACT);
+	x->deb_relpos = ew(x, "relative positions", x->s * x->s_kv,
+	    VP_INT64, -1, -1, -1, -1, VP_CAT_ACT);
+	w = ew(x, "rel_embeddings", rows * x->h, x->w, -1, -1, -1, -1,
+	    VP_CAT_ACT);
+	g->t[w].bytes = 0;	/* the parameter itself */
+	g->t[w].requires_grad = !x->frozen;
+	if (!x->frozen)
+		g->op[g->nop - 1].wgrad_bytes = vp_mul_sat(rows * x->h,
+		    B(x->gd));
+	x->deb_rel = norm_w(x, "rel embeddings norm", w, x->h);
+}
+
+/* transpose_for_scores: view, permute(0, 2, 1, 3).contiguous(): a copy
+ * of `rows` rows of a x d per head. */
+static int32_t
+deberta_heads(struct lctx *x, const char *name, int32_t t, uint64_t rows)
+{
+	return ew(x, name, rows * x->a * x->d, dt_of(x, t), t, -1, -1, -1,
+	    VP_CAT_ACT);
+}
+
+/*
+ * torch.gather of a 16-bit tensor on the CPU (PyTorch 2.13) gathers into
+ * an fp32 buffer of the output's size, freed once the output is made, and
+ * its backward's scatter_add_ takes an fp32 buffer of the input's size
+ * (measured with the profiler's allocation events: 8 MiB after the 4 MiB
+ * output, then 1 MiB in backward, for a (8, 512, 512) bf16 gather of
+ * (8, 512, 64)).
+ */
+static void
+deberta_gather_tmp(struct lctx *x, uint64_t out, uint64_t in,
+    enum vp_dtype dt)
+{
+	struct vp_op *o = &x->g->op[x->g->nop - 1];
+
+	if (!x->cpu || dt == VP_FP32)
+		return;
+	o->fwd_tmp = vp_mul_sat(out, B(VP_FP32));
+	o->bwd_tmp = vp_mul_sat(in, B(VP_FP32));
+}
+
+/*
+ * DebertaV2Layer (transformers 5.24), eager: DisentangledSelfAttention
+ * with c2p and p2c and share_att_key (what the reader admits).  q, k, v:
+ * each projection made contiguous per head (the projection's output
+ * goes); k^T / sqrt(d * 3) a new tensor; the content scores bmm(q, k)
+ * saves both.  The relative embeddings through query_proj and key_proj
+ * (2 x span rows; the linears save the normed table), made contiguous
+ * and repeated per batch row (b x a x 2span x d each); c2p: bmm(q,
+ * pos_k) (b a s 2span, saves both), clamp(relative_pos + span) (s, s)
+ * int64 that gather saves as its index, gather (b a s s; it saves its
+ * input too, measured: the whole b a s 2span product), / scale, then
+ * `0 + it` (a new tensor); p2c: -relative_pos + span and the clamp
+ * (int64), bmm(k, pos_q), gather, transposed, / scale, added in place;
+ * both gathers' results live until the function returns (measured: six
+ * b a s s tensors at the forward peak, one the previous layer's softmax).
+ * scores + rel_att; the mask's .bool() and its negation (b, 1, s, s), the
+ * second saved by masked_fill; softmax (saves its result); bmm(probs, v)
+ * (saves both); the context permuted back into a copy.  Then BERT's
+ * post-norm output, intermediate and output (dropout refused by rules.c,
+ * so none is lowered).
+ */
+static int32_t
+deberta_block(struct lctx *x, int32_t in)
+{
+	const struct vp_model *m = x->m;
+	uint64_t n = x->b * x->s, qd = x->a * x->d, span = m->rel_buckets;
+	uint64_t ss = x->b * x->a * x->s * x->s_kv, r = 2 * span;
+	uint64_t rs = x->b * x->a * x->s * r, bss = x->b * x->s * x->s_kv;
+	int32_t q, k, v, ks, sc, pq, pk, c2p, p2c, idx, rel, mb, pr, ctx, o;
+	int32_t res, ff, g1, g2;
+	enum vp_dtype dt;
+	struct vp_op *op;
+
+	assert(x->deb_rel >= 0 && x->deb_relpos >= 0 && x->mask_full >= 0);
+	q = linear(x, block_lin(x, VP_ROLE_Q), in, x->h, qd, true, true,
+	    VP_CAT_ACT);
+	q = deberta_heads(x, "q heads", q, n);
+	k = linear(x, block_lin(x, VP_ROLE_K), in, x->h, qd, true, true,
+	    VP_CAT_ACT);
+	k = deberta_heads(x, "k heads", k, n);
+	v = linear(x, block_lin(x, VP_ROLE_V), in, x->h, qd, true, true,
+	    VP_CAT_ACT);
+	v = deberta_heads(x, "v heads", v, n);
+	dt = dt_of(x, q);
+	ks = ew(x, "k scale", n * qd, dt, k, -1, -1, -1, VP_CAT_ACT);
+	sc = ew2(x, "qk bmm", ss, dt, q, ks, VP_CAT_ACT);
+	/* share_att_key: the same projections of the relative table, after
+	 * its pos_dropout (one per layer). */
+	pr = dropout(x, "pos dropout", x->deb_rel);
+	pq = linear(x, block_lin(x, VP_ROLE_Q), pr, x->h, qd, true,
+	    true, VP_CAT_ACT);
+	pq = deberta_heads(x, "pos q heads", pq, r);
+	pq = ew(x, "pos q repeat", x->b * r * qd, dt, pq, -1, -1, -1,
+	    VP_CAT_ACT);
+	pk = linear(x, block_lin(x, VP_ROLE_K), pr, x->h, qd, true,
+	    true, VP_CAT_ACT);
+	pk = deberta_heads(x, "pos k heads", pk, r);
+	pk = ew(x, "pos k repeat", x->b * r * qd, dt, pk, -1, -1, -1,
+	    VP_CAT_ACT);
+	/* content -> position */
+	c2p = ew2(x, "c2p bmm", rs, dt, q, pk, VP_CAT_ACT);
+	idx = ew(x, "c2p index", x->s * x->s_kv, VP_INT64, x->deb_relpos, -1,
+	    -1, -1, VP_CAT_ACT);
+	idx = ew(x, "c2p clamp", x->s * x->s_kv, VP_INT64, idx, -1, -1, -1,
+	    VP_CAT_ACT);
+	c2p = ew(x, "c2p gather", ss, dt, c2p, idx, idx, c2p, VP_CAT_ACT);
+	g1 = c2p;
+	deberta_gather_tmp(x, ss, rs, dt);
+	c2p = ew(x, "c2p scale", ss, dt, c2p, -1, -1, -1, VP_CAT_ACT);
+	rel = ew(x, "score init", ss, dt, c2p, -1, -1, -1, VP_CAT_ACT);
+	/* position -> content */
+	idx = ew(x, "p2c neg", x->s * x->s_kv, VP_INT64, x->deb_relpos, -1, -1,
+	    -1, VP_CAT_ACT);
+	idx = ew(x, "p2c add", x->s * x->s_kv, VP_INT64, idx, -1, -1, -1,
+	    VP_CAT_ACT);
+	idx = ew(x, "p2c clamp", x->s * x->s_kv, VP_INT64, idx, -1, -1, -1,
+	    VP_CAT_ACT);
+	p2c = ew2(x, "p2c bmm", rs, dt, k, pq, VP_CAT_ACT);
+	p2c = ew(x, "p2c gather", ss, dt, p2c, idx, idx, p2c, VP_CAT_ACT);
+	g2 = p2c;
+	deberta_gather_tmp(x, ss, rs, dt);
+	p2c = ew(x, "p2c scale", ss, dt, p2c, -1, -1, -1, VP_CAT_ACT);
+	/* score += ...: in place; the gathers' results stay bound to
+	 * c2p_att and p2c_att until disentangled_attention_bias returns. */
+	op = opnew(x, "p2c add_");
+	IN(op, rel);
+	IN(op, p2c);
+	IN(op, g1);
+	IN(op, g2);
+	sc = ew(x, "rel add", ss, dt, sc, rel, -1, -1, VP_CAT_ACT);
+	mb = ew(x, "mask bool", bss, VP_BOOL, x->mask_full, -1, -1, -1,
+	    VP_CAT_ACT);
+	mb = ew(x, "mask not", bss, VP_BOOL, mb, -1, -1, -1, VP_CAT_ACT);
+	sc = ew(x, "masked_fill", ss, dt, sc, mb, mb, -1, VP_CAT_ACT);
+	/* CUDA autocast runs softmax in fp32 (as attention_core); the
+	 * CPU's keeps the scores' dtype; the bmm casts back. */
+	pr = ew(x, "softmax", ss, x->autocast && !x->cpu ? VP_FP32 : dt, sc,
+	    -1, -1, -1, VP_CAT_ACT);
+	save_result(x, pr);
+	pr = dropout(x, "attn dropout", pr);
+	pr = cast(x, pr, dt, VP_CAT_ACT);
+	ctx = ew2(x, "pv bmm", n * qd, dt, pr, v, VP_CAT_ACT);
+	ctx = ew(x, "context permute", n * qd, dt, ctx, -1, -1, -1,
+	    VP_CAT_ACT);
+	o = linear(x, block_lin(x, VP_ROLE_O), ctx, qd, x->h, true, true,
+	    VP_CAT_ACT);
+	o = dropout(x, "attn output dropout", o);
+	res = ew(x, "residual add", elems_of(x, in), promote(dt_of(x, in),
+	    dt_of(x, o)), in, o, -1, -1, VP_CAT_ACT);
+	res = norm(x, "attention norm", res);
+	ff = linear(x, block_lin(x, VP_ROLE_FC), res, x->h, x->f, true, true,
+	    VP_CAT_ACT);
+	ff = activation(x, m->act, ff);
+	ff = linear(x, block_lin(x, VP_ROLE_DOWN), ff, x->f, x->h, true, true,
+	    VP_CAT_ACT);
+	ff = dropout(x, "output dropout", ff);
+	res = ew(x, "residual add", elems_of(x, res), promote(dt_of(x, res),
+	    dt_of(x, ff)), res, ff, -1, -1, VP_CAT_ACT);
+	return norm(x, "output norm", res);
+}
+
 typedef int32_t (*block_fn)(struct lctx *x, int32_t in);
 static const block_fn block_builders[VP_BLOCK_COUNT] = {
 	[VP_BLOCK_PRE_NORM] = prenorm_block,
@@ -2230,6 +2524,8 @@ static const block_fn block_builders[VP_BLOCK_COUNT] = {
 	[VP_BLOCK_LLAMA4] = llama4_block,
 	[VP_BLOCK_MLA] = mla_block,
 	[VP_BLOCK_PARALLEL] = parallel_block,
+	[VP_BLOCK_MODERNBERT] = modernbert_block,
+	[VP_BLOCK_DEBERTA] = deberta_block,
 };
 
 /*
@@ -2556,11 +2852,39 @@ linear_head(struct lctx *x, int32_t hsd, uint64_t *rows, int32_t held[2])
 static int32_t seq2seq_head(struct lctx *x, int32_t hsd, uint64_t *rows,
     int32_t held[2]);
 
+/*
+ * ModernBertForMaskedLM (5.24): the model's final_norm, the head's dense
+ * (no bias: classifier_bias), GELU (classifier_activation), norm, the
+ * decoder (tied, with its bias); the logits go to ForMaskedLMLoss, which
+ * upcasts them (`logits.float()`) while the model's output holds them
+ * (as lm_head's loss_fp32).  Every token is a row (sparse_prediction is
+ * refused by the reader).
+ */
+static int32_t
+modernbert_head(struct lctx *x, int32_t hsd, uint64_t *rows, int32_t held[2])
+{
+	int32_t t, lg, up;
+
+	hsd = norm(x, "final norm", hsd);
+	t = linear(x, LIN_MLM_TRANSFORM, hsd, x->h, x->h, false, true,
+	    VP_CAT_ACT);
+	t = activation(x, VP_ACT_GELU, t);
+	t = norm(x, "mlm norm", t);
+	lg = linear(x, LIN_MLM_DECODER, t, x->h, x->V, true, true,
+	    VP_CAT_LOGITS);
+	up = cast(x, lg, VP_FP32, VP_CAT_LOGITS);
+	held[0] = up != lg ? lg : -1;
+	held[1] = -1;
+	*rows = x->b * x->s;
+	return up;
+}
+
 static const head_fn head_builders[VP_HEAD_COUNT] = {
 	[VP_HEAD_LM] = lm_head,
 	[VP_HEAD_MLM] = mlm_head,
 	[VP_HEAD_LINEAR] = linear_head,
 	[VP_HEAD_SEQ2SEQ] = seq2seq_head,
+	[VP_HEAD_MODERNBERT_MLM] = modernbert_head,
 };
 
 /*
@@ -2671,6 +2995,13 @@ embeddings(struct lctx *x, uint64_t rows)
 		    rows, t);
 	if (x->fam.embed_norm)
 		t = norm(x, "embedding norm", t);
+	/* DeBERTa: embeddings * mask.to(dtype) (b, s, 1), which the mul
+	 * saves (small). */
+	if (x->fam.embed_mask) {
+		t = ew(x, "embedding mask", rows * x->h, dt_of(x, t), t, -1, -1,
+		    -1, VP_CAT_ACT);
+		t = dropout(x, "embedding dropout", t);
+	}
 	/* SP: Megatron scatters the embeddings along the sequence before
 	 * their dropout. */
 	if (x->sp && x->tp > 1)
@@ -2754,6 +3085,8 @@ lctx_init(struct lctx *x, const struct vp_model *m, const struct vp_plan *p,
 	x->wgrad_op = -1;
 	x->gated_op = x->gated_gate = -1;
 	x->mask_full = x->mask_local = -1;
+	x->rope_cs[0] = x->rope_cs[1] = -1;
+	x->deb_relpos = x->deb_rel = -1;
 	if (x->frozen && x->autocast) {
 		x->w = x->c;
 		x->r = x->c;
@@ -2974,6 +3307,14 @@ layer_masks(struct lctx *x, uint64_t offset, uint32_t blocks)
 	    x->s_kv >= x->m->window) {
 		x->mask_local = ew(x, "sliding window mask", n, VP_BOOL, -1,
 		    -1, -1, -1, VP_CAT_ACT);
+	} else if (x->p->attention == VP_ATTN_EAGER &&
+	    x->fam.block == VP_BLOCK_MODERNBERT && x->s_kv >= x->m->window) {
+		/* ModernBERT: create_bidirectional_mask skips the full one
+		 * (no padding); the sliding-window one, once the window is
+		 * reached, is eager_mask's additive one in the embeddings'
+		 * dtype. */
+		x->mask_local = ew(x, "sliding window mask", n, x->autocast ?
+		    VP_FP32 : x->w, -1, -1, -1, -1, VP_CAT_ACT);
 	}
 }
 
@@ -2982,14 +3323,25 @@ masks_freed(struct lctx *x)
 {
 	struct vp_op *o;
 
-	if (x->mask_full < 0 && x->mask_local < 0)
+	if (x->mask_full < 0 && x->mask_local < 0 && x->rope_cs[0] < 0 &&
+	    x->rope_cs[1] < 0 && x->deb_relpos < 0 && x->deb_rel < 0)
 		return;
 	o = opnew(x, "masks freed");
 	if (x->mask_full >= 0)
 		IN(o, x->mask_full);
 	if (x->mask_local >= 0)
 		IN(o, x->mask_local);
+	if (x->rope_cs[0] >= 0)
+		IN(o, x->rope_cs[0]);
+	if (x->rope_cs[1] >= 0)
+		IN(o, x->rope_cs[1]);
+	if (x->deb_relpos >= 0)
+		IN(o, x->deb_relpos);
+	if (x->deb_rel >= 0)
+		IN(o, x->deb_rel);
+	x->deb_relpos = x->deb_rel = -1;
 	x->mask_full = x->mask_local = -1;
+	x->rope_cs[0] = x->rope_cs[1] = -1;
 }
 
 static void
@@ -3014,6 +3366,8 @@ lower_ops(struct lctx *x, uint32_t blocks, uint64_t offset, bool first,
 		g->t[t].requires_grad = true;
 	}
 	layer_masks(x, offset, blocks);
+	modernbert_rope_tables(x, dt_of(x, t));
+	deberta_encoder_tensors(x);
 	for (l = 1; l <= blocks; l++) {
 		x->global_layer = offset + l - 1;
 		begin_layer(x, l, t);

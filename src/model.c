@@ -293,6 +293,48 @@ const struct vp_family_info vp_family_info[VP_FAMILY_COUNT] = {
 		    [VP_ROLE_V] = "v_proj", [VP_ROLE_O] = "out_proj",
 		    [VP_ROLE_FC] = "fc1", [VP_ROLE_DOWN] = "fc2" },
 	},
+	/*
+	 * ModernBERT (ModernBertForMaskedLM): a pre-norm encoder of its own
+	 * (graph.c, modernbert_block): bias-free LayerNorms (the first
+	 * block's attn_norm is an Identity), a fused Wqkv, RoPE in fp32,
+	 * global and local (bidirectional sliding-window) layers with the
+	 * first one global, a GeGLU whose Wi holds input and gate, then the
+	 * final norm and the MLM head (dense, GELU, norm, the tied decoder
+	 * with its bias) whose loss upcasts the logits (ForMaskedLMLoss).
+	 * No padding: the class's padded path (5.24 has no unpadding).
+	 */
+	[VP_FAMILY_MODERNBERT] = {
+		.source = "transformers ModernBertForMaskedLM (v5.24)",
+		.arch = VP_ARCH_ENCODER, .block = VP_BLOCK_MODERNBERT,
+		.head = VP_HEAD_MODERNBERT_MLM, .fused_qkv = true,
+		.softmax_fp32 = true, .embed_norm = true, .q_view = true,
+		.mask_skip = true, .norm_nobias = true, .global_first = true,
+		.softmax_convert = true,
+		/* Wi holds input (up) and gate: the matrix list's gate
+		 * and up are its halves. */
+		.lin = { [VP_ROLE_QKV] = "Wqkv", [VP_ROLE_O] = "Wo",
+		    [VP_ROLE_GATE] = "Wi", [VP_ROLE_UP] = "Wi",
+		    [VP_ROLE_FC] = "Wi", [VP_ROLE_DOWN] = "mlp Wo" },
+	},
+	/*
+	 * DeBERTa-v2 and -v3 (DebertaV2ForMaskedLM with its default legacy
+	 * MLM head, BERT's): BERT's post-norm layer with disentangled
+	 * attention (graph.c, deberta_block): q, k and v made contiguous
+	 * per head, the content scores plus the c2p and p2c terms, each a
+	 * bmm against the LayerNormed relative embeddings projected by the
+	 * same query_proj and key_proj (share_att_key) and a gather over
+	 * the relative positions, masked_fill with the input mask, softmax
+	 * in the scores' dtype; the embeddings normed and multiplied by the
+	 * mask.  Eager only (the class has no other path).
+	 */
+	[VP_FAMILY_DEBERTA_V2] = {
+		.source = "transformers DebertaV2ForMaskedLM (v5.24)",
+		.arch = VP_ARCH_ENCODER, .block = VP_BLOCK_DEBERTA,
+		.head = VP_HEAD_MLM, .embed_norm = true, .embed_mask = true,
+		.lin = { [VP_ROLE_Q] = "query_proj", [VP_ROLE_K] = "key_proj",
+		    [VP_ROLE_V] = "value_proj", [VP_ROLE_O] = "attn output",
+		    [VP_ROLE_FC] = "intermediate", [VP_ROLE_DOWN] = "output" },
+	},
 };
 
 enum vp_family
@@ -498,8 +540,11 @@ vp_moe_dense_blocks(const struct vp_model *m, uint64_t first, uint64_t count)
 bool
 vp_layer_local(const struct vp_model *m, uint64_t l)
 {
-	return m->window > 0 && m->global_every > 1 &&
-	    (l + 1) % m->global_every != 0;
+	if (m->window == 0 || m->global_every <= 1)
+		return false;
+	if (m->lg == NULL && vp_family_info[vp_model_family(m)].global_first)
+		return l % m->global_every != 0;
+	return (l + 1) % m->global_every != 0;
 }
 
 bool
@@ -763,8 +808,11 @@ vp_model_validate(struct vp_model *m, struct vp_diags *d)
 static uint64_t
 norm_params(const struct vp_model *m)
 {
-	/* LayerNorm has weight and bias; RMSNorm a weight only. */
-	return m->norm == VP_NORM_LAYERNORM ? 2 * m->hidden : m->hidden;
+	/* LayerNorm has weight and bias (not ModernBERT's); RMSNorm a
+	 * weight only. */
+	return m->norm == VP_NORM_LAYERNORM &&
+	    !vp_family_info[vp_model_family(m)].norm_nobias ? 2 * m->hidden :
+	    m->hidden;
 }
 
 uint64_t
@@ -821,6 +869,82 @@ mla_params(const struct vp_model *m)
 }
 
 /*
+ * ModernBertForMaskedLM: tok_embeddings and their norm; per block attn_norm
+ * (an Identity in block 0), Wqkv h -> 3 heads x d, Wo, mlp_norm, Wi h ->
+ * 2 ffn, Wo ffn -> h (biases with attention_bias, mlp_bias); final_norm;
+ * the head's dense h -> h (no bias: classifier_bias false, the reader
+ * refuses true) and norm, the decoder tied to the embeddings (unless
+ * untied) with its vocab-sized bias (decoder_bias).  The norms have no
+ * bias (norm_params).
+ */
+static void
+modernbert_params(const struct vp_model *m, struct vp_param_count *out)
+{
+	uint64_t h = m->hidden, q = vp_mul_sat(m->heads, m->head_dim);
+	uint64_t nrm = norm_params(m), attn, mlp, layer;
+
+	out->embedding = vp_add_sat(vp_mul_sat(m->vocab, h), nrm);
+	attn = vp_add_sat(vp_mul_sat(h, vp_mul_sat(3, q)), vp_mul_sat(q, h));
+	if (m->qkv_bias > 0)
+		attn = vp_add_sat(attn, vp_mul_sat(3, q));
+	if (m->o_bias > 0)
+		attn = vp_add_sat(attn, h);
+	mlp = vp_mul_sat(3, vp_mul_sat(h, m->ffn));
+	if (m->bias)
+		mlp = vp_add_sat(mlp, 2 * m->ffn + h);
+	layer = vp_add_sat(vp_add_sat(attn, mlp), vp_mul_sat(2, nrm));
+	out->per_layer = out->dense_layer = layer;
+	out->layers = vp_mul_sat(m->layers, layer);
+	if (out->layers != UINT64_MAX)
+		out->layers -= nrm;	/* block 0's attn_norm is an Identity */
+	out->head = vp_add_sat(vp_mul_sat(2, nrm), vp_mul_sat(h, h));
+	out->head = vp_add_sat(out->head, m->vocab);
+	if (!m->tie_embeddings)
+		out->head = vp_add_sat(out->head, vp_mul_sat(m->vocab, h));
+	out->total = vp_add_sat(vp_add_sat(out->embedding, out->layers),
+	    out->head);
+	out->active = out->total;
+}
+
+/*
+ * DebertaV2ForMaskedLM (legacy head): word embeddings (and position and
+ * token-type tables when the model has them) and their LayerNorm; per
+ * layer q, k, v and the attention output (biased), its LayerNorm, the
+ * intermediate and output linears (biased) and their LayerNorm; the
+ * encoder's 2 x span relative embeddings and their LayerNorm; the head's
+ * dense (biased) and LayerNorm, the decoder tied to the word embeddings
+ * (unless untied) and one vocab-sized bias (decoder.bias is tied to
+ * predictions.bias).
+ */
+static void
+deberta_params(const struct vp_model *m, struct vp_param_count *out)
+{
+	uint64_t h = m->hidden, q = vp_mul_sat(m->heads, m->head_dim);
+	uint64_t nrm = norm_params(m), attn, layer;
+
+	out->embedding = vp_add_sat(vp_mul_sat(m->vocab, h), nrm);
+	if (m->pos == VP_POS_LEARNED)
+		out->embedding = vp_add_sat(out->embedding,
+		    vp_mul_sat(m->max_seq, h));
+	out->embedding = vp_add_sat(out->embedding,
+	    vp_mul_sat(m->type_vocab, h));
+	attn = vp_add_sat(vp_mul_sat(3, vp_mul_sat(h, q) + q),
+	    vp_mul_sat(q, h) + h);
+	layer = vp_add_sat(vp_add_sat(attn, vp_mlp_params(m, m->ffn)),
+	    vp_mul_sat(2, nrm));
+	out->per_layer = out->dense_layer = layer;
+	out->layers = vp_add_sat(vp_mul_sat(m->layers, layer),
+	    vp_add_sat(vp_mul_sat(2 * m->rel_buckets, h), nrm));
+	out->head = vp_add_sat(vp_add_sat(vp_mul_sat(h, h) + h, nrm),
+	    m->vocab);
+	if (!m->tie_embeddings)
+		out->head = vp_add_sat(out->head, vp_mul_sat(m->vocab, h));
+	out->total = vp_add_sat(vp_add_sat(out->embedding, out->layers),
+	    out->head);
+	out->active = out->total;
+}
+
+/*
  * Counting follows the Hugging Face layouts (LlamaForCausalLM,
  * GPT2LMHeadModel, BertForMaskedLM, MixtralForCausalLM, Gemma2): every
  * count is a sum of the weight matrices those modules create.  All
@@ -838,6 +962,14 @@ vp_model_params(const struct vp_model *m, struct vp_param_count *out)
 	if (m->lg != NULL) {
 		out->per_layer = out->dense_layer = out->layers = out->total =
 		    out->active = vp_lgraph_params(m->lg);
+		return;
+	}
+	if (vp_model_family(m) == VP_FAMILY_MODERNBERT) {
+		modernbert_params(m, out);
+		return;
+	}
+	if (vp_model_family(m) == VP_FAMILY_DEBERTA_V2) {
+		deberta_params(m, out);
 		return;
 	}
 	out->embedding = vp_mul_sat(m->vocab, h);

@@ -40,15 +40,18 @@ struct vp_lgraph;
 	X(GEMMA3, "gemma3") X(GPT_OSS, "gpt-oss") \
 	X(DEEPSEEK_V2, "deepseek-v2") X(DEEPSEEK_V3, "deepseek-v3") \
 	X(PHI, "phi") X(GPT_NEOX, "gpt-neox") X(OPT, "opt") X(T5, "t5") \
-	X(BART, "bart") X(WHISPER, "whisper")
+	X(BART, "bart") X(WHISPER, "whisper") \
+	X(MODERNBERT, "modernbert") X(DEBERTA_V2, "deberta-v2")
 /* Block builders of the lowering (graph.c's block_builders[]): where the
  * norms sit relative to the residual adds. */
 #define VP_BLOCK_LIST(X) X(PRE_NORM, "pre-norm") X(POST_NORM, "post-norm") \
-	X(LLAMA4, "llama4") X(MLA, "mla-pre-norm") X(PARALLEL, "parallel")
+	X(LLAMA4, "llama4") X(MLA, "mla-pre-norm") X(PARALLEL, "parallel") \
+	X(MODERNBERT, "modernbert") X(DEBERTA, "deberta")
 /* What follows the last block (graph.c's head_builders[]). */
 #define VP_HEAD_LIST(X) \
 	X(LM, "lm-head") X(MLM, "mlm-head") X(LINEAR, "linear-head") \
-	X(SEQ2SEQ, "seq2seq-lm-head")
+	X(SEQ2SEQ, "seq2seq-lm-head") \
+	X(MODERNBERT_MLM, "modernbert-mlm-head")
 /*
  * The linear layers a block can have, by what they do.  FC is the input
  * linear of an ungated MLP; LoRA counts it as "up".  The names are the
@@ -179,6 +182,20 @@ struct vp_family_info {
 				 * (OPT) */
 	uint8_t pos_offset;	/* learned position table rows past max_seq
 				 * (OPT's offset 2) */
+	/* ModernBERT (block = modernbert). */
+	bool norm_nobias;	/* LayerNorm(bias=False): a weight only
+				 * (ModernBERT's norm_bias false) */
+	bool embed_mask;	/* the embeddings times the (b, s, 1) input
+				 * mask after their norm (DeBERTa) */
+	bool softmax_convert;	/* eager softmax(dtype=float32) of 16-bit
+				 * scores copies them to fp32 first (ATen's
+				 * softmax but for CUDA fp16), and the
+				 * copy's backward makes an fp32 gradient
+				 * (measured for ModernBERT) */
+	bool global_first;	/* with a window, block l (from 0) is global
+				 * when l (not l + 1) is a multiple of
+				 * global_every: the first block is global
+				 * (ModernBERT's global_attn_every_n_layers) */
 	/* Module name of each linear the block has (the op names in
 	 * --explain); NULL = the family has no such linear. */
 	const char *lin[VP_ROLE_COUNT];
@@ -271,7 +288,8 @@ struct vp_model {
 				 * attends to the whole sequence */
 	uint32_t global_every;	/* with a window: block l (from 0) is a
 				 * global (full-attention) one when
-				 * (l + 1) is a multiple of it, the others
+				 * (l + 1) is a multiple of it (l itself
+				 * for a global_first family), the others
 				 * local; 1 = none local */
 	uint64_t rotary_dim;	/* dims of each head RoPE rotates; 0 = all
 				 * (Phi's partial_rotary_factor) */
@@ -294,7 +312,10 @@ struct vp_model {
 	 * scale_dec_out multiplies the decoder output by hidden^-0.5 before
 	 * the (tied) head. */
 	uint64_t dec_layers;
-	uint64_t rel_buckets;
+	uint64_t rel_buckets;	/* also DeBERTa's attention span (its
+				 * position_buckets, else
+				 * max_relative_positions): 2 x it
+				 * relative embeddings */
 	bool scale_dec_out;
 	/* Whisper's audio front end: mel bins (conv1's input channels); the
 	 * encoder's positions after it are max_seq (max_source_positions),
@@ -374,7 +395,8 @@ uint64_t vp_moe_dense_blocks(const struct vp_model *m, uint64_t first,
     uint64_t count);
 
 /* Whether block l (from 0) attends within the sliding window (a local
- * layer of Gemma-3 or gpt-oss); false for a model without a window. */
+ * layer of Gemma-3, gpt-oss or ModernBERT); false for a model without a
+ * window. */
 bool vp_layer_local(const struct vp_model *m, uint64_t l);
 
 bool vp_act_gated(enum vp_act a);

@@ -361,6 +361,18 @@ family_defaults(const struct ynode *root, struct vp_model *m)
 		if (ynode_get(root, "qk_l2norm") == NULL)
 			m->qk_l2norm = true;
 	}
+	/* ModernBertConfig's defaults (v5.24): global_attn_every_n_layers
+	 * 3, local_attention 128 (a half-window, sliding_window, of 64). */
+	if (m->family == VP_FAMILY_MODERNBERT) {
+		if (ynode_get(root, "global_every") == NULL)
+			m->global_every = 3;
+		if (ynode_get(root, "sliding_window") == NULL)
+			m->window = 64;
+	}
+	/* DeBERTa-v3's span: position_buckets 256. */
+	if (m->family == VP_FAMILY_DEBERTA_V2 &&
+	    ynode_get(root, "relative_buckets") == NULL)
+		m->rel_buckets = 256;
 }
 
 /*
@@ -539,6 +551,12 @@ static const struct hf_family hf_families[] = {
 	    VP_ACT_GELU, true, true, false, true, false, false },
 	{ "whisper", "Whisper", VP_FAMILY_WHISPER, VP_NORM_LAYERNORM,
 	    VP_POS_NONE, VP_ACT_GELU, true, true, false, true, false, false },
+	{ "modernbert", "ModernBert", VP_FAMILY_MODERNBERT, VP_NORM_LAYERNORM,
+	    VP_POS_ROPE, VP_ACT_GEGLU, false, false, false, true, false,
+	    false },
+	{ "deberta-v2", "DebertaV2", VP_FAMILY_DEBERTA_V2, VP_NORM_LAYERNORM,
+	    VP_POS_LEARNED, VP_ACT_GELU, true, true, false, true, false,
+	    false },
 };
 #undef D
 
@@ -1841,6 +1859,214 @@ hf_whisper(const struct ynode *root, const char *file, struct vp_model *m,
 		    "is not modelled");
 }
 
+/* A bool key of a ModernBERT config that must keep the class's default
+ * `want` (the only layout modelled); an error naming it otherwise. */
+static void
+hf_modernbert_flag(const struct ynode *root, const char *file,
+    const char *key, bool want, const char *what, struct vp_diags *d)
+{
+	bool b;
+
+	if (hf_bool(root, file, key, &b, d) > 0 && b != want)
+		vp_diag_add(d, file, ynode_get(root, key)->pos, VP_ERROR,
+		    "%s: %s (%s) is not modelled; ModernBERT's released "
+		    "configs have %s", key, b ? "true" : "false", what,
+		    want ? "true" : "false");
+}
+
+/*
+ * ModernBERT (configuration_modernbert.py, modeling_modernbert.py of
+ * transformers 5.24): local_attention (default 128) is the whole window,
+ * config.sliding_window its half (what the masks and the sdpa skip test
+ * use), the window read; layer l (from 0) is global when l is a multiple
+ * of global_attn_every_n_layers (default 3), which layer_types, when
+ * given, must follow; attention_bias puts biases on Wqkv and Wo only
+ * (hf_sizes sets qkv_bias; Wo follows it here, not mlp_bias).  Refused:
+ * norm_bias, classifier_bias, sparse_prediction (the head on the masked
+ * rows only) and an unbiased decoder, none of which a released config
+ * has.  The dropout read is the first non-zero of attention_dropout,
+ * mlp_dropout and embedding_dropout (rules.c refuses any but 0).
+ */
+static void
+hf_modernbert(const struct ynode *root, const char *file,
+    struct vp_model *m, struct vp_diags *d)
+{
+	static const char *const drops[] = { "attention_dropout",
+	    "mlp_dropout", "embedding_dropout" };
+	const struct ynode *n;
+	uint64_t v = 128;
+	size_t i, second = 0;
+
+	if (m->family != VP_FAMILY_MODERNBERT)
+		return;
+	m->o_bias = m->qkv_bias;
+	hf_modernbert_flag(root, file, "norm_bias", false,
+	    "biased LayerNorms", d);
+	hf_modernbert_flag(root, file, "classifier_bias", false,
+	    "a biased MLM head dense", d);
+	hf_modernbert_flag(root, file, "decoder_bias", true,
+	    "an MLM decoder without bias", d);
+	hf_modernbert_flag(root, file, "sparse_prediction", false,
+	    "logits of the masked tokens only", d);
+	m->dropout = 0;
+	for (i = 0; i < VP_NELEM(drops) && m->dropout == 0; i++)
+		if ((n = ynode_get(root, drops[i])) != NULL &&
+		    !ynode_is_null(n))
+			(void)ynode_double(n, file, drops[i], 0, 0.99,
+			    &m->dropout, d);
+	(void)hf_u64(root, file, "local_attention", 2, MAX_SEQ, &v, -1, m, d);
+	m->window = v / 2;
+	v = 3;
+	(void)hf_u64(root, file, "global_attn_every_n_layers", 1, MAX_LAYERS,
+	    &v, -1, m, d);
+	m->global_every = (uint32_t)v;
+	n = ynode_get(root, "layer_types");
+	if (n == NULL || ynode_is_null(n) ||
+	    ynode_want(n, YN_SEQ, file, "layer_types", d) != 0)
+		return;
+	if (n->nkids != m->layers) {
+		vp_diag_add(d, file, n->pos, VP_ERROR, "layer_types lists %zu "
+		    "layers; num_hidden_layers is %llu", n->nkids,
+		    (unsigned long long)m->layers);
+		return;
+	}
+	for (i = 0; i < n->nkids; i++) {
+		const struct ynode *k = n->kids[i];
+
+		if (k->kind != YN_SCALAR || (strcmp(k->str,
+		    "sliding_attention") != 0 && strcmp(k->str,
+		    "full_attention") != 0)) {
+			vp_diag_add(d, file, k->pos, VP_ERROR, "layer_types: "
+			    "expected 'sliding_attention' or "
+			    "'full_attention'");
+			return;
+		}
+		if (i > 0 && second == 0 && !strcmp(k->str, "full_attention"))
+			second = i;
+	}
+	/* One global layer (the first): every other one is local. */
+	m->global_every = (uint32_t)(second ? second : n->nkids);
+	for (i = 0; i < n->nkids; i++)
+		if ((strcmp(n->kids[i]->str, "full_attention") == 0) !=
+		    (i % m->global_every == 0)) {
+			vp_diag_add(d, file, n->kids[i]->pos, VP_ERROR,
+			    "layer_types: layer %zu breaks the pattern of a "
+			    "global layer every %u from layer 0 "
+			    "(ModernBERT's); other orders are not modelled",
+			    i, m->global_every);
+			return;
+		}
+}
+
+/* A DeBERTa config key whose value is not the layout modelled. */
+static void
+hf_deberta_refuse(const struct ynode *root, const char *file,
+    const char *key, const char *what, struct vp_diags *d)
+{
+	const struct ynode *n = ynode_get(root, key);
+
+	vp_diag_add(d, file, n != NULL ? n->pos : root->pos, VP_ERROR,
+	    "%s is not modelled for DeBERTa (model_type deberta-v2); "
+	    "DeBERTa-v3's layout is modelled: relative_attention true, "
+	    "pos_att_type p2c|c2p, share_att_key true, norm_rel_ebd "
+	    "layer_norm, no conv layer, the legacy MLM head", what);
+}
+
+/*
+ * DeBERTa-v2 / v3 (configuration_deberta_v2.py, modeling_deberta_v2.py
+ * of transformers 5.24): position_biased_input (default true) adds the
+ * absolute position table; the attention span is position_buckets when
+ * positive, else max_relative_positions, else max_position_embeddings
+ * (2 x span relative embeddings).  What the lowering does not describe
+ * is refused: relative_attention false, a pos_att_type other than c2p
+ * and p2c, share_att_key false (separate pos_key_proj, pos_query_proj),
+ * norm_rel_ebd without layer_norm, conv_kernel_size (DeBERTa-v2's
+ * ConvLayer), embedding_size other than hidden_size (embed_proj), an
+ * attention_head_size other than hidden / heads, legacy false (the other
+ * MLM head).  hidden_dropout_prob is the dropout read; rules.c refuses
+ * any but 0.
+ */
+static void
+hf_deberta(const struct ynode *root, const char *file, struct vp_model *m,
+    struct vp_diags *d)
+{
+	const struct ynode *n;
+	uint64_t v = 0;
+	bool b, c2p = false, p2c = false;
+	size_t i;
+
+	if (m->family != VP_FAMILY_DEBERTA_V2)
+		return;
+	m->o_bias = 1;
+	m->pos = VP_POS_LEARNED;
+	if (hf_bool(root, file, "position_biased_input", &b, d) > 0 && !b)
+		m->pos = VP_POS_NONE;
+	if (!(hf_bool(root, file, "relative_attention", &b, d) > 0 && b))
+		hf_deberta_refuse(root, file, "relative_attention",
+		    "attention without relative positions "
+		    "(relative_attention false, DebertaV2Config's default)", d);
+	if (!(hf_bool(root, file, "share_att_key", &b, d) > 0 && b))
+		hf_deberta_refuse(root, file, "share_att_key",
+		    "share_att_key false (pos_key_proj, pos_query_proj)", d);
+	n = ynode_get(root, "pos_att_type");
+	if (n != NULL && n->kind == YN_SCALAR && !ynode_is_null(n)) {
+		c2p = strstr(n->str, "c2p") != NULL;
+		p2c = strstr(n->str, "p2c") != NULL;
+	} else if (n != NULL && n->kind == YN_SEQ) {
+		for (i = 0; i < n->nkids; i++)
+			if (n->kids[i]->kind == YN_SCALAR) {
+				c2p |= !strcmp(n->kids[i]->str, "c2p");
+				p2c |= !strcmp(n->kids[i]->str, "p2c");
+			}
+	}
+	if (!c2p || !p2c)
+		hf_deberta_refuse(root, file, "pos_att_type",
+		    "a pos_att_type without both c2p and p2c", d);
+	n = ynode_get(root, "norm_rel_ebd");
+	if (n == NULL || n->kind != YN_SCALAR || ynode_is_null(n) ||
+	    strstr(n->str, "layer_norm") == NULL)
+		hf_deberta_refuse(root, file, "norm_rel_ebd",
+		    "relative embeddings without their LayerNorm", d);
+	if (hf_u64(root, file, "conv_kernel_size", 0, MAX_HEADS, &v, -1, m,
+	    d) > 0 && v > 0)
+		hf_deberta_refuse(root, file, "conv_kernel_size",
+		    "DeBERTa-v2's ConvLayer (conv_kernel_size)", d);
+	v = 0;
+	if (hf_u64(root, file, "embedding_size", 1, MAX_HIDDEN, &v, -1, m,
+	    d) > 0 && m->hidden && v != m->hidden)
+		hf_deberta_refuse(root, file, "embedding_size",
+		    "an embedding_size other than hidden_size (embed_proj)", d);
+	v = 0;
+	if (hf_u64(root, file, "attention_head_size", 1, MAX_HIDDEN, &v, -1,
+	    m, d) > 0 && m->heads && v * m->heads != m->hidden)
+		hf_deberta_refuse(root, file, "attention_head_size",
+		    "an attention_head_size other than hidden_size / "
+		    "num_attention_heads", d);
+	if (hf_bool(root, file, "legacy", &b, d) > 0 && !b)
+		hf_deberta_refuse(root, file, "legacy",
+		    "legacy false (DebertaV2OnlyMLMHead's matmul head)", d);
+	v = 0;
+	if (hf_u64(root, file, "z_steps", 0, MAX_LAYERS, &v, -1, m, d) > 0 &&
+	    v > 1)
+		hf_deberta_refuse(root, file, "z_steps",
+		    "z_steps above 1 (the enhanced mask decoder's re-runs)", d);
+	/* The span: position_buckets, max_relative_positions, else
+	 * max_position_embeddings (DebertaV2Config's 512). */
+	if (m->max_seq == 0)
+		m->max_seq = 512;
+	m->rel_buckets = m->max_seq;
+	n = ynode_get(root, "max_relative_positions");
+	if (n != NULL && n->kind == YN_SCALAR && !ynode_is_null(n) &&
+	    strtol(n->str, NULL, 10) >= 1)
+		(void)hf_u64(root, file, "max_relative_positions", 1, MAX_SEQ,
+		    &m->rel_buckets, -1, m, d);
+	n = ynode_get(root, "position_buckets");
+	if (n != NULL && n->kind == YN_SCALAR && !ynode_is_null(n) &&
+	    strtol(n->str, NULL, 10) >= 1)
+		(void)hf_u64(root, file, "position_buckets", 1, MAX_SEQ,
+		    &m->rel_buckets, -1, m, d);
+}
+
 /* The sizes every config must give; one message, for the first missing,
  * and only when nothing else went wrong.  `where` names the mapping. */
 static void
@@ -1973,6 +2199,8 @@ read_hf(const struct ynode *root, const char *file, unsigned flags,
 	hf_t5(text, file, m, d);
 	hf_bart(text, file, m, d);
 	hf_whisper(text, file, m, d);
+	hf_modernbert(text, file, m, d);
+	hf_deberta(text, file, m, d);
 	hf_required(text, file, where, m, before, d);
 	return vp_diags_count(d, VP_ERROR) == before ? 0 : -1;
 }

@@ -133,6 +133,10 @@ vp_plan_defaults(struct vp_plan *p, const struct vp_model *m)
 	 * forward raises for longer labels): its default length. */
 	if (vp_model_family(m) == VP_FAMILY_WHISPER)
 		p->target_seq = m->dec_max_seq;
+	/* DeBERTa-v2 (5.24) has no attention interface but its own eager
+	 * DisentangledSelfAttention (_supports_sdpa unset). */
+	if (vp_model_family(m) == VP_FAMILY_DEBERTA_V2)
+		p->attention = VP_ATTN_EAGER;
 	p->dropout = -1;
 	p->tp = p->pp = 1;
 	p->dp = 0;

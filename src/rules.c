@@ -1010,6 +1010,9 @@ local_attention(const struct vp_plan *p, const struct vp_model *m,
 	 * was measured for it. */
 	if (vp_model_family(m) == VP_FAMILY_LLAMA4)
 		return 0;
+	/* ModernBERT's: modernbert_plan. */
+	if (vp_model_family(m) == VP_FAMILY_MODERNBERT)
+		return 0;
 	/* Measured with transformers 5.24; the 4.x classes (Gemma-3 from
 	 * 4.50, gpt-oss from 4.55, whose experts were a Python loop) are
 	 * not modelled. */
@@ -1402,6 +1405,147 @@ mla_plan(const struct vp_plan *p, const struct vp_model *m, unsigned world,
 	return 0;
 }
 
+/*
+ * ModernBERT (family modernbert): measured against transformers 5.24's
+ * ModernBertForMaskedLM on PyTorch 2.13's CPU (tests/validate_hf.py) in
+ * full training on one rank, eager or sdpa attention, recompute none or
+ * full (every block), fp32, bf16 and bf16-mixed, no dropout.  The rest is
+ * refused: the parallel layouts and the sharded units were not measured,
+ * nor flash-attn's unpadded window, adapters, quantization, compilation,
+ * fp8 or the chunked losses; the 4.x classes (4.48 to 4.57) unpadded the
+ * batch, which is not lowered.
+ */
+static int
+modernbert_plan(const struct vp_plan *p, const struct vp_model *m,
+    unsigned world, struct vp_diags *d)
+{
+	const char *what = NULL;
+
+	(void)world;
+	if (m->lg != NULL || vp_model_family(m) != VP_FAMILY_MODERNBERT)
+		return 0;
+	if (m->impl != VP_IMPL_HF)
+		what = "an implementation other than hf";
+	else if (p->transformers_version < VP_TRANSFORMERS_CURRENT)
+		what = "--transformers before 5.24 (4.x unpads the batch; the "
+		    "family's row is 5.24's code)";
+	else if (p->torch_version < 200)
+		what = "--torch before 2.0";
+	else if (p->tp > 1 || p->pp > 1 || p->cp > 1 || p->ep > 1 || p->sp)
+		what = "tensor, pipeline, context, expert or sequence "
+		    "parallelism";
+	else if (p->zero > 0 || p->fsdp != VP_FSDP_NONE)
+		what = "ZeRO or FSDP sharding";
+	else if (p->attention == VP_ATTN_FLASH)
+		what = "--attention flash (flash-attn's unpadded window)";
+	else if (p->recompute == VP_RECOMP_SELECTIVE ||
+	    p->recompute == VP_RECOMP_OP)
+		what = "--recompute selective or op";
+	else if (p->recompute == VP_RECOMP_FULL && p->recompute_stride != 1)
+		what = "--recompute-stride (transformers checkpoints every "
+		    "block)";
+	else if (p->lora_rank > 0)
+		what = "--lora (Wqkv, Wi and Wo as PEFT targets)";
+	else if (p->quant != VP_QUANT_NONE)
+		what = "--quant";
+	else if (p->compile || p->compile_loss)
+		what = "--compile and --compile-loss";
+	else if (p->float8 != VP_FLOAT8_NONE || p->precision == VP_PREC_FP8)
+		what = "fp8 (--float8, --precision fp8)";
+	else if (p->loss != VP_LOSS_FULL)
+		what = "a chunked --loss";
+	else if (p->load != VP_LOAD_NONE)
+		what = "--load";
+	else if (p->activation_offload)
+		what = "--activation-offload";
+	else if (p->offload != VP_OFFLOAD_NONE)
+		what = "--offload";
+	else if (p->optim_in_bwd)
+		what = "--optimizer-in-backward";
+	else if (p->framework == VP_FW_MEGATRON)
+		what = "--framework megatron";
+	else if (vp_plan_dropout(p, m) > 0)
+		what = "dropout (attention_dropout, mlp_dropout, "
+		    "embedding_dropout: 0 in every released config; --dropout 0 "
+		    "plans without)";
+	if (what == NULL)
+		return 0;
+	return refuse(d, "%s is not modelled for family modernbert (%s; not "
+	    "measured): it is modelled for full training on one rank (or "
+	    "data-parallel replicas) through transformers 5.24's code, "
+	    "--attention eager or sdpa, --recompute none or full, no dropout",
+	    what, m->name ? m->name : "this model");
+}
+
+/*
+ * DeBERTa-v2/v3 (family deberta-v2): measured against transformers
+ * 5.24's DebertaV2ForMaskedLM on PyTorch 2.13's CPU (tests/validate_hf.py)
+ * in full training on one rank, eager attention (its only path), recompute
+ * none or full, fp32, bf16 and bf16-mixed, with and without the released
+ * configs' dropout.  The rest is refused, as for ModernBERT.
+ */
+static int
+deberta_plan(const struct vp_plan *p, const struct vp_model *m,
+    unsigned world, struct vp_diags *d)
+{
+	const char *what = NULL;
+
+	(void)world;
+	if (m->lg != NULL || vp_model_family(m) != VP_FAMILY_DEBERTA_V2)
+		return 0;
+	if (p->attention != VP_ATTN_EAGER)
+		return refuse(d, "--attention %s is not modelled for family "
+		    "deberta-v2: DisentangledSelfAttention has only its own "
+		    "eager path (bmm, the relative terms, softmax); use "
+		    "--attention eager", vp_attn_names[p->attention]);
+	if (m->impl != VP_IMPL_HF)
+		what = "an implementation other than hf";
+	else if (p->transformers_version < VP_TRANSFORMERS_CURRENT)
+		what = "--transformers before 5.24 (the family's row is "
+		    "5.24's code)";
+	else if (p->torch_version < 200)
+		what = "--torch before 2.0";
+	else if (p->tp > 1 || p->pp > 1 || p->cp > 1 || p->ep > 1 || p->sp)
+		what = "tensor, pipeline, context, expert or sequence "
+		    "parallelism";
+	else if (p->zero > 0 || p->fsdp != VP_FSDP_NONE)
+		what = "ZeRO or FSDP sharding";
+	else if (p->recompute == VP_RECOMP_SELECTIVE ||
+	    p->recompute == VP_RECOMP_OP)
+		what = "--recompute selective or op";
+	else if (p->recompute == VP_RECOMP_FULL && p->recompute_stride != 1)
+		what = "--recompute-stride (transformers checkpoints every "
+		    "layer)";
+	else if (p->lora_rank > 0)
+		what = "--lora (query_proj and key_proj also project the "
+		    "relative embeddings)";
+	else if (p->quant != VP_QUANT_NONE)
+		what = "--quant";
+	else if (p->compile || p->compile_loss)
+		what = "--compile and --compile-loss";
+	else if (p->float8 != VP_FLOAT8_NONE || p->precision == VP_PREC_FP8)
+		what = "fp8 (--float8, --precision fp8)";
+	else if (p->loss != VP_LOSS_FULL)
+		what = "a chunked --loss";
+	else if (p->load != VP_LOAD_NONE)
+		what = "--load";
+	else if (p->activation_offload)
+		what = "--activation-offload";
+	else if (p->offload != VP_OFFLOAD_NONE)
+		what = "--offload";
+	else if (p->optim_in_bwd)
+		what = "--optimizer-in-backward";
+	else if (p->framework == VP_FW_MEGATRON)
+		what = "--framework megatron";
+	if (what == NULL)
+		return 0;
+	return refuse(d, "%s is not modelled for family deberta-v2 (%s; not "
+	    "measured): it is modelled for full training on one rank (or "
+	    "data-parallel replicas) through transformers 5.24's code, "
+	    "--attention eager, --recompute none or full", what,
+	    m->name ? m->name : "this model");
+}
+
 static const struct rule rules[] = {
 	{ lgraph_plan, 0, false },
 	{ tp_heads, VP_RK_TP, false },
@@ -1450,6 +1594,8 @@ static const struct rule rules[] = {
 	{ local_attention, VP_RK_CP, false },
 	{ sink_attention, 0, false },
 	{ parallel_block, VP_RK_TP | VP_RK_CP, false },
+	{ modernbert_plan, TPPPCPDP | VP_RK_EP | VP_RK_SHARD, false },
+	{ deberta_plan, TPPPCPDP | VP_RK_EP | VP_RK_SHARD, false },
 };
 
 static int

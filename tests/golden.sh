@@ -768,6 +768,26 @@ run refuse-whisper-seq whisper-small --seq 3000 --gpus 1xA100 --no-search
 run refuse-whisper-target whisper-small --target-seq 512 --gpus 1xA100 \
 	--no-search
 run refuse-whisper-max-seq whisper-small --gpus 1xA100 --max-seq
+# ModernBERT: the base model from the library, ModernBERT-large's config
+# (a classification checkpoint, planned with the MLM head), and what was
+# not measured, refused (tests/bad/8[01]-hf-modernbert-*: a biased norm, a
+# layer order other than ModernBERT's).
+run est-modernbert-base-1xa100 modernbert-base --gpus 1xA100 --seq 8192
+run est-hf-modernbert-large-explain \
+	tests/data/hf/modernbert-large-zeroshot.config.json --seq 1024 \
+	--micro-batch 8 --device cpu --precision bf16-mixed --attention eager \
+	--explain
+run refuse-modernbert-tp modernbert-base --gpus 2xA100 --tp 2
+run refuse-modernbert-lora modernbert-base --gpus 1xA100 --lora 16
+# DeBERTa-v3: the base model from the library (eager attention by
+# default), its config on the CPU, and refusals
+# (tests/bad/82-hf-deberta-v2-xxlarge.json: DeBERTa-v2-xxlarge, whose
+# conv layer is not lowered).
+run est-deberta-v3-base-1xa100 deberta-v3-base --gpus 1xA100
+run est-hf-deberta-v3-base-explain tests/data/hf/deberta-v3-base.config.json \
+	--seq 512 --micro-batch 8 --device cpu --precision bf16-mixed --explain
+run refuse-deberta-v3-sdpa deberta-v3-base --gpus 1xA100 --attention sdpa
+run refuse-deberta-v3-zero3 deberta-v3-base --gpus 2xA100 --zero 3
 
 # Every option --help lists (made from the option table) is documented in
 # vramplan(1), and the manual documents no option the program lacks.

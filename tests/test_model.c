@@ -2065,6 +2065,14 @@ family_rows_complete(void **state)
 			assert_non_null(fi->lin[VP_ROLE_GATE]);
 			assert_non_null(fi->lin[VP_ROLE_UP]);
 		}
+		/* ModernBERT: a fused Wqkv and one Wi for gate and up. */
+		if (fi->block == VP_BLOCK_MODERNBERT) {
+			assert_true(fi->fused_qkv);
+			assert_null(fi->lin[VP_ROLE_Q]);
+			assert_non_null(fi->lin[VP_ROLE_GATE]);
+			assert_non_null(fi->lin[VP_ROLE_UP]);
+			assert_true(fi->head == VP_HEAD_MODERNBERT_MLM);
+		}
 		/* A parallel block has one norm or two, separate q, k, v. */
 		if (fi->block == VP_BLOCK_PARALLEL) {
 			assert_true(fi->par_norms >= 1 && fi->par_norms <= 2);
