@@ -93,6 +93,11 @@ CONFIGS = {
     "t5-gated": ("t5", dict(vocab_size=512, d_model=128, d_kv=32, d_ff=344, num_layers=2, num_decoder_layers=2,
                             num_heads=4, feed_forward_proj="gated-gelu", tie_word_embeddings=False,
                             dropout_rate=0.0, decoder_start_token_id=0)),
+    # ViT (ViTForImageClassification): 64x64 images in 8x8 patches (64 patches plus CLS: 65 tokens), 2
+    # pre-norm blocks of 64 wide, 4 heads, MLP 256, 10 classes.
+    "vit": ("vit", dict(hidden_size=64, num_hidden_layers=2, num_attention_heads=4, intermediate_size=256,
+                        image_size=64, patch_size=8, num_channels=3, num_labels=10, hidden_dropout_prob=0.0,
+                        attention_probs_dropout_prob=0.0)),
     "bert": ("bert", dict(vocab_size=4096, hidden_size=128, num_hidden_layers=2, num_attention_heads=4,
                           intermediate_size=512, max_position_embeddings=512, hidden_dropout_prob=0.0,
                           attention_probs_dropout_prob=0.0)),
@@ -128,9 +133,10 @@ class HFStep(nn.Module):
     loss_function.  The output object (and with it the logits) dies before
     forward returns, as in a training loop that keeps only the loss."""
 
-    def __init__(self, model):
+    def __init__(self, model, input_name="input_ids"):
         super().__init__()
         self.model = model
+        self.input_name = input_name
         inner = model.loss_function
 
         def loss_function(*a, **k):
@@ -140,7 +146,7 @@ class HFStep(nn.Module):
 
     def forward(self, ids, labels):
         with phase("forward"):
-            out = self.model(input_ids=ids, labels=labels)
+            out = self.model(**{self.input_name: ids}, labels=labels)
             loss = out.loss
             del out
         return loss
@@ -165,6 +171,8 @@ def build(config_path, attention, recompute, precision):
         auto = transformers.AutoModelForSeq2SeqLM
     elif cfg.model_type == "bert":
         auto = transformers.AutoModelForMaskedLM
+    elif cfg.model_type in VISION_TYPES:
+        auto = transformers.AutoModelForImageClassification
     else:
         auto = transformers.AutoModelForCausalLM
     model = auto.from_config(cfg, attn_implementation=attention)
@@ -181,7 +189,12 @@ def build(config_path, attention, recompute, precision):
             model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
     if precision == "bf16":
         model.to(torch.bfloat16)
-    return HFStep(model), cfg
+    return HFStep(model, "pixel_values" if cfg.model_type in VISION_TYPES else "input_ids"), cfg
+
+
+# Image classifiers: pixel values (fp32, as a loader gives them) of the
+# config's image_size and one class label per image; `seq` is not theirs.
+VISION_TYPES = ("vit",)
 
 
 def measure(config_path, precision="fp32", optimizer="adamw", micro_batch=2, seq=64, recompute="none",
@@ -197,8 +210,12 @@ def measure(config_path, precision="fp32", optimizer="adamw", micro_batch=2, seq
     o = {"device": "cpu", "precision": precision}
     model, cfg = build(config_path, attention, recompute, precision)
     gen = torch.Generator().manual_seed(seed + 1)
-    ids = torch.randint(0, int(cfg.vocab_size), (micro_batch, seq), generator=gen)
-    labels = ids
+    if cfg.model_type in VISION_TYPES:
+        ids = torch.randn(micro_batch, cfg.num_channels, cfg.image_size, cfg.image_size, generator=gen)
+        labels = torch.randint(0, int(cfg.num_labels), (micro_batch,), generator=gen)
+    else:
+        ids = torch.randint(0, int(cfg.vocab_size), (micro_batch, seq), generator=gen)
+        labels = ids
     if cfg.is_encoder_decoder:
         labels = torch.randint(0, int(cfg.vocab_size), (micro_batch, target_seq or seq), generator=gen)
     trainable = [p for p in model.parameters() if p.requires_grad]

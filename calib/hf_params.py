@@ -3,7 +3,8 @@
     .venv-test/bin/python calib/hf_params.py CONFIG.json...
 
 For each file, the class its model_type names (AutoModelForCausalLM,
-AutoModelForMaskedLM for an encoder, AutoModelForSeq2SeqLM for T5 / mT5) is instantiated from the config on
+AutoModelForMaskedLM for an encoder, AutoModelForSeq2SeqLM for T5 / mT5,
+AutoModelForImageClassification for ViT) is instantiated from the config on
 PyTorch's meta device (no weights, no memory, no hub access) and its
 num_parameters() (tied weights once) is printed with the transformers
 version: the ground truth tests/data/params.tsv records for the configs in
@@ -32,6 +33,8 @@ def count(path):
         auto = transformers.AutoModelForMaskedLM
     elif mt in ("t5", "mt5"):
         auto = transformers.AutoModelForSeq2SeqLM
+    elif mt == "vit":
+        auto = transformers.AutoModelForImageClassification
     else:
         auto = transformers.AutoModelForCausalLM
     with torch.device("meta"), warnings.catch_warnings():

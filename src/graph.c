@@ -92,6 +92,8 @@ struct lctx {
 	/* An encoder-decoder's decoder output and its scaled copy, which
 	 * T5ForConditionalGeneration.forward holds (seq2seq_head). */
 	int32_t s2s_held[2];
+	/* A vision transformer's pixel values (vit_embeddings), -1 = none. */
+	int32_t vis_px;
 };
 
 /*
@@ -2555,12 +2557,18 @@ linear_head(struct lctx *x, int32_t hsd, uint64_t *rows, int32_t held[2])
  * x->s to the target length while it lowers the decoder). */
 static int32_t seq2seq_head(struct lctx *x, int32_t hsd, uint64_t *rows,
     int32_t held[2]);
+/* ViT's classifier on the CLS token (with vit_embeddings, at the end of
+ * the file beside the layer graphs' convolution it reuses). */
+static int32_t cls_head(struct lctx *x, int32_t hsd, uint64_t *rows,
+    int32_t held[2]);
+static int32_t vit_embeddings(struct lctx *x);
 
 static const head_fn head_builders[VP_HEAD_COUNT] = {
 	[VP_HEAD_LM] = lm_head,
 	[VP_HEAD_MLM] = mlm_head,
 	[VP_HEAD_LINEAR] = linear_head,
 	[VP_HEAD_SEQ2SEQ] = seq2seq_head,
+	[VP_HEAD_CLS] = cls_head,
 };
 
 /*
@@ -2754,6 +2762,12 @@ lctx_init(struct lctx *x, const struct vp_model *m, const struct vp_plan *p,
 	x->wgrad_op = -1;
 	x->gated_op = x->gated_gate = -1;
 	x->mask_full = x->mask_local = -1;
+	x->vis_px = -1;
+	/* A vision transformer: its patches and the CLS token, whatever
+	 * the plan's seq says. */
+	if (m->vis.patch)
+		x->s = x->s_kv = vp_vision_seq(m, p->image ? p->image :
+		    m->vis.image);
 	if (x->frozen && x->autocast) {
 		x->w = x->c;
 		x->r = x->c;
@@ -3006,7 +3020,7 @@ lower_ops(struct lctx *x, uint32_t blocks, uint64_t offset, bool first,
 
 	assert(x->fam.block < VP_BLOCK_COUNT && build != NULL);
 	if (first) {
-		t = embeddings(x, n);
+		t = x->m->vis.patch ? vit_embeddings(x) : embeddings(x, n);
 	} else {
 		/* A later stage receives the previous stage's output. */
 		t = ew(x, "pipeline receive", n * x->h / (x->sp ? x->tp : 1),
@@ -3067,6 +3081,10 @@ lower_ops(struct lctx *x, uint32_t blocks, uint64_t offset, bool first,
 	if (last) {
 		head_and_loss(x, t);
 		g->input_bytes = n * B(VP_INT64);	/* labels */
+		/* ViT: the pixel values and one label per image. */
+		if (x->vis_px >= 0)
+			g->input_bytes = vp_add_sat(g->t[x->vis_px].bytes,
+			    x->b * B(VP_INT64));
 		if (first && x->m->tie_embeddings)
 			tie_embeddings(x);
 	} else {
@@ -3879,6 +3897,90 @@ lgraph_build(const struct vp_model *m, const struct vp_plan *p,
 	g->input_bytes = vp_add_sat(g->t[px].bytes, vp_mul_sat(x.b,
 	    B(VP_INT64)));
 	return 0;
+}
+
+/*
+ * ViTEmbeddings (transformers 5.24, models/vit/modeling_vit.py): the
+ * pixel values (fp32 from the loader; ViTModel casts them to the weights'
+ * dtype, a copy when those are 16 bit), the patch Conv2d of kernel and
+ * stride patch_size (lg_conv2d: it saves its input and, under autocast,
+ * the 16-bit copies), flatten(2).transpose(1, 2) (a view), torch.cat of
+ * the expanded cls_token in front (a new tensor, promoted to fp32 when
+ * the convolution ran in 16 bit under autocast; cat saves nothing), plus
+ * position_embeddings (a new tensor; nothing saved), dropout.  The
+ * cls_token's and the position table's gradients are made by the cat's
+ * and the add's backward.
+ */
+static int32_t
+vit_embeddings(struct lctx *x)
+{
+	const struct vp_model *m = x->m;
+	uint64_t img = x->p->image ? x->p->image : m->vis.image;
+	uint64_t side = img / m->vis.patch, n = x->b * x->s * x->h;
+	struct vp_layer conv;
+	struct lgw w = { { m->vis.channels, img, img, false }, 0 };
+	struct vp_lshape out = { x->h, side, side, false };
+	int32_t t;
+
+	memset(&conv, 0, sizeof conv);
+	conv.type = VP_L_CONV2D;
+	conv.out = x->h;
+	conv.kernel = conv.stride = (uint32_t)m->vis.patch;
+	conv.dilation = conv.groups = 1;
+	conv.bias = true;
+	x->vis_px = tnew(x, lshape_elems(x, w.sh), VP_FP32, VP_CAT_INPUT,
+	    "pixel values", false);
+	t = cast(x, x->vis_px, x->w, VP_CAT_ACT);
+	t = lg_conv2d(x, &conv, t, out, &w);
+	x->embed_op = -1;
+	t = ew(x, "cls token cat", n, promote(dt_of(x, t), x->w), t, -1, -1,
+	    -1, VP_CAT_ACT);
+	x->g->op[x->g->nop - 1].wgrad_bytes = vp_mul_sat(x->h, B(x->gd));
+	t = ew(x, "position embedding add", n, promote(dt_of(x, t), x->w), t,
+	    -1, -1, -1, VP_CAT_ACT);
+	x->g->op[x->g->nop - 1].wgrad_bytes = vp_mul_sat(x->s * x->h,
+	    B(x->gd));
+	return dropout(x, "embedding dropout", t);
+}
+
+/*
+ * ViTForImageClassification's head: ViTModel's final layernorm over every
+ * token, pooled_output = sequence_output[:, 0, :] (a view), the biased
+ * classifier h -> the classes (`vocab`), the loss (ForSequenceClassification
+ * Loss: cross_entropy of the (b, classes) logits; head_and_loss).  The
+ * classifier keeps its input for dW: under autocast that is its 16-bit
+ * copy of the b rows; otherwise the view itself, which holds the whole
+ * normed output (b, s, h) until the classifier's backward.
+ */
+static const struct lin LIN_CLASSIFIER = { "classifier", 0, LIN_LOCAL };
+
+static int32_t
+cls_head(struct lctx *x, int32_t hsd, uint64_t *rows, int32_t held[2])
+{
+	struct vp_op *o;
+	int32_t sq, pooled, lg;
+	int i;
+
+	held[0] = held[1] = -1;
+	*rows = x->b;
+	sq = norm(x, "final norm", hsd);
+	if (x->autocast) {
+		pooled = ew(x, "cls token to", x->b * x->h, x->c, sq, -1, -1,
+		    -1, VP_CAT_ACT);
+		return linear(x, LIN_CLASSIFIER, pooled, x->h, x->V, true,
+		    true, VP_CAT_LOGITS);
+	}
+	pooled = ew(x, "cls token", x->b * x->h, dt_of(x, sq), sq, -1, -1,
+	    -1, VP_CAT_ACT);
+	lg = linear(x, LIN_CLASSIFIER, pooled, x->h, x->V, true, true,
+	    VP_CAT_LOGITS);
+	/* The view costs nothing; what the classifier saves is its base. */
+	x->g->t[pooled].bytes = 0;
+	o = &x->g->op[x->g->nop - 1];
+	for (i = 0; i < VP_OP_MAXIO; i++)
+		if (o->saved[i] == pooled)
+			o->saved[i] = sq;
+	return lg;
 }
 
 int

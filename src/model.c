@@ -251,6 +251,27 @@ const struct vp_family_info vp_family_info[VP_FAMILY_COUNT] = {
 		    [VP_ROLE_UP] = "wi_1", [VP_ROLE_FC] = "wi",
 		    [VP_ROLE_DOWN] = "wo" },
 	},
+	/*
+	 * ViT (ViTForImageClassification, transformers 5.24's
+	 * models/vit/modeling_vit.py; the row is that code): the patch
+	 * embedding (a Conv2d of stride patch_size), the CLS token
+	 * concatenated in front, the position table added (interpolation
+	 * off), dropout; pre-norm blocks (layernorm_before, q, k, v with
+	 * qkv_bias, o_proj with a bias, the eager softmax in fp32,
+	 * layernorm_after, fc1, GELU, fc2, dropout on both branches); the
+	 * final layernorm over every token, the classifier on the CLS
+	 * token's row, cross-entropy over the labels (graph.c, vit_*).  No
+	 * attention mask (create_bidirectional_mask gives None).
+	 */
+	[VP_FAMILY_VIT] = {
+		.source = "transformers ViTForImageClassification (v5.24)",
+		.arch = VP_ARCH_ENCODER, .block = VP_BLOCK_PRE_NORM,
+		.head = VP_HEAD_CLS, .softmax_fp32 = true, .resid_dropout = true,
+		.embed_dropout = true, .q_view = true, .mask_skip = true,
+		.lin = { [VP_ROLE_Q] = "q_proj", [VP_ROLE_K] = "k_proj",
+		    [VP_ROLE_V] = "v_proj", [VP_ROLE_O] = "o_proj",
+		    [VP_ROLE_FC] = "fc1", [VP_ROLE_DOWN] = "fc2" },
+	},
 };
 
 enum vp_family
@@ -631,6 +652,34 @@ vp_model_validate(struct vp_model *m, struct vp_diags *d)
 		    "none' (its relative bias is 'relative_buckets'), "
 		    "activation relu or geglu (gated-gelu), no experts, "
 		    "post-norms, soft-capping or token types");
+	if (m->family == VP_FAMILY_VIT && (m->vis.patch == 0 ||
+	    m->vis.channels == 0 || m->vis.image == 0 ||
+	    m->vis.image % m->vis.patch != 0))
+		vp_diag_add(d, m->file, m->where[VP_F_FAMILY], VP_ERROR,
+		    "family 'vit' needs 'image_size' (%llu), 'patch_size' "
+		    "(%llu) dividing it, and 'channels' (%llu), all at least 1",
+		    (unsigned long long)m->vis.image,
+		    (unsigned long long)m->vis.patch,
+		    (unsigned long long)m->vis.channels);
+	else if (m->family == VP_FAMILY_VIT && (m->pos != VP_POS_NONE ||
+	    m->norm != VP_NORM_LAYERNORM || vp_act_gated(m->act) ||
+	    m->act == VP_ACT_GELU_NEW || m->has_moe || m->post_norms ||
+	    m->attn_softcap || m->logit_softcap || m->type_vocab ||
+	    m->tie_embeddings || m->impl != VP_IMPL_HF || m->window ||
+	    m->kv_heads != m->heads || !m->bias))
+		vp_diag_add(d, m->file, m->where[VP_F_FAMILY], VP_ERROR,
+		    "family 'vit' is modelled as ViTForImageClassification "
+		    "has it: 'position: none' (its position table is the "
+		    "image's), LayerNorm, biases, an ungated gelu, gelu-tanh "
+		    "or relu MLP, as many kv_heads as heads, "
+		    "'implementation: hf', and no moe, post_norms, "
+		    "soft-capping, token types, sliding window or tied "
+		    "embeddings");
+	if (m->family != VP_FAMILY_VIT && (m->vis.patch || m->vis.image ||
+	    m->vis.channels))
+		vp_diag_add(d, m->file, m->where[VP_F_FAMILY], VP_ERROR,
+		    "'image_size', 'patch_size' and 'channels' are for a "
+		    "vision transformer ('family: vit')");
 	if (m->pos == VP_POS_LEARNED && m->max_seq == 0)
 		vp_diag_add(d, m->file, m->where[VP_F_POSITION], VP_ERROR,
 		    "'max_seq' is required with learned positions (the "
@@ -693,6 +742,17 @@ vp_model_validate(struct vp_model *m, struct vp_diags *d)
 		return -1;
 	}
 	return 0;
+}
+
+uint64_t
+vp_vision_seq(const struct vp_model *m, uint64_t image)
+{
+	uint64_t side;
+
+	if (m->vis.patch == 0)
+		return 0;
+	side = image / m->vis.patch;
+	return vp_add_sat(vp_mul_sat(side, side), 1);
 }
 
 static uint64_t
@@ -782,6 +842,15 @@ vp_model_params(const struct vp_model *m, struct vp_param_count *out)
 		    vp_family_info[vp_model_family(m)].pos_offset, h));
 	out->embedding = vp_add_sat(out->embedding,
 	    vp_mul_sat(m->type_vocab, h));
+	/* ViTEmbeddings: the patch Conv2d (channels x patch x patch -> h,
+	 * with a bias), cls_token (h) and position_embeddings (the patches
+	 * of the model's resolution plus one, x h); no token table. */
+	if (m->vis.patch) {
+		out->embedding = vp_mul_sat(vp_mul_sat(m->vis.channels,
+		    vp_mul_sat(m->vis.patch, m->vis.patch)) + 2, h);
+		out->embedding = vp_add_sat(out->embedding, vp_mul_sat(
+		    vp_vision_seq(m, m->vis.image), h));
+	}
 
 	if (vp_family_info[vp_model_family(m)].mla) {
 		attn = mla_params(m);
@@ -893,6 +962,12 @@ vp_model_params(const struct vp_model *m, struct vp_param_count *out)
 		if (!m->tie_embeddings)
 			out->head = vp_add_sat(out->head,
 			    vp_mul_sat(m->vocab, h));
+		break;
+	case VP_HEAD_CLS:
+		/* ViT: the final LayerNorm and the classifier (h -> the
+		 * `vocab` classes, with a bias). */
+		out->head = vp_add_sat(norm_params(m), vp_add_sat(
+		    vp_mul_sat(m->vocab, h), m->vocab));
 		break;
 	case VP_HEAD_LM:
 	default:

@@ -39,7 +39,8 @@ struct vp_lgraph;
 	X(TORCH_NN, "torch-nn") X(QWEN3, "qwen3") X(LLAMA4, "llama4") \
 	X(GEMMA3, "gemma3") X(GPT_OSS, "gpt-oss") \
 	X(DEEPSEEK_V2, "deepseek-v2") X(DEEPSEEK_V3, "deepseek-v3") \
-	X(PHI, "phi") X(GPT_NEOX, "gpt-neox") X(OPT, "opt") X(T5, "t5")
+	X(PHI, "phi") X(GPT_NEOX, "gpt-neox") X(OPT, "opt") X(T5, "t5") \
+	X(VIT, "vit")
 /* Block builders of the lowering (graph.c's block_builders[]): where the
  * norms sit relative to the residual adds. */
 #define VP_BLOCK_LIST(X) X(PRE_NORM, "pre-norm") X(POST_NORM, "post-norm") \
@@ -47,7 +48,7 @@ struct vp_lgraph;
 /* What follows the last block (graph.c's head_builders[]). */
 #define VP_HEAD_LIST(X) \
 	X(LM, "lm-head") X(MLM, "mlm-head") X(LINEAR, "linear-head") \
-	X(SEQ2SEQ, "seq2seq-lm-head")
+	X(SEQ2SEQ, "seq2seq-lm-head") X(CLS, "cls-head")
 /*
  * The linear layers a block can have, by what they do.  FC is the input
  * linear of an ungated MLP; LoRA counts it as "up".  The names are the
@@ -231,6 +232,19 @@ struct vp_moe {
 	uint32_t topk_groups;	/* DeepSeek topk_group */
 };
 
+/* A vision transformer's input (family vit; struct vp_model's vis). */
+struct vp_vision {
+	uint64_t image;		/* the resolution its position table is
+				 * for (image_size) */
+	uint64_t patch;		/* patch_size; 0 = not a vision model */
+	uint64_t channels;	/* num_channels */
+};
+
+/* The tokens of a vision transformer at `image` x `image` pixels: the
+ * patches and the CLS token. */
+struct vp_model;
+uint64_t vp_vision_seq(const struct vp_model *m, uint64_t image);
+
 /* Training defaults a model file may carry; 0 / -1 = not given. */
 struct vp_train_defaults {
 	uint64_t micro_batch;
@@ -295,6 +309,12 @@ struct vp_model {
 	uint64_t dec_layers;
 	uint64_t rel_buckets;
 	bool scale_dec_out;
+	/* Vision transformers (family vit): images of image x image pixels
+	 * in `channels` channels cut into patch x patch squares by a
+	 * strided convolution; the sequence is the patches plus the CLS
+	 * token, and `vocab` is the classifier's number of classes.
+	 * patch = 0 for every other model. */
+	struct vp_vision vis;
 	struct vp_train_defaults train;
 	struct vp_srcpos where[VP_F_COUNT];
 	/* A layer-graph model (lgraph.h: `layers:` is a list of layers):

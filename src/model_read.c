@@ -25,6 +25,7 @@
 #define MAX_VOCAB (1u << 26)
 #define MAX_SEQ (1u << 27)
 #define MAX_BATCH (1u << 20)
+#define MAX_IMAGE (1u << 16)	/* pixels on a side */
 
 enum kty { K_STR, K_U64, K_DBL, K_BOOL, K_ENUM, K_MAP };
 
@@ -87,6 +88,9 @@ static const struct key top_keys[] = {
 	{ "decoder_layers", K_U64, 1, MAX_LAYERS, NULL, 0, -1, NULL, false },
 	{ "relative_buckets", K_U64, 1, MAX_HEADS, NULL, 0, -1, NULL, false },
 	{ "decoder_output_scale", K_BOOL, 0, 0, NULL, 0, -1, NULL, false },
+	{ "image_size", K_U64, 1, MAX_IMAGE, NULL, 0, -1, NULL, false },
+	{ "patch_size", K_U64, 1, MAX_IMAGE, NULL, 0, -1, NULL, false },
+	{ "channels", K_U64, 1, MAX_HEADS, NULL, 0, -1, NULL, false },
 };
 
 static const struct key moe_keys[] = {
@@ -325,6 +329,9 @@ set_top(struct reading *r, const char *k, union val v)
 	else if (!strcmp(k, "decoder_layers")) m->dec_layers = v.u;
 	else if (!strcmp(k, "relative_buckets")) m->rel_buckets = v.u;
 	else if (!strcmp(k, "decoder_output_scale")) m->scale_dec_out = v.b;
+	else if (!strcmp(k, "image_size")) m->vis.image = v.u;
+	else if (!strcmp(k, "patch_size")) m->vis.patch = v.u;
+	else if (!strcmp(k, "channels")) m->vis.channels = v.u;
 }
 
 /*
@@ -531,6 +538,8 @@ static const struct hf_family hf_families[] = {
 	    false, false, false, true, false, false },
 	{ "mt5", "MT5", VP_FAMILY_T5, VP_NORM_RMSNORM, VP_POS_NONE,
 	    VP_ACT_RELU, false, false, false, true, false, false },
+	{ "vit", "ViT", VP_FAMILY_VIT, VP_NORM_LAYERNORM, VP_POS_NONE,
+	    VP_ACT_GELU, true, true, false, false, false, false },
 };
 #undef D
 
@@ -547,7 +556,7 @@ static const char *const hf_class_suffixes[] = { "Model", "ForCausalLM",
     "LMHeadModel", "DoubleHeadsModel", "ForMaskedLM", "ForPreTraining",
     "ForNextSentencePrediction", "ForSequenceClassification",
     "ForTokenClassification", "ForQuestionAnswering", "ForMultipleChoice",
-    "ForConditionalGeneration" };
+    "ForConditionalGeneration", "ForImageClassification" };
 
 /*
  * The class suffixes whose head is not a language-modelling one: the
@@ -1694,6 +1703,66 @@ hf_t5(const struct ynode *root, const char *file, struct vp_model *m,
 	}
 }
 
+/*
+ * ViT (ViTConfig, v5.24): image_size 224, patch_size 16, num_channels 3,
+ * qkv_bias true by default; no vocabulary: `vocab` is the classifier's
+ * classes, num_labels, which PretrainedConfig derives from id2label (2
+ * when neither is given).  The position table is the image's, not
+ * max_position_embeddings.
+ */
+static void
+hf_vit(const struct ynode *root, const char *file, struct vp_model *m,
+    struct vp_diags *d)
+{
+	const struct ynode *n;
+	bool b;
+
+	if (m->family != VP_FAMILY_VIT)
+		return;
+	m->vis.image = 224;
+	m->vis.patch = 16;
+	m->vis.channels = 3;
+	m->hidden = 768;
+	m->layers = 12;
+	m->heads = 12;
+	m->ffn = 3072;
+	m->vocab = 2;
+	m->max_seq = 0;
+	hf_u64(root, file, "hidden_size", 1, MAX_HIDDEN, &m->hidden, VP_F_HIDDEN, m, d);
+	hf_u64(root, file, "num_hidden_layers", 1, MAX_LAYERS, &m->layers, VP_F_LAYERS, m, d);
+	hf_u64(root, file, "num_attention_heads", 1, MAX_HEADS, &m->heads, VP_F_HEADS, m, d);
+	hf_u64(root, file, "intermediate_size", 1, MAX_FFN, &m->ffn, VP_F_FFN, m, d);
+	hf_u64(root, file, "image_size", 1, MAX_IMAGE, &m->vis.image, -1, m, d);
+	hf_u64(root, file, "patch_size", 1, MAX_IMAGE, &m->vis.patch, -1, m, d);
+	hf_u64(root, file, "num_channels", 1, MAX_HEADS, &m->vis.channels, -1, m, d);
+	if ((n = ynode_get(root, "id2label")) != NULL && n->kind == YN_MAP &&
+	    n->nkids > 0)
+		m->vocab = n->nkids / 2;	/* keys and values */
+	hf_u64(root, file, "num_labels", 1, MAX_VOCAB, &m->vocab, VP_F_VOCAB, m, d);
+	m->qkv_bias = true;
+	if (hf_bool(root, file, "qkv_bias", &b, d) > 0)
+		m->qkv_bias = b;
+	m->bias = true;
+	m->o_bias = -1;
+	m->kv_heads = m->heads;
+	m->tie_embeddings = false;
+	/* hidden_dropout_prob (embeddings and both branches) and
+	 * attention_probs_dropout_prob, 0.0 by default. */
+	m->dropout = 0;
+	hf_dropout(root, file, m, d);
+	if ((n = ynode_get(root, "attention_probs_dropout_prob")) != NULL &&
+	    !ynode_is_null(n)) {
+		double pa;
+
+		if (ynode_double(n, file, "attention_probs_dropout_prob", 0,
+		    0.99, &pa, d) == 0 && pa != m->dropout)
+			vp_diag_add(d, file, n->pos, VP_ERROR,
+			    "attention_probs_dropout_prob (%g) differs from "
+			    "hidden_dropout_prob (%g); vramplan models one "
+			    "dropout probability for a ViT", pa, m->dropout);
+	}
+}
+
 /* The sizes every config must give; one message, for the first missing,
  * and only when nothing else went wrong.  `where` names the mapping. */
 static void
@@ -1824,6 +1893,7 @@ read_hf(const struct ynode *root, const char *file, unsigned flags,
 	hf_softcap(text, m);
 	hf_llama4(text, file, m, d);
 	hf_t5(text, file, m, d);
+	hf_vit(text, file, m, d);
 	hf_required(text, file, where, m, before, d);
 	return vp_diags_count(d, VP_ERROR) == before ? 0 : -1;
 }

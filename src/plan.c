@@ -157,6 +157,12 @@ vp_plan_defaults(struct vp_plan *p, const struct vp_model *m)
 	/* A layer graph's resolution: --image is 0 for every other model. */
 	if (m->lg != NULL)
 		p->image = m->lg->image;
+	/* A vision transformer's too (its position table's); its
+	 * sequence follows from it (vp_vision_seq, after the options). */
+	if (m->vis.patch) {
+		p->image = m->vis.image;
+		p->seq = vp_vision_seq(m, p->image);
+	}
 }
 
 void

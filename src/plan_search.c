@@ -342,6 +342,9 @@ vp_plan_time(const struct vp_model *m, const struct vp_gpu *gpu,
 	}
 	c->step_seconds = compute + comm + memory;
 	c->tokens_per_second = tokens / c->step_seconds;
+	/* A vision transformer's samples are images of s tokens. */
+	if (m->vis.patch)
+		c->tokens_per_second /= s;
 	c->bandwidth_bound = comm + memory > compute;
 }
 

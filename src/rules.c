@@ -1074,7 +1074,7 @@ lgraph_plan(const struct vp_plan *p, const struct vp_model *m,
 
 	(void)world;
 	if (m->lg == NULL) {
-		if (p->image)
+		if (p->image && !m->vis.patch)
 			return refuse(d, "--image %llu needs a layer-graph model "
 			    "(a model file whose 'layers' is a list of layers); "
 			    "'%s' is a transformer", (unsigned long long)p->image,
@@ -1343,6 +1343,82 @@ mla_plan(const struct vp_plan *p, const struct vp_model *m, unsigned world,
 	return 0;
 }
 
+/*
+ * A vision transformer (family vit): what was measured against
+ * transformers 5.24's ViTForImageClassification on PyTorch 2.13's CPU
+ * (tests/validate_hf.py) is full training, eager or sdpa attention,
+ * recompute none or full, on one rank (data parallelism and ZeRO 1 and 2,
+ * which only shard states and gradients, are the model-independent
+ * mechanisms), at the resolution of the position table.  The rest is
+ * refused by name.
+ */
+static int
+vit_plan(const struct vp_plan *p, const struct vp_model *m, unsigned world,
+    struct vp_diags *d)
+{
+	const char *what = NULL;
+
+	(void)world;
+	if (!m->vis.patch)
+		return 0;
+	if (p->image != m->vis.image)
+		return refuse(d, "--image %llu is not modelled for '%s': its "
+		    "position table is for %llux%llu images, and the "
+		    "interpolation another resolution needs "
+		    "(interpolate_pos_encoding) was not measured; use --image "
+		    "%llu", (unsigned long long)p->image, m->name,
+		    (unsigned long long)m->vis.image,
+		    (unsigned long long)m->vis.image,
+		    (unsigned long long)m->vis.image);
+	if (p->tp > 1 || p->sp || p->async_tp)
+		what = "tensor parallelism (--tp, --sp, --async-tp)";
+	else if (p->pp > 1)
+		what = "pipeline parallelism (--pp)";
+	else if (p->cp > 1)
+		what = "context parallelism (--cp)";
+	else if (p->ep > 1)
+		what = "expert parallelism (--ep)";
+	else if (p->fsdp != VP_FSDP_NONE || p->zero >= 3)
+		what = "parameter sharding (--fsdp, --zero 3)";
+	else if (p->transformers_version < VP_TRANSFORMERS_CURRENT)
+		what = "--transformers before 5.24 (the family's row is "
+		    "5.24's code)";
+	else if (p->attention == VP_ATTN_FLASH)
+		what = "--attention flash";
+	else if (p->recompute == VP_RECOMP_SELECTIVE ||
+	    p->recompute == VP_RECOMP_OP)
+		what = "--recompute selective and op";
+	else if (p->recompute == VP_RECOMP_FULL && p->recompute_stride != 1)
+		what = "--recompute-stride (transformers checkpoints every "
+		    "ViTLayer)";
+	else if (p->lora_rank > 0 || p->quant != VP_QUANT_NONE)
+		what = "LoRA and quantized bases (--lora, --quant)";
+	else if (p->compile || p->compile_loss)
+		what = "torch.compile (--compile, --compile-loss)";
+	else if (p->float8 != VP_FLOAT8_NONE || p->precision == VP_PREC_FP8)
+		what = "fp8 training (--float8, --precision fp8)";
+	else if (p->loss != VP_LOSS_FULL)
+		what = "a chunked --loss";
+	else if (p->framework == VP_FW_MEGATRON)
+		what = "--framework megatron";
+	else if (p->optimizer == VP_OPT_ADAMW_8BIT ||
+	    p->optimizer == VP_OPT_PAGED_ADAMW_8BIT ||
+	    p->optimizer == VP_OPT_ADAFACTOR)
+		what = "shape-aware optimizer states (8-bit Adam, Adafactor)";
+	else if (p->offload != VP_OFFLOAD_NONE || p->activation_offload)
+		what = "offloading (--offload, --activation-offload)";
+	else if (p->optim_in_bwd)
+		what = "--optimizer-in-backward";
+	else if (p->load != VP_LOAD_NONE)
+		what = "the load phase (--load)";
+	if (what == NULL)
+		return 0;
+	return refuse(d, "%s is not modelled for a vision transformer ('%s', "
+	    "not measured); it plans data-parallel, fully trained steps "
+	    "through transformers 5.24's code, eager or sdpa attention, "
+	    "--recompute none or full", what, m->name);
+}
+
 static const struct rule rules[] = {
 	{ lgraph_plan, 0, false },
 	{ tp_heads, VP_RK_TP, false },
@@ -1390,6 +1466,7 @@ static const struct rule rules[] = {
 	{ local_attention, VP_RK_CP, false },
 	{ sink_attention, 0, false },
 	{ parallel_block, VP_RK_TP | VP_RK_CP, false },
+	{ vit_plan, TPPPCPDP | VP_RK_EP | VP_RK_SHARD, false },
 };
 
 static int

@@ -1945,6 +1945,47 @@ hf_t5_configs(void **state)
 	vp_diags_clear(&d);
 }
 
+/*
+ * ViT configs (hf_vit): ViTConfig's names, qkv_bias, the classes from
+ * id2label (3 here), 17 tokens (16 patches of 8x8 in a 32x32 image and
+ * the CLS token).  23,811 parameters: ViTForImageClassification of 5.24
+ * on the meta device says so (by hand: the patch convolution 3 x 8 x 8 x
+ * 32 + 32, cls 32, positions 17 x 32; blocks of 4 x 32 x 32 + 32 (o's
+ * bias), 2 x 32 x 64 + 64 + 32, two LayerNorms; the final LayerNorm and
+ * the classifier 32 x 3 + 3).  An attention dropout other than the
+ * hidden one is refused.
+ */
+static void
+hf_vit_configs(void **state)
+{
+	struct vp_diags d = { 0 };
+	struct vp_model m;
+
+	(void)state;
+	load_ok("{\"model_type\": \"vit\", \"hidden_size\": 32,"
+	    " \"num_hidden_layers\": 2, \"num_attention_heads\": 4,"
+	    " \"intermediate_size\": 64, \"image_size\": 32,"
+	    " \"patch_size\": 8, \"qkv_bias\": false,"
+	    " \"id2label\": {\"0\": \"a\", \"1\": \"b\", \"2\": \"c\"}}",
+	    &m, &d);
+	assert_int_equal(m.family, VP_FAMILY_VIT);
+	assert_int_equal(m.arch, VP_ARCH_ENCODER);
+	assert_true(m.vocab == 3 && m.vis.channels == 3 && !m.qkv_bias);
+	assert_true(vp_vision_seq(&m, m.vis.image) == 17);
+	assert_true(total(&m) == 3 * 64 * 32 + 32 + 32 + 17 * 32 +
+	    2 * (4 * 1024 + 32 + 2 * 2048 + 64 + 32 + 4 * 32) + 2 * 32 +
+	    3 * 32 + 3);
+	assert_true(total(&m) == 23811);
+	vp_model_free(&m);
+	vp_diags_clear(&d);
+	assert_int_equal(load("{\"model_type\": \"vit\","
+	    " \"hidden_dropout_prob\": 0.1,"
+	    " \"attention_probs_dropout_prob\": 0.0}", &m, &d), -1);
+	assert_non_null(find(&d, VP_ERROR, "attention_probs_dropout_prob"));
+	vp_model_free(&m);
+	vp_diags_clear(&d);
+}
+
 /* Every family's row names the linears its block builder asks for. */
 static void
 family_rows_complete(void **state)
@@ -1981,9 +2022,15 @@ family_rows_complete(void **state)
 			assert_non_null(fi->lin[VP_ROLE_UP]);
 			continue;
 		}
-		/* OPT's pre-norm row is Hugging Face's ungated block only
-		 * (model validation refuses the rest). */
-		if (fi->block == VP_BLOCK_PRE_NORM && f != VP_FAMILY_OPT) {
+		/* OPT's and ViT's pre-norm rows are Hugging Face's ungated
+		 * blocks only (model validation refuses the rest). */
+		if (f == VP_FAMILY_VIT) {
+			assert_non_null(fi->lin[VP_ROLE_K]);
+			assert_non_null(fi->lin[VP_ROLE_V]);
+			assert_true(fi->head == VP_HEAD_CLS);
+		}
+		if (fi->block == VP_BLOCK_PRE_NORM && f != VP_FAMILY_OPT &&
+		    f != VP_FAMILY_VIT) {
 			/* Pre-norm rows may be fused by Megatron, and carry
 			 * a gated MLP when the activation is gated. */
 			assert_non_null(fi->lin[VP_ROLE_QKV]);
@@ -2269,6 +2316,7 @@ main(void)
 		cmocka_unit_test(gpt_oss_config),
 		cmocka_unit_test(hf_architectures),
 		cmocka_unit_test(hf_t5_configs),
+		cmocka_unit_test(hf_vit_configs),
 		cmocka_unit_test(hf_text_config),
 		cmocka_unit_test(hf_errors),
 		cmocka_unit_test(bug_hf_attention_bias_adds_mlp_bias),
