@@ -98,6 +98,15 @@ CONFIGS = {
     "vit": ("vit", dict(hidden_size=64, num_hidden_layers=2, num_attention_heads=4, intermediate_size=256,
                         image_size=64, patch_size=8, num_channels=3, num_labels=10, hidden_dropout_prob=0.0,
                         attention_probs_dropout_prob=0.0)),
+    # CLIP (CLIPModel, return_loss): a text tower of 2 blocks of 64 (4 heads, MLP 256, vocab 512, 32
+    # positions) and a vision tower of 2 blocks of 64 over 32x32 images in 8x8 patches (17 tokens),
+    # projections of 32, quick_gelu in both.
+    "clip": ("clip", dict(projection_dim=32,
+                          text_config=dict(hidden_size=64, num_hidden_layers=2, num_attention_heads=4,
+                                           intermediate_size=256, vocab_size=512, max_position_embeddings=32,
+                                           bos_token_id=0, eos_token_id=2, pad_token_id=1),
+                          vision_config=dict(hidden_size=64, num_hidden_layers=2, num_attention_heads=4,
+                                             intermediate_size=256, image_size=32, patch_size=8))),
     "bert": ("bert", dict(vocab_size=4096, hidden_size=128, num_hidden_layers=2, num_attention_heads=4,
                           intermediate_size=512, max_position_embeddings=512, hidden_dropout_prob=0.0,
                           attention_probs_dropout_prob=0.0)),
@@ -152,6 +161,30 @@ class HFStep(nn.Module):
         return loss
 
 
+class CLIPStep(nn.Module):
+    """CLIPModel(input_ids, pixel_values, return_loss=True) -> loss, under
+    the "forward" mark, its image_text_contrastive_loss under "loss"."""
+
+    def __init__(self, model):
+        super().__init__()
+        self.model = model
+        import importlib
+        mod = importlib.import_module("transformers.models.clip.modeling_clip")
+        inner = mod.image_text_contrastive_loss
+
+        def contrastive(*a, **k):
+            with phase("loss"):
+                return inner(*a, **k)
+        mod.image_text_contrastive_loss = contrastive
+
+    def forward(self, ids, pixel_values):
+        with phase("forward"):
+            out = self.model(input_ids=ids, pixel_values=pixel_values, return_loss=True)
+            loss = out.loss
+            del out
+        return loss
+
+
 class _PhasedCrossEntropyLoss(nn.CrossEntropyLoss):
     """modeling_t5's CrossEntropyLoss under the "loss" mark, the place the
     other classes' loss_function has."""
@@ -173,6 +206,8 @@ def build(config_path, attention, recompute, precision):
         auto = transformers.AutoModelForMaskedLM
     elif cfg.model_type in VISION_TYPES:
         auto = transformers.AutoModelForImageClassification
+    elif cfg.model_type == "clip":
+        auto = transformers.AutoModel
     else:
         auto = transformers.AutoModelForCausalLM
     model = auto.from_config(cfg, attn_implementation=attention)
@@ -189,6 +224,8 @@ def build(config_path, attention, recompute, precision):
             model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
     if precision == "bf16":
         model.to(torch.bfloat16)
+    if cfg.model_type == "clip":
+        return CLIPStep(model), cfg
     return HFStep(model, "pixel_values" if cfg.model_type in VISION_TYPES else "input_ids"), cfg
 
 
@@ -210,7 +247,11 @@ def measure(config_path, precision="fp32", optimizer="adamw", micro_batch=2, seq
     o = {"device": "cpu", "precision": precision}
     model, cfg = build(config_path, attention, recompute, precision)
     gen = torch.Generator().manual_seed(seed + 1)
-    if cfg.model_type in VISION_TYPES:
+    if cfg.model_type == "clip":
+        tc, vc = cfg.text_config, cfg.vision_config
+        ids = torch.randint(0, int(tc.vocab_size), (micro_batch, seq), generator=gen)
+        labels = torch.randn(micro_batch, vc.num_channels, vc.image_size, vc.image_size, generator=gen)
+    elif cfg.model_type in VISION_TYPES:
         ids = torch.randn(micro_batch, cfg.num_channels, cfg.image_size, cfg.image_size, generator=gen)
         labels = torch.randint(0, int(cfg.num_labels), (micro_batch,), generator=gen)
     else:

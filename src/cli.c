@@ -369,7 +369,7 @@ static int
 vision_seq(const bool given[VP_O_COUNT], const struct vp_model *m,
     struct vp_plan *p, struct vp_buf *notes)
 {
-	if (!m->vis.patch)
+	if (m->family != VP_FAMILY_VIT)
 		return VP_EXIT_OK;
 	if (given[VP_O_MAX_SEQ]) {
 		fprintf(stderr, "vramplan: --max-seq needs a sequence; a "

@@ -872,6 +872,16 @@ activation(struct lctx *x, enum vp_act act, int32_t in)
 		half = ew(x, "gelu mul", n, dt, in, -1, -1, -1, VP_CAT_ACT);
 		return ew(x, "gelu mul", n, dt, half, onep, half, onep,
 		    VP_CAT_ACT);
+	case VP_ACT_QUICK_GELU:
+		/* CLIP's QuickGELUActivation: x * sigmoid(1.702 * x); the
+		 * scalar mul saves nothing, sigmoid its result, the product
+		 * both operands. */
+		inner = ew(x, "quick gelu scale", n, dt, in, -1, -1, -1,
+		    VP_CAT_ACT);
+		th = ew(x, "quick gelu sigmoid", n, dt, inner, -1, -1, -1,
+		    VP_CAT_ACT);
+		save_result(x, th);
+		return ew2(x, "quick gelu mul", n, dt, in, th, VP_CAT_ACT);
 	default:
 		/* GELU (erf or tanh kernel) and SiLU save their input. */
 		return ew(x, act == VP_ACT_SWIGLU ? "silu" : "gelu", n, dt,
@@ -2765,7 +2775,7 @@ lctx_init(struct lctx *x, const struct vp_model *m, const struct vp_plan *p,
 	x->vis_px = -1;
 	/* A vision transformer: its patches and the CLS token, whatever
 	 * the plan's seq says. */
-	if (m->vis.patch)
+	if (m->family == VP_FAMILY_VIT)
 		x->s = x->s_kv = vp_vision_seq(m, p->image ? p->image :
 		    m->vis.image);
 	if (x->frozen && x->autocast) {
@@ -3020,7 +3030,8 @@ lower_ops(struct lctx *x, uint32_t blocks, uint64_t offset, bool first,
 
 	assert(x->fam.block < VP_BLOCK_COUNT && build != NULL);
 	if (first) {
-		t = x->m->vis.patch ? vit_embeddings(x) : embeddings(x, n);
+		t = x->m->family == VP_FAMILY_VIT ? vit_embeddings(x) :
+		    embeddings(x, n);
 	} else {
 		/* A later stage receives the previous stage's output. */
 		t = ew(x, "pipeline receive", n * x->h / (x->sp ? x->tp : 1),
@@ -3953,6 +3964,9 @@ vit_embeddings(struct lctx *x)
  * normed output (b, s, h) until the classifier's backward.
  */
 static const struct lin LIN_CLASSIFIER = { "classifier", 0, LIN_LOCAL };
+static const struct lin LIN_VISUAL_PROJ = { "visual_projection", 0,
+    LIN_LOCAL };
+static const struct lin LIN_TEXT_PROJ = { "text_projection", 0, LIN_LOCAL };
 
 static int32_t
 cls_head(struct lctx *x, int32_t hsd, uint64_t *rows, int32_t held[2])
@@ -3983,6 +3997,187 @@ cls_head(struct lctx *x, int32_t hsd, uint64_t *rows, int32_t held[2])
 	return lg;
 }
 
+/*
+ * One CLIP tower's sizes on the lowering context (its own model view for
+ * the block builder: the vision tower's sizes replace the text tower's).
+ */
+static void
+clip_tower(struct lctx *x, struct vp_model *tw, bool vision)
+{
+	const struct vp_model *m = x->m;
+
+	*tw = *m;
+	if (vision) {
+		tw->hidden = m->vis.hidden;
+		tw->layers = m->vis.layers;
+		tw->heads = tw->kv_heads = m->vis.heads;
+		tw->head_dim = m->vis.hidden / m->vis.heads;
+		tw->ffn = m->vis.ffn;
+		tw->act = m->vis.act;
+	}
+	x->h = tw->hidden;
+	x->a = x->kv = tw->heads;
+	x->d = x->dv = tw->head_dim;
+	x->f = tw->ffn;
+	x->s = x->s_kv = vision ? vp_vision_seq(m, x->p->image ? x->p->image :
+	    m->vis.image) : x->p->seq;
+	/* The text tower's eager attention adds the causal mask (fp32 under
+	 * autocast, the embeddings' dtype); the vision tower has none. */
+	x->fam.mask_skip = vision;
+}
+
+/* A CLIP tower's blocks [first, first + n), each a CLIPEncoderLayer,
+ * which gradient checkpointing wraps one at a time. */
+static int32_t
+clip_blocks(struct lctx *x, int32_t t, uint32_t first, uint32_t n)
+{
+	uint32_t l;
+
+	for (l = first; l < first + n; l++) {
+		x->global_layer = l - 1;
+		begin_layer(x, l, t);
+		t = prenorm_block(x, t);
+		t5_checkpoint(x, l);
+	}
+	x->layer = 0;
+	return t;
+}
+
+/* _get_vector_norm and the division: image_embeds / ||image_embeds||
+ * (b x proj: pow, sum, pow, div). */
+static int32_t
+clip_normalize(struct lctx *x, int32_t e)
+{
+	uint64_t n = elems_of(x, e), rows = x->b;
+	enum vp_dtype dt = dt_of(x, e);
+	int32_t sq, sum, nrm;
+
+	sq = ew(x, "embeds pow", n, dt, e, -1, e, -1, VP_CAT_LOGITS);
+	sum = ew(x, "embeds sum", rows, dt, sq, -1, -1, -1, VP_CAT_LOGITS);
+	nrm = ew(x, "embeds norm", rows, dt, sum, -1, sum, -1, VP_CAT_LOGITS);
+	save_result(x, nrm);
+	return ew2(x, "embeds div", n, dt, e, nrm, VP_CAT_LOGITS);
+}
+
+/*
+ * CLIPModel.forward with return_loss (transformers 5.24, eager or sdpa):
+ * the vision tower (CLIPVisionEmbeddings: the pixel values cast to the
+ * weights' dtype, the bias-free patch Conv2d, the class embedding cat in
+ * front, the position lookup added; pre_layrnorm; the blocks;
+ * post_layernorm on the CLS row, a view whose base it saves), the visual
+ * projection; the text tower (token and position lookups, the blocks
+ * with the causal mask, final_layer_norm, the row of each sequence's
+ * highest id gathered), the text projection; both embeddings normalised,
+ * logits_per_text = text @ image^T * exp(logit_scale), and the mean of
+ * the cross-entropies of it and of its transpose against arange(b).  The
+ * graph's blocks are the vision tower's then the text tower's.
+ */
+static void
+lower_clip(struct lctx *x)
+{
+	struct vp_graph *g = x->g;
+	const struct vp_model *m = x->m;
+	struct vp_model tv, tt;
+	uint64_t b = x->b, img = x->p->image ? x->p->image : m->vis.image;
+	uint64_t side = img / m->vis.patch, proj = m->vis.proj;
+	uint32_t nv = (uint32_t)m->vis.layers, nt = (uint32_t)m->layers;
+	struct vp_layer conv;
+	struct lgw w = { { m->vis.channels, img, img, false }, 0 };
+	struct vp_lshape out = { m->vis.hidden, side, side, false };
+	int32_t px, t, vlast, ie, te, lg, lgt, ls1, ls2, loss, ids, held;
+	uint64_t big;
+	size_t i;
+	struct vp_op *o;
+
+	/* The vision tower. */
+	clip_tower(x, &tv, true);
+	x->m = &tv;
+	memset(&conv, 0, sizeof conv);
+	conv.type = VP_L_CONV2D;
+	conv.out = x->h;
+	conv.kernel = conv.stride = (uint32_t)m->vis.patch;
+	conv.dilation = conv.groups = 1;
+	conv.bias = false;
+	px = tnew(x, lshape_elems(x, w.sh), VP_FP32, VP_CAT_INPUT,
+	    "pixel values", false);
+	t = cast(x, px, x->w, VP_CAT_ACT);
+	t = lg_conv2d(x, &conv, t, out, &w);
+	t = ew(x, "class embedding cat", b * x->s * x->h, promote(dt_of(x, t),
+	    x->w), t, -1, -1, -1, VP_CAT_ACT);
+	g->op[g->nop - 1].wgrad_bytes = vp_mul_sat(x->h, B(x->gd));
+	t = ew(x, "position embedding add", b * x->s * x->h, promote(dt_of(x,
+	    t), x->w), t, -1, -1, -1, VP_CAT_ACT);
+	g->op[g->nop - 1].wgrad_bytes = vp_mul_sat(x->s * x->h, B(x->gd));
+	t = norm(x, "pre_layrnorm", t);
+	vlast = clip_blocks(x, t, 1, nv);
+	/* post_layernorm(last_hidden_state[:, 0, :]): the norm's input is a
+	 * view of the tower's output, which it saves whole. */
+	t = norm_rows(x, "post_layernorm", vlast, b, x->h);
+	ie = linear(x, LIN_VISUAL_PROJ, t, x->h, proj, false, true,
+	    VP_CAT_LOGITS);
+
+	/* The text tower. */
+	x->m = m;
+	clip_tower(x, &tt, false);
+	x->m = &tt;
+	t = embeddings(x, b * x->s);
+	t = clip_blocks(x, t, nv + 1, nt);
+	g->layer_first_op[nv + nt + 1] = g->nop;
+	held = norm(x, "final_layer_norm", t);
+	/* last_hidden_state[arange(b), ids.argmax(-1)]: advanced indexing
+	 * copies the b rows (its backward scatters into zeros). */
+	t = ew(x, "eos gather", b * x->h, dt_of(x, held), held, -1, -1, -1,
+	    VP_CAT_ACT);
+	te = linear(x, LIN_TEXT_PROJ, t, x->h, proj, false, true,
+	    VP_CAT_LOGITS);
+
+	/* The contrastive loss, on b x proj and b x b tensors. */
+	ie = clip_normalize(x, ie);
+	te = clip_normalize(x, te);
+	lg = ew2(x, "logits_per_text", b * b, dt_of(x, te), te, ie,
+	    VP_CAT_LOGITS);
+	lgt = ew(x, "logit scale mul", b * b, dt_of(x, lg), lg, -1, lg, -1,
+	    VP_CAT_LOGITS);
+	g->op[g->nop - 1].wgrad_bytes = B(x->gd);
+	ls1 = ew(x, "log_softmax", b * b, x->autocast ? VP_FP32 : dt_of(x,
+	    lgt), lgt, -1, -1, -1, VP_CAT_LOGITS);
+	save_result(x, ls1);
+	ls2 = ew(x, "log_softmax", b * b, x->autocast ? VP_FP32 : dt_of(x,
+	    lgt), lgt, -1, -1, -1, VP_CAT_LOGITS);
+	save_result(x, ls2);
+	o = opnew(x, "nll_loss");
+	IN(o, ls1);
+	IN(o, ls2);
+	/*
+	 * CLIPModel.forward's locals and its output hold the towers'
+	 * last hidden states (BaseModelOutputWithPooling) until it
+	 * returns.
+	 */
+	o->keep[0] = vlast;
+	o->keep[1] = held;
+	loss = tnew(x, 1, VP_FP32, VP_CAT_LOGITS, "loss", true);
+	OUT(o, loss);
+
+	x->m = m;
+	/* The text ids and the pixel values, which the caller holds (the
+	 * labels, arange(b), are made in the loss). */
+	ids = -1;
+	(void)ids;
+	g->input_bytes = vp_add_sat(g->t[px].bytes, vp_mul_sat(b * x->p->seq,
+	    B(VP_INT64)));
+	for (i = 0; i < g->nop; i++)
+		g->op[i].sac = 0;
+	g->autocast_end_op = x->autocast ? g->nop - 1 : SIZE_MAX;
+	/* The largest parameter (the CPU for-loop optimizer's temporaries):
+	 * the token table or an MLP matrix of either tower. */
+	big = vp_mul_sat(m->vocab, m->hidden);
+	if (vp_mul_sat(m->hidden, m->ffn) > big)
+		big = vp_mul_sat(m->hidden, m->ffn);
+	if (vp_mul_sat(m->vis.hidden, m->vis.ffn) > big)
+		big = vp_mul_sat(m->vis.hidden, m->vis.ffn);
+	g->largest_param_bytes = vp_mul_sat(big, B(x->w));
+}
+
 int
 vp_graph_build_blocks(const struct vp_model *m, const struct vp_plan *p,
     uint64_t blocks, struct vp_graph *g)
@@ -4007,6 +4202,27 @@ vp_graph_build_blocks(const struct vp_model *m, const struct vp_plan *p,
 	for (st = 0; st < p->stage; st++)
 		offset += vp_stage_blocks(m->layers, pp, st);
 
+	if (vp_model_family(m) == VP_FAMILY_CLIP) {
+		struct vp_param_count pc;
+		uint64_t big;
+
+		/* One rank holds the whole model (rules.c, clip_plan). */
+		assert(pp == 1 && p->tp == 1);
+		vp_graph_free(g);
+		lctx_init(&x, m, p, g);
+		nl = (uint32_t)(m->vis.layers + m->layers);
+		g->layers = nl;
+		g->layer_first_op = xcalloc(nl + 2, sizeof *g->layer_first_op);
+		g->layer_input = xcalloc(nl + 1, sizeof *g->layer_input);
+		lower_clip(&x);
+		big = g->largest_param_bytes;
+		vp_model_params(m, &pc);
+		g->block_params = pc.per_layer;
+		g->params = pc.total;
+		persistent_terms(g, &x, m->layers, true, true);
+		g->largest_param_bytes = big;
+		return 0;
+	}
 	if (m->arch == VP_ARCH_ENCDEC) {
 		struct vp_param_count pc;
 

@@ -272,6 +272,25 @@ const struct vp_family_info vp_family_info[VP_FAMILY_COUNT] = {
 		    [VP_ROLE_V] = "v_proj", [VP_ROLE_O] = "o_proj",
 		    [VP_ROLE_FC] = "fc1", [VP_ROLE_DOWN] = "fc2" },
 	},
+	/*
+	 * CLIP (CLIPModel, transformers 5.24's models/clip/modeling_clip.py):
+	 * two towers of CLIPEncoderLayer (pre-norm: layer_norm1, biased q,
+	 * k, v and out_proj, layer_norm2, fc1, quick_gelu, fc2), the text
+	 * one causal with learned positions and its final LayerNorm, the
+	 * vision one (struct vp_vision) with a bias-free patch convolution,
+	 * the class embedding, pre_layrnorm and post_layernorm on the CLS
+	 * token; the projections and the symmetric contrastive loss
+	 * (graph.c, lower_clip).  The model's sizes are the text tower's.
+	 */
+	[VP_FAMILY_CLIP] = {
+		.source = "transformers CLIPModel (v5.24)",
+		.arch = VP_ARCH_ENCODER, .block = VP_BLOCK_PRE_NORM,
+		.head = VP_HEAD_CONTRASTIVE, .softmax_fp32 = true,
+		.mask_fp32 = true, .q_view = true,
+		.lin = { [VP_ROLE_Q] = "q_proj", [VP_ROLE_K] = "k_proj",
+		    [VP_ROLE_V] = "v_proj", [VP_ROLE_O] = "out_proj",
+		    [VP_ROLE_FC] = "fc1", [VP_ROLE_DOWN] = "fc2" },
+	},
 };
 
 enum vp_family
@@ -675,8 +694,41 @@ vp_model_validate(struct vp_model *m, struct vp_diags *d)
 		    "'implementation: hf', and no moe, post_norms, "
 		    "soft-capping, token types, sliding window or tied "
 		    "embeddings");
-	if (m->family != VP_FAMILY_VIT && (m->vis.patch || m->vis.image ||
-	    m->vis.channels))
+	if (m->family == VP_FAMILY_CLIP) {
+		const struct vp_vision *v = &m->vis;
+
+		if (v->hidden == 0 || v->layers == 0 || v->heads == 0 ||
+		    v->ffn == 0 || v->proj == 0 || v->patch == 0 ||
+		    v->channels == 0 || v->image == 0 ||
+		    v->image % v->patch != 0 || v->hidden % v->heads != 0)
+			vp_diag_add(d, m->file, m->where[VP_F_FAMILY], VP_ERROR,
+			    "family 'clip' needs its vision tower's sizes "
+			    "(hidden, layers, heads dividing hidden, ffn, "
+			    "image_size, patch_size dividing it, channels) and "
+			    "projection_dim, all at least 1");
+		else if (m->pos != VP_POS_LEARNED || m->max_seq == 0 ||
+		    m->norm != VP_NORM_LAYERNORM || !m->bias ||
+		    vp_act_gated(m->act) || vp_act_gated(v->act) ||
+		    m->act == VP_ACT_GELU_NEW || v->act == VP_ACT_GELU_NEW ||
+		    m->has_moe || m->post_norms || m->attn_softcap ||
+		    m->logit_softcap || m->type_vocab || m->tie_embeddings ||
+		    m->impl != VP_IMPL_HF || m->window ||
+		    m->kv_heads != m->heads || m->dropout != 0)
+			vp_diag_add(d, m->file, m->where[VP_F_FAMILY], VP_ERROR,
+			    "family 'clip' is modelled as CLIPModel has it: "
+			    "the text tower with 'position: learned' and "
+			    "'max_seq', LayerNorm, biases, ungated activations "
+			    "(quick-gelu, gelu, gelu-tanh, relu) in both towers, "
+			    "as many kv_heads as heads, 'implementation: hf', "
+			    "no dropout, and no moe, post_norms, soft-capping, "
+			    "token types, sliding window or tied embeddings");
+	} else if (m->vis.hidden || m->vis.proj) {
+		vp_diag_add(d, m->file, m->where[VP_F_FAMILY], VP_ERROR,
+		    "a vision tower ('vision') and 'projection_dim' are for "
+		    "a CLIP model ('family: clip')");
+	}
+	if (m->family != VP_FAMILY_VIT && m->family != VP_FAMILY_CLIP &&
+	    (m->vis.patch || m->vis.image || m->vis.channels))
 		vp_diag_add(d, m->file, m->where[VP_F_FAMILY], VP_ERROR,
 		    "'image_size', 'patch_size' and 'channels' are for a "
 		    "vision transformer ('family: vit')");
@@ -749,7 +801,7 @@ vp_vision_seq(const struct vp_model *m, uint64_t image)
 {
 	uint64_t side;
 
-	if (m->vis.patch == 0)
+	if (m->vis.patch == 0 || image == 0)
 		return 0;
 	side = image / m->vis.patch;
 	return vp_add_sat(vp_mul_sat(side, side), 1);
@@ -845,7 +897,7 @@ vp_model_params(const struct vp_model *m, struct vp_param_count *out)
 	/* ViTEmbeddings: the patch Conv2d (channels x patch x patch -> h,
 	 * with a bias), cls_token (h) and position_embeddings (the patches
 	 * of the model's resolution plus one, x h); no token table. */
-	if (m->vis.patch) {
+	if (m->family == VP_FAMILY_VIT) {
 		out->embedding = vp_mul_sat(vp_mul_sat(m->vis.channels,
 		    vp_mul_sat(m->vis.patch, m->vis.patch)) + 2, h);
 		out->embedding = vp_add_sat(out->embedding, vp_mul_sat(
@@ -914,6 +966,34 @@ vp_model_params(const struct vp_model *m, struct vp_param_count *out)
 		    layer_active), vp_mul_sat(fd, out->dense_layer))) / m->layers;
 	}
 
+	if (vp_model_family(m) == VP_FAMILY_CLIP) {
+		/*
+		 * CLIPModel: the text tower (token and position tables, the
+		 * blocks counted above, final_layer_norm, text_projection),
+		 * the vision tower (the bias-free patch convolution, the class
+		 * embedding, the position table of the patches plus one,
+		 * pre_layrnorm, its blocks, post_layernorm,
+		 * visual_projection) and logit_scale.
+		 */
+		const struct vp_vision *v = &m->vis;
+		uint64_t hv = v->hidden, vl;
+
+		vl = vp_add_sat(vp_mul_sat(4, vp_mul_sat(hv, hv)), 4 * hv);
+		vl = vp_add_sat(vl, vp_add_sat(vp_mul_sat(2, vp_mul_sat(hv,
+		    v->ffn)), v->ffn + hv));
+		vl = vp_add_sat(vl, 4 * hv);
+		out->embedding = vp_add_sat(out->embedding, vp_mul_sat(hv,
+		    vp_mul_sat(v->channels, vp_mul_sat(v->patch, v->patch)) +
+		    1 + vp_vision_seq(m, v->image)));
+		out->layers = vp_add_sat(out->layers, vp_mul_sat(v->layers, vl));
+		out->head = vp_add_sat(vp_add_sat(norm_params(m), vp_mul_sat(h,
+		    v->proj)), vp_add_sat(4 * hv, vp_mul_sat(hv, v->proj)));
+		out->head = vp_add_sat(out->head, 1);
+		out->total = vp_add_sat(vp_add_sat(out->embedding,
+		    out->layers), out->head);
+		out->active = out->total;
+		return;
+	}
 	if (m->arch == VP_ARCH_ENCDEC) {
 		/*
 		 * T5ForConditionalGeneration: the encoder's blocks (self

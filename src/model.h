@@ -25,7 +25,8 @@ struct vp_lgraph;
 	X(ENCDEC, "encoder-decoder")
 #define VP_ACT_LIST(X) \
 	X(GELU, "gelu") X(GELU_TANH, "gelu-tanh") X(GELU_NEW, "gelu-new") \
-	X(RELU, "relu") X(SWIGLU, "swiglu") X(GEGLU, "geglu")
+	X(RELU, "relu") X(SWIGLU, "swiglu") X(GEGLU, "geglu") \
+	X(QUICK_GELU, "quick-gelu")
 #define VP_NORM_LIST(X) X(LAYERNORM, "layernorm") X(RMSNORM, "rmsnorm")
 #define VP_POS_LIST(X) X(ROPE, "rope") X(LEARNED, "learned") X(NONE, "none")
 #define VP_IMPL_LIST(X) X(HF, "hf") X(TORCH_NN, "torch-nn") X(MEGATRON, "megatron")
@@ -40,7 +41,7 @@ struct vp_lgraph;
 	X(GEMMA3, "gemma3") X(GPT_OSS, "gpt-oss") \
 	X(DEEPSEEK_V2, "deepseek-v2") X(DEEPSEEK_V3, "deepseek-v3") \
 	X(PHI, "phi") X(GPT_NEOX, "gpt-neox") X(OPT, "opt") X(T5, "t5") \
-	X(VIT, "vit")
+	X(VIT, "vit") X(CLIP, "clip")
 /* Block builders of the lowering (graph.c's block_builders[]): where the
  * norms sit relative to the residual adds. */
 #define VP_BLOCK_LIST(X) X(PRE_NORM, "pre-norm") X(POST_NORM, "post-norm") \
@@ -48,7 +49,8 @@ struct vp_lgraph;
 /* What follows the last block (graph.c's head_builders[]). */
 #define VP_HEAD_LIST(X) \
 	X(LM, "lm-head") X(MLM, "mlm-head") X(LINEAR, "linear-head") \
-	X(SEQ2SEQ, "seq2seq-lm-head") X(CLS, "cls-head")
+	X(SEQ2SEQ, "seq2seq-lm-head") X(CLS, "cls-head") \
+	X(CONTRASTIVE, "contrastive")
 /*
  * The linear layers a block can have, by what they do.  FC is the input
  * linear of an ungated MLP; LoRA counts it as "up".  The names are the
@@ -238,6 +240,10 @@ struct vp_vision {
 				 * for (image_size) */
 	uint64_t patch;		/* patch_size; 0 = not a vision model */
 	uint64_t channels;	/* num_channels */
+	/* CLIP (family clip): the vision tower's sizes (the model's own
+	 * are the text tower's) and the projections' width; 0 otherwise. */
+	uint64_t hidden, layers, heads, ffn, proj;
+	enum vp_act act;
 };
 
 /* The tokens of a vision transformer at `image` x `image` pixels: the

@@ -91,6 +91,27 @@ static const struct key top_keys[] = {
 	{ "image_size", K_U64, 1, MAX_IMAGE, NULL, 0, -1, NULL, false },
 	{ "patch_size", K_U64, 1, MAX_IMAGE, NULL, 0, -1, NULL, false },
 	{ "channels", K_U64, 1, MAX_HEADS, NULL, 0, -1, NULL, false },
+	{ "vision", K_MAP, 0, 0, NULL, 0, -1, NULL, false },
+	{ "projection_dim", K_U64, 1, MAX_HIDDEN, NULL, 0, -1, NULL, false },
+};
+
+/* A CLIP model's vision tower (struct vp_vision; family clip). */
+static const struct key vision_keys[] = {
+	{ "layers", K_U64, 1, MAX_LAYERS, NULL, 0, -1,
+	    "the vision tower's blocks, e.g. 24", true },
+	{ "hidden", K_U64, 1, MAX_HIDDEN, NULL, 0, -1,
+	    "the vision tower's width, e.g. 1024", true },
+	{ "heads", K_U64, 1, MAX_HEADS, NULL, 0, -1,
+	    "the vision tower's attention heads, e.g. 16", true },
+	{ "ffn", K_U64, 1, MAX_FFN, NULL, 0, -1,
+	    "the vision tower's MLP size, e.g. 4096", true },
+	{ "activation", K_ENUM, 0, 0, vp_act_names, VP_ACT_COUNT, -1, NULL,
+	    false },
+	{ "image_size", K_U64, 1, MAX_IMAGE, NULL, 0, -1,
+	    "the input resolution, e.g. 224", true },
+	{ "patch_size", K_U64, 1, MAX_IMAGE, NULL, 0, -1,
+	    "the patch side, e.g. 14", true },
+	{ "channels", K_U64, 1, MAX_HEADS, NULL, 0, -1, NULL, false },
 };
 
 static const struct key moe_keys[] = {
@@ -152,6 +173,7 @@ struct reading {
 	const struct ynode *moe, *training;
 	int bad_arch;		/* an architecture named but not supported */
 	const struct ynode *mla;
+	const struct ynode *vision;
 };
 typedef void (*setter)(struct reading *r, const char *key, union val v);
 
@@ -275,6 +297,21 @@ set_mla(struct reading *r, const char *k, union val v)
 }
 
 static void
+set_vision(struct reading *r, const char *k, union val v)
+{
+	struct vp_vision *a = &r->m->vis;
+
+	if (!strcmp(k, "layers")) a->layers = v.u;
+	else if (!strcmp(k, "hidden")) a->hidden = v.u;
+	else if (!strcmp(k, "heads")) a->heads = v.u;
+	else if (!strcmp(k, "ffn")) a->ffn = v.u;
+	else if (!strcmp(k, "activation")) a->act = (enum vp_act)v.e;
+	else if (!strcmp(k, "image_size")) a->image = v.u;
+	else if (!strcmp(k, "patch_size")) a->patch = v.u;
+	else if (!strcmp(k, "channels")) a->channels = v.u;
+}
+
+static void
 set_train(struct reading *r, const char *k, union val v)
 {
 	struct vp_model *m = r->m;
@@ -332,6 +369,8 @@ set_top(struct reading *r, const char *k, union val v)
 	else if (!strcmp(k, "image_size")) m->vis.image = v.u;
 	else if (!strcmp(k, "patch_size")) m->vis.patch = v.u;
 	else if (!strcmp(k, "channels")) m->vis.channels = v.u;
+	else if (!strcmp(k, "vision")) r->vision = v.map;
+	else if (!strcmp(k, "projection_dim")) m->vis.proj = v.u;
 }
 
 /*
@@ -418,7 +457,7 @@ static int
 read_own(const struct ynode *root, const char *file, struct vp_model *m,
     struct vp_diags *d)
 {
-	struct reading rd = { m, NULL, NULL, 0, NULL };
+	struct reading rd = { m, NULL, NULL, 0, NULL, NULL };
 	size_t nerr;
 	const struct ynode *ly = ynode_get(root, "layers");
 
@@ -448,6 +487,13 @@ read_own(const struct ynode *root, const char *file, struct vp_model *m,
 		/* q's and k's head dim. */
 		if (m->head_dim == 0)
 			m->head_dim = m->mla.nope_dim + m->mla.rope_dim;
+	}
+	if (rd.vision != NULL) {
+		/* CLIPVisionConfig's defaults for what may be left out. */
+		m->vis.act = VP_ACT_QUICK_GELU;
+		m->vis.channels = 3;
+		nerr += read_map(rd.vision, file, "'vision'", vision_keys,
+		    VP_NELEM(vision_keys), &rd, set_vision, d);
 	}
 	family_defaults(root, m);
 	return nerr || rd.bad_arch ? -1 : 0;
@@ -540,6 +586,8 @@ static const struct hf_family hf_families[] = {
 	    VP_ACT_RELU, false, false, false, true, false, false },
 	{ "vit", "ViT", VP_FAMILY_VIT, VP_NORM_LAYERNORM, VP_POS_NONE,
 	    VP_ACT_GELU, true, true, false, false, false, false },
+	{ "clip", "CLIP", VP_FAMILY_CLIP, VP_NORM_LAYERNORM, VP_POS_LEARNED,
+	    VP_ACT_QUICK_GELU, true, true, false, false, false, false },
 };
 #undef D
 
@@ -1763,6 +1811,129 @@ hf_vit(const struct ynode *root, const char *file, struct vp_model *m,
 	}
 }
 
+/* An activation of CLIP's towers: quick_gelu, gelu, gelu_pytorch_tanh,
+ * relu; anything else is an error. */
+static void
+hf_clip_act(const struct ynode *root, const char *file, enum vp_act *act,
+    struct vp_diags *d)
+{
+	const struct ynode *n = ynode_get(root, "hidden_act");
+
+	if (n == NULL || ynode_is_null(n))
+		return;
+	if (n->kind == YN_SCALAR && !strcmp(n->str, "quick_gelu"))
+		*act = VP_ACT_QUICK_GELU;
+	else if (n->kind == YN_SCALAR && !strcmp(n->str, "gelu"))
+		*act = VP_ACT_GELU;
+	else if (n->kind == YN_SCALAR && !strcmp(n->str, "gelu_pytorch_tanh"))
+		*act = VP_ACT_GELU_TANH;
+	else if (n->kind == YN_SCALAR && !strcmp(n->str, "relu"))
+		*act = VP_ACT_RELU;
+	else
+		vp_diag_add(d, file, n->pos, VP_ERROR, "hidden_act '%s' is "
+		    "not modelled for CLIP (quick_gelu, gelu, "
+		    "gelu_pytorch_tanh, relu)", n->kind == YN_SCALAR ? n->str :
+		    ynode_kind_name(n));
+}
+
+/* A CLIP tower's dropout (`dropout`, `attention_dropout`): none is
+ * modelled. */
+static void
+hf_clip_dropout(const struct ynode *root, const char *file,
+    struct vp_diags *d)
+{
+	static const char *const keys[] = { "dropout", "attention_dropout" };
+	const struct ynode *n;
+	double p;
+	size_t i;
+
+	for (i = 0; i < VP_NELEM(keys); i++)
+		if ((n = ynode_get(root, keys[i])) != NULL &&
+		    !ynode_is_null(n) && ynode_double(n, file, keys[i], 0, 0.99,
+		    &p, d) == 0 && p != 0)
+			vp_diag_add(d, file, n->pos, VP_ERROR, "%s %g is not "
+			    "modelled for CLIP (its configs have 0.0)", keys[i],
+			    p);
+}
+
+/*
+ * CLIP (CLIPConfig, transformers 5.24): the text tower from text_config
+ * (CLIPTextConfig's defaults: hidden 512, 12 layers, 8 heads, MLP 2048,
+ * vocab 49408, 77 positions, quick_gelu), the vision tower from
+ * vision_config (CLIPVisionConfig's: hidden 768, 12 layers, 12 heads, MLP
+ * 3072, 224 pixels in patches of 32, 3 channels, quick_gelu) and
+ * projection_dim (512).  Every linear but the projections has a bias.
+ */
+static int
+read_clip(const struct ynode *root, const char *file, struct vp_model *m,
+    struct vp_diags *d)
+{
+	const struct ynode *tc = ynode_get(root, "text_config");
+	const struct ynode *vc = ynode_get(root, "vision_config");
+	const struct ynode *n;
+	size_t before = vp_diags_count(d, VP_ERROR);
+	struct vp_vision *v = &m->vis;
+	static const struct ynode empty = { .kind = YN_MAP };
+
+	m->family = VP_FAMILY_CLIP;
+	m->arch = VP_ARCH_ENCODER;
+	m->norm = VP_NORM_LAYERNORM;
+	m->pos = VP_POS_LEARNED;
+	m->act = VP_ACT_QUICK_GELU;
+	m->bias = true;
+	m->qkv_bias = true;
+	m->tie_embeddings = false;
+	m->hidden = 512;
+	m->layers = 12;
+	m->heads = 8;
+	m->ffn = 2048;
+	m->vocab = 49408;
+	m->max_seq = 77;
+	v->hidden = 768;
+	v->layers = 12;
+	v->heads = 12;
+	v->ffn = 3072;
+	v->image = 224;
+	v->patch = 32;
+	v->channels = 3;
+	v->proj = 512;
+	v->act = VP_ACT_QUICK_GELU;
+	m->name = xstrdup("clip");
+	if ((n = ynode_get(root, "_name_or_path")) != NULL &&
+	    n->kind == YN_SCALAR && n->str[0])
+		{ free(m->name); m->name = xstrdup(n->str); }
+	hf_u64(root, file, "projection_dim", 1, MAX_HIDDEN, &v->proj, -1, m, d);
+	if (tc == NULL || ynode_is_null(tc))
+		tc = &empty;
+	if (vc == NULL || ynode_is_null(vc))
+		vc = &empty;
+	if (tc->kind != YN_MAP || vc->kind != YN_MAP) {
+		vp_diag_add(d, file, (tc->kind != YN_MAP ? tc : vc)->pos,
+		    VP_ERROR, "'text_config' and 'vision_config' of a CLIP "
+		    "config must be mappings of keys");
+		return -1;
+	}
+	hf_u64(tc, file, "hidden_size", 1, MAX_HIDDEN, &m->hidden, VP_F_HIDDEN, m, d);
+	hf_u64(tc, file, "num_hidden_layers", 1, MAX_LAYERS, &m->layers, VP_F_LAYERS, m, d);
+	hf_u64(tc, file, "num_attention_heads", 1, MAX_HEADS, &m->heads, VP_F_HEADS, m, d);
+	hf_u64(tc, file, "intermediate_size", 1, MAX_FFN, &m->ffn, VP_F_FFN, m, d);
+	hf_u64(tc, file, "vocab_size", 1, MAX_VOCAB, &m->vocab, VP_F_VOCAB, m, d);
+	hf_u64(tc, file, "max_position_embeddings", 1, MAX_SEQ, &m->max_seq, VP_F_MAX_SEQ, m, d);
+	hf_clip_act(tc, file, &m->act, d);
+	hf_clip_dropout(tc, file, d);
+	hf_u64(vc, file, "hidden_size", 1, MAX_HIDDEN, &v->hidden, -1, m, d);
+	hf_u64(vc, file, "num_hidden_layers", 1, MAX_LAYERS, &v->layers, -1, m, d);
+	hf_u64(vc, file, "num_attention_heads", 1, MAX_HEADS, &v->heads, -1, m, d);
+	hf_u64(vc, file, "intermediate_size", 1, MAX_FFN, &v->ffn, -1, m, d);
+	hf_u64(vc, file, "image_size", 1, MAX_IMAGE, &v->image, -1, m, d);
+	hf_u64(vc, file, "patch_size", 1, MAX_IMAGE, &v->patch, -1, m, d);
+	hf_u64(vc, file, "num_channels", 1, MAX_HEADS, &v->channels, -1, m, d);
+	hf_clip_act(vc, file, &v->act, d);
+	hf_clip_dropout(vc, file, d);
+	m->kv_heads = m->heads;
+	return vp_diags_count(d, VP_ERROR) == before ? 0 : -1;
+}
+
 /* The sizes every config must give; one message, for the first missing,
  * and only when nothing else went wrong.  `where` names the mapping. */
 static void
@@ -1847,6 +2018,10 @@ read_hf(const struct ynode *root, const char *file, unsigned flags,
 	const char *type, *where;
 	size_t before = vp_diags_count(d, VP_ERROR), which = 0;
 
+	/* CLIP: two towers, neither of them a language model. */
+	if ((n = ynode_get(root, "model_type")) != NULL &&
+	    n->kind == YN_SCALAR && strcmp(n->str, "clip") == 0)
+		return read_clip(root, file, m, d);
 	if ((text = hf_text_node(root, file, &where, d)) == NULL)
 		return -1;
 	if ((fam = hf_family_of(text, file, where, &type, d)) == NULL)

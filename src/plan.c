@@ -159,9 +159,15 @@ vp_plan_defaults(struct vp_plan *p, const struct vp_model *m)
 		p->image = m->lg->image;
 	/* A vision transformer's too (its position table's); its
 	 * sequence follows from it (vp_vision_seq, after the options). */
-	if (m->vis.patch) {
+	if (m->family == VP_FAMILY_VIT) {
 		p->image = m->vis.image;
 		p->seq = vp_vision_seq(m, p->image);
+	}
+	/* CLIP: its images, and its text tower's whole context. */
+	if (m->family == VP_FAMILY_CLIP) {
+		p->image = m->vis.image;
+		if (!m->train.seq)
+			p->seq = m->max_seq;
 	}
 }
 

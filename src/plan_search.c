@@ -283,6 +283,23 @@ vp_plan_time(const struct vp_model *m, const struct vp_gpu *gpu,
 			flops += (2.0 * (penc * s + pdec * tg) + 2.0 * att) /
 			    s;
 	}
+	/* CLIP: a sample is an image and its caption; each tower's blocks
+	 * run on its own tokens (the matmuls, 2 FLOPs a multiply-add, and
+	 * attention's two products), backward twice the forward. */
+	if (vp_model_family(m) == VP_FAMILY_CLIP) {
+		double sv = (double)vp_vision_seq(m, p->image ? p->image :
+		    m->vis.image), hv = (double)m->vis.hidden;
+		double Lv = (double)m->vis.layers, fv = (double)m->vis.ffn;
+		double f = (double)m->ffn, fwd;
+
+		fwd = 2.0 * (L * s * (4.0 * h * h + 2.0 * h * f) +
+		    Lv * sv * (4.0 * hv * hv + 2.0 * hv * fv)) +
+		    4.0 * (L * s * s * h + Lv * sv * sv * hv);
+		flops = 3.0 * fwd;
+		if (p->recompute == VP_RECOMP_FULL)
+			flops += fwd;
+		s = 1.0;
+	}
 	tokens = mb * s * ga * dp;
 	compute = flops * tokens / ((double)world * peak * 1e12 * prof->mfu);
 	if (pp > 1)
@@ -343,7 +360,7 @@ vp_plan_time(const struct vp_model *m, const struct vp_gpu *gpu,
 	c->step_seconds = compute + comm + memory;
 	c->tokens_per_second = tokens / c->step_seconds;
 	/* A vision transformer's samples are images of s tokens. */
-	if (m->vis.patch)
+	if (m->family == VP_FAMILY_VIT)
 		c->tokens_per_second /= s;
 	c->bandwidth_bound = comm + memory > compute;
 }

@@ -1359,7 +1359,7 @@ vit_plan(const struct vp_plan *p, const struct vp_model *m, unsigned world,
 	const char *what = NULL;
 
 	(void)world;
-	if (!m->vis.patch)
+	if (m->family != VP_FAMILY_VIT && m->family != VP_FAMILY_CLIP)
 		return 0;
 	if (p->image != m->vis.image)
 		return refuse(d, "--image %llu is not modelled for '%s': its "

@@ -764,6 +764,13 @@ run refuse-vit-tp vit-b-16 --tp 2 --gpus 2xA100 --no-search
 run refuse-vit-lora vit-b-16 --lora 8 --gpus 1xA100
 run note-vit-seq vit-b-16 --seq 512 --device cpu --micro-batch 2
 run refuse-vit-max-seq vit-b-16 --gpus 1xA100 --max-seq
+# CLIP (issue 15): ViT-L/14 from the library, the CPU replay of
+# openai/clip-vit-base-patch32's config.json, and what is refused.
+run est-clip-vit-l-14-a100 clip-vit-l-14 --gpus 1xA100
+run explain-hf-clip-b32-cpu tests/data/hf/clip-vit-base-patch32.config.json \
+	--device cpu --micro-batch 4 --precision bf16-mixed --explain
+run refuse-clip-zero3 clip-vit-l-14 --gpus 2xA100 --zero 3 --no-search
+run refuse-clip-seq clip-vit-l-14 --seq 100 --gpus 1xA100 --no-search
 
 # Every option --help lists (made from the option table) is documented in
 # vramplan(1), and the manual documents no option the program lacks.

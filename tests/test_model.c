@@ -352,7 +352,7 @@ reader_errors(void **state)
 	} cases[] = {
 		{ "activation: swiglo", "unknown activation 'swiglo'; did you "
 		    "mean 'swiglu'? (one of: gelu, gelu-tanh, gelu-new, relu, "
-		    "swiglu, geglu)", 13 },
+		    "swiglu, geglu, quick-gelu)", 13 },
 		{ "norm: batchnorm", "unknown norm 'batchnorm' (one of: "
 		    "layernorm, rmsnorm)", 7 },
 		{ "bias: maybe", "'bias' must be true or false, not 'maybe'",
@@ -1986,6 +1986,49 @@ hf_vit_configs(void **state)
 	vp_diags_clear(&d);
 }
 
+/*
+ * CLIP configs (read_clip): the text tower from text_config, the vision
+ * tower from vision_config, each with its own activation; 88,225
+ * parameters (CLIPModel of 5.24 on the meta device says so).  A tower's
+ * dropout and an activation not modelled are refused.
+ */
+static void
+hf_clip_configs(void **state)
+{
+	struct vp_diags d = { 0 };
+	struct vp_model m;
+
+	(void)state;
+	load_ok("{\"model_type\": \"clip\", \"projection_dim\": 8,"
+	    " \"text_config\": {\"hidden_size\": 32, \"num_hidden_layers\": 1,"
+	    " \"num_attention_heads\": 2, \"intermediate_size\": 64,"
+	    " \"vocab_size\": 100, \"max_position_embeddings\": 16},"
+	    " \"vision_config\": {\"hidden_size\": 48, \"num_hidden_layers\": 2,"
+	    " \"num_attention_heads\": 4, \"intermediate_size\": 96,"
+	    " \"image_size\": 32, \"patch_size\": 16, \"hidden_act\": \"gelu\"}}",
+	    &m, &d);
+	assert_int_equal(m.family, VP_FAMILY_CLIP);
+	assert_true(m.hidden == 32 && m.max_seq == 16 &&
+	    m.act == VP_ACT_QUICK_GELU);
+	assert_true(m.vis.hidden == 48 && m.vis.layers == 2 &&
+	    m.vis.act == VP_ACT_GELU && m.vis.proj == 8);
+	assert_true(vp_vision_seq(&m, m.vis.image) == 5);
+	assert_true(total(&m) == 88225);
+	vp_model_free(&m);
+	vp_diags_clear(&d);
+	assert_int_equal(load("{\"model_type\": \"clip\","
+	    " \"text_config\": {\"dropout\": 0.1}}", &m, &d), -1);
+	assert_non_null(find(&d, VP_ERROR, "dropout 0.1 is not modelled"));
+	vp_model_free(&m);
+	vp_diags_clear(&d);
+	assert_int_equal(load("{\"model_type\": \"clip\","
+	    " \"vision_config\": {\"hidden_act\": \"silu\"}}", &m, &d), -1);
+	assert_non_null(find(&d, VP_ERROR, "hidden_act 'silu' is not "
+	    "modelled for CLIP"));
+	vp_model_free(&m);
+	vp_diags_clear(&d);
+}
+
 /* Every family's row names the linears its block builder asks for. */
 static void
 family_rows_complete(void **state)
@@ -2024,13 +2067,16 @@ family_rows_complete(void **state)
 		}
 		/* OPT's and ViT's pre-norm rows are Hugging Face's ungated
 		 * blocks only (model validation refuses the rest). */
+		if (f == VP_FAMILY_CLIP)
+			assert_true(fi->head == VP_HEAD_CONTRASTIVE &&
+			    fi->lin[VP_ROLE_K] != NULL);
 		if (f == VP_FAMILY_VIT) {
 			assert_non_null(fi->lin[VP_ROLE_K]);
 			assert_non_null(fi->lin[VP_ROLE_V]);
 			assert_true(fi->head == VP_HEAD_CLS);
 		}
 		if (fi->block == VP_BLOCK_PRE_NORM && f != VP_FAMILY_OPT &&
-		    f != VP_FAMILY_VIT) {
+		    f != VP_FAMILY_VIT && f != VP_FAMILY_CLIP) {
 			/* Pre-norm rows may be fused by Megatron, and carry
 			 * a gated MLP when the activation is gated. */
 			assert_non_null(fi->lin[VP_ROLE_QKV]);
@@ -2317,6 +2363,7 @@ main(void)
 		cmocka_unit_test(hf_architectures),
 		cmocka_unit_test(hf_t5_configs),
 		cmocka_unit_test(hf_vit_configs),
+		cmocka_unit_test(hf_clip_configs),
 		cmocka_unit_test(hf_text_config),
 		cmocka_unit_test(hf_errors),
 		cmocka_unit_test(bug_hf_attention_bias_adds_mlp_bias),
