@@ -107,6 +107,17 @@ CONFIGS = {
                                            bos_token_id=0, eos_token_id=2, pad_token_id=1),
                           vision_config=dict(hidden_size=64, num_hidden_layers=2, num_attention_heads=4,
                                              intermediate_size=256, image_size=32, patch_size=8))),
+    # LLaVA (LlavaForConditionalGeneration): a Llama of 2 blocks of 64 (GQA 4/2, MLP 172, vocab 512) and a
+    # CLIP vision tower of 2 blocks of 64 over 32x32 images in 8x8 patches (16 image tokens, the class token
+    # dropped), feature layer -2, the GELU projector; the tower is frozen (calib: requires_grad_(False)).
+    "llava": ("llava", dict(text_config=dict(model_type="llama", hidden_size=64, intermediate_size=172,
+                                             num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2,
+                                             vocab_size=512, max_position_embeddings=512),
+                            vision_config=dict(model_type="clip_vision_model", hidden_size=64, intermediate_size=256,
+                                               num_hidden_layers=2, num_attention_heads=4, image_size=32,
+                                               patch_size=8),
+                            image_token_id=500, vision_feature_layer=-2, vision_feature_select_strategy="default",
+                            projector_hidden_act="gelu")),
     "bert": ("bert", dict(vocab_size=4096, hidden_size=128, num_hidden_layers=2, num_attention_heads=4,
                           intermediate_size=512, max_position_embeddings=512, hidden_dropout_prob=0.0,
                           attention_probs_dropout_prob=0.0)),
@@ -185,6 +196,18 @@ class CLIPStep(nn.Module):
         return loss
 
 
+class LlavaStep(HFStep):
+    """LlavaForConditionalGeneration(input_ids, pixel_values, labels=ids)
+    -> loss; the ids start with the image tokens, one per patch."""
+
+    def forward(self, ids, pixel_values):
+        with phase("forward"):
+            out = self.model(input_ids=ids, pixel_values=pixel_values, labels=ids)
+            loss = out.loss
+            del out
+        return loss
+
+
 class _PhasedCrossEntropyLoss(nn.CrossEntropyLoss):
     """modeling_t5's CrossEntropyLoss under the "loss" mark, the place the
     other classes' loss_function has."""
@@ -208,6 +231,8 @@ def build(config_path, attention, recompute, precision):
         auto = transformers.AutoModelForImageClassification
     elif cfg.model_type == "clip":
         auto = transformers.AutoModel
+    elif cfg.model_type == "llava":
+        auto = transformers.AutoModelForImageTextToText
     else:
         auto = transformers.AutoModelForCausalLM
     model = auto.from_config(cfg, attn_implementation=attention)
@@ -226,6 +251,9 @@ def build(config_path, attention, recompute, precision):
         model.to(torch.bfloat16)
     if cfg.model_type == "clip":
         return CLIPStep(model), cfg
+    if cfg.model_type == "llava":
+        model.model.vision_tower.requires_grad_(False)   # LLaVA-1.5's recipe: the CLIP tower frozen
+        return LlavaStep(model), cfg
     return HFStep(model, "pixel_values" if cfg.model_type in VISION_TYPES else "input_ids"), cfg
 
 
@@ -247,7 +275,13 @@ def measure(config_path, precision="fp32", optimizer="adamw", micro_batch=2, seq
     o = {"device": "cpu", "precision": precision}
     model, cfg = build(config_path, attention, recompute, precision)
     gen = torch.Generator().manual_seed(seed + 1)
-    if cfg.model_type == "clip":
+    if cfg.model_type == "llava":
+        vc = cfg.vision_config
+        n_img = (vc.image_size // vc.patch_size) ** 2
+        ids = torch.randint(0, int(cfg.image_token_id), (micro_batch, seq), generator=gen)
+        ids[:, :n_img] = cfg.image_token_id
+        labels = torch.randn(micro_batch, vc.num_channels, vc.image_size, vc.image_size, generator=gen)
+    elif cfg.model_type == "clip":
         tc, vc = cfg.text_config, cfg.vision_config
         ids = torch.randint(0, int(tc.vocab_size), (micro_batch, seq), generator=gen)
         labels = torch.randn(micro_batch, vc.num_channels, vc.image_size, vc.image_size, generator=gen)

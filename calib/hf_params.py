@@ -4,7 +4,8 @@
 
 For each file, the class its model_type names (AutoModelForCausalLM,
 AutoModelForMaskedLM for an encoder, AutoModelForSeq2SeqLM for T5 / mT5,
-AutoModelForImageClassification for ViT, AutoModel (CLIPModel) for CLIP) is instantiated from the config on
+AutoModelForImageClassification for ViT, AutoModel (CLIPModel) for CLIP,
+AutoModelForImageTextToText (LlavaForConditionalGeneration) for LLaVA) is instantiated from the config on
 PyTorch's meta device (no weights, no memory, no hub access) and its
 num_parameters() (tied weights once) is printed with the transformers
 version: the ground truth tests/data/params.tsv records for the configs in
@@ -37,6 +38,8 @@ def count(path):
         auto = transformers.AutoModelForImageClassification
     elif mt == "clip":
         auto = transformers.AutoModel
+    elif mt == "llava":
+        auto = transformers.AutoModelForImageTextToText
     else:
         auto = transformers.AutoModelForCausalLM
     with torch.device("meta"), warnings.catch_warnings():

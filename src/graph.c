@@ -2572,6 +2572,7 @@ static int32_t seq2seq_head(struct lctx *x, int32_t hsd, uint64_t *rows,
 static int32_t cls_head(struct lctx *x, int32_t hsd, uint64_t *rows,
     int32_t held[2]);
 static int32_t vit_embeddings(struct lctx *x);
+static int32_t llava_embeddings(struct lctx *x, uint64_t rows);
 
 static const head_fn head_builders[VP_HEAD_COUNT] = {
 	[VP_HEAD_LM] = lm_head,
@@ -3031,6 +3032,7 @@ lower_ops(struct lctx *x, uint32_t blocks, uint64_t offset, bool first,
 	assert(x->fam.block < VP_BLOCK_COUNT && build != NULL);
 	if (first) {
 		t = x->m->family == VP_FAMILY_VIT ? vit_embeddings(x) :
+		    x->m->vis.llava ? llava_embeddings(x, n) :
 		    embeddings(x, n);
 	} else {
 		/* A later stage receives the previous stage's output. */
@@ -3093,7 +3095,7 @@ lower_ops(struct lctx *x, uint32_t blocks, uint64_t offset, bool first,
 		head_and_loss(x, t);
 		g->input_bytes = n * B(VP_INT64);	/* labels */
 		/* ViT: the pixel values and one label per image. */
-		if (x->vis_px >= 0)
+		if (x->vis_px >= 0 && x->m->family == VP_FAMILY_VIT)
 			g->input_bytes = vp_add_sat(g->t[x->vis_px].bytes,
 			    x->b * B(VP_INT64));
 		if (first && x->m->tie_embeddings)
@@ -3110,6 +3112,10 @@ lower_ops(struct lctx *x, uint32_t blocks, uint64_t offset, bool first,
 		done = tnew(x, 1, VP_FP32, VP_CAT_ACT, "sent", true);
 		OUT(o, done);
 	}
+	/* LLaVA: the pixel values beside the ids and labels. */
+	if (first && x->m->vis.llava && x->vis_px >= 0)
+		g->input_bytes = vp_add_sat(g->input_bytes,
+		    g->t[x->vis_px].bytes);
 	/* Only an op-policy checkpoint caches anything. */
 	for (i = 0; i < g->nop; i++)
 		if (!(g->op[i].recompute && p->recompute == VP_RECOMP_OP))
@@ -4178,6 +4184,111 @@ lower_clip(struct lctx *x)
 	g->largest_param_bytes = vp_mul_sat(big, B(x->w));
 }
 
+/*
+ * LlavaModel.forward's inputs_embeds (transformers 5.24,
+ * models/llava/modeling_llava.py), with the vision tower frozen
+ * (requires_grad False, as LLaVA-1.5 trains): CLIPVisionModel's forward
+ * (the pixel values cast to the weights' dtype, the bias-free patch
+ * convolution, the class embedding, the positions, pre_layrnorm, every
+ * block) builds no autograd graph, so its tensors are transients but for
+ * the selected hidden state (vision_feature_layer, the output of a
+ * block), whose patch rows ([:, 1:], a view) the projector reads:
+ * linear_1 saves that view (the whole hidden state) or, under autocast,
+ * its 16-bit copy; GELU; linear_2; torch.cat of the per-image list (a
+ * copy) and .to(inputs_embeds.dtype); the token lookup; masked_scatter of
+ * the features into the embeddings at the image tokens (a new tensor;
+ * its mask is small).  The tower's last block and post_layernorm run
+ * too, their outputs unused.
+ */
+static const struct lin LIN_MM_PROJ1 = { "multi_modal_projector.linear_1",
+    0, LIN_LOCAL };
+static const struct lin LIN_MM_PROJ2 = { "multi_modal_projector.linear_2",
+    0, LIN_LOCAL };
+
+static int32_t
+llava_embeddings(struct lctx *x, uint64_t rows)
+{
+	const struct vp_model *m = x->m;
+	struct vp_model tv;
+	struct lctx keep = *x;
+	uint64_t b = x->b, img = m->vis.image, side = img / m->vis.patch;
+	uint64_t nt = vp_llava_image_tokens(m), hv = m->vis.hidden, l;
+	int32_t t, feat = -1, crop, y, emb;
+	struct vp_op *o;
+	int i;
+
+	tv = *m;
+	tv.hidden = hv;
+	tv.layers = m->vis.layers;
+	tv.heads = tv.kv_heads = m->vis.heads;
+	tv.head_dim = hv / m->vis.heads;
+	tv.ffn = m->vis.ffn;
+	tv.act = m->vis.act;
+	tv.norm = VP_NORM_LAYERNORM;
+	tv.pos = VP_POS_NONE;
+	tv.bias = true;
+	tv.qkv_bias = tv.o_bias = 1;
+	tv.post_norms = false;
+	x->m = &tv;
+	x->h = hv;
+	x->a = x->kv = tv.heads;
+	x->d = x->dv = tv.head_dim;
+	x->f = tv.ffn;
+	x->s = x->s_kv = nt + 1;
+	x->sp = false;
+	x->fam.mask_skip = true;
+	x->fam.qk_norm = x->fam.norm_1p = false;
+	x->frozen = true;
+	x->vis_px = tnew(x, b * m->vis.channels * img * img, VP_FP32,
+	    VP_CAT_INPUT, "pixel values", false);
+	t = cast(x, x->vis_px, x->w, VP_CAT_ACT);
+	t = ew(x, "patch_embedding", b * hv * side * side, x->autocast ? x->c :
+	    x->w, t, -1, -1, -1, VP_CAT_ACT);
+	t = ew(x, "class embedding cat", b * x->s * hv, x->w, t, -1, -1, -1,
+	    VP_CAT_ACT);
+	t = ew(x, "position embedding add", b * x->s * hv, x->w, t, -1, -1,
+	    -1, VP_CAT_ACT);
+	t = norm(x, "pre_layrnorm", t);
+	for (l = 1; l <= tv.layers; l++) {
+		t = prenorm_block(x, t);
+		/* vision_feature_layer -2: the second-to-last block's
+		 * output (LLaVA-1.5's; any single layer holds as much). */
+		if (l + 1 == tv.layers || tv.layers == 1)
+			feat = t;
+	}
+	(void)norm_rows(x, "post_layernorm", t, b, hv);
+	x->frozen = keep.frozen;
+	x->m = m;
+	x->h = keep.h;
+	x->a = keep.a;
+	x->kv = keep.kv;
+	x->d = keep.d;
+	x->dv = keep.dv;
+	x->f = keep.f;
+	x->s = keep.s;
+	x->s_kv = keep.s_kv;
+	x->sp = keep.sp;
+	x->fam = keep.fam;
+
+	/* The projector on the patch rows, a view of the feature. */
+	crop = ew(x, "image feature rows", b * nt * hv, dt_of(x, feat), feat,
+	    -1, -1, -1, VP_CAT_ACT);
+	y = linear(x, LIN_MM_PROJ1, crop, hv, x->h, true, true, VP_CAT_ACT);
+	x->g->t[crop].bytes = 0;
+	o = &x->g->op[x->g->nop - 1];
+	for (i = 0; i < VP_OP_MAXIO; i++)
+		if (o->saved[i] == crop)
+			o->saved[i] = feat;
+	y = activation(x, VP_ACT_GELU, y);
+	y = linear(x, LIN_MM_PROJ2, y, x->h, x->h, true, true, VP_CAT_ACT);
+	y = ew(x, "image features cat", elems_of(x, y), dt_of(x, y), y, -1,
+	    -1, -1, VP_CAT_ACT);
+	emb = embeddings(x, rows);
+	y = cast(x, y, dt_of(x, emb), VP_CAT_ACT);
+	return ew(x, "masked_scatter", rows * x->h, dt_of(x, emb), emb, y, -1,
+	    -1, VP_CAT_ACT);
+}
+
 int
 vp_graph_build_blocks(const struct vp_model *m, const struct vp_plan *p,
     uint64_t blocks, struct vp_graph *g)
@@ -4246,6 +4357,17 @@ vp_graph_build_blocks(const struct vp_model *m, const struct vp_plan *p,
 	    first, last);
 	persistent_terms(g, &x, vp_stage_blocks(m->layers, pp, p->stage),
 	    first, last);
+	/* LLaVA: the frozen vision tower has no gradients, master weights or
+	 * optimizer states. */
+	if (m->vis.llava && first && p->lora_rank == 0) {
+		g->trainable -= vp_llava_frozen_params(m);
+		g->grad_bytes = vp_mul_sat(g->trainable, B(x.gd));
+		if (vp_prec_info[p->precision].master)
+			g->master_bytes = vp_mul_sat(g->trainable, 4);
+		g->optim_state_bytes = vp_optimizer_state_bytes(m, p,
+		    vp_stage_blocks(m->layers, pp, p->stage), first, last,
+		    g->trainable);
+	}
 	return 0;
 }
 

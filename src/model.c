@@ -722,13 +722,34 @@ vp_model_validate(struct vp_model *m, struct vp_diags *d)
 			    "as many kv_heads as heads, 'implementation: hf', "
 			    "no dropout, and no moe, post_norms, soft-capping, "
 			    "token types, sliding window or tied embeddings");
+	} else if (m->vis.llava) {
+		const struct vp_vision *v = &m->vis;
+
+		if (vp_model_family(m) != VP_FAMILY_LLAMA ||
+		    m->arch != VP_ARCH_DECODER || m->impl != VP_IMPL_HF ||
+		    m->has_moe || v->proj)
+			vp_diag_add(d, m->file, m->where[VP_F_FAMILY], VP_ERROR,
+			    "a 'vision' tower on a language model (LLaVA) is "
+			    "modelled for a dense Llama-family decoder run by "
+			    "Hugging Face's code, without 'projection_dim'");
+		else if (v->hidden == 0 || v->layers == 0 || v->heads == 0 ||
+		    v->ffn == 0 || v->patch == 0 || v->channels == 0 ||
+		    v->image == 0 || v->image % v->patch != 0 ||
+		    v->hidden % v->heads != 0 || vp_act_gated(v->act) ||
+		    v->act == VP_ACT_GELU_NEW)
+			vp_diag_add(d, m->file, m->where[VP_F_FAMILY], VP_ERROR,
+			    "a LLaVA vision tower needs hidden, layers, heads "
+			    "dividing hidden, ffn, image_size, patch_size "
+			    "dividing it and channels, all at least 1, and an "
+			    "ungated activation");
 	} else if (m->vis.hidden || m->vis.proj) {
 		vp_diag_add(d, m->file, m->where[VP_F_FAMILY], VP_ERROR,
 		    "a vision tower ('vision') and 'projection_dim' are for "
 		    "a CLIP model ('family: clip')");
 	}
 	if (m->family != VP_FAMILY_VIT && m->family != VP_FAMILY_CLIP &&
-	    (m->vis.patch || m->vis.image || m->vis.channels))
+	    !m->vis.llava && (m->vis.patch || m->vis.image ||
+	    m->vis.channels))
 		vp_diag_add(d, m->file, m->where[VP_F_FAMILY], VP_ERROR,
 		    "'image_size', 'patch_size' and 'channels' are for a "
 		    "vision transformer ('family: vit')");
@@ -805,6 +826,35 @@ vp_vision_seq(const struct vp_model *m, uint64_t image)
 		return 0;
 	side = image / m->vis.patch;
 	return vp_add_sat(vp_mul_sat(side, side), 1);
+}
+
+uint64_t
+vp_llava_image_tokens(const struct vp_model *m)
+{
+	uint64_t n = vp_vision_seq(m, m->vis.image);
+
+	return m->vis.llava && n ? n - 1 : 0;
+}
+
+/* CLIPVisionModel: the bias-free patch convolution, the class embedding,
+ * the position table of the patches plus one, pre_layrnorm, the blocks
+ * (biased q, k, v, out_proj, fc1, fc2, two LayerNorms), post_layernorm. */
+uint64_t
+vp_llava_frozen_params(const struct vp_model *m)
+{
+	const struct vp_vision *v = &m->vis;
+	uint64_t hv = v->hidden, l, p;
+
+	if (!v->llava)
+		return 0;
+	l = vp_add_sat(vp_mul_sat(4, vp_mul_sat(hv, hv)), 4 * hv);
+	l = vp_add_sat(l, vp_add_sat(vp_mul_sat(2, vp_mul_sat(hv, v->ffn)),
+	    v->ffn + hv));
+	l = vp_add_sat(l, 4 * hv);
+	p = vp_mul_sat(hv, vp_mul_sat(v->channels, vp_mul_sat(v->patch,
+	    v->patch)) + 1 + vp_vision_seq(m, v->image));
+	p = vp_add_sat(p, 4 * hv);
+	return vp_add_sat(p, vp_mul_sat(v->layers, l));
 }
 
 static uint64_t
@@ -966,6 +1016,12 @@ vp_model_params(const struct vp_model *m, struct vp_param_count *out)
 		    layer_active), vp_mul_sat(fd, out->dense_layer))) / m->layers;
 	}
 
+	/* LLaVA: the vision tower and the projector (linear_1 hv -> h,
+	 * linear_2 h -> h, biased) count with the embeddings. */
+	if (m->vis.llava)
+		out->embedding = vp_add_sat(out->embedding, vp_add_sat(
+		    vp_llava_frozen_params(m), vp_mul_sat(m->vis.hidden + h +
+		    2, h)));
 	if (vp_model_family(m) == VP_FAMILY_CLIP) {
 		/*
 		 * CLIPModel: the text tower (token and position tables, the

@@ -19,6 +19,7 @@
 #include "diag.h"
 
 struct vp_lgraph;
+struct vp_model;
 
 /* Enum and name table kept in step by X-macros. */
 #define VP_ARCH_LIST(X) X(DECODER, "decoder") X(ENCODER, "encoder") \
@@ -244,7 +245,19 @@ struct vp_vision {
 	 * are the text tower's) and the projections' width; 0 otherwise. */
 	uint64_t hidden, layers, heads, ffn, proj;
 	enum vp_act act;
+	/* LLaVA (a Llama-family language model with a `vision` mapping):
+	 * the frozen CLIP vision tower above, whose patch features (the
+	 * class token dropped) go through the multi-modal projector
+	 * (linear, GELU, linear, biases) into the language model's
+	 * sequence at the image tokens. */
+	bool llava;
 };
+
+/* The image tokens a LLaVA model puts in its language model's sequence
+ * (the patches of its image); 0 for any other model. */
+uint64_t vp_llava_image_tokens(const struct vp_model *m);
+/* A LLaVA model's frozen parameters: its CLIP vision tower's. */
+uint64_t vp_llava_frozen_params(const struct vp_model *m);
 
 /* The tokens of a vision transformer at `image` x `image` pixels: the
  * patches and the CLS token. */

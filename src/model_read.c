@@ -494,6 +494,9 @@ read_own(const struct ynode *root, const char *file, struct vp_model *m,
 		m->vis.channels = 3;
 		nerr += read_map(rd.vision, file, "'vision'", vision_keys,
 		    VP_NELEM(vision_keys), &rd, set_vision, d);
+		/* On a language model: LLaVA's frozen tower and projector. */
+		if (m->family != VP_FAMILY_CLIP)
+			m->vis.llava = true;
 	}
 	family_defaults(root, m);
 	return nerr || rd.bad_arch ? -1 : 0;
@@ -1934,6 +1937,79 @@ read_clip(const struct ynode *root, const char *file, struct vp_model *m,
 	return vp_diags_count(d, VP_ERROR) == before ? 0 : -1;
 }
 
+/*
+ * LLaVA (LlavaConfig, transformers 5.24): the CLIP vision tower of
+ * vision_config (CLIPVisionConfig's defaults: hidden 768, 12 layers, 12
+ * heads, MLP 3072, 224 pixels in patches of 32, quick_gelu), frozen as
+ * LLaVA-1.5 trains it; vision_feature_select_strategy "default" (the
+ * class token dropped: one image token per patch); a GELU projector with
+ * biases.  What is not modelled is refused: the "full" strategy, several
+ * feature layers, another projector activation, no projector bias, and a
+ * vision tower that is not CLIP's.
+ */
+static void
+hf_llava(const struct ynode *root, const char *file, struct vp_model *m,
+    struct vp_diags *d)
+{
+	const struct ynode *vc = ynode_get(root, "vision_config"), *n;
+	struct vp_vision *v = &m->vis;
+	bool b;
+
+	v->llava = true;
+	v->hidden = 768;
+	v->layers = 12;
+	v->heads = 12;
+	v->ffn = 3072;
+	v->image = 224;
+	v->patch = 32;
+	v->channels = 3;
+	v->act = VP_ACT_QUICK_GELU;
+	if ((n = ynode_get(root, "vision_feature_select_strategy")) != NULL &&
+	    !ynode_is_null(n) && (n->kind != YN_SCALAR ||
+	    strcmp(n->str, "default") != 0))
+		vp_diag_add(d, file, n->pos, VP_ERROR, "vision_feature_"
+		    "select_strategy '%s' is not modelled; LLaVA's is "
+		    "'default' (the class token dropped)", n->kind == YN_SCALAR ?
+		    n->str : ynode_kind_name(n));
+	if ((n = ynode_get(root, "vision_feature_layer")) != NULL &&
+	    !ynode_is_null(n) && n->kind != YN_SCALAR)
+		vp_diag_add(d, file, n->pos, VP_ERROR, "several "
+		    "vision_feature_layer values (concatenated features) are "
+		    "not modelled; give one layer");
+	if ((n = ynode_get(root, "projector_hidden_act")) != NULL &&
+	    !ynode_is_null(n) && (n->kind != YN_SCALAR ||
+	    strcmp(n->str, "gelu") != 0))
+		vp_diag_add(d, file, n->pos, VP_ERROR, "projector_hidden_act "
+		    "'%s' is not modelled; LLaVA's projector is gelu",
+		    n->kind == YN_SCALAR ? n->str : ynode_kind_name(n));
+	if (hf_bool(root, file, "multimodal_projector_bias", &b, d) > 0 && !b)
+		vp_diag_add(d, file, ynode_get(root,
+		    "multimodal_projector_bias")->pos, VP_ERROR,
+		    "a projector without biases is not modelled");
+	if (vc == NULL || ynode_is_null(vc))
+		return;
+	if (vc->kind != YN_MAP) {
+		vp_diag_add(d, file, vc->pos, VP_ERROR, "'vision_config' must "
+		    "be a mapping of keys");
+		return;
+	}
+	if ((n = ynode_get(vc, "model_type")) != NULL && !ynode_is_null(n) &&
+	    (n->kind != YN_SCALAR || strcmp(n->str, "clip_vision_model") != 0))
+		vp_diag_add(d, file, n->pos, VP_ERROR, "a LLaVA vision tower "
+		    "of model_type '%s' is not modelled; CLIP's "
+		    "('clip_vision_model') is", n->kind == YN_SCALAR ? n->str :
+		    ynode_kind_name(n));
+	hf_u64(vc, file, "hidden_size", 1, MAX_HIDDEN, &v->hidden, -1, m, d);
+	hf_u64(vc, file, "num_hidden_layers", 1, MAX_LAYERS, &v->layers, -1, m, d);
+	hf_u64(vc, file, "num_attention_heads", 1, MAX_HEADS, &v->heads, -1, m, d);
+	hf_u64(vc, file, "intermediate_size", 1, MAX_FFN, &v->ffn, -1, m, d);
+	hf_u64(vc, file, "image_size", 1, MAX_IMAGE, &v->image, -1, m, d);
+	hf_u64(vc, file, "patch_size", 1, MAX_IMAGE, &v->patch, -1, m, d);
+	hf_u64(vc, file, "num_channels", 1, MAX_HEADS, &v->channels, -1, m, d);
+	hf_clip_act(vc, file, &v->act, d);
+	hf_clip_dropout(vc, file, d);
+}
+
 /* The sizes every config must give; one message, for the first missing,
  * and only when nothing else went wrong.  `where` names the mapping. */
 static void
@@ -2018,15 +2094,26 @@ read_hf(const struct ynode *root, const char *file, unsigned flags,
 	const char *type, *where;
 	size_t before = vp_diags_count(d, VP_ERROR), which = 0;
 
+	bool llava;
+
 	/* CLIP: two towers, neither of them a language model. */
 	if ((n = ynode_get(root, "model_type")) != NULL &&
 	    n->kind == YN_SCALAR && strcmp(n->str, "clip") == 0)
 		return read_clip(root, file, m, d);
+	llava = n != NULL && n->kind == YN_SCALAR &&
+	    strcmp(n->str, "llava") == 0 && !(flags & VP_READ_TEXT_ONLY);
 	if ((text = hf_text_node(root, file, &where, d)) == NULL)
 		return -1;
 	if ((fam = hf_family_of(text, file, where, &type, d)) == NULL)
 		return -1;
-	if ((tower = hf_tower(root, &which)) != NULL) {
+	if (llava && fam->family != VP_FAMILY_LLAMA) {
+		vp_diag_add(d, file, text->pos, VP_ERROR, "a LLaVA model is "
+		    "modelled with a Llama-family language model (llama, "
+		    "mistral, qwen2), not model_type '%s'; pass --text-only "
+		    "to plan the language model alone", type);
+		return -1;
+	}
+	if (!llava && (tower = hf_tower(root, &which)) != NULL) {
 		if (!(flags & VP_READ_TEXT_ONLY)) {
 			vp_diag_add(d, file, tower->pos, VP_ERROR,
 			    "the model has %s %s ('%s'), which vramplan does "
@@ -2044,6 +2131,19 @@ read_hf(const struct ynode *root, const char *file, unsigned flags,
 		    hf_towers[which].what, hf_towers[which].key);
 	}
 	hf_apply_family(fam, m);
+	/* LlavaConfig's text_config is a LlamaConfig: what it leaves out is
+	 * LlamaConfig's default (llava-1.5's gives only the vocabulary and
+	 * the positions). */
+	if (ynode_get(root, "model_type") != NULL && (n = ynode_get(root,
+	    "model_type"))->kind == YN_SCALAR && !strcmp(n->str, "llava") &&
+	    !strcmp(type, "llama")) {
+		m->hidden = 4096;
+		m->layers = 32;
+		m->heads = 32;
+		m->ffn = 11008;
+		m->vocab = 32000;
+		m->max_seq = 2048;
+	}
 	hf_gemma3_defaults(m);
 	hf_gpt_oss_defaults(m);
 	hf_head_note(text, file, fam, d);
@@ -2069,6 +2169,8 @@ read_hf(const struct ynode *root, const char *file, unsigned flags,
 	hf_llama4(text, file, m, d);
 	hf_t5(text, file, m, d);
 	hf_vit(text, file, m, d);
+	if (llava)
+		hf_llava(root, file, m, d);
 	hf_required(text, file, where, m, before, d);
 	return vp_diags_count(d, VP_ERROR) == before ? 0 : -1;
 }

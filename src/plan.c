@@ -163,6 +163,9 @@ vp_plan_defaults(struct vp_plan *p, const struct vp_model *m)
 		p->image = m->vis.image;
 		p->seq = vp_vision_seq(m, p->image);
 	}
+	/* LLaVA: its images (the sequence is the language model's). */
+	if (m->vis.llava)
+		p->image = m->vis.image;
 	/* CLIP: its images, and its text tower's whole context. */
 	if (m->family == VP_FAMILY_CLIP) {
 		p->image = m->vis.image;

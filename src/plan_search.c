@@ -243,6 +243,14 @@ vp_plan_time(const struct vp_model *m, const struct vp_gpu *gpu,
 	/* LoRA: no weight gradients for the frozen base, so backward costs
 	 * one forward (input gradients), not two. */
 	flops = (p->lora_rank ? 4.0 : 6.0) * (double)pc.active + 6.0 * L * s * h;
+	/* LLaVA: the frozen vision tower runs forward only, once per image
+	 * (its patches and the class token), not per token. */
+	if (m->vis.llava) {
+		double fz = (double)vp_llava_frozen_params(m);
+
+		flops -= (p->lora_rank ? 4.0 : 6.0) * fz;
+		flops += 2.0 * fz * (double)(vp_llava_image_tokens(m) + 1) / s;
+	}
 	/* A layer graph: a sample is an image, whose forward is its
 	 * convolutions' and linears' multiply-adds (2 FLOPs each), backward
 	 * twice that; no sequence, no attention (h is 0). */

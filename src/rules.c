@@ -1344,13 +1344,12 @@ mla_plan(const struct vp_plan *p, const struct vp_model *m, unsigned world,
 }
 
 /*
- * A vision transformer (family vit): what was measured against
- * transformers 5.24's ViTForImageClassification on PyTorch 2.13's CPU
- * (tests/validate_hf.py) is full training, eager or sdpa attention,
- * recompute none or full, on one rank (data parallelism and ZeRO 1 and 2,
- * which only shard states and gradients, are the model-independent
- * mechanisms), at the resolution of the position table.  The rest is
- * refused by name.
+ * Vision models (ViT, CLIP, LLaVA with its tower frozen): what was
+ * measured against transformers 5.24's classes on PyTorch 2.13's CPU
+ * (tests/validate_hf.py) is eager or sdpa attention, recompute none or
+ * full, on one rank (data parallelism and ZeRO 1 and 2, which only shard
+ * states and gradients, are the model-independent mechanisms), at the
+ * resolution of the position table.  The rest is refused by name.
  */
 static int
 vit_plan(const struct vp_plan *p, const struct vp_model *m, unsigned world,
@@ -1359,7 +1358,8 @@ vit_plan(const struct vp_plan *p, const struct vp_model *m, unsigned world,
 	const char *what = NULL;
 
 	(void)world;
-	if (m->family != VP_FAMILY_VIT && m->family != VP_FAMILY_CLIP)
+	if (m->family != VP_FAMILY_VIT && m->family != VP_FAMILY_CLIP &&
+	    !m->vis.llava)
 		return 0;
 	if (p->image != m->vis.image)
 		return refuse(d, "--image %llu is not modelled for '%s': its "
@@ -1370,6 +1370,14 @@ vit_plan(const struct vp_plan *p, const struct vp_model *m, unsigned world,
 		    (unsigned long long)m->vis.image,
 		    (unsigned long long)m->vis.image,
 		    (unsigned long long)m->vis.image);
+	/* LLaVA: the image tokens are part of the language model's
+	 * sequence. */
+	if (m->vis.llava && p->seq <= vp_llava_image_tokens(m))
+		return refuse(d, "--seq %llu is the language model's whole "
+		    "sequence, the %llu image tokens of '%s' included; give "
+		    "more than %llu", (unsigned long long)p->seq,
+		    (unsigned long long)vp_llava_image_tokens(m), m->name,
+		    (unsigned long long)vp_llava_image_tokens(m));
 	if (p->tp > 1 || p->sp || p->async_tp)
 		what = "tensor parallelism (--tp, --sp, --async-tp)";
 	else if (p->pp > 1)
@@ -1413,10 +1421,10 @@ vit_plan(const struct vp_plan *p, const struct vp_model *m, unsigned world,
 		what = "the load phase (--load)";
 	if (what == NULL)
 		return 0;
-	return refuse(d, "%s is not modelled for a vision transformer ('%s', "
-	    "not measured); it plans data-parallel, fully trained steps "
-	    "through transformers 5.24's code, eager or sdpa attention, "
-	    "--recompute none or full", what, m->name);
+	return refuse(d, "%s is not modelled for '%s' (a vision model; not "
+	    "measured): vision models are planned data-parallel (ZeRO 1 and "
+	    "2 included) through transformers 5.24's code, with eager or "
+	    "sdpa attention and --recompute none or full", what, m->name);
 }
 
 static const struct rule rules[] = {

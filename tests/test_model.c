@@ -1048,8 +1048,24 @@ hf_text_config(void **state)
 	vp_model_free(&m);
 	vp_diags_clear(&d);
 
-	/* A vision tower: an error at vision_config, whatever the text. */
-	assert_int_equal(load("{\"model_type\": \"llava\", " TEXT_LLAMA ",\n"
+	/* LLaVA: the frozen CLIP tower and the projector join the Llama;
+	 * 125,248 parameters (LlavaForConditionalGeneration of 5.24 on the
+	 * meta device), 101,312 of them trainable (the tower's 23,936
+	 * frozen), 16 image tokens. */
+	load_ok("{\"model_type\": \"llava\", " TEXT_LLAMA ",\n"
+	    "\"vision_config\": {\"model_type\": \"clip_vision_model\","
+	    " \"hidden_size\": 32, \"num_hidden_layers\": 2,"
+	    " \"num_attention_heads\": 4, \"intermediate_size\": 64,"
+	    " \"image_size\": 32, \"patch_size\": 8}}", &m, &d);
+	assert_true(m.vis.llava && vp_llava_image_tokens(&m) == 16);
+	assert_true(total(&m) == 125248);
+	assert_true(total(&m) - vp_llava_frozen_params(&m) == 101312);
+	vp_model_free(&m);
+	vp_diags_clear(&d);
+
+	/* Another vision tower wrapper: an error at vision_config, whatever
+	 * the text. */
+	assert_int_equal(load("{\"model_type\": \"llava_next\", " TEXT_LLAMA ",\n"
 	    "\"vision_config\": {\"model_type\": \"clip_vision_model\"}}",
 	    &m, &d), -1);
 	expect_error_at(&d, "the model has a vision tower ('vision_config'), "
