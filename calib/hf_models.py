@@ -157,6 +157,7 @@ class HFStep(nn.Module):
         super().__init__()
         self.model = model
         self.input_name = input_name
+        self.extra = {}
         inner = model.loss_function
 
         def loss_function(*a, **k):
@@ -166,7 +167,7 @@ class HFStep(nn.Module):
 
     def forward(self, ids, labels):
         with phase("forward"):
-            out = self.model(**{self.input_name: ids}, labels=labels)
+            out = self.model(**{self.input_name: ids}, labels=labels, **self.extra)
             loss = out.loss
             del out
         return loss
@@ -257,9 +258,19 @@ def build(config_path, attention, recompute, precision):
     return HFStep(model, "pixel_values" if cfg.model_type in VISION_TYPES else "input_ids"), cfg
 
 
-# Image classifiers: pixel values (fp32, as a loader gives them) of the
-# config's image_size and one class label per image; `seq` is not theirs.
+# Image classifiers: pixel values (fp32, as a loader gives them) and one
+# class label per image; `seq` is the tokens, patches plus the CLS token,
+# whose image another than the config's image_size runs with the position
+# table interpolated (interpolate_pos_encoding=True).
 VISION_TYPES = ("vit",)
+
+
+def vision_image(cfg, seq):
+    """The square image of `seq` tokens (patches plus the CLS token)."""
+    side = int(round((seq - 1) ** 0.5))
+    if side * side != seq - 1:
+        raise harness.HarnessError("%d tokens are not a square of patches plus one" % seq)
+    return side * cfg.patch_size
 
 
 def measure(config_path, precision="fp32", optimizer="adamw", micro_batch=2, seq=64, recompute="none",
@@ -286,7 +297,10 @@ def measure(config_path, precision="fp32", optimizer="adamw", micro_batch=2, seq
         ids = torch.randint(0, int(tc.vocab_size), (micro_batch, seq), generator=gen)
         labels = torch.randn(micro_batch, vc.num_channels, vc.image_size, vc.image_size, generator=gen)
     elif cfg.model_type in VISION_TYPES:
-        ids = torch.randn(micro_batch, cfg.num_channels, cfg.image_size, cfg.image_size, generator=gen)
+        img = vision_image(cfg, seq)
+        ids = torch.randn(micro_batch, cfg.num_channels, img, img, generator=gen)
+        if img != cfg.image_size:
+            model.extra = {"interpolate_pos_encoding": True}
         labels = torch.randint(0, int(cfg.num_labels), (micro_batch,), generator=gen)
     else:
         ids = torch.randint(0, int(cfg.vocab_size), (micro_batch, seq), generator=gen)

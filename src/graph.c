@@ -3937,7 +3937,7 @@ vit_embeddings(struct lctx *x)
 	struct vp_layer conv;
 	struct lgw w = { { m->vis.channels, img, img, false }, 0 };
 	struct vp_lshape out = { x->h, side, side, false };
-	int32_t t;
+	int32_t t, pos = -1;
 
 	memset(&conv, 0, sizeof conv);
 	conv.type = VP_L_CONV2D;
@@ -3953,10 +3953,17 @@ vit_embeddings(struct lctx *x)
 	t = ew(x, "cls token cat", n, promote(dt_of(x, t), x->w), t, -1, -1,
 	    -1, VP_CAT_ACT);
 	x->g->op[x->g->nop - 1].wgrad_bytes = vp_mul_sat(x->h, B(x->gd));
+	/* Another resolution than the table's: interpolate_pos_encoding
+	 * resizes the patch rows (bicubic) and cats the class row back, a
+	 * (1, s, h) tensor the add broadcasts (nothing saved but sizes). */
+	if (img != m->vis.image)
+		pos = ew(x, "position interpolate", x->s * x->h, x->w, -1, -1,
+		    -1, -1, VP_CAT_ACT);
 	t = ew(x, "position embedding add", n, promote(dt_of(x, t), x->w), t,
-	    -1, -1, -1, VP_CAT_ACT);
-	x->g->op[x->g->nop - 1].wgrad_bytes = vp_mul_sat(x->s * x->h,
-	    B(x->gd));
+	    pos, -1, -1, VP_CAT_ACT);
+	/* The table's gradient: its own rows, whatever the resolution. */
+	x->g->op[x->g->nop - 1].wgrad_bytes = vp_mul_sat(vp_vision_seq(m,
+	    m->vis.image) * x->h, B(x->gd));
 	return dropout(x, "embedding dropout", t);
 }
 

@@ -1361,7 +1361,16 @@ vit_plan(const struct vp_plan *p, const struct vp_model *m, unsigned world,
 	if (m->family != VP_FAMILY_VIT && m->family != VP_FAMILY_CLIP &&
 	    !m->vis.llava)
 		return 0;
-	if (p->image != m->vis.image)
+	/* ViT: another resolution interpolates the position table
+	 * (interpolate_pos_encoding=True), in whole patches. */
+	if (m->family == VP_FAMILY_VIT && p->image != m->vis.image &&
+	    (p->image % m->vis.patch != 0 || p->image < m->vis.patch))
+		return refuse(d, "--image %llu is not a whole number of "
+		    "%llu-pixel patches, which '%s' cuts its images into; use "
+		    "a multiple of %llu", (unsigned long long)p->image,
+		    (unsigned long long)m->vis.patch, m->name,
+		    (unsigned long long)m->vis.patch);
+	if (m->family != VP_FAMILY_VIT && p->image != m->vis.image)
 		return refuse(d, "--image %llu is not modelled for '%s': its "
 		    "position table is for %llux%llu images, and the "
 		    "interpolation another resolution needs "

@@ -753,13 +753,15 @@ run refuse-pythia-tp pythia-6.9b --gpus 2xA100 --tp 2
 # OPT: OPT-1.3B from the library (a position table of 2050 rows).
 run est-opt-1.3b-1xa100 opt-1.3b --gpus 1xA100 --seq 2048
 run refuse-opt-recompute-op opt-1.3b --gpus 1xA100 --recompute op
-# Vision transformers (ViT, issue 15): the done-when command, its CPU
-# replay from google/vit-base-patch16-224's config.json, a resolution
-# its position table does not take, what is refused, and --seq (a note).
+# Vision transformers (ViT, issue 15): the done-when command, another
+# resolution (the position table interpolated), its CPU replay from
+# google/vit-base-patch16-224's config.json, a resolution that is not
+# whole patches, what is refused, and --seq (a note).
 run est-vit-b-16-a100 vit-b-16 --micro-batch 128 --gpus 1xA100
+run est-vit-b-16-image-384 vit-b-16 --image 384 --micro-batch 32 --gpus 1xA100
 run explain-hf-vit-base-cpu tests/data/hf/vit-base-patch16-224.config.json \
 	--device cpu --micro-batch 4 --precision fp32 --explain
-run refuse-vit-image vit-b-16 --image 384 --gpus 1xA100
+run refuse-vit-image vit-b-16 --image 200 --gpus 1xA100
 run refuse-vit-tp vit-b-16 --tp 2 --gpus 2xA100 --no-search
 run refuse-vit-lora vit-b-16 --lora 8 --gpus 1xA100
 run note-vit-seq vit-b-16 --seq 512 --device cpu --micro-batch 2
