@@ -391,6 +391,15 @@ family_defaults(const struct ynode *root, struct vp_model *m)
 	if (m->family == VP_FAMILY_TORCH_NN &&
 	    ynode_get(root, "implementation") == NULL)
 		m->impl = VP_IMPL_TORCH_NN;
+	/* A ViT's position table is its image's, a CLIP text tower's
+	 * learned; both have biases. */
+	if ((m->family == VP_FAMILY_VIT || m->family == VP_FAMILY_CLIP) &&
+	    ynode_get(root, "position") == NULL)
+		m->pos = m->family == VP_FAMILY_VIT ? VP_POS_NONE :
+		    VP_POS_LEARNED;
+	if ((m->family == VP_FAMILY_VIT || m->family == VP_FAMILY_CLIP) &&
+	    ynode_get(root, "bias") == NULL)
+		m->bias = true;
 	/* Llama4TextConfig's defaults (v5.24): a NoPE block every 4th,
 	 * chunks of 8192, temperature tuning and the L2 q/k norm on. */
 	if (m->family == VP_FAMILY_LLAMA4) {

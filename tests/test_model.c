@@ -1994,6 +1994,14 @@ hf_vit_configs(void **state)
 	assert_true(total(&m) == 23811);
 	vp_model_free(&m);
 	vp_diags_clear(&d);
+	/* The same in the own schema: family vit implies position none and
+	 * biases. */
+	load_ok("name: v\nfamily: vit\nlayers: 2\nhidden: 32\nheads: 4\n"
+	    "ffn: 64\nvocab: 3\nqkv_bias: false\nimage_size: 32\n"
+	    "patch_size: 8\nchannels: 3\n", &m, &d);
+	assert_true(m.pos == VP_POS_NONE && m.bias && total(&m) == 23811);
+	vp_model_free(&m);
+	vp_diags_clear(&d);
 	assert_int_equal(load("{\"model_type\": \"vit\","
 	    " \"hidden_dropout_prob\": 0.1,"
 	    " \"attention_probs_dropout_prob\": 0.0}", &m, &d), -1);
