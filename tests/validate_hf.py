@@ -221,7 +221,13 @@ GRID = [
     # ... and at other resolutions, the position table interpolated
     # (interpolate_pos_encoding=True): 96x96 (145 tokens), 32x32 (17).
     # Measured: fp32 +2.21% (the same one gradient over as at 64x64),
-    # bf16-mixed eager -0.59%.
+    # bf16-mixed eager -0.59%.  Those are --threads 1; at 2 threads
+    # (make check's OMP_NUM_THREADS) every 16-bit ViT case measures 66,176 B
+    # more and CLIP's 22,016 B (bf16-mixed ViT sdpa -1.66%, eager -1.24%,
+    # bf16 -1.65%, full recompute -3.05%, 32x32 eager -1.53%; the fp32 ones
+    # and LLaVA's, whose tower is frozen, do not move): a per-thread buffer
+    # of the 16-bit patch convolution's backward, likely oneDNN's, not
+    # modelled.  The ViT grid's mean is then 1.92%.
     ("vit", "fp32", "adamw", 8, 145, "none", "sdpa"),
     ("vit", "bf16-mixed", "adamw", 16, 17, "none", "eager"),
     # CLIP (CLIPModel, return_loss): text and vision towers of 2 blocks of
