@@ -107,6 +107,31 @@ CONFIGS = {
                                 max_target_positions=64, dropout=0.0, attention_dropout=0.0, activation_dropout=0.0,
                                 pad_token_id=1, bos_token_id=0, eos_token_id=2, decoder_start_token_id=3,
                                 begin_suppress_tokens=None)),
+    # ViT (ViTForImageClassification): 64x64 images in 8x8 patches (64 patches plus CLS: 65 tokens), 2
+    # pre-norm blocks of 64 wide, 4 heads, MLP 256, 10 classes.
+    "vit": ("vit", dict(hidden_size=64, num_hidden_layers=2, num_attention_heads=4, intermediate_size=256,
+                        image_size=64, patch_size=8, num_channels=3, num_labels=10, hidden_dropout_prob=0.0,
+                        attention_probs_dropout_prob=0.0)),
+    # CLIP (CLIPModel, return_loss): a text tower of 2 blocks of 64 (4 heads, MLP 256, vocab 512, 32
+    # positions) and a vision tower of 2 blocks of 64 over 32x32 images in 8x8 patches (17 tokens),
+    # projections of 32, quick_gelu in both.
+    "clip": ("clip", dict(projection_dim=32,
+                          text_config=dict(hidden_size=64, num_hidden_layers=2, num_attention_heads=4,
+                                           intermediate_size=256, vocab_size=512, max_position_embeddings=32,
+                                           bos_token_id=0, eos_token_id=2, pad_token_id=1),
+                          vision_config=dict(hidden_size=64, num_hidden_layers=2, num_attention_heads=4,
+                                             intermediate_size=256, image_size=32, patch_size=8))),
+    # LLaVA (LlavaForConditionalGeneration): a Llama of 2 blocks of 64 (GQA 4/2, MLP 172, vocab 512) and a
+    # CLIP vision tower of 2 blocks of 64 over 32x32 images in 8x8 patches (16 image tokens, the class token
+    # dropped), feature layer -2, the GELU projector; the tower is frozen (calib: requires_grad_(False)).
+    "llava": ("llava", dict(text_config=dict(model_type="llama", hidden_size=64, intermediate_size=172,
+                                             num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2,
+                                             vocab_size=512, max_position_embeddings=512),
+                            vision_config=dict(model_type="clip_vision_model", hidden_size=64, intermediate_size=256,
+                                               num_hidden_layers=2, num_attention_heads=4, image_size=32,
+                                               patch_size=8),
+                            image_token_id=500, vision_feature_layer=-2, vision_feature_select_strategy="default",
+                            projector_hidden_act="gelu")),
     "bert": ("bert", dict(vocab_size=4096, hidden_size=128, num_hidden_layers=2, num_attention_heads=4,
                           intermediate_size=512, max_position_embeddings=512, hidden_dropout_prob=0.0,
                           attention_probs_dropout_prob=0.0)),
@@ -164,9 +189,11 @@ class HFStep(nn.Module):
     loss_function.  The output object (and with it the logits) dies before
     forward returns, as in a training loop that keeps only the loss."""
 
-    def __init__(self, model):
+    def __init__(self, model, input_name="input_ids"):
         super().__init__()
         self.model = model
+        self.input_name = input_name
+        self.extra = {}
         inner = model.loss_function
 
         def loss_function(*a, **k):
@@ -176,11 +203,43 @@ class HFStep(nn.Module):
 
     def forward(self, ids, labels):
         with phase("forward"):
-            # Whisper's encoder input is the mel features, not token ids.
-            if getattr(self.model.config, "model_type", None) == "whisper":
-                out = self.model(input_features=ids, labels=labels)
-            else:
-                out = self.model(input_ids=ids, labels=labels)
+            out = self.model(**{self.input_name: ids}, labels=labels, **self.extra)
+            loss = out.loss
+            del out
+        return loss
+
+
+class CLIPStep(nn.Module):
+    """CLIPModel(input_ids, pixel_values, return_loss=True) -> loss, under
+    the "forward" mark, its image_text_contrastive_loss under "loss"."""
+
+    def __init__(self, model):
+        super().__init__()
+        self.model = model
+        import importlib
+        mod = importlib.import_module("transformers.models.clip.modeling_clip")
+        inner = mod.image_text_contrastive_loss
+
+        def contrastive(*a, **k):
+            with phase("loss"):
+                return inner(*a, **k)
+        mod.image_text_contrastive_loss = contrastive
+
+    def forward(self, ids, pixel_values):
+        with phase("forward"):
+            out = self.model(input_ids=ids, pixel_values=pixel_values, return_loss=True)
+            loss = out.loss
+            del out
+        return loss
+
+
+class LlavaStep(HFStep):
+    """LlavaForConditionalGeneration(input_ids, pixel_values, labels=ids)
+    -> loss; the ids start with the image tokens, one per patch."""
+
+    def forward(self, ids, pixel_values):
+        with phase("forward"):
+            out = self.model(input_ids=ids, pixel_values=pixel_values, labels=ids)
             loss = out.loss
             del out
         return loss
@@ -211,6 +270,12 @@ def build(config_path, attention, recompute, precision):
         mod = importlib.import_module("transformers.models.deberta_v2.modeling_deberta_v2")
         mod.CrossEntropyLoss = _PhasedCrossEntropyLoss
         auto = transformers.AutoModelForMaskedLM
+    elif cfg.model_type in VISION_TYPES:
+        auto = transformers.AutoModelForImageClassification
+    elif cfg.model_type == "clip":
+        auto = transformers.AutoModel
+    elif cfg.model_type == "llava":
+        auto = transformers.AutoModelForImageTextToText
     else:
         auto = transformers.AutoModelForCausalLM
     model = auto.from_config(cfg, attn_implementation=attention)
@@ -227,7 +292,28 @@ def build(config_path, attention, recompute, precision):
             model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
     if precision == "bf16":
         model.to(torch.bfloat16)
-    return HFStep(model), cfg
+    if cfg.model_type == "clip":
+        return CLIPStep(model), cfg
+    if cfg.model_type == "llava":
+        model.model.vision_tower.requires_grad_(False)   # LLaVA-1.5's recipe: the CLIP tower frozen
+        return LlavaStep(model), cfg
+    return HFStep(model, "pixel_values" if cfg.model_type in VISION_TYPES else
+                  "input_features" if cfg.model_type == "whisper" else "input_ids"), cfg
+
+
+# Image classifiers: pixel values (fp32, as a loader gives them) and one
+# class label per image; `seq` is the tokens, patches plus the CLS token,
+# whose image another than the config's image_size runs with the position
+# table interpolated (interpolate_pos_encoding=True).
+VISION_TYPES = ("vit",)
+
+
+def vision_image(cfg, seq):
+    """The square image of `seq` tokens (patches plus the CLS token)."""
+    side = int(round((seq - 1) ** 0.5))
+    if side * side != seq - 1:
+        raise harness.HarnessError("%d tokens are not a square of patches plus one" % seq)
+    return side * cfg.patch_size
 
 
 def measure(config_path, precision="fp32", optimizer="adamw", micro_batch=2, seq=64, recompute="none",
@@ -243,12 +329,30 @@ def measure(config_path, precision="fp32", optimizer="adamw", micro_batch=2, seq
     o = {"device": "cpu", "precision": precision}
     model, cfg = build(config_path, attention, recompute, precision)
     gen = torch.Generator().manual_seed(seed + 1)
-    ids = torch.randint(0, int(cfg.vocab_size), (micro_batch, seq), generator=gen)
-    if cfg.model_type == "whisper":
+    if cfg.model_type == "llava":
+        vc = cfg.vision_config
+        n_img = (vc.image_size // vc.patch_size) ** 2
+        ids = torch.randint(0, int(cfg.image_token_id), (micro_batch, seq), generator=gen)
+        ids[:, :n_img] = cfg.image_token_id
+        labels = torch.randn(micro_batch, vc.num_channels, vc.image_size, vc.image_size, generator=gen)
+    elif cfg.model_type == "clip":
+        tc, vc = cfg.text_config, cfg.vision_config
+        ids = torch.randint(0, int(tc.vocab_size), (micro_batch, seq), generator=gen)
+        labels = torch.randn(micro_batch, vc.num_channels, vc.image_size, vc.image_size, generator=gen)
+    elif cfg.model_type in VISION_TYPES:
+        img = vision_image(cfg, seq)
+        ids = torch.randn(micro_batch, cfg.num_channels, img, img, generator=gen)
+        if img != cfg.image_size:
+            model.extra = {"interpolate_pos_encoding": True}
+        labels = torch.randint(0, int(cfg.num_labels), (micro_batch,), generator=gen)
+    elif cfg.model_type == "whisper":
         # log-mel features: num_mel_bins x 2 * seq frames (seq = max_source_positions), in the weights' dtype
         ids = torch.randn((micro_batch, int(cfg.num_mel_bins), 2 * seq), generator=gen,
                           dtype=torch.bfloat16 if precision == "bf16" else torch.float32)
-    labels = ids
+        labels = ids
+    else:
+        ids = torch.randint(0, int(cfg.vocab_size), (micro_batch, seq), generator=gen)
+        labels = ids
     if cfg.is_encoder_decoder:
         labels = torch.randint(0, int(cfg.vocab_size), (micro_batch, target_seq or seq), generator=gen)
     trainable = [p for p in model.parameters() if p.requires_grad]

@@ -4,7 +4,9 @@
 
 For each file, the class its model_type names (AutoModelForCausalLM,
 AutoModelForMaskedLM for an encoder, AutoModelForSeq2SeqLM for T5 / mT5 / BART,
-AutoModelForSpeechSeq2Seq for Whisper) is instantiated from the config on
+AutoModelForSpeechSeq2Seq for Whisper, AutoModelForImageClassification for ViT,
+AutoModel (CLIPModel) for CLIP, AutoModelForImageTextToText
+(LlavaForConditionalGeneration) for LLaVA) is instantiated from the config on
 PyTorch's meta device (no weights, no memory, no hub access) and its
 num_parameters() (tied weights once) is printed with the transformers
 version: the ground truth tests/data/params.tsv records for the configs in
@@ -35,6 +37,12 @@ def count(path):
         auto = transformers.AutoModelForSeq2SeqLM
     elif mt == "whisper":
         auto = transformers.AutoModelForSpeechSeq2Seq
+    elif mt == "vit":
+        auto = transformers.AutoModelForImageClassification
+    elif mt == "clip":
+        auto = transformers.AutoModel
+    elif mt == "llava":
+        auto = transformers.AutoModelForImageTextToText
     else:
         auto = transformers.AutoModelForCausalLM
     with torch.device("meta"), warnings.catch_warnings():

@@ -360,6 +360,34 @@ lgraph_inert(const bool given[VP_O_COUNT], struct vp_buf *notes)
 			    rows[i].why);
 }
 
+/*
+ * A vision transformer (family vit) takes images: its sequence is the
+ * patches of --image plus the CLS token, set here once the options are
+ * applied; a --seq the user gave is a note.  0, or the exit status.
+ */
+static int
+vision_seq(const bool given[VP_O_COUNT], const struct vp_model *m,
+    struct vp_plan *p, struct vp_buf *notes)
+{
+	if (m->family != VP_FAMILY_VIT)
+		return VP_EXIT_OK;
+	if (given[VP_O_MAX_SEQ]) {
+		fprintf(stderr, "vramplan: --max-seq needs a sequence; a "
+		    "vision transformer takes images (try "
+		    "--max-micro-batch)\n");
+		return VP_EXIT_INPUT;
+	}
+	if (given[VP_O_SEQ])
+		vp_buf_printf(notes, "--seq has no effect on a vision "
+		    "transformer: its sequence is the patches of --image "
+		    "plus the CLS token (%llu at %llux%llu)\n",
+		    (unsigned long long)vp_vision_seq(m, p->image),
+		    (unsigned long long)p->image,
+		    (unsigned long long)p->image);
+	p->seq = vp_vision_seq(m, p->image);
+	return VP_EXIT_OK;
+}
+
 static int
 load_model_plan(const char *model_arg, struct vp_optset *o,
     struct vp_optset *file, struct vp_model *m, struct vp_plan *p,
@@ -457,6 +485,10 @@ load_model_plan(const char *model_arg, struct vp_optset *o,
 	}
 	if (m->lg != NULL)
 		lgraph_inert(cli, &notes);
+	if ((rc = vision_seq(cli, m, p, &notes)) != VP_EXIT_OK) {
+		vp_buf_free(&notes);
+		return rc;
+	}
 	for (line = notes.s; line != NULL && *line; line = nl + 1) {
 		nl = strchr(line, '\n');
 		fprintf(stderr, "vramplan: note: %.*s\n", (int)(nl - line),

@@ -98,6 +98,8 @@ struct lctx {
 	/* An encoder-decoder's decoder output and its scaled copy, which
 	 * T5ForConditionalGeneration.forward holds (seq2seq_head). */
 	int32_t s2s_held[2];
+	/* A vision transformer's pixel values (vit_embeddings), -1 = none. */
+	int32_t vis_px;
 };
 
 /*
@@ -876,6 +878,16 @@ activation(struct lctx *x, enum vp_act act, int32_t in)
 		half = ew(x, "gelu mul", n, dt, in, -1, -1, -1, VP_CAT_ACT);
 		return ew(x, "gelu mul", n, dt, half, onep, half, onep,
 		    VP_CAT_ACT);
+	case VP_ACT_QUICK_GELU:
+		/* CLIP's QuickGELUActivation: x * sigmoid(1.702 * x); the
+		 * scalar mul saves nothing, sigmoid its result, the product
+		 * both operands. */
+		inner = ew(x, "quick gelu scale", n, dt, in, -1, -1, -1,
+		    VP_CAT_ACT);
+		th = ew(x, "quick gelu sigmoid", n, dt, inner, -1, -1, -1,
+		    VP_CAT_ACT);
+		save_result(x, th);
+		return ew2(x, "quick gelu mul", n, dt, in, th, VP_CAT_ACT);
 	default:
 		/* GELU (erf or tanh kernel) and SiLU save their input. */
 		return ew(x, act == VP_ACT_SWIGLU ? "silu" : "gelu", n, dt,
@@ -2851,6 +2863,12 @@ linear_head(struct lctx *x, int32_t hsd, uint64_t *rows, int32_t held[2])
  * x->s to the target length while it lowers the decoder). */
 static int32_t seq2seq_head(struct lctx *x, int32_t hsd, uint64_t *rows,
     int32_t held[2]);
+/* ViT's classifier on the CLS token (with vit_embeddings, at the end of
+ * the file beside the layer graphs' convolution it reuses). */
+static int32_t cls_head(struct lctx *x, int32_t hsd, uint64_t *rows,
+    int32_t held[2]);
+static int32_t vit_embeddings(struct lctx *x);
+static int32_t llava_embeddings(struct lctx *x, uint64_t rows);
 
 /*
  * ModernBertForMaskedLM (5.24): the model's final_norm, the head's dense
@@ -2885,6 +2903,7 @@ static const head_fn head_builders[VP_HEAD_COUNT] = {
 	[VP_HEAD_LINEAR] = linear_head,
 	[VP_HEAD_SEQ2SEQ] = seq2seq_head,
 	[VP_HEAD_MODERNBERT_MLM] = modernbert_head,
+	[VP_HEAD_CLS] = cls_head,
 };
 
 /*
@@ -3087,6 +3106,12 @@ lctx_init(struct lctx *x, const struct vp_model *m, const struct vp_plan *p,
 	x->mask_full = x->mask_local = -1;
 	x->rope_cs[0] = x->rope_cs[1] = -1;
 	x->deb_relpos = x->deb_rel = -1;
+	x->vis_px = -1;
+	/* A vision transformer: its patches and the CLS token, whatever
+	 * the plan's seq says. */
+	if (m->family == VP_FAMILY_VIT)
+		x->s = x->s_kv = vp_vision_seq(m, p->image ? p->image :
+		    m->vis.image);
 	if (x->frozen && x->autocast) {
 		x->w = x->c;
 		x->r = x->c;
@@ -3358,7 +3383,9 @@ lower_ops(struct lctx *x, uint32_t blocks, uint64_t offset, bool first,
 
 	assert(x->fam.block < VP_BLOCK_COUNT && build != NULL);
 	if (first) {
-		t = embeddings(x, n);
+		t = x->m->family == VP_FAMILY_VIT ? vit_embeddings(x) :
+		    x->m->vis.llava ? llava_embeddings(x, n) :
+		    embeddings(x, n);
 	} else {
 		/* A later stage receives the previous stage's output. */
 		t = ew(x, "pipeline receive", n * x->h / (x->sp ? x->tp : 1),
@@ -3421,6 +3448,10 @@ lower_ops(struct lctx *x, uint32_t blocks, uint64_t offset, bool first,
 	if (last) {
 		head_and_loss(x, t);
 		g->input_bytes = n * B(VP_INT64);	/* labels */
+		/* ViT: the pixel values and one label per image. */
+		if (x->vis_px >= 0 && x->m->family == VP_FAMILY_VIT)
+			g->input_bytes = vp_add_sat(g->t[x->vis_px].bytes,
+			    x->b * B(VP_INT64));
 		if (first && x->m->tie_embeddings)
 			tie_embeddings(x);
 	} else {
@@ -3435,6 +3466,10 @@ lower_ops(struct lctx *x, uint32_t blocks, uint64_t offset, bool first,
 		done = tnew(x, 1, VP_FP32, VP_CAT_ACT, "sent", true);
 		OUT(o, done);
 	}
+	/* LLaVA: the pixel values beside the ids and labels. */
+	if (first && x->m->vis.llava && x->vis_px >= 0)
+		g->input_bytes = vp_add_sat(g->input_bytes,
+		    g->t[x->vis_px].bytes);
 	/* Only an op-policy checkpoint caches anything. */
 	for (i = 0; i < g->nop; i++)
 		if (!(g->op[i].recompute && p->recompute == VP_RECOMP_OP))
@@ -4745,6 +4780,386 @@ lgraph_build(const struct vp_model *m, const struct vp_plan *p,
 	return 0;
 }
 
+/*
+ * ViTEmbeddings (transformers 5.24, models/vit/modeling_vit.py): the
+ * pixel values (fp32 from the loader; ViTModel casts them to the weights'
+ * dtype, a copy when those are 16 bit), the patch Conv2d of kernel and
+ * stride patch_size (lg_conv2d: it saves its input and, under autocast,
+ * the 16-bit copies), flatten(2).transpose(1, 2) (a view), torch.cat of
+ * the expanded cls_token in front (a new tensor, promoted to fp32 when
+ * the convolution ran in 16 bit under autocast; cat saves nothing), plus
+ * position_embeddings (a new tensor; nothing saved), dropout.  The
+ * cls_token's and the position table's gradients are made by the cat's
+ * and the add's backward.
+ */
+static int32_t
+vit_embeddings(struct lctx *x)
+{
+	const struct vp_model *m = x->m;
+	uint64_t img = x->p->image ? x->p->image : m->vis.image;
+	uint64_t side = img / m->vis.patch, n = x->b * x->s * x->h;
+	struct vp_layer conv;
+	struct lgw w = { { m->vis.channels, img, img, false }, 0 };
+	struct vp_lshape out = { x->h, side, side, false };
+	int32_t t, pos = -1;
+
+	memset(&conv, 0, sizeof conv);
+	conv.type = VP_L_CONV2D;
+	conv.out = x->h;
+	conv.kernel = conv.stride = (uint32_t)m->vis.patch;
+	conv.dilation = conv.groups = 1;
+	conv.bias = true;
+	x->vis_px = tnew(x, lshape_elems(x, w.sh), VP_FP32, VP_CAT_INPUT,
+	    "pixel values", false);
+	t = cast(x, x->vis_px, x->w, VP_CAT_ACT);
+	t = lg_conv2d(x, &conv, t, out, &w);
+	x->embed_op = -1;
+	t = ew(x, "cls token cat", n, promote(dt_of(x, t), x->w), t, -1, -1,
+	    -1, VP_CAT_ACT);
+	x->g->op[x->g->nop - 1].wgrad_bytes = vp_mul_sat(x->h, B(x->gd));
+	/* Another resolution than the table's: interpolate_pos_encoding
+	 * resizes the patch rows (bicubic) and cats the class row back, a
+	 * (1, s, h) tensor the add broadcasts (nothing saved but sizes). */
+	if (img != m->vis.image)
+		pos = ew(x, "position interpolate", x->s * x->h, x->w, -1, -1,
+		    -1, -1, VP_CAT_ACT);
+	t = ew(x, "position embedding add", n, promote(dt_of(x, t), x->w), t,
+	    pos, -1, -1, VP_CAT_ACT);
+	/* The table's gradient: its own rows, whatever the resolution. */
+	x->g->op[x->g->nop - 1].wgrad_bytes = vp_mul_sat(vp_vision_seq(m,
+	    m->vis.image) * x->h, B(x->gd));
+	return dropout(x, "embedding dropout", t);
+}
+
+/*
+ * ViTForImageClassification's head: ViTModel's final layernorm over every
+ * token, pooled_output = sequence_output[:, 0, :] (a view), the biased
+ * classifier h -> the classes (`vocab`), the loss (ForSequenceClassification
+ * Loss: cross_entropy of the (b, classes) logits; head_and_loss).  The
+ * classifier keeps its input for dW: under autocast that is its 16-bit
+ * copy of the b rows; otherwise the view itself, which holds the whole
+ * normed output (b, s, h) until the classifier's backward.
+ */
+static const struct lin LIN_CLASSIFIER = { "classifier", 0, LIN_LOCAL };
+static const struct lin LIN_VISUAL_PROJ = { "visual_projection", 0,
+    LIN_LOCAL };
+static const struct lin LIN_TEXT_PROJ = { "text_projection", 0, LIN_LOCAL };
+
+static int32_t
+cls_head(struct lctx *x, int32_t hsd, uint64_t *rows, int32_t held[2])
+{
+	struct vp_op *o;
+	int32_t sq, pooled, lg;
+	int i;
+
+	held[0] = held[1] = -1;
+	*rows = x->b;
+	sq = norm(x, "final norm", hsd);
+	if (x->autocast) {
+		pooled = ew(x, "cls token to", x->b * x->h, x->c, sq, -1, -1,
+		    -1, VP_CAT_ACT);
+		return linear(x, LIN_CLASSIFIER, pooled, x->h, x->V, true,
+		    true, VP_CAT_LOGITS);
+	}
+	pooled = ew(x, "cls token", x->b * x->h, dt_of(x, sq), sq, -1, -1,
+	    -1, VP_CAT_ACT);
+	lg = linear(x, LIN_CLASSIFIER, pooled, x->h, x->V, true, true,
+	    VP_CAT_LOGITS);
+	/* The view costs nothing; what the classifier saves is its base. */
+	x->g->t[pooled].bytes = 0;
+	o = &x->g->op[x->g->nop - 1];
+	for (i = 0; i < VP_OP_MAXIO; i++)
+		if (o->saved[i] == pooled)
+			o->saved[i] = sq;
+	return lg;
+}
+
+/*
+ * One CLIP tower's sizes on the lowering context (its own model view for
+ * the block builder: the vision tower's sizes replace the text tower's).
+ */
+static void
+clip_tower(struct lctx *x, struct vp_model *tw, bool vision)
+{
+	const struct vp_model *m = x->m;
+
+	*tw = *m;
+	if (vision) {
+		tw->hidden = m->vis.hidden;
+		tw->layers = m->vis.layers;
+		tw->heads = tw->kv_heads = m->vis.heads;
+		tw->head_dim = m->vis.hidden / m->vis.heads;
+		tw->ffn = m->vis.ffn;
+		tw->act = m->vis.act;
+	}
+	x->h = tw->hidden;
+	x->a = x->kv = tw->heads;
+	x->d = x->dv = tw->head_dim;
+	x->f = tw->ffn;
+	x->s = x->s_kv = vision ? vp_vision_seq(m, x->p->image ? x->p->image :
+	    m->vis.image) : x->p->seq;
+	/* The text tower's eager attention adds the causal mask (fp32 under
+	 * autocast, the embeddings' dtype); the vision tower has none. */
+	x->fam.mask_skip = vision;
+}
+
+/* A CLIP tower's blocks [first, first + n), each a CLIPEncoderLayer,
+ * which gradient checkpointing wraps one at a time. */
+static int32_t
+clip_blocks(struct lctx *x, int32_t t, uint32_t first, uint32_t n)
+{
+	uint32_t l;
+
+	for (l = first; l < first + n; l++) {
+		x->global_layer = l - 1;
+		begin_layer(x, l, t);
+		t = prenorm_block(x, t);
+		t5_checkpoint(x, l);
+	}
+	x->layer = 0;
+	return t;
+}
+
+/* _get_vector_norm and the division: image_embeds / ||image_embeds||
+ * (b x proj: pow, sum, pow, div). */
+static int32_t
+clip_normalize(struct lctx *x, int32_t e)
+{
+	uint64_t n = elems_of(x, e), rows = x->b;
+	enum vp_dtype dt = dt_of(x, e);
+	int32_t sq, sum, nrm;
+
+	sq = ew(x, "embeds pow", n, dt, e, -1, e, -1, VP_CAT_LOGITS);
+	sum = ew(x, "embeds sum", rows, dt, sq, -1, -1, -1, VP_CAT_LOGITS);
+	nrm = ew(x, "embeds norm", rows, dt, sum, -1, sum, -1, VP_CAT_LOGITS);
+	save_result(x, nrm);
+	return ew2(x, "embeds div", n, dt, e, nrm, VP_CAT_LOGITS);
+}
+
+/*
+ * CLIPModel.forward with return_loss (transformers 5.24, eager or sdpa):
+ * the vision tower (CLIPVisionEmbeddings: the pixel values cast to the
+ * weights' dtype, the bias-free patch Conv2d, the class embedding cat in
+ * front, the position lookup added; pre_layrnorm; the blocks;
+ * post_layernorm on the CLS row, a view whose base it saves), the visual
+ * projection; the text tower (token and position lookups, the blocks
+ * with the causal mask, final_layer_norm, the row of each sequence's
+ * highest id gathered), the text projection; both embeddings normalised,
+ * logits_per_text = text @ image^T * exp(logit_scale), and the mean of
+ * the cross-entropies of it and of its transpose against arange(b).  The
+ * graph's blocks are the vision tower's then the text tower's.
+ */
+static void
+lower_clip(struct lctx *x)
+{
+	struct vp_graph *g = x->g;
+	const struct vp_model *m = x->m;
+	struct vp_model tv, tt;
+	uint64_t b = x->b, img = x->p->image ? x->p->image : m->vis.image;
+	uint64_t side = img / m->vis.patch, proj = m->vis.proj;
+	uint32_t nv = (uint32_t)m->vis.layers, nt = (uint32_t)m->layers;
+	struct vp_layer conv;
+	struct lgw w = { { m->vis.channels, img, img, false }, 0 };
+	struct vp_lshape out = { m->vis.hidden, side, side, false };
+	int32_t px, t, vlast, ie, te, lg, lgt, ls1, ls2, loss, ids, held;
+	uint64_t big;
+	size_t i;
+	struct vp_op *o;
+
+	/* The vision tower. */
+	clip_tower(x, &tv, true);
+	x->m = &tv;
+	memset(&conv, 0, sizeof conv);
+	conv.type = VP_L_CONV2D;
+	conv.out = x->h;
+	conv.kernel = conv.stride = (uint32_t)m->vis.patch;
+	conv.dilation = conv.groups = 1;
+	conv.bias = false;
+	px = tnew(x, lshape_elems(x, w.sh), VP_FP32, VP_CAT_INPUT,
+	    "pixel values", false);
+	t = cast(x, px, x->w, VP_CAT_ACT);
+	t = lg_conv2d(x, &conv, t, out, &w);
+	t = ew(x, "class embedding cat", b * x->s * x->h, promote(dt_of(x, t),
+	    x->w), t, -1, -1, -1, VP_CAT_ACT);
+	g->op[g->nop - 1].wgrad_bytes = vp_mul_sat(x->h, B(x->gd));
+	t = ew(x, "position embedding add", b * x->s * x->h, promote(dt_of(x,
+	    t), x->w), t, -1, -1, -1, VP_CAT_ACT);
+	g->op[g->nop - 1].wgrad_bytes = vp_mul_sat(x->s * x->h, B(x->gd));
+	t = norm(x, "pre_layrnorm", t);
+	vlast = clip_blocks(x, t, 1, nv);
+	/* post_layernorm(last_hidden_state[:, 0, :]): the norm's input is a
+	 * view of the tower's output, which it saves whole. */
+	t = norm_rows(x, "post_layernorm", vlast, b, x->h);
+	ie = linear(x, LIN_VISUAL_PROJ, t, x->h, proj, false, true,
+	    VP_CAT_LOGITS);
+
+	/* The text tower. */
+	x->m = m;
+	clip_tower(x, &tt, false);
+	x->m = &tt;
+	t = embeddings(x, b * x->s);
+	t = clip_blocks(x, t, nv + 1, nt);
+	g->layer_first_op[nv + nt + 1] = g->nop;
+	held = norm(x, "final_layer_norm", t);
+	/* last_hidden_state[arange(b), ids.argmax(-1)]: advanced indexing
+	 * copies the b rows (its backward scatters into zeros). */
+	t = ew(x, "eos gather", b * x->h, dt_of(x, held), held, -1, -1, -1,
+	    VP_CAT_ACT);
+	te = linear(x, LIN_TEXT_PROJ, t, x->h, proj, false, true,
+	    VP_CAT_LOGITS);
+
+	/* The contrastive loss, on b x proj and b x b tensors. */
+	ie = clip_normalize(x, ie);
+	te = clip_normalize(x, te);
+	lg = ew2(x, "logits_per_text", b * b, dt_of(x, te), te, ie,
+	    VP_CAT_LOGITS);
+	lgt = ew(x, "logit scale mul", b * b, dt_of(x, lg), lg, -1, lg, -1,
+	    VP_CAT_LOGITS);
+	g->op[g->nop - 1].wgrad_bytes = B(x->gd);
+	ls1 = ew(x, "log_softmax", b * b, x->autocast ? VP_FP32 : dt_of(x,
+	    lgt), lgt, -1, -1, -1, VP_CAT_LOGITS);
+	save_result(x, ls1);
+	ls2 = ew(x, "log_softmax", b * b, x->autocast ? VP_FP32 : dt_of(x,
+	    lgt), lgt, -1, -1, -1, VP_CAT_LOGITS);
+	save_result(x, ls2);
+	o = opnew(x, "nll_loss");
+	IN(o, ls1);
+	IN(o, ls2);
+	/*
+	 * CLIPModel.forward's locals and its output hold the towers'
+	 * last hidden states (BaseModelOutputWithPooling) until it
+	 * returns.
+	 */
+	o->keep[0] = vlast;
+	o->keep[1] = held;
+	loss = tnew(x, 1, VP_FP32, VP_CAT_LOGITS, "loss", true);
+	OUT(o, loss);
+
+	x->m = m;
+	/* The text ids and the pixel values, which the caller holds (the
+	 * labels, arange(b), are made in the loss). */
+	ids = -1;
+	(void)ids;
+	g->input_bytes = vp_add_sat(g->t[px].bytes, vp_mul_sat(b * x->p->seq,
+	    B(VP_INT64)));
+	for (i = 0; i < g->nop; i++)
+		g->op[i].sac = 0;
+	g->autocast_end_op = x->autocast ? g->nop - 1 : SIZE_MAX;
+	/* The largest parameter (the CPU for-loop optimizer's temporaries):
+	 * the token table or an MLP matrix of either tower. */
+	big = vp_mul_sat(m->vocab, m->hidden);
+	if (vp_mul_sat(m->hidden, m->ffn) > big)
+		big = vp_mul_sat(m->hidden, m->ffn);
+	if (vp_mul_sat(m->vis.hidden, m->vis.ffn) > big)
+		big = vp_mul_sat(m->vis.hidden, m->vis.ffn);
+	g->largest_param_bytes = vp_mul_sat(big, B(x->w));
+}
+
+/*
+ * LlavaModel.forward's inputs_embeds (transformers 5.24,
+ * models/llava/modeling_llava.py), with the vision tower frozen
+ * (requires_grad False, as LLaVA-1.5 trains): CLIPVisionModel's forward
+ * (the pixel values cast to the weights' dtype, the bias-free patch
+ * convolution, the class embedding, the positions, pre_layrnorm, every
+ * block) builds no autograd graph, so its tensors are transients but for
+ * the selected hidden state (vision_feature_layer, the output of a
+ * block), whose patch rows ([:, 1:], a view) the projector reads:
+ * linear_1 saves that view (the whole hidden state) or, under autocast,
+ * its 16-bit copy; GELU; linear_2; torch.cat of the per-image list (a
+ * copy) and .to(inputs_embeds.dtype); the token lookup; masked_scatter of
+ * the features into the embeddings at the image tokens (a new tensor;
+ * its mask is small).  The tower's last block and post_layernorm run
+ * too, their outputs unused.
+ */
+static const struct lin LIN_MM_PROJ1 = { "multi_modal_projector.linear_1",
+    0, LIN_LOCAL };
+static const struct lin LIN_MM_PROJ2 = { "multi_modal_projector.linear_2",
+    0, LIN_LOCAL };
+
+static int32_t
+llava_embeddings(struct lctx *x, uint64_t rows)
+{
+	const struct vp_model *m = x->m;
+	struct vp_model tv;
+	struct lctx keep = *x;
+	uint64_t b = x->b, img = m->vis.image, side = img / m->vis.patch;
+	uint64_t nt = vp_llava_image_tokens(m), hv = m->vis.hidden, l;
+	int32_t t, feat = -1, crop, y, emb;
+	struct vp_op *o;
+	int i;
+
+	tv = *m;
+	tv.hidden = hv;
+	tv.layers = m->vis.layers;
+	tv.heads = tv.kv_heads = m->vis.heads;
+	tv.head_dim = hv / m->vis.heads;
+	tv.ffn = m->vis.ffn;
+	tv.act = m->vis.act;
+	tv.norm = VP_NORM_LAYERNORM;
+	tv.pos = VP_POS_NONE;
+	tv.bias = true;
+	tv.qkv_bias = tv.o_bias = 1;
+	tv.post_norms = false;
+	x->m = &tv;
+	x->h = hv;
+	x->a = x->kv = tv.heads;
+	x->d = x->dv = tv.head_dim;
+	x->f = tv.ffn;
+	x->s = x->s_kv = nt + 1;
+	x->sp = false;
+	x->fam.mask_skip = true;
+	x->fam.qk_norm = x->fam.norm_1p = false;
+	x->frozen = true;
+	x->vis_px = tnew(x, b * m->vis.channels * img * img, VP_FP32,
+	    VP_CAT_INPUT, "pixel values", false);
+	t = cast(x, x->vis_px, x->w, VP_CAT_ACT);
+	t = ew(x, "patch_embedding", b * hv * side * side, x->autocast ? x->c :
+	    x->w, t, -1, -1, -1, VP_CAT_ACT);
+	t = ew(x, "class embedding cat", b * x->s * hv, x->w, t, -1, -1, -1,
+	    VP_CAT_ACT);
+	t = ew(x, "position embedding add", b * x->s * hv, x->w, t, -1, -1,
+	    -1, VP_CAT_ACT);
+	t = norm(x, "pre_layrnorm", t);
+	for (l = 1; l <= tv.layers; l++) {
+		t = prenorm_block(x, t);
+		/* vision_feature_layer -2: the second-to-last block's
+		 * output (LLaVA-1.5's; any single layer holds as much). */
+		if (l + 1 == tv.layers || tv.layers == 1)
+			feat = t;
+	}
+	(void)norm_rows(x, "post_layernorm", t, b, hv);
+	x->frozen = keep.frozen;
+	x->m = m;
+	x->h = keep.h;
+	x->a = keep.a;
+	x->kv = keep.kv;
+	x->d = keep.d;
+	x->dv = keep.dv;
+	x->f = keep.f;
+	x->s = keep.s;
+	x->s_kv = keep.s_kv;
+	x->sp = keep.sp;
+	x->fam = keep.fam;
+
+	/* The projector on the patch rows, a view of the feature. */
+	crop = ew(x, "image feature rows", b * nt * hv, dt_of(x, feat), feat,
+	    -1, -1, -1, VP_CAT_ACT);
+	y = linear(x, LIN_MM_PROJ1, crop, hv, x->h, true, true, VP_CAT_ACT);
+	x->g->t[crop].bytes = 0;
+	o = &x->g->op[x->g->nop - 1];
+	for (i = 0; i < VP_OP_MAXIO; i++)
+		if (o->saved[i] == crop)
+			o->saved[i] = feat;
+	y = activation(x, VP_ACT_GELU, y);
+	y = linear(x, LIN_MM_PROJ2, y, x->h, x->h, true, true, VP_CAT_ACT);
+	y = ew(x, "image features cat", elems_of(x, y), dt_of(x, y), y, -1,
+	    -1, -1, VP_CAT_ACT);
+	emb = embeddings(x, rows);
+	y = cast(x, y, dt_of(x, emb), VP_CAT_ACT);
+	return ew(x, "masked_scatter", rows * x->h, dt_of(x, emb), emb, y, -1,
+	    -1, VP_CAT_ACT);
+}
+
 int
 vp_graph_build_blocks(const struct vp_model *m, const struct vp_plan *p,
     uint64_t blocks, struct vp_graph *g)
@@ -4769,6 +5184,27 @@ vp_graph_build_blocks(const struct vp_model *m, const struct vp_plan *p,
 	for (st = 0; st < p->stage; st++)
 		offset += vp_stage_blocks(m->layers, pp, st);
 
+	if (vp_model_family(m) == VP_FAMILY_CLIP) {
+		struct vp_param_count pc;
+		uint64_t big;
+
+		/* One rank holds the whole model (rules.c, clip_plan). */
+		assert(pp == 1 && p->tp == 1);
+		vp_graph_free(g);
+		lctx_init(&x, m, p, g);
+		nl = (uint32_t)(m->vis.layers + m->layers);
+		g->layers = nl;
+		g->layer_first_op = xcalloc(nl + 2, sizeof *g->layer_first_op);
+		g->layer_input = xcalloc(nl + 1, sizeof *g->layer_input);
+		lower_clip(&x);
+		big = g->largest_param_bytes;
+		vp_model_params(m, &pc);
+		g->block_params = pc.per_layer;
+		g->params = pc.total;
+		persistent_terms(g, &x, m->layers, true, true);
+		g->largest_param_bytes = big;
+		return 0;
+	}
 	if (m->arch == VP_ARCH_ENCDEC) {
 		struct vp_param_count pc;
 
@@ -4803,6 +5239,17 @@ vp_graph_build_blocks(const struct vp_model *m, const struct vp_plan *p,
 	    first, last);
 	persistent_terms(g, &x, vp_stage_blocks(m->layers, pp, p->stage),
 	    first, last);
+	/* LLaVA: the frozen vision tower has no gradients, master weights or
+	 * optimizer states. */
+	if (m->vis.llava && first && p->lora_rank == 0) {
+		g->trainable -= vp_llava_frozen_params(m);
+		g->grad_bytes = vp_mul_sat(g->trainable, B(x.gd));
+		if (vp_prec_info[p->precision].master)
+			g->master_bytes = vp_mul_sat(g->trainable, 4);
+		g->optim_state_bytes = vp_optimizer_state_bytes(m, p,
+		    vp_stage_blocks(m->layers, pp, p->stage), first, last,
+		    g->trainable);
+	}
 	return 0;
 }
 

@@ -2683,10 +2683,10 @@ vp_mem_estimate_fast(const struct vp_model *m, const struct vp_plan *p,
 	}
 	/* Identical periods only: DeepSeek's dense first blocks and
 	 * Qwen-MoE's dense blocks differ, and so do an encoder-decoder's
-	 * two stacks. */
+	 * two stacks and CLIP's two towers. */
 	if (blocks <= (n0 + 2) * per + r || o->explain ||
 	    (m->has_moe && vp_moe_dense_blocks(m, 0, m->layers)) ||
-	    m->arch == VP_ARCH_ENCDEC)
+	    m->arch == VP_ARCH_ENCDEC || vp_model_family(m) == VP_FAMILY_CLIP)
 		return estimate(m, p, o, out, NULL, false);
 	k = (double)(blocks - (n0 + 1) * per - r) / (double)per;
 	q.explain = 0;

@@ -335,6 +335,46 @@ const struct vp_family_info vp_family_info[VP_FAMILY_COUNT] = {
 		    [VP_ROLE_V] = "value_proj", [VP_ROLE_O] = "attn output",
 		    [VP_ROLE_FC] = "intermediate", [VP_ROLE_DOWN] = "output" },
 	},
+	/*
+	 * ViT (ViTForImageClassification, transformers 5.24's
+	 * models/vit/modeling_vit.py; the row is that code): the patch
+	 * embedding (a Conv2d of stride patch_size), the CLS token
+	 * concatenated in front, the position table added (interpolation
+	 * off), dropout; pre-norm blocks (layernorm_before, q, k, v with
+	 * qkv_bias, o_proj with a bias, the eager softmax in fp32,
+	 * layernorm_after, fc1, GELU, fc2, dropout on both branches); the
+	 * final layernorm over every token, the classifier on the CLS
+	 * token's row, cross-entropy over the labels (graph.c, vit_*).  No
+	 * attention mask (create_bidirectional_mask gives None).
+	 */
+	[VP_FAMILY_VIT] = {
+		.source = "transformers ViTForImageClassification (v5.24)",
+		.arch = VP_ARCH_ENCODER, .block = VP_BLOCK_PRE_NORM,
+		.head = VP_HEAD_CLS, .softmax_fp32 = true, .resid_dropout = true,
+		.embed_dropout = true, .q_view = true, .mask_skip = true,
+		.lin = { [VP_ROLE_Q] = "q_proj", [VP_ROLE_K] = "k_proj",
+		    [VP_ROLE_V] = "v_proj", [VP_ROLE_O] = "o_proj",
+		    [VP_ROLE_FC] = "fc1", [VP_ROLE_DOWN] = "fc2" },
+	},
+	/*
+	 * CLIP (CLIPModel, transformers 5.24's models/clip/modeling_clip.py):
+	 * two towers of CLIPEncoderLayer (pre-norm: layer_norm1, biased q,
+	 * k, v and out_proj, layer_norm2, fc1, quick_gelu, fc2), the text
+	 * one causal with learned positions and its final LayerNorm, the
+	 * vision one (struct vp_vision) with a bias-free patch convolution,
+	 * the class embedding, pre_layrnorm and post_layernorm on the CLS
+	 * token; the projections and the symmetric contrastive loss
+	 * (graph.c, lower_clip).  The model's sizes are the text tower's.
+	 */
+	[VP_FAMILY_CLIP] = {
+		.source = "transformers CLIPModel (v5.24)",
+		.arch = VP_ARCH_ENCODER, .block = VP_BLOCK_PRE_NORM,
+		.head = VP_HEAD_CONTRASTIVE, .softmax_fp32 = true,
+		.mask_fp32 = true, .q_view = true,
+		.lin = { [VP_ROLE_Q] = "q_proj", [VP_ROLE_K] = "k_proj",
+		    [VP_ROLE_V] = "v_proj", [VP_ROLE_O] = "out_proj",
+		    [VP_ROLE_FC] = "fc1", [VP_ROLE_DOWN] = "fc2" },
+	},
 };
 
 enum vp_family
@@ -741,6 +781,88 @@ vp_model_validate(struct vp_model *m, struct vp_diags *d)
 		    "activation gelu, as many kv heads as heads, no experts, "
 		    "post-norms, soft-capping, token types, relative buckets "
 		    "or decoder output scale");
+	if (m->family == VP_FAMILY_VIT && (m->vis.patch == 0 ||
+	    m->vis.channels == 0 || m->vis.image == 0 ||
+	    m->vis.image % m->vis.patch != 0))
+		vp_diag_add(d, m->file, m->where[VP_F_FAMILY], VP_ERROR,
+		    "family 'vit' needs 'image_size' (%llu), 'patch_size' "
+		    "(%llu) dividing it, and 'channels' (%llu), all at least 1",
+		    (unsigned long long)m->vis.image,
+		    (unsigned long long)m->vis.patch,
+		    (unsigned long long)m->vis.channels);
+	else if (m->family == VP_FAMILY_VIT && (m->pos != VP_POS_NONE ||
+	    m->norm != VP_NORM_LAYERNORM || vp_act_gated(m->act) ||
+	    m->act == VP_ACT_GELU_NEW || m->has_moe || m->post_norms ||
+	    m->attn_softcap || m->logit_softcap || m->type_vocab ||
+	    m->tie_embeddings || m->impl != VP_IMPL_HF || m->window ||
+	    m->kv_heads != m->heads || !m->bias))
+		vp_diag_add(d, m->file, m->where[VP_F_FAMILY], VP_ERROR,
+		    "family 'vit' is modelled as ViTForImageClassification "
+		    "has it: 'position: none' (its position table is the "
+		    "image's), LayerNorm, biases, an ungated gelu, gelu-tanh "
+		    "or relu MLP, as many kv_heads as heads, "
+		    "'implementation: hf', and no moe, post_norms, "
+		    "soft-capping, token types, sliding window or tied "
+		    "embeddings");
+	if (m->family == VP_FAMILY_CLIP) {
+		const struct vp_vision *v = &m->vis;
+
+		if (v->hidden == 0 || v->layers == 0 || v->heads == 0 ||
+		    v->ffn == 0 || v->proj == 0 || v->patch == 0 ||
+		    v->channels == 0 || v->image == 0 ||
+		    v->image % v->patch != 0 || v->hidden % v->heads != 0)
+			vp_diag_add(d, m->file, m->where[VP_F_FAMILY], VP_ERROR,
+			    "family 'clip' needs its vision tower's sizes "
+			    "(hidden, layers, heads dividing hidden, ffn, "
+			    "image_size, patch_size dividing it, channels) and "
+			    "projection_dim, all at least 1");
+		else if (m->pos != VP_POS_LEARNED || m->max_seq == 0 ||
+		    m->norm != VP_NORM_LAYERNORM || !m->bias ||
+		    vp_act_gated(m->act) || vp_act_gated(v->act) ||
+		    m->act == VP_ACT_GELU_NEW || v->act == VP_ACT_GELU_NEW ||
+		    m->has_moe || m->post_norms || m->attn_softcap ||
+		    m->logit_softcap || m->type_vocab || m->tie_embeddings ||
+		    m->impl != VP_IMPL_HF || m->window ||
+		    m->kv_heads != m->heads || m->dropout != 0)
+			vp_diag_add(d, m->file, m->where[VP_F_FAMILY], VP_ERROR,
+			    "family 'clip' is modelled as CLIPModel has it: "
+			    "the text tower with 'position: learned' and "
+			    "'max_seq', LayerNorm, biases, ungated activations "
+			    "(quick-gelu, gelu, gelu-tanh, relu) in both towers, "
+			    "as many kv_heads as heads, 'implementation: hf', "
+			    "no dropout, and no moe, post_norms, soft-capping, "
+			    "token types, sliding window or tied embeddings");
+	} else if (m->vis.llava) {
+		const struct vp_vision *v = &m->vis;
+
+		if (vp_model_family(m) != VP_FAMILY_LLAMA ||
+		    m->arch != VP_ARCH_DECODER || m->impl != VP_IMPL_HF ||
+		    m->has_moe || v->proj)
+			vp_diag_add(d, m->file, m->where[VP_F_FAMILY], VP_ERROR,
+			    "a 'vision' tower on a language model (LLaVA) is "
+			    "modelled for a dense Llama-family decoder run by "
+			    "Hugging Face's code, without 'projection_dim'");
+		else if (v->hidden == 0 || v->layers == 0 || v->heads == 0 ||
+		    v->ffn == 0 || v->patch == 0 || v->channels == 0 ||
+		    v->image == 0 || v->image % v->patch != 0 ||
+		    v->hidden % v->heads != 0 || vp_act_gated(v->act) ||
+		    v->act == VP_ACT_GELU_NEW)
+			vp_diag_add(d, m->file, m->where[VP_F_FAMILY], VP_ERROR,
+			    "a LLaVA vision tower needs hidden, layers, heads "
+			    "dividing hidden, ffn, image_size, patch_size "
+			    "dividing it and channels, all at least 1, and an "
+			    "ungated activation");
+	} else if (m->vis.hidden || m->vis.proj) {
+		vp_diag_add(d, m->file, m->where[VP_F_FAMILY], VP_ERROR,
+		    "a vision tower ('vision') and 'projection_dim' are for "
+		    "a CLIP model ('family: clip')");
+	}
+	if (m->family != VP_FAMILY_VIT && m->family != VP_FAMILY_CLIP &&
+	    !m->vis.llava && (m->vis.patch || m->vis.image ||
+	    m->vis.channels))
+		vp_diag_add(d, m->file, m->where[VP_F_FAMILY], VP_ERROR,
+		    "'image_size', 'patch_size' and 'channels' are for a "
+		    "vision transformer ('family: vit')");
 	if (m->pos == VP_POS_LEARNED && m->max_seq == 0)
 		vp_diag_add(d, m->file, m->where[VP_F_POSITION], VP_ERROR,
 		    "'max_seq' is required with learned positions (the "
@@ -803,6 +925,46 @@ vp_model_validate(struct vp_model *m, struct vp_diags *d)
 		return -1;
 	}
 	return 0;
+}
+
+uint64_t
+vp_vision_seq(const struct vp_model *m, uint64_t image)
+{
+	uint64_t side;
+
+	if (m->vis.patch == 0 || image == 0)
+		return 0;
+	side = image / m->vis.patch;
+	return vp_add_sat(vp_mul_sat(side, side), 1);
+}
+
+uint64_t
+vp_llava_image_tokens(const struct vp_model *m)
+{
+	uint64_t n = vp_vision_seq(m, m->vis.image);
+
+	return m->vis.llava && n ? n - 1 : 0;
+}
+
+/* CLIPVisionModel: the bias-free patch convolution, the class embedding,
+ * the position table of the patches plus one, pre_layrnorm, the blocks
+ * (biased q, k, v, out_proj, fc1, fc2, two LayerNorms), post_layernorm. */
+uint64_t
+vp_llava_frozen_params(const struct vp_model *m)
+{
+	const struct vp_vision *v = &m->vis;
+	uint64_t hv = v->hidden, l, p;
+
+	if (!v->llava)
+		return 0;
+	l = vp_add_sat(vp_mul_sat(4, vp_mul_sat(hv, hv)), 4 * hv);
+	l = vp_add_sat(l, vp_add_sat(vp_mul_sat(2, vp_mul_sat(hv, v->ffn)),
+	    v->ffn + hv));
+	l = vp_add_sat(l, 4 * hv);
+	p = vp_mul_sat(hv, vp_mul_sat(v->channels, vp_mul_sat(v->patch,
+	    v->patch)) + 1 + vp_vision_seq(m, v->image));
+	p = vp_add_sat(p, 4 * hv);
+	return vp_add_sat(p, vp_mul_sat(v->layers, l));
 }
 
 static uint64_t
@@ -979,6 +1141,15 @@ vp_model_params(const struct vp_model *m, struct vp_param_count *out)
 		    vp_family_info[vp_model_family(m)].pos_offset, h));
 	out->embedding = vp_add_sat(out->embedding,
 	    vp_mul_sat(m->type_vocab, h));
+	/* ViTEmbeddings: the patch Conv2d (channels x patch x patch -> h,
+	 * with a bias), cls_token (h) and position_embeddings (the patches
+	 * of the model's resolution plus one, x h); no token table. */
+	if (m->family == VP_FAMILY_VIT) {
+		out->embedding = vp_mul_sat(vp_mul_sat(m->vis.channels,
+		    vp_mul_sat(m->vis.patch, m->vis.patch)) + 2, h);
+		out->embedding = vp_add_sat(out->embedding, vp_mul_sat(
+		    vp_vision_seq(m, m->vis.image), h));
+	}
 
 	if (vp_family_info[vp_model_family(m)].mla) {
 		attn = mla_params(m);
@@ -1042,6 +1213,40 @@ vp_model_params(const struct vp_model *m, struct vp_param_count *out)
 		    layer_active), vp_mul_sat(fd, out->dense_layer))) / m->layers;
 	}
 
+	/* LLaVA: the vision tower and the projector (linear_1 hv -> h,
+	 * linear_2 h -> h, biased) count with the embeddings. */
+	if (m->vis.llava)
+		out->embedding = vp_add_sat(out->embedding, vp_add_sat(
+		    vp_llava_frozen_params(m), vp_mul_sat(m->vis.hidden + h +
+		    2, h)));
+	if (vp_model_family(m) == VP_FAMILY_CLIP) {
+		/*
+		 * CLIPModel: the text tower (token and position tables, the
+		 * blocks counted above, final_layer_norm, text_projection),
+		 * the vision tower (the bias-free patch convolution, the class
+		 * embedding, the position table of the patches plus one,
+		 * pre_layrnorm, its blocks, post_layernorm,
+		 * visual_projection) and logit_scale.
+		 */
+		const struct vp_vision *v = &m->vis;
+		uint64_t hv = v->hidden, vl;
+
+		vl = vp_add_sat(vp_mul_sat(4, vp_mul_sat(hv, hv)), 4 * hv);
+		vl = vp_add_sat(vl, vp_add_sat(vp_mul_sat(2, vp_mul_sat(hv,
+		    v->ffn)), v->ffn + hv));
+		vl = vp_add_sat(vl, 4 * hv);
+		out->embedding = vp_add_sat(out->embedding, vp_mul_sat(hv,
+		    vp_mul_sat(v->channels, vp_mul_sat(v->patch, v->patch)) +
+		    1 + vp_vision_seq(m, v->image)));
+		out->layers = vp_add_sat(out->layers, vp_mul_sat(v->layers, vl));
+		out->head = vp_add_sat(vp_add_sat(norm_params(m), vp_mul_sat(h,
+		    v->proj)), vp_add_sat(4 * hv, vp_mul_sat(hv, v->proj)));
+		out->head = vp_add_sat(out->head, 1);
+		out->total = vp_add_sat(vp_add_sat(out->embedding,
+		    out->layers), out->head);
+		out->active = out->total;
+		return;
+	}
 	if (m->arch == VP_ARCH_ENCDEC) {
 		/*
 		 * T5ForConditionalGeneration: the encoder's blocks (self
@@ -1110,6 +1315,12 @@ vp_model_params(const struct vp_model *m, struct vp_param_count *out)
 		if (!m->tie_embeddings)
 			out->head = vp_add_sat(out->head,
 			    vp_mul_sat(m->vocab, h));
+		break;
+	case VP_HEAD_CLS:
+		/* ViT: the final LayerNorm and the classifier (h -> the
+		 * `vocab` classes, with a bias). */
+		out->head = vp_add_sat(norm_params(m), vp_add_sat(
+		    vp_mul_sat(m->vocab, h), m->vocab));
 		break;
 	case VP_HEAD_LM:
 	default:

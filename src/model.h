@@ -19,13 +19,15 @@
 #include "diag.h"
 
 struct vp_lgraph;
+struct vp_model;
 
 /* Enum and name table kept in step by X-macros. */
 #define VP_ARCH_LIST(X) X(DECODER, "decoder") X(ENCODER, "encoder") \
 	X(ENCDEC, "encoder-decoder")
 #define VP_ACT_LIST(X) \
 	X(GELU, "gelu") X(GELU_TANH, "gelu-tanh") X(GELU_NEW, "gelu-new") \
-	X(RELU, "relu") X(SWIGLU, "swiglu") X(GEGLU, "geglu")
+	X(RELU, "relu") X(SWIGLU, "swiglu") X(GEGLU, "geglu") \
+	X(QUICK_GELU, "quick-gelu")
 #define VP_NORM_LIST(X) X(LAYERNORM, "layernorm") X(RMSNORM, "rmsnorm")
 #define VP_POS_LIST(X) X(ROPE, "rope") X(LEARNED, "learned") X(NONE, "none")
 #define VP_IMPL_LIST(X) X(HF, "hf") X(TORCH_NN, "torch-nn") X(MEGATRON, "megatron")
@@ -41,7 +43,8 @@ struct vp_lgraph;
 	X(DEEPSEEK_V2, "deepseek-v2") X(DEEPSEEK_V3, "deepseek-v3") \
 	X(PHI, "phi") X(GPT_NEOX, "gpt-neox") X(OPT, "opt") X(T5, "t5") \
 	X(BART, "bart") X(WHISPER, "whisper") \
-	X(MODERNBERT, "modernbert") X(DEBERTA_V2, "deberta-v2")
+	X(MODERNBERT, "modernbert") X(DEBERTA_V2, "deberta-v2") \
+	X(VIT, "vit") X(CLIP, "clip")
 /* Block builders of the lowering (graph.c's block_builders[]): where the
  * norms sit relative to the residual adds. */
 #define VP_BLOCK_LIST(X) X(PRE_NORM, "pre-norm") X(POST_NORM, "post-norm") \
@@ -51,7 +54,8 @@ struct vp_lgraph;
 #define VP_HEAD_LIST(X) \
 	X(LM, "lm-head") X(MLM, "mlm-head") X(LINEAR, "linear-head") \
 	X(SEQ2SEQ, "seq2seq-lm-head") \
-	X(MODERNBERT_MLM, "modernbert-mlm-head")
+	X(MODERNBERT_MLM, "modernbert-mlm-head") X(CLS, "cls-head") \
+	X(CONTRASTIVE, "contrastive")
 /*
  * The linear layers a block can have, by what they do.  FC is the input
  * linear of an ungated MLP; LoRA counts it as "up".  The names are the
@@ -249,6 +253,35 @@ struct vp_moe {
 	uint32_t topk_groups;	/* DeepSeek topk_group */
 };
 
+/* A vision transformer's input (family vit; struct vp_model's vis). */
+struct vp_vision {
+	uint64_t image;		/* the resolution its position table is
+				 * for (image_size) */
+	uint64_t patch;		/* patch_size; 0 = not a vision model */
+	uint64_t channels;	/* num_channels */
+	/* CLIP (family clip): the vision tower's sizes (the model's own
+	 * are the text tower's) and the projections' width; 0 otherwise. */
+	uint64_t hidden, layers, heads, ffn, proj;
+	enum vp_act act;
+	/* LLaVA (a Llama-family language model with a `vision` mapping):
+	 * the frozen CLIP vision tower above, whose patch features (the
+	 * class token dropped) go through the multi-modal projector
+	 * (linear, GELU, linear, biases) into the language model's
+	 * sequence at the image tokens. */
+	bool llava;
+};
+
+/* The image tokens a LLaVA model puts in its language model's sequence
+ * (the patches of its image); 0 for any other model. */
+uint64_t vp_llava_image_tokens(const struct vp_model *m);
+/* A LLaVA model's frozen parameters: its CLIP vision tower's. */
+uint64_t vp_llava_frozen_params(const struct vp_model *m);
+
+/* The tokens of a vision transformer at `image` x `image` pixels: the
+ * patches and the CLS token. */
+struct vp_model;
+uint64_t vp_vision_seq(const struct vp_model *m, uint64_t image);
+
 /* Training defaults a model file may carry; 0 / -1 = not given. */
 struct vp_train_defaults {
 	uint64_t micro_batch;
@@ -323,6 +356,12 @@ struct vp_model {
 	 * (max_target_positions; BART's stacks both have max_seq). */
 	uint64_t mel_bins;
 	uint64_t dec_max_seq;
+	/* Vision transformers (family vit): images of image x image pixels
+	 * in `channels` channels cut into patch x patch squares by a
+	 * strided convolution; the sequence is the patches plus the CLS
+	 * token, and `vocab` is the classifier's number of classes.
+	 * patch = 0 for every other model. */
+	struct vp_vision vis;
 	struct vp_train_defaults train;
 	struct vp_srcpos where[VP_F_COUNT];
 	/* A layer-graph model (lgraph.h: `layers:` is a list of layers):

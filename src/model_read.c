@@ -25,6 +25,7 @@
 #define MAX_VOCAB (1u << 26)
 #define MAX_SEQ (1u << 27)
 #define MAX_BATCH (1u << 20)
+#define MAX_IMAGE (1u << 16)	/* pixels on a side */
 
 enum kty { K_STR, K_U64, K_DBL, K_BOOL, K_ENUM, K_MAP };
 
@@ -89,6 +90,30 @@ static const struct key top_keys[] = {
 	{ "decoder_output_scale", K_BOOL, 0, 0, NULL, 0, -1, NULL, false },
 	{ "mel_bins", K_U64, 1, MAX_HIDDEN, NULL, 0, -1, NULL, false },
 	{ "decoder_max_seq", K_U64, 1, MAX_SEQ, NULL, 0, -1, NULL, false },
+	{ "image_size", K_U64, 1, MAX_IMAGE, NULL, 0, -1, NULL, false },
+	{ "patch_size", K_U64, 1, MAX_IMAGE, NULL, 0, -1, NULL, false },
+	{ "channels", K_U64, 1, MAX_HEADS, NULL, 0, -1, NULL, false },
+	{ "vision", K_MAP, 0, 0, NULL, 0, -1, NULL, false },
+	{ "projection_dim", K_U64, 1, MAX_HIDDEN, NULL, 0, -1, NULL, false },
+};
+
+/* A CLIP model's vision tower (struct vp_vision; family clip). */
+static const struct key vision_keys[] = {
+	{ "layers", K_U64, 1, MAX_LAYERS, NULL, 0, -1,
+	    "the vision tower's blocks, e.g. 24", true },
+	{ "hidden", K_U64, 1, MAX_HIDDEN, NULL, 0, -1,
+	    "the vision tower's width, e.g. 1024", true },
+	{ "heads", K_U64, 1, MAX_HEADS, NULL, 0, -1,
+	    "the vision tower's attention heads, e.g. 16", true },
+	{ "ffn", K_U64, 1, MAX_FFN, NULL, 0, -1,
+	    "the vision tower's MLP size, e.g. 4096", true },
+	{ "activation", K_ENUM, 0, 0, vp_act_names, VP_ACT_COUNT, -1, NULL,
+	    false },
+	{ "image_size", K_U64, 1, MAX_IMAGE, NULL, 0, -1,
+	    "the input resolution, e.g. 224", true },
+	{ "patch_size", K_U64, 1, MAX_IMAGE, NULL, 0, -1,
+	    "the patch side, e.g. 14", true },
+	{ "channels", K_U64, 1, MAX_HEADS, NULL, 0, -1, NULL, false },
 };
 
 static const struct key moe_keys[] = {
@@ -150,6 +175,7 @@ struct reading {
 	const struct ynode *moe, *training;
 	int bad_arch;		/* an architecture named but not supported */
 	const struct ynode *mla;
+	const struct ynode *vision;
 };
 typedef void (*setter)(struct reading *r, const char *key, union val v);
 
@@ -273,6 +299,21 @@ set_mla(struct reading *r, const char *k, union val v)
 }
 
 static void
+set_vision(struct reading *r, const char *k, union val v)
+{
+	struct vp_vision *a = &r->m->vis;
+
+	if (!strcmp(k, "layers")) a->layers = v.u;
+	else if (!strcmp(k, "hidden")) a->hidden = v.u;
+	else if (!strcmp(k, "heads")) a->heads = v.u;
+	else if (!strcmp(k, "ffn")) a->ffn = v.u;
+	else if (!strcmp(k, "activation")) a->act = (enum vp_act)v.e;
+	else if (!strcmp(k, "image_size")) a->image = v.u;
+	else if (!strcmp(k, "patch_size")) a->patch = v.u;
+	else if (!strcmp(k, "channels")) a->channels = v.u;
+}
+
+static void
 set_train(struct reading *r, const char *k, union val v)
 {
 	struct vp_model *m = r->m;
@@ -329,6 +370,11 @@ set_top(struct reading *r, const char *k, union val v)
 	else if (!strcmp(k, "decoder_output_scale")) m->scale_dec_out = v.b;
 	else if (!strcmp(k, "mel_bins")) m->mel_bins = v.u;
 	else if (!strcmp(k, "decoder_max_seq")) m->dec_max_seq = v.u;
+	else if (!strcmp(k, "image_size")) m->vis.image = v.u;
+	else if (!strcmp(k, "patch_size")) m->vis.patch = v.u;
+	else if (!strcmp(k, "channels")) m->vis.channels = v.u;
+	else if (!strcmp(k, "vision")) r->vision = v.map;
+	else if (!strcmp(k, "projection_dim")) m->vis.proj = v.u;
 }
 
 /*
@@ -349,6 +395,15 @@ family_defaults(const struct ynode *root, struct vp_model *m)
 	if (m->family == VP_FAMILY_TORCH_NN &&
 	    ynode_get(root, "implementation") == NULL)
 		m->impl = VP_IMPL_TORCH_NN;
+	/* A ViT's position table is its image's, a CLIP text tower's
+	 * learned; both have biases. */
+	if ((m->family == VP_FAMILY_VIT || m->family == VP_FAMILY_CLIP) &&
+	    ynode_get(root, "position") == NULL)
+		m->pos = m->family == VP_FAMILY_VIT ? VP_POS_NONE :
+		    VP_POS_LEARNED;
+	if ((m->family == VP_FAMILY_VIT || m->family == VP_FAMILY_CLIP) &&
+	    ynode_get(root, "bias") == NULL)
+		m->bias = true;
 	/* Llama4TextConfig's defaults (v5.24): a NoPE block every 4th,
 	 * chunks of 8192, temperature tuning and the L2 q/k norm on. */
 	if (m->family == VP_FAMILY_LLAMA4) {
@@ -427,7 +482,7 @@ static int
 read_own(const struct ynode *root, const char *file, struct vp_model *m,
     struct vp_diags *d)
 {
-	struct reading rd = { m, NULL, NULL, 0, NULL };
+	struct reading rd = { m, NULL, NULL, 0, NULL, NULL };
 	size_t nerr;
 	const struct ynode *ly = ynode_get(root, "layers");
 
@@ -457,6 +512,16 @@ read_own(const struct ynode *root, const char *file, struct vp_model *m,
 		/* q's and k's head dim. */
 		if (m->head_dim == 0)
 			m->head_dim = m->mla.nope_dim + m->mla.rope_dim;
+	}
+	if (rd.vision != NULL) {
+		/* CLIPVisionConfig's defaults for what may be left out. */
+		m->vis.act = VP_ACT_QUICK_GELU;
+		m->vis.channels = 3;
+		nerr += read_map(rd.vision, file, "'vision'", vision_keys,
+		    VP_NELEM(vision_keys), &rd, set_vision, d);
+		/* On a language model: LLaVA's frozen tower and projector. */
+		if (m->family != VP_FAMILY_CLIP)
+			m->vis.llava = true;
 	}
 	family_defaults(root, m);
 	return nerr || rd.bad_arch ? -1 : 0;
@@ -557,6 +622,10 @@ static const struct hf_family hf_families[] = {
 	{ "deberta-v2", "DebertaV2", VP_FAMILY_DEBERTA_V2, VP_NORM_LAYERNORM,
 	    VP_POS_LEARNED, VP_ACT_GELU, true, true, false, true, false,
 	    false },
+	{ "vit", "ViT", VP_FAMILY_VIT, VP_NORM_LAYERNORM, VP_POS_NONE,
+	    VP_ACT_GELU, true, true, false, false, false, false },
+	{ "clip", "CLIP", VP_FAMILY_CLIP, VP_NORM_LAYERNORM, VP_POS_LEARNED,
+	    VP_ACT_QUICK_GELU, true, true, false, false, false, false },
 };
 #undef D
 
@@ -573,7 +642,7 @@ static const char *const hf_class_suffixes[] = { "Model", "ForCausalLM",
     "LMHeadModel", "DoubleHeadsModel", "ForMaskedLM", "ForPreTraining",
     "ForNextSentencePrediction", "ForSequenceClassification",
     "ForTokenClassification", "ForQuestionAnswering", "ForMultipleChoice",
-    "ForConditionalGeneration" };
+    "ForConditionalGeneration", "ForImageClassification" };
 
 /*
  * The class suffixes whose head is not a language-modelling one: the
@@ -2067,6 +2136,262 @@ hf_deberta(const struct ynode *root, const char *file, struct vp_model *m,
 		    &m->rel_buckets, -1, m, d);
 }
 
+/*
+ * ViT (ViTConfig, v5.24): image_size 224, patch_size 16, num_channels 3,
+ * qkv_bias true by default; no vocabulary: `vocab` is the classifier's
+ * classes, num_labels, which PretrainedConfig derives from id2label (2
+ * when neither is given).  The position table is the image's, not
+ * max_position_embeddings.
+ */
+static void
+hf_vit(const struct ynode *root, const char *file, struct vp_model *m,
+    struct vp_diags *d)
+{
+	const struct ynode *n;
+	bool b;
+
+	if (m->family != VP_FAMILY_VIT)
+		return;
+	m->vis.image = 224;
+	m->vis.patch = 16;
+	m->vis.channels = 3;
+	m->hidden = 768;
+	m->layers = 12;
+	m->heads = 12;
+	m->ffn = 3072;
+	m->vocab = 2;
+	m->max_seq = 0;
+	hf_u64(root, file, "hidden_size", 1, MAX_HIDDEN, &m->hidden, VP_F_HIDDEN, m, d);
+	hf_u64(root, file, "num_hidden_layers", 1, MAX_LAYERS, &m->layers, VP_F_LAYERS, m, d);
+	hf_u64(root, file, "num_attention_heads", 1, MAX_HEADS, &m->heads, VP_F_HEADS, m, d);
+	hf_u64(root, file, "intermediate_size", 1, MAX_FFN, &m->ffn, VP_F_FFN, m, d);
+	hf_u64(root, file, "image_size", 1, MAX_IMAGE, &m->vis.image, -1, m, d);
+	hf_u64(root, file, "patch_size", 1, MAX_IMAGE, &m->vis.patch, -1, m, d);
+	hf_u64(root, file, "num_channels", 1, MAX_HEADS, &m->vis.channels, -1, m, d);
+	if ((n = ynode_get(root, "id2label")) != NULL && n->kind == YN_MAP &&
+	    n->nkids > 0)
+		m->vocab = n->nkids / 2;	/* keys and values */
+	hf_u64(root, file, "num_labels", 1, MAX_VOCAB, &m->vocab, VP_F_VOCAB, m, d);
+	m->qkv_bias = true;
+	if (hf_bool(root, file, "qkv_bias", &b, d) > 0)
+		m->qkv_bias = b;
+	m->bias = true;
+	m->o_bias = -1;
+	m->kv_heads = m->heads;
+	m->tie_embeddings = false;
+	/* hidden_dropout_prob (embeddings and both branches) and
+	 * attention_probs_dropout_prob, 0.0 by default. */
+	m->dropout = 0;
+	hf_dropout(root, file, m, d);
+	if ((n = ynode_get(root, "attention_probs_dropout_prob")) != NULL &&
+	    !ynode_is_null(n)) {
+		double pa;
+
+		if (ynode_double(n, file, "attention_probs_dropout_prob", 0,
+		    0.99, &pa, d) == 0 && pa != m->dropout)
+			vp_diag_add(d, file, n->pos, VP_ERROR,
+			    "attention_probs_dropout_prob (%g) differs from "
+			    "hidden_dropout_prob (%g); vramplan models one "
+			    "dropout probability for a ViT", pa, m->dropout);
+	}
+}
+
+/* An activation of CLIP's towers: quick_gelu, gelu, gelu_pytorch_tanh,
+ * relu; anything else is an error. */
+static void
+hf_clip_act(const struct ynode *root, const char *file, enum vp_act *act,
+    struct vp_diags *d)
+{
+	const struct ynode *n = ynode_get(root, "hidden_act");
+
+	if (n == NULL || ynode_is_null(n))
+		return;
+	if (n->kind == YN_SCALAR && !strcmp(n->str, "quick_gelu"))
+		*act = VP_ACT_QUICK_GELU;
+	else if (n->kind == YN_SCALAR && !strcmp(n->str, "gelu"))
+		*act = VP_ACT_GELU;
+	else if (n->kind == YN_SCALAR && !strcmp(n->str, "gelu_pytorch_tanh"))
+		*act = VP_ACT_GELU_TANH;
+	else if (n->kind == YN_SCALAR && !strcmp(n->str, "relu"))
+		*act = VP_ACT_RELU;
+	else
+		vp_diag_add(d, file, n->pos, VP_ERROR, "hidden_act '%s' is "
+		    "not modelled for CLIP (quick_gelu, gelu, "
+		    "gelu_pytorch_tanh, relu)", n->kind == YN_SCALAR ? n->str :
+		    ynode_kind_name(n));
+}
+
+/* A CLIP tower's dropout (`dropout`, `attention_dropout`): none is
+ * modelled. */
+static void
+hf_clip_dropout(const struct ynode *root, const char *file,
+    struct vp_diags *d)
+{
+	static const char *const keys[] = { "dropout", "attention_dropout" };
+	const struct ynode *n;
+	double p;
+	size_t i;
+
+	for (i = 0; i < VP_NELEM(keys); i++)
+		if ((n = ynode_get(root, keys[i])) != NULL &&
+		    !ynode_is_null(n) && ynode_double(n, file, keys[i], 0, 0.99,
+		    &p, d) == 0 && p != 0)
+			vp_diag_add(d, file, n->pos, VP_ERROR, "%s %g is not "
+			    "modelled for CLIP (its configs have 0.0)", keys[i],
+			    p);
+}
+
+/*
+ * CLIP (CLIPConfig, transformers 5.24): the text tower from text_config
+ * (CLIPTextConfig's defaults: hidden 512, 12 layers, 8 heads, MLP 2048,
+ * vocab 49408, 77 positions, quick_gelu), the vision tower from
+ * vision_config (CLIPVisionConfig's: hidden 768, 12 layers, 12 heads, MLP
+ * 3072, 224 pixels in patches of 32, 3 channels, quick_gelu) and
+ * projection_dim (512).  Every linear but the projections has a bias.
+ */
+static int
+read_clip(const struct ynode *root, const char *file, struct vp_model *m,
+    struct vp_diags *d)
+{
+	const struct ynode *tc = ynode_get(root, "text_config");
+	const struct ynode *vc = ynode_get(root, "vision_config");
+	const struct ynode *n;
+	size_t before = vp_diags_count(d, VP_ERROR);
+	struct vp_vision *v = &m->vis;
+	static const struct ynode empty = { .kind = YN_MAP };
+
+	m->family = VP_FAMILY_CLIP;
+	m->arch = VP_ARCH_ENCODER;
+	m->norm = VP_NORM_LAYERNORM;
+	m->pos = VP_POS_LEARNED;
+	m->act = VP_ACT_QUICK_GELU;
+	m->bias = true;
+	m->qkv_bias = true;
+	m->tie_embeddings = false;
+	m->hidden = 512;
+	m->layers = 12;
+	m->heads = 8;
+	m->ffn = 2048;
+	m->vocab = 49408;
+	m->max_seq = 77;
+	v->hidden = 768;
+	v->layers = 12;
+	v->heads = 12;
+	v->ffn = 3072;
+	v->image = 224;
+	v->patch = 32;
+	v->channels = 3;
+	v->proj = 512;
+	v->act = VP_ACT_QUICK_GELU;
+	m->name = xstrdup("clip");
+	if ((n = ynode_get(root, "_name_or_path")) != NULL &&
+	    n->kind == YN_SCALAR && n->str[0])
+		{ free(m->name); m->name = xstrdup(n->str); }
+	hf_u64(root, file, "projection_dim", 1, MAX_HIDDEN, &v->proj, -1, m, d);
+	if (tc == NULL || ynode_is_null(tc))
+		tc = &empty;
+	if (vc == NULL || ynode_is_null(vc))
+		vc = &empty;
+	if (tc->kind != YN_MAP || vc->kind != YN_MAP) {
+		vp_diag_add(d, file, (tc->kind != YN_MAP ? tc : vc)->pos,
+		    VP_ERROR, "'text_config' and 'vision_config' of a CLIP "
+		    "config must be mappings of keys");
+		return -1;
+	}
+	hf_u64(tc, file, "hidden_size", 1, MAX_HIDDEN, &m->hidden, VP_F_HIDDEN, m, d);
+	hf_u64(tc, file, "num_hidden_layers", 1, MAX_LAYERS, &m->layers, VP_F_LAYERS, m, d);
+	hf_u64(tc, file, "num_attention_heads", 1, MAX_HEADS, &m->heads, VP_F_HEADS, m, d);
+	hf_u64(tc, file, "intermediate_size", 1, MAX_FFN, &m->ffn, VP_F_FFN, m, d);
+	hf_u64(tc, file, "vocab_size", 1, MAX_VOCAB, &m->vocab, VP_F_VOCAB, m, d);
+	hf_u64(tc, file, "max_position_embeddings", 1, MAX_SEQ, &m->max_seq, VP_F_MAX_SEQ, m, d);
+	hf_clip_act(tc, file, &m->act, d);
+	hf_clip_dropout(tc, file, d);
+	hf_u64(vc, file, "hidden_size", 1, MAX_HIDDEN, &v->hidden, -1, m, d);
+	hf_u64(vc, file, "num_hidden_layers", 1, MAX_LAYERS, &v->layers, -1, m, d);
+	hf_u64(vc, file, "num_attention_heads", 1, MAX_HEADS, &v->heads, -1, m, d);
+	hf_u64(vc, file, "intermediate_size", 1, MAX_FFN, &v->ffn, -1, m, d);
+	hf_u64(vc, file, "image_size", 1, MAX_IMAGE, &v->image, -1, m, d);
+	hf_u64(vc, file, "patch_size", 1, MAX_IMAGE, &v->patch, -1, m, d);
+	hf_u64(vc, file, "num_channels", 1, MAX_HEADS, &v->channels, -1, m, d);
+	hf_clip_act(vc, file, &v->act, d);
+	hf_clip_dropout(vc, file, d);
+	m->kv_heads = m->heads;
+	return vp_diags_count(d, VP_ERROR) == before ? 0 : -1;
+}
+
+/*
+ * LLaVA (LlavaConfig, transformers 5.24): the CLIP vision tower of
+ * vision_config (CLIPVisionConfig's defaults: hidden 768, 12 layers, 12
+ * heads, MLP 3072, 224 pixels in patches of 32, quick_gelu), frozen as
+ * LLaVA-1.5 trains it; vision_feature_select_strategy "default" (the
+ * class token dropped: one image token per patch); a GELU projector with
+ * biases.  What is not modelled is refused: the "full" strategy, several
+ * feature layers, another projector activation, no projector bias, and a
+ * vision tower that is not CLIP's.
+ */
+static void
+hf_llava(const struct ynode *root, const char *file, struct vp_model *m,
+    struct vp_diags *d)
+{
+	const struct ynode *vc = ynode_get(root, "vision_config"), *n;
+	struct vp_vision *v = &m->vis;
+	bool b;
+
+	v->llava = true;
+	v->hidden = 768;
+	v->layers = 12;
+	v->heads = 12;
+	v->ffn = 3072;
+	v->image = 224;
+	v->patch = 32;
+	v->channels = 3;
+	v->act = VP_ACT_QUICK_GELU;
+	if ((n = ynode_get(root, "vision_feature_select_strategy")) != NULL &&
+	    !ynode_is_null(n) && (n->kind != YN_SCALAR ||
+	    strcmp(n->str, "default") != 0))
+		vp_diag_add(d, file, n->pos, VP_ERROR, "vision_feature_"
+		    "select_strategy '%s' is not modelled; LLaVA's is "
+		    "'default' (the class token dropped)", n->kind == YN_SCALAR ?
+		    n->str : ynode_kind_name(n));
+	if ((n = ynode_get(root, "vision_feature_layer")) != NULL &&
+	    !ynode_is_null(n) && n->kind != YN_SCALAR)
+		vp_diag_add(d, file, n->pos, VP_ERROR, "several "
+		    "vision_feature_layer values (concatenated features) are "
+		    "not modelled; give one layer");
+	if ((n = ynode_get(root, "projector_hidden_act")) != NULL &&
+	    !ynode_is_null(n) && (n->kind != YN_SCALAR ||
+	    strcmp(n->str, "gelu") != 0))
+		vp_diag_add(d, file, n->pos, VP_ERROR, "projector_hidden_act "
+		    "'%s' is not modelled; LLaVA's projector is gelu",
+		    n->kind == YN_SCALAR ? n->str : ynode_kind_name(n));
+	if (hf_bool(root, file, "multimodal_projector_bias", &b, d) > 0 && !b)
+		vp_diag_add(d, file, ynode_get(root,
+		    "multimodal_projector_bias")->pos, VP_ERROR,
+		    "a projector without biases is not modelled");
+	if (vc == NULL || ynode_is_null(vc))
+		return;
+	if (vc->kind != YN_MAP) {
+		vp_diag_add(d, file, vc->pos, VP_ERROR, "'vision_config' must "
+		    "be a mapping of keys");
+		return;
+	}
+	if ((n = ynode_get(vc, "model_type")) != NULL && !ynode_is_null(n) &&
+	    (n->kind != YN_SCALAR || strcmp(n->str, "clip_vision_model") != 0))
+		vp_diag_add(d, file, n->pos, VP_ERROR, "a LLaVA vision tower "
+		    "of model_type '%s' is not modelled; CLIP's "
+		    "('clip_vision_model') is", n->kind == YN_SCALAR ? n->str :
+		    ynode_kind_name(n));
+	hf_u64(vc, file, "hidden_size", 1, MAX_HIDDEN, &v->hidden, -1, m, d);
+	hf_u64(vc, file, "num_hidden_layers", 1, MAX_LAYERS, &v->layers, -1, m, d);
+	hf_u64(vc, file, "num_attention_heads", 1, MAX_HEADS, &v->heads, -1, m, d);
+	hf_u64(vc, file, "intermediate_size", 1, MAX_FFN, &v->ffn, -1, m, d);
+	hf_u64(vc, file, "image_size", 1, MAX_IMAGE, &v->image, -1, m, d);
+	hf_u64(vc, file, "patch_size", 1, MAX_IMAGE, &v->patch, -1, m, d);
+	hf_u64(vc, file, "num_channels", 1, MAX_HEADS, &v->channels, -1, m, d);
+	hf_clip_act(vc, file, &v->act, d);
+	hf_clip_dropout(vc, file, d);
+}
+
 /* The sizes every config must give; one message, for the first missing,
  * and only when nothing else went wrong.  `where` names the mapping. */
 static void
@@ -2151,11 +2476,26 @@ read_hf(const struct ynode *root, const char *file, unsigned flags,
 	const char *type, *where;
 	size_t before = vp_diags_count(d, VP_ERROR), which = 0;
 
+	bool llava;
+
+	/* CLIP: two towers, neither of them a language model. */
+	if ((n = ynode_get(root, "model_type")) != NULL &&
+	    n->kind == YN_SCALAR && strcmp(n->str, "clip") == 0)
+		return read_clip(root, file, m, d);
+	llava = n != NULL && n->kind == YN_SCALAR &&
+	    strcmp(n->str, "llava") == 0 && !(flags & VP_READ_TEXT_ONLY);
 	if ((text = hf_text_node(root, file, &where, d)) == NULL)
 		return -1;
 	if ((fam = hf_family_of(text, file, where, &type, d)) == NULL)
 		return -1;
-	if ((tower = hf_tower(root, &which)) != NULL) {
+	if (llava && fam->family != VP_FAMILY_LLAMA) {
+		vp_diag_add(d, file, text->pos, VP_ERROR, "a LLaVA model is "
+		    "modelled with a Llama-family language model (llama, "
+		    "mistral, qwen2), not model_type '%s'; pass --text-only "
+		    "to plan the language model alone", type);
+		return -1;
+	}
+	if (!llava && (tower = hf_tower(root, &which)) != NULL) {
 		if (!(flags & VP_READ_TEXT_ONLY)) {
 			vp_diag_add(d, file, tower->pos, VP_ERROR,
 			    "the model has %s %s ('%s'), which vramplan does "
@@ -2173,6 +2513,19 @@ read_hf(const struct ynode *root, const char *file, unsigned flags,
 		    hf_towers[which].what, hf_towers[which].key);
 	}
 	hf_apply_family(fam, m);
+	/* LlavaConfig's text_config is a LlamaConfig: what it leaves out is
+	 * LlamaConfig's default (llava-1.5's gives only the vocabulary and
+	 * the positions). */
+	if (ynode_get(root, "model_type") != NULL && (n = ynode_get(root,
+	    "model_type"))->kind == YN_SCALAR && !strcmp(n->str, "llava") &&
+	    !strcmp(type, "llama")) {
+		m->hidden = 4096;
+		m->layers = 32;
+		m->heads = 32;
+		m->ffn = 11008;
+		m->vocab = 32000;
+		m->max_seq = 2048;
+	}
 	hf_gemma3_defaults(m);
 	hf_gpt_oss_defaults(m);
 	hf_head_note(text, file, fam, d);
@@ -2201,6 +2554,9 @@ read_hf(const struct ynode *root, const char *file, unsigned flags,
 	hf_whisper(text, file, m, d);
 	hf_modernbert(text, file, m, d);
 	hf_deberta(text, file, m, d);
+	hf_vit(text, file, m, d);
+	if (llava)
+		hf_llava(root, file, m, d);
 	hf_required(text, file, where, m, before, d);
 	return vp_diags_count(d, VP_ERROR) == before ? 0 : -1;
 }

@@ -307,8 +307,8 @@ const struct vp_optdef vp_options[VP_O_COUNT] = {
     "the version" },
 [VP_O_IMAGE] = { "image", VP_OK_U64, VP_OF_U64, F(image), NULL, 0, NULL, 1,
     65536, true, NULL, ALL, true, false, VP_OPEN_NONE, "N",
-    "input resolution of a layer-graph model: N x N images (0, the "
-    "default: the model's)" },
+    "input resolution of a layer-graph model or a vision transformer: "
+    "N x N images (0, the default: the model's)" },
 };
 #undef F
 #undef E

@@ -165,6 +165,21 @@ vp_plan_defaults(struct vp_plan *p, const struct vp_model *m)
 	/* A layer graph's resolution: --image is 0 for every other model. */
 	if (m->lg != NULL)
 		p->image = m->lg->image;
+	/* A vision transformer's too (its position table's); its
+	 * sequence follows from it (vp_vision_seq, after the options). */
+	if (m->family == VP_FAMILY_VIT) {
+		p->image = m->vis.image;
+		p->seq = vp_vision_seq(m, p->image);
+	}
+	/* LLaVA: its images (the sequence is the language model's). */
+	if (m->vis.llava)
+		p->image = m->vis.image;
+	/* CLIP: its images, and its text tower's whole context. */
+	if (m->family == VP_FAMILY_CLIP) {
+		p->image = m->vis.image;
+		if (!m->train.seq)
+			p->seq = m->max_seq;
+	}
 }
 
 void

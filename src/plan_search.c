@@ -445,6 +445,14 @@ vp_plan_time(const struct vp_model *m, const struct vp_gpu *gpu,
 	 * one forward (input gradients), not two. */
 	fl_mm = (p->lora_rank ? 4.0 : 6.0) * (double)pc.active;
 	fl_att = 6.0 * L * s * h;
+	/* LLaVA: the frozen vision tower runs forward only, once per image
+	 * (its patches and the class token), not per token. */
+	if (m->vis.llava) {
+		double fz = (double)vp_llava_frozen_params(m);
+
+		fl_mm -= (p->lora_rank ? 4.0 : 6.0) * fz;
+		fl_mm += 2.0 * fz * (double)(vp_llava_image_tokens(m) + 1) / s;
+	}
 	/* A layer graph: a sample is an image, whose forward is its
 	 * convolutions' and linears' multiply-adds (2 FLOPs each), backward
 	 * twice that; no sequence, no attention (h is 0). */
@@ -486,14 +494,34 @@ vp_plan_time(const struct vp_model *m, const struct vp_gpu *gpu,
 		fl_mm = (6.0 + 2.0 * rc) * (penc * s + pdec * tg) / s;
 		fl_att = (6.0 + 2.0 * rc) * a / s;
 	}
+	/* CLIP: a sample is an image and its caption; each tower's blocks
+	 * run on its own tokens (the matmuls, 2 FLOPs a multiply-add, and
+	 * attention's two products), backward twice the forward. */
+	if (vp_model_family(m) == VP_FAMILY_CLIP) {
+		double sv = (double)vp_vision_seq(m, p->image ? p->image :
+		    m->vis.image), hv = (double)m->vis.hidden;
+		double Lv = (double)m->vis.layers, fv = (double)m->vis.ffn;
+		double f = (double)m->ffn, fwd_mm, fwd_att;
+		double k = p->recompute == VP_RECOMP_FULL ? 4.0 : 3.0;
+
+		fwd_mm = 2.0 * (L * s * (4.0 * h * h + 2.0 * h * f) +
+		    Lv * sv * (4.0 * hv * hv + 2.0 * hv * fv));
+		fwd_att = 4.0 * (L * s * s * h + Lv * sv * sv * hv);
+		fl_mm = k * fwd_mm;
+		fl_att = k * fwd_att;
+		s = 1.0;
+	}
 	tokens = mb * s * ga * dp;
 	bw = !isnan(gpu->bandwidth_gbs) && gpu->bandwidth_gbs > 0 ?
 	    gpu->bandwidth_gbs * 1e9 * (MEM_EFF_PCT / 100.0) : 0;
 	/* Matmuls and attention, per step on one rank. */
 	rate = gemm_rate(gpu, p, peak);
 	mm = fl_mm * tokens / (double)world / rate;
+	/* (CLIP's s is one sample here: its towers' tokens are the text's
+	 * seq and the image's patches.) */
 	if (m->lg == NULL)
-		mm *= roofline(m, tp, mb * s / cp, rate, bw);
+		mm *= roofline(m, tp, mb * (vp_model_family(m) ==
+		    VP_FAMILY_CLIP ? (double)p->seq : s) / cp, rate, bw);
 	peak16 = peak_tflops(gpu, p->precision == VP_PREC_FP8 ?
 	    VP_PREC_BF16_MIXED : p->precision, VP_FLOAT8_NONE);
 	if (isnan(peak16))
@@ -614,6 +642,9 @@ vp_plan_time(const struct vp_model *m, const struct vp_gpu *gpu,
 	}
 	c->step_seconds = (step + comm) * scale;
 	c->tokens_per_second = tokens / c->step_seconds;
+	/* A vision transformer's samples are images of s tokens. */
+	if (m->family == VP_FAMILY_VIT)
+		c->tokens_per_second /= s;
 	c->bandwidth_bound = comm + memory > mm + att;
 }
 

@@ -1077,7 +1077,7 @@ lgraph_plan(const struct vp_plan *p, const struct vp_model *m,
 
 	(void)world;
 	if (m->lg == NULL) {
-		if (p->image)
+		if (p->image && !m->vis.patch)
 			return refuse(d, "--image %llu needs a layer-graph model "
 			    "(a model file whose 'layers' is a list of layers); "
 			    "'%s' is a transformer", (unsigned long long)p->image,
@@ -1546,6 +1546,99 @@ deberta_plan(const struct vp_plan *p, const struct vp_model *m,
 	    m->name ? m->name : "this model");
 }
 
+/*
+ * Vision models (ViT, CLIP, LLaVA with its tower frozen): what was
+ * measured against transformers 5.24's classes on PyTorch 2.13's CPU
+ * (tests/validate_hf.py) is eager or sdpa attention, recompute none or
+ * full, on one rank (data parallelism and ZeRO 1 and 2, which only shard
+ * states and gradients, are the model-independent mechanisms), at the
+ * resolution of the position table.  The rest is refused by name.
+ */
+static int
+vit_plan(const struct vp_plan *p, const struct vp_model *m, unsigned world,
+    struct vp_diags *d)
+{
+	const char *what = NULL;
+
+	(void)world;
+	if (m->family != VP_FAMILY_VIT && m->family != VP_FAMILY_CLIP &&
+	    !m->vis.llava)
+		return 0;
+	/* ViT: another resolution interpolates the position table
+	 * (interpolate_pos_encoding=True), in whole patches. */
+	if (m->family == VP_FAMILY_VIT && p->image != m->vis.image &&
+	    (p->image % m->vis.patch != 0 || p->image < m->vis.patch))
+		return refuse(d, "--image %llu is not a whole number of "
+		    "%llu-pixel patches, which '%s' cuts its images into; use "
+		    "a multiple of %llu", (unsigned long long)p->image,
+		    (unsigned long long)m->vis.patch, m->name,
+		    (unsigned long long)m->vis.patch);
+	if (m->family != VP_FAMILY_VIT && p->image != m->vis.image)
+		return refuse(d, "--image %llu is not modelled for '%s': its "
+		    "position table is for %llux%llu images, and the "
+		    "interpolation another resolution needs "
+		    "(interpolate_pos_encoding) was not measured; use --image "
+		    "%llu", (unsigned long long)p->image, m->name,
+		    (unsigned long long)m->vis.image,
+		    (unsigned long long)m->vis.image,
+		    (unsigned long long)m->vis.image);
+	/* LLaVA: the image tokens are part of the language model's
+	 * sequence. */
+	if (m->vis.llava && p->seq <= vp_llava_image_tokens(m))
+		return refuse(d, "--seq %llu is the language model's whole "
+		    "sequence, the %llu image tokens of '%s' included; give "
+		    "more than %llu", (unsigned long long)p->seq,
+		    (unsigned long long)vp_llava_image_tokens(m), m->name,
+		    (unsigned long long)vp_llava_image_tokens(m));
+	if (p->tp > 1 || p->sp || p->async_tp)
+		what = "tensor parallelism (--tp, --sp, --async-tp)";
+	else if (p->pp > 1)
+		what = "pipeline parallelism (--pp)";
+	else if (p->cp > 1)
+		what = "context parallelism (--cp)";
+	else if (p->ep > 1)
+		what = "expert parallelism (--ep)";
+	else if (p->fsdp != VP_FSDP_NONE || p->zero >= 3)
+		what = "parameter sharding (--fsdp, --zero 3)";
+	else if (p->transformers_version < VP_TRANSFORMERS_CURRENT)
+		what = "--transformers before 5.24 (the family's row is "
+		    "5.24's code)";
+	else if (p->attention == VP_ATTN_FLASH)
+		what = "--attention flash";
+	else if (p->recompute == VP_RECOMP_SELECTIVE ||
+	    p->recompute == VP_RECOMP_OP)
+		what = "--recompute selective and op";
+	else if (p->recompute == VP_RECOMP_FULL && p->recompute_stride != 1)
+		what = "--recompute-stride (transformers checkpoints every "
+		    "ViTLayer)";
+	else if (p->lora_rank > 0 || p->quant != VP_QUANT_NONE)
+		what = "LoRA and quantized bases (--lora, --quant)";
+	else if (p->compile || p->compile_loss)
+		what = "torch.compile (--compile, --compile-loss)";
+	else if (p->float8 != VP_FLOAT8_NONE || p->precision == VP_PREC_FP8)
+		what = "fp8 training (--float8, --precision fp8)";
+	else if (p->loss != VP_LOSS_FULL)
+		what = "a chunked --loss";
+	else if (p->framework == VP_FW_MEGATRON)
+		what = "--framework megatron";
+	else if (p->optimizer == VP_OPT_ADAMW_8BIT ||
+	    p->optimizer == VP_OPT_PAGED_ADAMW_8BIT ||
+	    p->optimizer == VP_OPT_ADAFACTOR)
+		what = "shape-aware optimizer states (8-bit Adam, Adafactor)";
+	else if (p->offload != VP_OFFLOAD_NONE || p->activation_offload)
+		what = "offloading (--offload, --activation-offload)";
+	else if (p->optim_in_bwd)
+		what = "--optimizer-in-backward";
+	else if (p->load != VP_LOAD_NONE)
+		what = "the load phase (--load)";
+	if (what == NULL)
+		return 0;
+	return refuse(d, "%s is not modelled for '%s' (a vision model; not "
+	    "measured): vision models are planned data-parallel (ZeRO 1 and "
+	    "2 included) through transformers 5.24's code, with eager or "
+	    "sdpa attention and --recompute none or full", what, m->name);
+}
+
 static const struct rule rules[] = {
 	{ lgraph_plan, 0, false },
 	{ tp_heads, VP_RK_TP, false },
@@ -1596,6 +1689,7 @@ static const struct rule rules[] = {
 	{ parallel_block, VP_RK_TP | VP_RK_CP, false },
 	{ modernbert_plan, TPPPCPDP | VP_RK_EP | VP_RK_SHARD, false },
 	{ deberta_plan, TPPPCPDP | VP_RK_EP | VP_RK_SHARD, false },
+	{ vit_plan, TPPPCPDP | VP_RK_EP | VP_RK_SHARD, false },
 };
 
 static int

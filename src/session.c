@@ -185,6 +185,13 @@ fill_lora(struct vp_session *s)
 		s->rep.trainable = pc.total - s->model->max_seq *
 		    s->model->hidden;
 	}
+	/* LLaVA: the vision tower is frozen. */
+	if (s->model->vis.llava && p->lora_rank == 0) {
+		struct vp_param_count pc;
+
+		vp_model_params(s->model, &pc);
+		s->rep.trainable = pc.total - vp_llava_frozen_params(s->model);
+	}
 	s->lora_targets[0] = '\0';
 	for (i = 0; i < VP_LORA_TARGET_COUNT; i++)
 		if (p->lora_targets & (1u << i)) {

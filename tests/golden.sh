@@ -322,12 +322,12 @@ run est-hf-deepseek-v3 tests/data/hf/deepseek-v3-hf.config.json --json \
 run est-hf-kimi-k2 tests/data/hf/kimi-k2-base.config.json --no-search \
     --ep 8 --gpus 64xH100 --zero 3 --recompute full
 run est-mla-tp-refused deepseek-v2-lite --gpus 8xH100 --tp 2 --no-search
-# A multimodal config: refused for its vision tower (tests/bad/54), or
-# its language model alone with --text-only and a note.
+# A multimodal config: its language model alone with --text-only and a
+# note (LLaVA-1.5's sparse text_config read with LlamaConfig's defaults).
 run est-hf-text-only-mistral-small-3 \
     tests/data/hf/mistral-small-3-24b.config.json --text-only \
     --gpus 8xH100 --zero 3 --seq 2048 --no-search
-run est-hf-text-only-llava-defaults tests/bad/54-hf-llava-1.5-7b.json \
+run est-hf-text-only-llava-defaults tests/data/hf/llava-1.5-7b-hf.config.json \
     --text-only
 # Gemma-3 (local/global attention): the library model at a sequence past
 # its window with sdpa (the local layers' masks), a multimodal config with
@@ -788,6 +788,34 @@ run est-hf-deberta-v3-base-explain tests/data/hf/deberta-v3-base.config.json \
 	--seq 512 --micro-batch 8 --device cpu --precision bf16-mixed --explain
 run refuse-deberta-v3-sdpa deberta-v3-base --gpus 1xA100 --attention sdpa
 run refuse-deberta-v3-zero3 deberta-v3-base --gpus 2xA100 --zero 3
+# Vision transformers (ViT, issue 15): the done-when command, another
+# resolution (the position table interpolated), its CPU replay from
+# google/vit-base-patch16-224's config.json, a resolution that is not
+# whole patches, what is refused, and --seq (a note).
+run est-vit-b-16-a100 vit-b-16 --micro-batch 128 --gpus 1xA100
+run est-vit-b-16-image-384 vit-b-16 --image 384 --micro-batch 32 --gpus 1xA100
+run explain-hf-vit-base-cpu tests/data/hf/vit-base-patch16-224.config.json \
+	--device cpu --micro-batch 4 --precision fp32 --explain
+run refuse-vit-image vit-b-16 --image 200 --gpus 1xA100
+run refuse-vit-tp vit-b-16 --tp 2 --gpus 2xA100 --no-search
+run refuse-vit-lora vit-b-16 --lora 8 --gpus 1xA100
+run note-vit-seq vit-b-16 --seq 512 --device cpu --micro-batch 2
+run refuse-vit-max-seq vit-b-16 --gpus 1xA100 --max-seq
+# CLIP (issue 15): ViT-L/14 from the library, the CPU replay of
+# openai/clip-vit-base-patch32's config.json, and what is refused.
+run est-clip-vit-l-14-a100 clip-vit-l-14 --gpus 1xA100
+run explain-hf-clip-b32-cpu tests/data/hf/clip-vit-base-patch32.config.json \
+	--device cpu --micro-batch 4 --precision bf16-mixed --explain
+run refuse-clip-zero3 clip-vit-l-14 --gpus 2xA100 --zero 3 --no-search
+run refuse-clip-seq clip-vit-l-14 --seq 100 --gpus 1xA100 --no-search
+# LLaVA-1.5-7B (the CLIP tower frozen): the library model on 8 H100s, its
+# config.json on the CPU, a sequence that cannot hold the image tokens, and
+# what is refused.
+run est-llava-1.5-7b-8xh100 llava-1.5-7b --gpus 8xH100 --seq 2048 --micro-batch 4
+run explain-hf-llava-cpu tests/data/hf/llava-1.5-7b-hf.config.json \
+	--device cpu --micro-batch 1 --seq 1024 --precision bf16-mixed --explain
+run refuse-llava-seq llava-1.5-7b --seq 512 --gpus 1xH100 --no-search
+run refuse-llava-zero3 llava-1.5-7b --gpus 8xH100 --zero 3 --no-search
 
 # Every option --help lists (made from the option table) is documented in
 # vramplan(1), and the manual documents no option the program lacks.

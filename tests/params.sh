@@ -68,6 +68,8 @@ while IFS=$tab read -r model published source; do
 	# A multimodal config's language model (its text_config) alone.
 	only=
 	grep -q '"text_config"' "$yaml" && only=--text-only
+	# ... but for LLaVA, whose vision tower vramplan models.
+	grep -q '"model_type": "llava"' "$yaml" && only=
 	computed=$("$prog" "$yaml" $only --json 2>/dev/null | json_params)
 	case $computed in
 	''|*[!0-9]*)

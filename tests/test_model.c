@@ -352,7 +352,7 @@ reader_errors(void **state)
 	} cases[] = {
 		{ "activation: swiglo", "unknown activation 'swiglo'; did you "
 		    "mean 'swiglu'? (one of: gelu, gelu-tanh, gelu-new, relu, "
-		    "swiglu, geglu)", 13 },
+		    "swiglu, geglu, quick-gelu)", 13 },
 		{ "norm: batchnorm", "unknown norm 'batchnorm' (one of: "
 		    "layernorm, rmsnorm)", 7 },
 		{ "bias: maybe", "'bias' must be true or false, not 'maybe'",
@@ -1050,8 +1050,24 @@ hf_text_config(void **state)
 	vp_model_free(&m);
 	vp_diags_clear(&d);
 
-	/* A vision tower: an error at vision_config, whatever the text. */
-	assert_int_equal(load("{\"model_type\": \"llava\", " TEXT_LLAMA ",\n"
+	/* LLaVA: the frozen CLIP tower and the projector join the Llama;
+	 * 125,248 parameters (LlavaForConditionalGeneration of 5.24 on the
+	 * meta device), 101,312 of them trainable (the tower's 23,936
+	 * frozen), 16 image tokens. */
+	load_ok("{\"model_type\": \"llava\", " TEXT_LLAMA ",\n"
+	    "\"vision_config\": {\"model_type\": \"clip_vision_model\","
+	    " \"hidden_size\": 32, \"num_hidden_layers\": 2,"
+	    " \"num_attention_heads\": 4, \"intermediate_size\": 64,"
+	    " \"image_size\": 32, \"patch_size\": 8}}", &m, &d);
+	assert_true(m.vis.llava && vp_llava_image_tokens(&m) == 16);
+	assert_true(total(&m) == 125248);
+	assert_true(total(&m) - vp_llava_frozen_params(&m) == 101312);
+	vp_model_free(&m);
+	vp_diags_clear(&d);
+
+	/* Another vision tower wrapper: an error at vision_config, whatever
+	 * the text. */
+	assert_int_equal(load("{\"model_type\": \"llava_next\", " TEXT_LLAMA ",\n"
 	    "\"vision_config\": {\"model_type\": \"clip_vision_model\"}}",
 	    &m, &d), -1);
 	expect_error_at(&d, "the model has a vision tower ('vision_config'), "
@@ -2014,6 +2030,98 @@ hf_s2s_configs(void **state)
 	vp_diags_clear(&d);
 }
 
+/*
+ * ViT configs (hf_vit): ViTConfig's names, qkv_bias, the classes from
+ * id2label (3 here), 17 tokens (16 patches of 8x8 in a 32x32 image and
+ * the CLS token).  23,811 parameters: ViTForImageClassification of 5.24
+ * on the meta device says so (by hand: the patch convolution 3 x 8 x 8 x
+ * 32 + 32, cls 32, positions 17 x 32; blocks of 4 x 32 x 32 + 32 (o's
+ * bias), 2 x 32 x 64 + 64 + 32, two LayerNorms; the final LayerNorm and
+ * the classifier 32 x 3 + 3).  An attention dropout other than the
+ * hidden one is refused.
+ */
+static void
+hf_vit_configs(void **state)
+{
+	struct vp_diags d = { 0 };
+	struct vp_model m;
+
+	(void)state;
+	load_ok("{\"model_type\": \"vit\", \"hidden_size\": 32,"
+	    " \"num_hidden_layers\": 2, \"num_attention_heads\": 4,"
+	    " \"intermediate_size\": 64, \"image_size\": 32,"
+	    " \"patch_size\": 8, \"qkv_bias\": false,"
+	    " \"id2label\": {\"0\": \"a\", \"1\": \"b\", \"2\": \"c\"}}",
+	    &m, &d);
+	assert_int_equal(m.family, VP_FAMILY_VIT);
+	assert_int_equal(m.arch, VP_ARCH_ENCODER);
+	assert_true(m.vocab == 3 && m.vis.channels == 3 && !m.qkv_bias);
+	assert_true(vp_vision_seq(&m, m.vis.image) == 17);
+	assert_true(total(&m) == 3 * 64 * 32 + 32 + 32 + 17 * 32 +
+	    2 * (4 * 1024 + 32 + 2 * 2048 + 64 + 32 + 4 * 32) + 2 * 32 +
+	    3 * 32 + 3);
+	assert_true(total(&m) == 23811);
+	vp_model_free(&m);
+	vp_diags_clear(&d);
+	/* The same in the own schema: family vit implies position none and
+	 * biases. */
+	load_ok("name: v\nfamily: vit\nlayers: 2\nhidden: 32\nheads: 4\n"
+	    "ffn: 64\nvocab: 3\nqkv_bias: false\nimage_size: 32\n"
+	    "patch_size: 8\nchannels: 3\n", &m, &d);
+	assert_true(m.pos == VP_POS_NONE && m.bias && total(&m) == 23811);
+	vp_model_free(&m);
+	vp_diags_clear(&d);
+	assert_int_equal(load("{\"model_type\": \"vit\","
+	    " \"hidden_dropout_prob\": 0.1,"
+	    " \"attention_probs_dropout_prob\": 0.0}", &m, &d), -1);
+	assert_non_null(find(&d, VP_ERROR, "attention_probs_dropout_prob"));
+	vp_model_free(&m);
+	vp_diags_clear(&d);
+}
+
+/*
+ * CLIP configs (read_clip): the text tower from text_config, the vision
+ * tower from vision_config, each with its own activation; 88,225
+ * parameters (CLIPModel of 5.24 on the meta device says so).  A tower's
+ * dropout and an activation not modelled are refused.
+ */
+static void
+hf_clip_configs(void **state)
+{
+	struct vp_diags d = { 0 };
+	struct vp_model m;
+
+	(void)state;
+	load_ok("{\"model_type\": \"clip\", \"projection_dim\": 8,"
+	    " \"text_config\": {\"hidden_size\": 32, \"num_hidden_layers\": 1,"
+	    " \"num_attention_heads\": 2, \"intermediate_size\": 64,"
+	    " \"vocab_size\": 100, \"max_position_embeddings\": 16},"
+	    " \"vision_config\": {\"hidden_size\": 48, \"num_hidden_layers\": 2,"
+	    " \"num_attention_heads\": 4, \"intermediate_size\": 96,"
+	    " \"image_size\": 32, \"patch_size\": 16, \"hidden_act\": \"gelu\"}}",
+	    &m, &d);
+	assert_int_equal(m.family, VP_FAMILY_CLIP);
+	assert_true(m.hidden == 32 && m.max_seq == 16 &&
+	    m.act == VP_ACT_QUICK_GELU);
+	assert_true(m.vis.hidden == 48 && m.vis.layers == 2 &&
+	    m.vis.act == VP_ACT_GELU && m.vis.proj == 8);
+	assert_true(vp_vision_seq(&m, m.vis.image) == 5);
+	assert_true(total(&m) == 88225);
+	vp_model_free(&m);
+	vp_diags_clear(&d);
+	assert_int_equal(load("{\"model_type\": \"clip\","
+	    " \"text_config\": {\"dropout\": 0.1}}", &m, &d), -1);
+	assert_non_null(find(&d, VP_ERROR, "dropout 0.1 is not modelled"));
+	vp_model_free(&m);
+	vp_diags_clear(&d);
+	assert_int_equal(load("{\"model_type\": \"clip\","
+	    " \"vision_config\": {\"hidden_act\": \"silu\"}}", &m, &d), -1);
+	assert_non_null(find(&d, VP_ERROR, "hidden_act 'silu' is not "
+	    "modelled for CLIP"));
+	vp_model_free(&m);
+	vp_diags_clear(&d);
+}
+
 /* Every family's row names the linears its block builder asks for. */
 static void
 family_rows_complete(void **state)
@@ -2055,9 +2163,18 @@ family_rows_complete(void **state)
 			}
 			continue;
 		}
-		/* OPT's pre-norm row is Hugging Face's ungated block only
-		 * (model validation refuses the rest). */
-		if (fi->block == VP_BLOCK_PRE_NORM && f != VP_FAMILY_OPT) {
+		/* OPT's and ViT's pre-norm rows are Hugging Face's ungated
+		 * blocks only (model validation refuses the rest). */
+		if (f == VP_FAMILY_CLIP)
+			assert_true(fi->head == VP_HEAD_CONTRASTIVE &&
+			    fi->lin[VP_ROLE_K] != NULL);
+		if (f == VP_FAMILY_VIT) {
+			assert_non_null(fi->lin[VP_ROLE_K]);
+			assert_non_null(fi->lin[VP_ROLE_V]);
+			assert_true(fi->head == VP_HEAD_CLS);
+		}
+		if (fi->block == VP_BLOCK_PRE_NORM && f != VP_FAMILY_OPT &&
+		    f != VP_FAMILY_VIT && f != VP_FAMILY_CLIP) {
 			/* Pre-norm rows may be fused by Megatron, and carry
 			 * a gated MLP when the activation is gated. */
 			assert_non_null(fi->lin[VP_ROLE_QKV]);
@@ -2352,6 +2469,8 @@ main(void)
 		cmocka_unit_test(hf_architectures),
 		cmocka_unit_test(hf_t5_configs),
 		cmocka_unit_test(hf_s2s_configs),
+		cmocka_unit_test(hf_vit_configs),
+		cmocka_unit_test(hf_clip_configs),
 		cmocka_unit_test(hf_text_config),
 		cmocka_unit_test(hf_errors),
 		cmocka_unit_test(bug_hf_attention_bias_adds_mlp_bias),
