@@ -96,6 +96,12 @@ CONFIGS = {
     "bert": ("bert", dict(vocab_size=4096, hidden_size=128, num_hidden_layers=2, num_attention_heads=4,
                           intermediate_size=512, max_position_embeddings=512, hidden_dropout_prob=0.0,
                           attention_probs_dropout_prob=0.0)),
+    # GPT-J: Phi's parallel block without q/k/v/out_proj biases, rotary_dim 16 of a head of 32
+    # (rotate_every_two), dropout 0; vocab 2048 (logits' peak) and 256 over 3 blocks (activations').
+    "gptj": ("gptj", dict(vocab_size=2048, n_embd=128, n_layer=2, n_head=4, n_inner=512, rotary_dim=16,
+                          n_positions=2048, attn_pdrop=0.0, embd_pdrop=0.0, resid_pdrop=0.0)),
+    "gptj-act": ("gptj", dict(vocab_size=256, n_embd=128, n_layer=3, n_head=4, n_inner=512, rotary_dim=16,
+                              n_positions=2048, attn_pdrop=0.0, embd_pdrop=0.0, resid_pdrop=0.0)),
 }
 
 

@@ -1100,12 +1100,16 @@ attention_core(struct lctx *x, int32_t q, int32_t k, int32_t v,
 
 		pr = ew(x, "softmax", ss, sdt, sc, -1, -1, -1, VP_CAT_ACT);
 		save_result(x, pr);
+		/* GPT-J: softmax(...).to(value.dtype). */
+		if (x->fam.qk_fp32)
+			pr = cast(x, pr, dt_of(x, v), VP_CAT_ACT);
 		pr = dropout(x, "attn dropout", pr);
 		if (x->autocast)
 			pr = cast(x, pr, cdt, VP_CAT_ACT);
 	}
-	out = ew2(x, "pv matmul", rows * x->dv, promote(dt_of(x, pr), cdt),
-	    pr, v, VP_CAT_ACT);
+	/* GPT-J: the fp32 scores' probabilities times v, in v's dtype. */
+	out = ew2(x, "pv matmul", rows * x->dv, promote(dt_of(x, pr),
+	    x->fam.qk_fp32 ? dt_of(x, v) : cdt), pr, v, VP_CAT_ACT);
 	/* Selective recompute: the core's saved tensors are re-made (in
 	 * the blocks the stride checkpoints). */
 	if (x->p->recompute == VP_RECOMP_SELECTIVE &&
@@ -2018,7 +2022,7 @@ rope_partial(struct lctx *x, int32_t t, uint64_t width, uint64_t r)
 }
 
 /*
- * A parallel block (Phi, GPT-NeoX with use_parallel_residual): attention
+ * A parallel block (Phi, GPT-J, GPT-NeoX with use_parallel_residual): attention
  * and the MLP both read the normed input, and `attn + mlp + residual` is
  * the block's output (two adds, nothing saved).  par_norms 1: one norm
  * feeds both branches, whose linears then save that one tensor; 2: each
@@ -2055,12 +2059,17 @@ parallel_block(struct lctx *x, int32_t in)
 		    m->qkv_bias, true, VP_CAT_ACT);
 	}
 	{
-		/* cos and sin (s, r), which the muls save. */
-		int32_t cs = ew(x, "rope cos sin", 2 * x->s * r, dt_of(x, q),
-		    -1, -1, -1, -1, VP_CAT_ACT);
+		/* cos and sin (s, r), which the muls save; GPT-J's
+		 * repeat_interleave makes a pair for q and one for k. */
+		int i;
 
-		if (rg_of(x, q) || rg_of(x, k))
-			x->g->op[x->g->nop - 1].saved[0] = cs;
+		for (i = 0; i < (fam->sincos_table ? 2 : 1); i++) {
+			int32_t cs = ew(x, "rope cos sin", 2 * x->s * r,
+			    dt_of(x, q), -1, -1, -1, -1, VP_CAT_ACT);
+
+			if (rg_of(x, q) || rg_of(x, k))
+				x->g->op[x->g->nop - 1].saved[0] = cs;
+		}
 	}
 	q = rope_partial(x, q, qd, r);
 	k = rope_partial(x, k, kd, r);
@@ -2070,9 +2079,17 @@ parallel_block(struct lctx *x, int32_t in)
 	 * copy that bmm saves (not the projection; measured, GPT-NeoX). */
 	if (fam->fused_qkv && x->p->attention == VP_ATTN_EAGER)
 		v = contiguous(x, "v reshape", v, x->kv * x->d);
+	/* GPT-J's eager scores: matmul(q.to(float32), k.to(float32)). */
+	if (fam->qk_fp32 && x->p->attention == VP_ATTN_EAGER) {
+		q = cast(x, q, VP_FP32, VP_CAT_ACT);
+		k = cast(x, k, VP_FP32, VP_CAT_ACT);
+	}
 	ctx = attention_core(x, q, k, v, fam->softmax_fp32, fam->mask_fp32);
-	ctx = ew(x, "attn transpose", n * qd, dt_of(x, ctx), ctx, -1, -1, -1,
-	    VP_CAT_ACT);
+	/* A fused kernel's output is in q's layout: (b, s, a, d) when q is
+	 * a transposed view (GPT-J), else (b, a, s, d), copied back. */
+	if (!attn_out_view(x))
+		ctx = ew(x, "attn transpose", n * qd, dt_of(x, ctx), ctx, -1,
+		    -1, -1, VP_CAT_ACT);
 	o = linear(x, block_lin(x, VP_ROLE_O), ctx, qd, x->h, m->o_bias > 0,
 	    true, VP_CAT_ACT);
 	if (fam->resid_dropout)
@@ -2950,7 +2967,9 @@ compiled_checkpoint_mlp(struct lctx *x)
  * forward returns (the "masks freed" op after the stage's last block);
  * a checkpointed block holds the ones it reads until its backward.
  * Models without local layers build the same causal mask for eager, which
- * is left out, as it always was.
+ * is left out, as it always was, unless the family says causal_mask (the
+ * mask alone, measured: GPT-J's checkpointed blocks under --recompute
+ * full hold it through the backward).
  */
 static void
 layer_masks(struct lctx *x, uint64_t offset, uint32_t blocks)
@@ -2961,6 +2980,12 @@ layer_masks(struct lctx *x, uint64_t offset, uint32_t blocks)
 	x->mask_full = x->mask_local = -1;
 	for (l = offset; l < offset + blocks && !local; l++)
 		local = vp_layer_local(x->m, l);
+	if (!local && x->fam.causal_mask &&
+	    x->p->attention == VP_ATTN_EAGER) {
+		x->mask_full = ew(x, "causal mask", n, x->autocast ? VP_FP32 :
+		    x->w, -1, -1, -1, -1, VP_CAT_ACT);
+		return;
+	}
 	if (!local)
 		return;
 	if (x->p->attention == VP_ATTN_EAGER && !x->fam.mask_skip) {
@@ -3494,6 +3519,11 @@ persistent_terms(struct vp_graph *g, const struct lctx *x,
 
 	g->trainable = g->params;
 	g->weight_bytes = vp_mul_sat(g->params, B(x->w));
+	/* GPT-J's embed_positions: a (max_seq, rotary_dim) sin|cos buffer
+	 * of the first stage, in the weights' dtype (model.to() casts it). */
+	if (first && x->fam.sincos_table)
+		g->weight_bytes = vp_add_sat(g->weight_bytes, vp_mul_sat(
+		    vp_mul_sat(m->max_seq, m->rotary_dim), B(x->w)));
 	if (p->lora_rank > 0) {
 		g->trainable = vp_lora_params(m, p, real_blocks);
 		if (last)

@@ -251,6 +251,31 @@ const struct vp_family_info vp_family_info[VP_FAMILY_COUNT] = {
 		    [VP_ROLE_UP] = "wi_1", [VP_ROLE_FC] = "wi",
 		    [VP_ROLE_DOWN] = "wo" },
 	},
+	/*
+	 * GPT-J (GPTJForCausalLM, transformers 5.24's
+	 * models/gptj/modeling_gptj.py): Phi's parallel block (one ln_1,
+	 * `attn + mlp + residual`) with unbiased q, k, v and out_proj, a
+	 * biased fc_in / fc_out and lm_head; RoPE (rotate_every_two: the
+	 * same tensors as rotate_half) on the first rotary_dim dims of each
+	 * (b, s, a, d) head, then torch.cat and a transpose, so q is a view
+	 * and a fused kernel's output transposes back without a copy; the
+	 * eager scores of fp32 copies of q and k, their softmax cast to v's
+	 * dtype (qk_fp32); cos and sin gathered from the embed_positions
+	 * buffer and repeat_interleaved again in each of q's and k's
+	 * apply_rotary_pos_emb (sincos_table); the shared ForCausalLMLoss.
+	 */
+	[VP_FAMILY_GPTJ] = {
+		.source = "transformers GPTJForCausalLM (v5.24)",
+		.arch = VP_ARCH_DECODER, .block = VP_BLOCK_PARALLEL,
+		.head = VP_HEAD_LM, .mask_fp32 = true, .resid_dropout = true,
+		.embed_dropout = true, .q_view = true, .loss_fp32 = true,
+		.pad_labels = true, .par_norms = 1, .head_bias = true,
+		.rope_cat = true, .qk_fp32 = true, .sincos_table = true,
+		.causal_mask = true,
+		.lin = { [VP_ROLE_Q] = "q_proj", [VP_ROLE_K] = "k_proj",
+		    [VP_ROLE_V] = "v_proj", [VP_ROLE_O] = "out_proj",
+		    [VP_ROLE_FC] = "fc_in", [VP_ROLE_DOWN] = "fc_out" },
+	},
 };
 
 enum vp_family
@@ -586,8 +611,8 @@ vp_model_validate(struct vp_model *m, struct vp_diags *d)
 	}
 	if (m->rotary_dim != 0 && !vp_family_info[vp_model_family(m)].rope_cat)
 		vp_diag_add(d, m->file, m->where[VP_F_ROTARY_DIM], VP_ERROR,
-		    "'rotary_dim' (partial RoPE) is modelled for the phi "
-		    "and gpt-neox families only, not %s",
+		    "'rotary_dim' (partial RoPE) is modelled for the phi, "
+		    "gpt-neox and gptj families only, not %s",
 		    vp_family_names[vp_model_family(m)]);
 	/* The parallel builder has an ungated MLP after RoPE attention,
 	 * the only layout measured (Phi). */

@@ -39,7 +39,8 @@ struct vp_lgraph;
 	X(TORCH_NN, "torch-nn") X(QWEN3, "qwen3") X(LLAMA4, "llama4") \
 	X(GEMMA3, "gemma3") X(GPT_OSS, "gpt-oss") \
 	X(DEEPSEEK_V2, "deepseek-v2") X(DEEPSEEK_V3, "deepseek-v3") \
-	X(PHI, "phi") X(GPT_NEOX, "gpt-neox") X(OPT, "opt") X(T5, "t5")
+	X(PHI, "phi") X(GPT_NEOX, "gpt-neox") X(OPT, "opt") X(T5, "t5") \
+	X(GPTJ, "gptj")
 /* Block builders of the lowering (graph.c's block_builders[]): where the
  * norms sit relative to the residual adds. */
 #define VP_BLOCK_LIST(X) X(PRE_NORM, "pre-norm") X(POST_NORM, "post-norm") \
@@ -178,6 +179,16 @@ struct vp_family_info {
 				 * (OPT) */
 	uint8_t pos_offset;	/* learned position table rows past max_seq
 				 * (OPT's offset 2) */
+	bool qk_fp32;		/* eager: q and k upcast to fp32 for the
+				 * scores, the probabilities cast to v's
+				 * dtype (GPT-J) */
+	bool sincos_table;	/* RoPE from a (max_seq, rotary_dim) sin|cos
+				 * buffer; each of q's and k's rotations
+				 * repeat_interleaves its own cos and sin
+				 * (GPT-J) */
+	bool causal_mask;	/* eager: the (b, 1, s, s) causal mask is
+				 * lowered as the local layers' masks are
+				 * (layer_masks), not left out (GPT-J) */
 	/* Module name of each linear the block has (the op names in
 	 * --explain); NULL = the family has no such linear. */
 	const char *lin[VP_ROLE_COUNT];

@@ -60,6 +60,7 @@ static const struct key top_keys[] = {
 	{ "norm", K_ENUM, 0, 0, vp_norm_names, VP_NORM_COUNT, -1, NULL, false },
 	{ "bias", K_BOOL, 0, 0, NULL, 0, -1, NULL, false },
 	{ "qkv_bias", K_BOOL, 0, 0, NULL, 0, -1, NULL, false },
+	{ "o_bias", K_BOOL, 0, 0, NULL, 0, -1, NULL, false },
 	{ "post_norms", K_BOOL, 0, 0, NULL, 0, -1, NULL, false },
 	{ "attn_softcap", K_BOOL, 0, 0, NULL, 0, -1, NULL, false },
 	{ "logit_softcap", K_BOOL, 0, 0, NULL, 0, -1, NULL, false },
@@ -303,6 +304,7 @@ set_top(struct reading *r, const char *k, union val v)
 	else if (!strcmp(k, "norm")) m->norm = (enum vp_norm)v.e;
 	else if (!strcmp(k, "bias")) m->bias = v.b;
 	else if (!strcmp(k, "qkv_bias")) m->qkv_bias = v.b;
+	else if (!strcmp(k, "o_bias")) m->o_bias = v.b;
 	else if (!strcmp(k, "post_norms")) m->post_norms = v.b;
 	else if (!strcmp(k, "attn_softcap")) m->attn_softcap = v.b;
 	else if (!strcmp(k, "logit_softcap")) m->logit_softcap = v.b;
@@ -531,6 +533,8 @@ static const struct hf_family hf_families[] = {
 	    false, false, false, true, false, false },
 	{ "mt5", "MT5", VP_FAMILY_T5, VP_NORM_RMSNORM, VP_POS_NONE,
 	    VP_ACT_RELU, false, false, false, true, false, false },
+	{ "gptj", "GPTJ", VP_FAMILY_GPTJ, VP_NORM_LAYERNORM, VP_POS_ROPE,
+	    VP_ACT_GELU_NEW, true, false, false, false, true, false },
 };
 #undef D
 
@@ -1694,6 +1698,34 @@ hf_t5(const struct ynode *root, const char *file, struct vp_model *m,
 	}
 }
 
+/*
+ * GPT-J (transformers 5.24's GPTJConfig): rotary_dim (default 64) dims of
+ * each head rotate; null (the whole head, without the cat) is not
+ * modelled.  q, k, v and out_proj have no bias, fc_in, fc_out and
+ * lm_head do.  resid_pdrop is the dropout read (hf_dropout).
+ */
+static void
+hf_gptj(const struct ynode *root, const char *file, struct vp_model *m,
+    struct vp_diags *d)
+{
+	static const char *const drops[] = { "embd_pdrop", "attn_pdrop" };
+	const struct ynode *n;
+
+	if (m->family != VP_FAMILY_GPTJ)
+		return;
+	m->o_bias = 0;
+	m->rotary_dim = 64;
+	n = ynode_get(root, "rotary_dim");
+	if (n != NULL && ynode_is_null(n))
+		vp_diag_add(d, file, n->pos, VP_ERROR, "rotary_dim: null "
+		    "(RoPE over the whole head, without the cat) is not "
+		    "modelled; give the rotated dims, even, 2 to head_dim");
+	else
+		hf_u64(root, file, "rotary_dim", 2, MAX_HEADS, &m->rotary_dim,
+		    VP_F_ROTARY_DIM, m, d);
+	hf_dropout_sites(root, file, drops, VP_NELEM(drops), m, d);
+}
+
 /* The sizes every config must give; one message, for the first missing,
  * and only when nothing else went wrong.  `where` names the mapping. */
 static void
@@ -1821,6 +1853,7 @@ read_hf(const struct ynode *root, const char *file, unsigned flags,
 	hf_phi(text, file, m, d);
 	hf_gpt_neox(text, file, m, d);
 	hf_opt(text, file, m, d);
+	hf_gptj(text, file, m, d);
 	hf_softcap(text, m);
 	hf_llama4(text, file, m, d);
 	hf_t5(text, file, m, d);

@@ -1131,7 +1131,7 @@ lgraph_plan(const struct vp_plan *p, const struct vp_model *m,
 
 /*
  * The families whose rows are transformers 5.24's code (the parallel
- * attention + MLP blocks: Phi, GPT-NeoX; and OPT): what was measured
+ * attention + MLP blocks: Phi, GPT-NeoX, GPT-J; and OPT): what was measured
  * against the transformers classes on PyTorch 2.13's CPU
  * (tests/validate_hf.py) is full training through that code, eager or
  * sdpa attention, recompute none or full, the full loss.  Everything
