@@ -92,6 +92,10 @@ struct lctx {
 	/* An encoder-decoder's decoder output and its scaled copy, which
 	 * T5ForConditionalGeneration.forward holds (seq2seq_head). */
 	int32_t s2s_held[2];
+	/* Falcon's eager attention weights, which the block returns and
+	 * the model's `outputs` holds through the next block: this block's
+	 * and the one before's, -1 = none. */
+	int32_t probs_held, probs_prev;
 };
 
 /*
@@ -893,6 +897,8 @@ activation(struct lctx *x, enum vp_act act, int32_t in)
 static bool
 window_mask(const struct lctx *x)
 {
+	if (x->p->attention == VP_ATTN_SDPA && x->fam.sdpa_mask)
+		return true;
 	return x->p->attention == VP_ATTN_SDPA &&
 	    vp_layer_local(x->m, x->global_layer) && x->s_kv >= x->m->window;
 }
@@ -908,6 +914,12 @@ window_mask(const struct lctx *x)
 static bool
 sdpa_math(const struct lctx *x)
 {
+	/* Falcon's multi-query k and v, one head broadcast against q's:
+	 * no fused kernel takes them without enable_gqa (sdp_utils,
+	 * check_batch_size_and_num_heads_dense), on any device. */
+	if (x->p->attention == VP_ATTN_SDPA &&
+	    x->m->qkv_split == VP_QKV_MULTI_QUERY)
+		return true;
 	return x->p->attention == VP_ATTN_SDPA && x->cpu && x->dv != x->d;
 }
 
@@ -1001,7 +1013,9 @@ attention_core(struct lctx *x, int32_t q, int32_t k, int32_t v,
 
 		if (window_mask(x))
 			wm = ew(x, "window mask", x->b * x->s * x->s_kv, cdt,
-			    x->mask_local, -1, -1, -1, VP_CAT_ACT);
+			    vp_layer_local(x->m, x->global_layer) ?
+			    x->mask_local : x->mask_full, -1, -1, -1,
+			    VP_CAT_ACT);
 		o = opnew(x, "sdpa");
 		region_ci(x);
 		IN(o, q);
@@ -1100,6 +1114,24 @@ attention_core(struct lctx *x, int32_t q, int32_t k, int32_t v,
 
 		pr = ew(x, "softmax", ss, sdt, sc, -1, -1, -1, VP_CAT_ACT);
 		save_result(x, pr);
+		/*
+		 * Falcon: softmax(scores + mask) while `attention_scores`
+		 * still holds the scaled scores, and the attention's locals
+		 * live until it returns: fused_qkv and the rotated q and k,
+		 * whose (b*a, s, d) copies the bmm saved (the lowering saves
+		 * the rotated ones, the same sizes); multi-query's k is one
+		 * head, its copy the repeat_kv one.
+		 */
+		if (x->fam.scores_held) {
+			uint64_t n = x->b * x->s, kd = x->kv * x->d;
+			uint64_t qd = x->a * x->d, loc = n * (qd + 2 * kd) + n *
+			    qd + (x->m->qkv_split == VP_QKV_MULTI_QUERY ? n *
+			    kd : n * qd);
+
+			x->g->op[x->g->nop - 1].fwd_tmp = vp_add_sat(vp_mul_sat(
+			    ss, B(cdt)), vp_mul_sat(loc, B(cdt)));
+			x->probs_held = pr;
+		}
 		/* GPT-J: softmax(...).to(value.dtype). */
 		if (x->fam.qk_fp32)
 			pr = cast(x, pr, dt_of(x, v), VP_CAT_ACT);
@@ -2018,7 +2050,42 @@ rope_partial(struct lctx *x, int32_t t, uint64_t width, uint64_t r)
 	t3 = ew(x, "rope cat", n * rw, dt, t2, -1, -1, -1, VP_CAT_ACT);
 	t3 = ew(x, "rope mul", n * rw, dt, t3, -1, -1, -1, VP_CAT_ACT);
 	y = ew(x, "rope add", n * rw, dt, t1, t3, -1, -1, VP_CAT_ACT);
+	/* Falcon: Llama's RoPE over the whole head, no cat. */
+	if (!x->fam.rope_cat)
+		return y;
 	return ew(x, "rope pass cat", n * width, dt, y, t, -1, -1, VP_CAT_ACT);
+}
+
+/*
+ * Falcon's _split_heads of the query_key_value output *q (= *k = *v):
+ * VP_QKV_VIEWS, three views; multi-query, q a view and k, v indexed
+ * copies (fused[..., [-2], :]) of the one kv head; the kv groups of the
+ * new decoder architecture, q a copy (the flatten of its slice) and k, v
+ * indexed copies (b, s, kv, 1, d), broadcast to the group and flattened:
+ * copies of every head, after which the small ones go.  Returns k's
+ * width (the elements per token).
+ */
+static uint64_t
+falcon_split(struct lctx *x, int32_t *q, int32_t *k, int32_t *v)
+{
+	uint64_t qd = x->a * x->d, kd = x->kv * x->d;
+	int32_t qkv = *q;
+
+	switch (x->m->qkv_split) {
+	case VP_QKV_MULTI_QUERY:
+		*k = contiguous(x, "k index", qkv, kd);
+		*v = contiguous(x, "v index", qkv, kd);
+		return kd;
+	case VP_QKV_GROUPS:
+		*q = contiguous(x, "q flatten", qkv, qd);
+		*k = contiguous(x, "k flatten", contiguous(x, "k index", qkv,
+		    kd), qd);
+		*v = contiguous(x, "v flatten", contiguous(x, "v index", qkv,
+		    kd), qd);
+		return qd;
+	default:
+		return kd;
+	}
 }
 
 /*
@@ -2042,7 +2109,7 @@ parallel_block(struct lctx *x, int32_t in)
 	uint64_t r = m->rotary_dim ? m->rotary_dim : x->d;
 	int32_t h1, q, k, v, ctx, o, mlp, sum;
 
-	assert(fam->par_norms >= 1 && fam->par_norms <= 2 && fam->rope_cat);
+	assert(fam->par_norms >= 1 && fam->par_norms <= 2);
 	assert(m->pos == VP_POS_ROPE);
 	h1 = norm(x, "input norm", in);
 	if (fam->fused_qkv) {
@@ -2050,6 +2117,9 @@ parallel_block(struct lctx *x, int32_t in)
 		 * (b, a, s, 3d) re-view, chunked; v keeps it alive. */
 		q = k = v = linear(x, block_lin(x, VP_ROLE_QKV), h1, x->h,
 		    qd + 2 * kd, m->qkv_bias, true, VP_CAT_ACT);
+		/* Falcon: _split_heads (falcon_split). */
+		if (m->qkv_split)
+			kd = falcon_split(x, &q, &k, &v);
 	} else {
 		q = linear(x, block_lin(x, VP_ROLE_Q), h1, x->h, qd,
 		    m->qkv_bias, true, VP_CAT_ACT);
@@ -2073,11 +2143,13 @@ parallel_block(struct lctx *x, int32_t in)
 	}
 	q = rope_partial(x, q, qd, r);
 	k = rope_partial(x, k, kd, r);
-	(void)repeat_kv(x, &k, &v);
+	if (kd < qd)
+		(void)repeat_kv(x, &k, &v);
 	/* Eager, fused: matmul(probs, v) reshapes v, a chunk of the
 	 * (b, a, s, 3d) view whose batch and head dims do not merge, into a
 	 * copy that bmm saves (not the projection; measured, GPT-NeoX). */
-	if (fam->fused_qkv && x->p->attention == VP_ATTN_EAGER)
+	if (fam->fused_qkv && !m->qkv_split &&
+	    x->p->attention == VP_ATTN_EAGER)
 		v = contiguous(x, "v reshape", v, x->kv * x->d);
 	/* GPT-J's eager scores: matmul(q.to(float32), k.to(float32)). */
 	if (fam->qk_fp32 && x->p->attention == VP_ATTN_EAGER) {
@@ -2106,8 +2178,15 @@ parallel_block(struct lctx *x, int32_t in)
 	 * (AddBackward0 returns it unchanged, no copy): the add is lowered
 	 * with the branch sum as its one differentiable input, and the
 	 * block input's gradient is made by its norm's backward. */
-	return ew(x, "residual add", elems_of(x, in), promote(dt_of(x, sum),
+	sum = ew(x, "residual add", elems_of(x, in), promote(dt_of(x, sum),
 	    dt_of(x, in)), sum, -1, -1, -1, VP_CAT_ACT);
+	/* Falcon, eager: the block before's attention weights are held
+	 * (its `outputs`) until this block returns. */
+	if (x->probs_prev >= 0)
+		x->g->op[x->g->nop - 1].keep[0] = x->probs_prev;
+	x->probs_prev = x->probs_held;
+	x->probs_held = -1;
+	return sum;
 }
 
 /* The block builders, by norm placement (vp_family_info.block). */
@@ -2771,6 +2850,7 @@ lctx_init(struct lctx *x, const struct vp_model *m, const struct vp_plan *p,
 	x->wgrad_op = -1;
 	x->gated_op = x->gated_gate = -1;
 	x->mask_full = x->mask_local = -1;
+	x->probs_held = x->probs_prev = -1;
 	if (x->frozen && x->autocast) {
 		x->w = x->c;
 		x->r = x->c;
@@ -2984,6 +3064,12 @@ layer_masks(struct lctx *x, uint64_t offset, uint32_t blocks)
 	    x->p->attention == VP_ATTN_EAGER) {
 		x->mask_full = ew(x, "causal mask", n, x->autocast ? VP_FP32 :
 		    x->w, -1, -1, -1, -1, VP_CAT_ACT);
+		return;
+	}
+	/* Falcon: sdpa gets the causal mask too, a bool one. */
+	if (!local && x->fam.sdpa_mask && x->p->attention == VP_ATTN_SDPA) {
+		x->mask_full = ew(x, "causal mask", n, VP_BOOL, -1, -1, -1,
+		    -1, VP_CAT_ACT);
 		return;
 	}
 	if (!local)

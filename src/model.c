@@ -276,6 +276,30 @@ const struct vp_family_info vp_family_info[VP_FAMILY_COUNT] = {
 		    [VP_ROLE_V] = "v_proj", [VP_ROLE_O] = "out_proj",
 		    [VP_ROLE_FC] = "fc_in", [VP_ROLE_DOWN] = "fc_out" },
 	},
+	/*
+	 * Falcon (FalconForCausalLM, transformers 5.24's
+	 * models/falcon/modeling_falcon.py, RoPE, parallel_attn or the new
+	 * decoder architecture): input_layernorm (or ln_attn and ln_mlp,
+	 * par_norms 2) of the block input; one query_key_value projection
+	 * (FalconLinear: input @ weight.T) split by _split_heads as
+	 * vp_model.qkv_split says; Llama's RoPE over the whole head (no
+	 * cat); sdpa with a materialized bool mask (allow_is_causal_skip
+	 * false); eager scores softmaxed in the hidden states' dtype; dense,
+	 * the MLP (dense_h_to_4h, GELU, dense_4h_to_h), mlp += attn, then
+	 * residual + dropout; no dropout on the embeddings; the tied
+	 * lm_head, the shared ForCausalLMLoss.
+	 */
+	[VP_FAMILY_FALCON] = {
+		.source = "transformers FalconForCausalLM (v5.24)",
+		.arch = VP_ARCH_DECODER, .block = VP_BLOCK_PARALLEL,
+		.head = VP_HEAD_LM, .fused_qkv = true, .repeat_kv = true,
+		.mask_fp32 = true, .loss_fp32 = true, .pad_labels = true,
+		.par_norms = 1, .sdpa_mask = true, .causal_mask = true,
+		.q_view = true, .scores_held = true,
+		.lin = { [VP_ROLE_QKV] = "query_key_value",
+		    [VP_ROLE_O] = "dense", [VP_ROLE_FC] = "dense_h_to_4h",
+		    [VP_ROLE_DOWN] = "dense_4h_to_h" },
+	},
 };
 
 enum vp_family
@@ -309,6 +333,9 @@ vp_model_traits(const struct vp_model *m)
 	 * layout is modelled; a Megatron BERT lowers as Hugging Face's. */
 	if (m->impl == VP_IMPL_MEGATRON && t.block == VP_BLOCK_PRE_NORM)
 		t.fused_qkv = true;
+	/* Falcon's new decoder architecture: ln_attn and ln_mlp. */
+	if (m->par_norms)
+		t.par_norms = m->par_norms;
 	assert(t.lin[t.fused_qkv ? VP_ROLE_QKV : VP_ROLE_Q] != NULL);
 	assert(t.lin[VP_ROLE_O] != NULL && t.lin[VP_ROLE_DOWN] != NULL);
 	return t;
@@ -609,6 +636,11 @@ vp_model_validate(struct vp_model *m, struct vp_diags *d)
 			    (unsigned long long)m->kv_heads,
 			    (unsigned long long)m->heads);
 	}
+	/* Falcon's split, when no config said it: one kv head is
+	 * multi-query, as many as the heads one group per head. */
+	if (vp_model_family(m) == VP_FAMILY_FALCON && m->qkv_split == 0)
+		m->qkv_split = m->kv_heads == m->heads ? VP_QKV_VIEWS :
+		    m->kv_heads == 1 ? VP_QKV_MULTI_QUERY : VP_QKV_GROUPS;
 	if (m->rotary_dim != 0 && !vp_family_info[vp_model_family(m)].rope_cat)
 		vp_diag_add(d, m->file, m->where[VP_F_ROTARY_DIM], VP_ERROR,
 		    "'rotary_dim' (partial RoPE) is modelled for the phi, "
@@ -851,7 +883,7 @@ vp_model_params(const struct vp_model *m, struct vp_param_count *out)
 	norms = vp_mul_sat(m->post_norms ? 4 : 2, norm_params(m));
 	/* A parallel block has one or two norms (par_norms). */
 	if (vp_family_info[vp_model_family(m)].block == VP_BLOCK_PARALLEL)
-		norms = vp_mul_sat(vp_family_info[vp_model_family(m)].par_norms,
+		norms = vp_mul_sat(vp_model_traits(m).par_norms,
 		    norm_params(m));
 	layer = vp_add_sat(vp_add_sat(attn, mlp), norms);
 	layer_active = vp_add_sat(vp_add_sat(attn, mlp_active), norms);

@@ -907,6 +907,7 @@ hf_architectures(void **state)
 		{ "T5ForConditionalGeneration", "t5" },
 		{ "MT5ForConditionalGeneration", "mt5" },
 		{ "GPTJForCausalLM", "gptj" },
+		{ "FalconForCausalLM", "falcon" },
 	};
 	static const char *const bad[] = { "Llama4ForConditionalGeneration",
 	    "Qwen3NextForCausalLM", "PhimoeForCausalLM",

@@ -224,6 +224,34 @@ GRID = [
     ("gptj-act", "fp32", "adamw", 4, 512, "full", "eager"),
     ("gptj-act", "bf16-mixed", "adamw", 4, 512, "full", "sdpa"),
     ("gptj-act", "bf16", "adamw", 4, 512, "full", "eager"),
+    # Falcon (FalconForCausalLM, FalconConfig of 5.24): the new decoder
+    # architecture (falcon, falcon-act: 2 kv groups of 2 heads, ln_attn and
+    # ln_mlp) and the multi-query block (falcon-mq: Falcon-7B's layout).
+    # Measuring found: _split_heads' copies (kv groups: q, k and v of every
+    # head; multi-query: k and v indexed), the bool causal mask sdpa gets
+    # (allow_is_causal_skip=False) converted and kept per layer, the math
+    # path for multi-query sdpa (k's one head against q's: -1.39% -> +0.13%),
+    # the eager scores held through softmax(scores + mask) with the
+    # attention's locals (falcon-act fp32 -5.41%, phase wrong -> -0.59%) and
+    # the attention weights each block returns, held through the next
+    # (recompute full, eager: -16.4%, phase wrong -> -2.53%).
+    ("falcon", "fp32", "adamw", 2, 64, "none", "sdpa"),
+    ("falcon", "fp32", "adamw", 2, 64, "none", "eager"),
+    ("falcon-act", "fp32", "adamw", 4, 512, "none", "sdpa"),
+    ("falcon-act", "fp32", "adamw", 4, 512, "none", "eager"),
+    ("falcon-mq", "fp32", "adamw", 2, 64, "none", "sdpa"),
+    ("falcon-mq", "fp32", "adamw", 2, 64, "none", "eager"),
+    ("falcon", "bf16-mixed", "adamw", 2, 64, "none", "sdpa"),
+    ("falcon", "bf16-mixed", "adamw", 2, 64, "none", "eager"),
+    ("falcon", "bf16", "adamw", 2, 64, "none", "sdpa"),
+    ("falcon", "bf16", "adamw", 2, 64, "full", "sdpa"),
+    ("falcon-act", "bf16-mixed", "adamw", 4, 512, "none", "eager"),
+    ("falcon-act", "bf16-mixed", "adamw", 4, 512, "full", "sdpa"),
+    ("falcon-act", "bf16", "adamw", 4, 512, "none", "sdpa"),
+    ("falcon-act", "fp32", "adamw", 4, 512, "full", "eager"),
+    ("falcon-mq", "bf16-mixed", "adamw", 2, 64, "none", "sdpa"),
+    ("falcon-mq", "bf16", "adamw", 2, 64, "none", "eager"),
+    ("falcon-mq", "bf16-mixed", "adamw", 2, 64, "full", "eager"),
 ]
 
 # Left out of make check (--quick, tests/validate_hf.sh) to keep CI's
@@ -263,6 +291,21 @@ FULL_ONLY = {
     "gptj-act/fp32/adamw/b4s512/rc/eager",
     "gptj-act/bf16-mixed/adamw/b4s512/rc/sdpa",
     "gptj-act/bf16/adamw/b4s512/rc/eager",
+    "falcon/fp32/adamw/b2s64/norc/eager",
+    "falcon-act/fp32/adamw/b4s512/norc/sdpa",
+    "falcon-act/fp32/adamw/b4s512/norc/eager",
+    "falcon-mq/fp32/adamw/b2s64/norc/sdpa",
+    "falcon-mq/fp32/adamw/b2s64/norc/eager",
+    "falcon/bf16-mixed/adamw/b2s64/norc/sdpa",
+    "falcon/bf16-mixed/adamw/b2s64/norc/eager",
+    "falcon/bf16/adamw/b2s64/norc/sdpa",
+    "falcon-act/bf16-mixed/adamw/b4s512/norc/eager",
+    "falcon-act/bf16-mixed/adamw/b4s512/rc/sdpa",
+    "falcon-act/bf16/adamw/b4s512/norc/sdpa",
+    "falcon-act/fp32/adamw/b4s512/rc/eager",
+    "falcon-mq/bf16-mixed/adamw/b2s64/norc/sdpa",
+    "falcon-mq/bf16/adamw/b2s64/norc/eager",
+    "falcon-mq/bf16-mixed/adamw/b2s64/rc/eager",
 }
 
 # Encoder-decoders (the configs named here): labels, and so the decoder,
