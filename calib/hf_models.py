@@ -113,6 +113,14 @@ CONFIGS = {
     "falcon-mq": ("falcon", dict(vocab_size=2048, hidden_size=128, num_hidden_layers=2, num_attention_heads=4,
                                  multi_query=True, parallel_attn=True, ffn_hidden_size=512, alibi=False,
                                  bias=False, max_position_embeddings=2048, bos_token_id=1, eos_token_id=2)),
+    # Cohere (Command-R's block: one CohereLayerNorm, parallel attention and SwiGLU MLP, GQA 4/2, tied, logits
+    # scaled by logit_scale), vocab 2048 and 256 over 3 blocks.
+    "cohere": ("cohere", dict(vocab_size=2048, hidden_size=128, intermediate_size=344, num_hidden_layers=2,
+                              num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=2048,
+                              pad_token_id=0, bos_token_id=1, eos_token_id=2)),
+    "cohere-act": ("cohere", dict(vocab_size=256, hidden_size=128, intermediate_size=344, num_hidden_layers=3,
+                                  num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=2048,
+                                  pad_token_id=0, bos_token_id=1, eos_token_id=2)),
 }
 
 

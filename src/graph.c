@@ -769,6 +769,45 @@ norm_1p(struct lctx *x, const char *name, int32_t in, uint64_t width)
 	return cast(x, y, idt, VP_CAT_ACT);
 }
 
+/*
+ * CohereLayerNorm.forward (transformers 5.24): x.to(fp32), its mean, x -
+ * mean (which pow(2) saves), the variance's mean, + eps, rsqrt (saves its
+ * result), (x - mean) made again and times rstd (the mul saves both),
+ * weight.to(fp32) * that (the product kept for the weight's gradient),
+ * .to(input dtype).
+ */
+static int32_t
+cohere_ln(struct lctx *x, const char *name, int32_t in, uint64_t rows,
+    uint64_t width)
+{
+	uint64_t n = rows * width;
+	enum vp_dtype idt = dt_of(x, in);
+	struct vp_op *o;
+	int32_t x32, mu, c, sq, var, ve, rs, hn, y;
+
+	x32 = cast(x, in, VP_FP32, VP_CAT_ACT);
+	mu = ew(x, "cln mean", rows, VP_FP32, x32, -1, -1, -1, VP_CAT_ACT);
+	c = ew(x, "cln sub", n, VP_FP32, x32, mu, -1, -1, VP_CAT_ACT);
+	sq = ew(x, "cln pow", n, VP_FP32, c, -1, c, -1, VP_CAT_ACT);
+	var = ew(x, "cln var mean", rows, VP_FP32, sq, -1, x->torch113 ? sq :
+	    -1, -1, VP_CAT_ACT);
+	ve = ew(x, "cln add", rows, VP_FP32, var, -1, -1, -1, VP_CAT_ACT);
+	rs = ew(x, "cln rsqrt", rows, VP_FP32, ve, -1, -1, -1, VP_CAT_ACT);
+	save_result(x, rs);
+	c = ew(x, "cln sub", n, VP_FP32, x32, mu, -1, -1, VP_CAT_ACT);
+	hn = ew(x, "cln mul", n, VP_FP32, c, rs, c, rs, VP_CAT_ACT);
+	o = opnew(x, name);
+	IN(o, hn);
+	y = tnew(x, n, VP_FP32, VP_CAT_ACT, name, !x->frozen || rg_of(x, hn));
+	OUT(o, y);
+	if (!x->frozen) {
+		SAVE(o, hn);
+		o->wgrad_bytes = vp_mul_sat(width, B(x->gd));
+	}
+	o->bwd_tmp = vp_mul_sat(n, B(VP_FP32));
+	return cast(x, y, idt, VP_CAT_ACT);
+}
+
 static int32_t
 norm_rows(struct lctx *x, const char *name, int32_t in, uint64_t rows,
     uint64_t width)
@@ -778,6 +817,8 @@ norm_rows(struct lctx *x, const char *name, int32_t in, uint64_t rows,
 	struct vp_op *o;
 	int32_t y;
 
+	if (x->fam.cohere_ln)
+		return cohere_ln(x, name, in, rows, width);
 	if (x->m->norm == VP_NORM_LAYERNORM) {
 		int32_t xin = in, mean, rstd;
 		enum vp_dtype odt;
@@ -2594,6 +2635,10 @@ lm_head(struct lctx *x, int32_t hsd, uint64_t *rows, int32_t held[2])
 	lg = linear(x, LIN_LM_HEAD, hsd, x->h, x->V, x->fam.head_bias, true,
 	    VP_CAT_LOGITS);
 	lg = logit_softcap(x, lg);
+	/* Cohere: logits * logit_scale, rebound: the head's output goes. */
+	if (x->fam.logit_scale)
+		lg = ew(x, "logit scale", elems_of(x, lg), dt_of(x, lg), lg,
+		    -1, -1, -1, VP_CAT_LOGITS);
 	up = x->fam.loss_fp32 ? cast(x, lg, VP_FP32, VP_CAT_LOGITS) :
 	    logits_upcast(x, lg);
 	/* v4.40 rebinds `logits` to its upcast: the 16-bit ones go. */

@@ -300,6 +300,26 @@ const struct vp_family_info vp_family_info[VP_FAMILY_COUNT] = {
 		    [VP_ROLE_O] = "dense", [VP_ROLE_FC] = "dense_h_to_4h",
 		    [VP_ROLE_DOWN] = "dense_4h_to_h" },
 	},
+	/*
+	 * Cohere / Command-R (CohereForCausalLM, transformers 5.24's
+	 * models/cohere/modeling_cohere.py, use_qk_norm false): one
+	 * CohereLayerNorm (a LayerNorm without bias written in Python, in
+	 * fp32) feeds attention and the gated SiLU MLP, `residual + attn +
+	 * mlp`; Llama's attention (eager softmax in fp32, repeat_kv, sdpa
+	 * with enable_gqa) with RoPE on interleaved pairs (rotate_half's
+	 * stack: the same tensors as Llama's cat); no dropout on the
+	 * embeddings; a tied lm_head whose logits are scaled into a copy
+	 * (logit_scale); the shared ForCausalLMLoss.
+	 */
+	[VP_FAMILY_COHERE] = {
+		.source = "transformers CohereForCausalLM (v5.24)",
+		.arch = VP_ARCH_DECODER, .block = VP_BLOCK_PARALLEL,
+		.head = VP_HEAD_LM, .repeat_kv = true, .softmax_fp32 = true,
+		.mask_fp32 = true, .q_view = true, .loss_fp32 = true,
+		.pad_labels = true, .sdpa_gqa = true, .par_norms = 1,
+		.cohere_ln = true, .logit_scale = true, .causal_mask = true,
+		.lin = DECODER_LINEARS,
+	},
 };
 
 enum vp_family
@@ -649,12 +669,14 @@ vp_model_validate(struct vp_model *m, struct vp_diags *d)
 	/* The parallel builder has an ungated MLP after RoPE attention,
 	 * the only layout measured (Phi). */
 	if (vp_family_info[vp_model_family(m)].block == VP_BLOCK_PARALLEL &&
-	    (m->pos != VP_POS_ROPE || vp_act_gated(m->act) || m->has_moe ||
+	    (m->pos != VP_POS_ROPE || (vp_act_gated(m->act) !=
+	    (vp_model_family(m) == VP_FAMILY_COHERE)) || m->has_moe ||
 	    m->post_norms || m->attn_softcap || m->logit_softcap))
 		vp_diag_add(d, m->file, m->where[VP_F_FAMILY], VP_ERROR,
 		    "family '%s' (a parallel attention + MLP block) is "
 		    "modelled with 'position: rope', an ungated activation "
-		    "and no moe, post_norms or soft-capping",
+		    "(cohere: swiglu) and no moe, post_norms or "
+		    "soft-capping",
 		    vp_family_names[vp_model_family(m)]);
 	/* OPT's row is its HF code with learned positions and an ungated
 	 * MLP; Megatron's fused layout of it is not modelled. */
@@ -755,7 +777,10 @@ vp_model_validate(struct vp_model *m, struct vp_diags *d)
 static uint64_t
 norm_params(const struct vp_model *m)
 {
-	/* LayerNorm has weight and bias; RMSNorm a weight only. */
+	/* LayerNorm has weight and bias; RMSNorm a weight only, and so
+	 * has Cohere's LayerNorm. */
+	if (vp_family_info[vp_model_family(m)].cohere_ln)
+		return m->hidden;
 	return m->norm == VP_NORM_LAYERNORM ? 2 * m->hidden : m->hidden;
 }
 

@@ -40,7 +40,7 @@ struct vp_lgraph;
 	X(GEMMA3, "gemma3") X(GPT_OSS, "gpt-oss") \
 	X(DEEPSEEK_V2, "deepseek-v2") X(DEEPSEEK_V3, "deepseek-v3") \
 	X(PHI, "phi") X(GPT_NEOX, "gpt-neox") X(OPT, "opt") X(T5, "t5") \
-	X(GPTJ, "gptj") X(FALCON, "falcon")
+	X(GPTJ, "gptj") X(FALCON, "falcon") X(COHERE, "cohere")
 /* Block builders of the lowering (graph.c's block_builders[]): where the
  * norms sit relative to the residual adds. */
 #define VP_BLOCK_LIST(X) X(PRE_NORM, "pre-norm") X(POST_NORM, "post-norm") \
@@ -186,6 +186,9 @@ struct vp_family_info {
 				 * buffer; each of q's and k's rotations
 				 * repeat_interleaves its own cos and sin
 				 * (GPT-J) */
+	bool cohere_ln;		/* CohereLayerNorm: a LayerNorm without bias
+				 * written in Python, in fp32 (Cohere) */
+	bool logit_scale;	/* logits * logit_scale, a copy (Cohere) */
 	bool scores_held;	/* eager: the scaled scores live through the
 				 * softmax of scores + mask (Falcon) */
 	bool sdpa_mask;		/* sdpa gets a materialized (b, 1, s, s)

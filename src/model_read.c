@@ -537,6 +537,9 @@ static const struct hf_family hf_families[] = {
 	    VP_ACT_GELU_NEW, true, false, false, false, true, false },
 	{ "falcon", "Falcon", VP_FAMILY_FALCON, VP_NORM_LAYERNORM,
 	    VP_POS_ROPE, VP_ACT_GELU, false, false, false, true, true, false },
+	{ "cohere", "Cohere", VP_FAMILY_COHERE, VP_NORM_LAYERNORM,
+	    VP_POS_ROPE, VP_ACT_SWIGLU, false, false, false, true, false,
+	    false },
 };
 #undef D
 
@@ -1812,6 +1815,37 @@ hf_falcon(const struct ynode *root, const char *file, struct vp_model *m,
 	hf_dropout_sites(root, file, drops, VP_NELEM(drops), m, d);
 }
 
+/*
+ * Cohere (transformers 5.24's CohereConfig): use_qk_norm (Command R+'s
+ * per-head LayerNorms of q and k) and attention_bias are not modelled;
+ * attention_dropout is the dropout read (the class has no other).
+ */
+static void
+hf_cohere(const struct ynode *root, const char *file, struct vp_model *m,
+    struct vp_diags *d)
+{
+	const struct ynode *n;
+	bool b;
+
+	if (m->family != VP_FAMILY_COHERE)
+		return;
+	if (hf_bool(root, file, "use_qk_norm", &b, d) > 0 && b)
+		vp_diag_add(d, file, ynode_get(root, "use_qk_norm")->pos,
+		    VP_ERROR, "use_qk_norm: true (Command R+'s LayerNorms of "
+		    "q and k per head) is not modelled");
+	if (hf_bool(root, file, "attention_bias", &b, d) > 0 && b)
+		vp_diag_add(d, file, ynode_get(root, "attention_bias")->pos,
+		    VP_ERROR, "attention_bias: true is not modelled for "
+		    "Cohere; its models have no biases");
+	m->bias = false;
+	m->qkv_bias = m->o_bias = 0;
+	m->dropout = 0;
+	n = ynode_get(root, "attention_dropout");
+	if (n != NULL && !ynode_is_null(n))
+		(void)ynode_double(n, file, "attention_dropout", 0, 0.99,
+		    &m->dropout, d);
+}
+
 /* The sizes every config must give; one message, for the first missing,
  * and only when nothing else went wrong.  `where` names the mapping. */
 static void
@@ -1941,6 +1975,7 @@ read_hf(const struct ynode *root, const char *file, unsigned flags,
 	hf_opt(text, file, m, d);
 	hf_gptj(text, file, m, d);
 	hf_falcon(text, file, m, d);
+	hf_cohere(text, file, m, d);
 	hf_softcap(text, m);
 	hf_llama4(text, file, m, d);
 	hf_t5(text, file, m, d);

@@ -908,6 +908,7 @@ hf_architectures(void **state)
 		{ "MT5ForConditionalGeneration", "mt5" },
 		{ "GPTJForCausalLM", "gptj" },
 		{ "FalconForCausalLM", "falcon" },
+		{ "CohereForCausalLM", "cohere" },
 	};
 	static const char *const bad[] = { "Llama4ForConditionalGeneration",
 	    "Qwen3NextForCausalLM", "PhimoeForCausalLM",
