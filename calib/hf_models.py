@@ -157,6 +157,31 @@ CONFIGS = {
                                            pos_att_type="p2c|c2p", position_biased_input=False, type_vocab_size=0,
                                            hidden_dropout_prob=0.1, attention_probs_dropout_prob=0.1,
                                            pad_token_id=0)),
+    # GPT-J: Phi's parallel block without q/k/v/out_proj biases, rotary_dim 16 of a head of 32
+    # (rotate_every_two), dropout 0; vocab 2048 (logits' peak) and 256 over 3 blocks (activations').
+    "gptj": ("gptj", dict(vocab_size=2048, n_embd=128, n_layer=2, n_head=4, n_inner=512, rotary_dim=16,
+                          n_positions=2048, attn_pdrop=0.0, embd_pdrop=0.0, resid_pdrop=0.0)),
+    "gptj-act": ("gptj", dict(vocab_size=256, n_embd=128, n_layer=3, n_head=4, n_inner=512, rotary_dim=16,
+                              n_positions=2048, attn_pdrop=0.0, embd_pdrop=0.0, resid_pdrop=0.0)),
+    # Falcon: the new decoder architecture (Falcon-40B/180B: kv groups, 4 heads of 32 in 2 groups, ln_attn and
+    # ln_mlp) and the multi-query block (Falcon-7B: one kv head, one input_layernorm); RoPE, no bias, tied.
+    "falcon": ("falcon", dict(vocab_size=2048, hidden_size=128, num_hidden_layers=2, num_attention_heads=4,
+                              num_kv_heads=2, new_decoder_architecture=True, ffn_hidden_size=512, alibi=False,
+                              bias=False, max_position_embeddings=2048, bos_token_id=1, eos_token_id=2)),
+    "falcon-act": ("falcon", dict(vocab_size=256, hidden_size=128, num_hidden_layers=3, num_attention_heads=4,
+                                  num_kv_heads=2, new_decoder_architecture=True, ffn_hidden_size=512, alibi=False,
+                                  bias=False, max_position_embeddings=2048, bos_token_id=1, eos_token_id=2)),
+    "falcon-mq": ("falcon", dict(vocab_size=2048, hidden_size=128, num_hidden_layers=2, num_attention_heads=4,
+                                 multi_query=True, parallel_attn=True, ffn_hidden_size=512, alibi=False,
+                                 bias=False, max_position_embeddings=2048, bos_token_id=1, eos_token_id=2)),
+    # Cohere (Command-R's block: one CohereLayerNorm, parallel attention and SwiGLU MLP, GQA 4/2, tied, logits
+    # scaled by logit_scale), vocab 2048 and 256 over 3 blocks.
+    "cohere": ("cohere", dict(vocab_size=2048, hidden_size=128, intermediate_size=344, num_hidden_layers=2,
+                              num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=2048,
+                              pad_token_id=0, bos_token_id=1, eos_token_id=2)),
+    "cohere-act": ("cohere", dict(vocab_size=256, hidden_size=128, intermediate_size=344, num_hidden_layers=3,
+                                  num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=2048,
+                                  pad_token_id=0, bos_token_id=1, eos_token_id=2)),
 }
 
 

@@ -100,6 +100,10 @@ struct lctx {
 	int32_t s2s_held[2];
 	/* A vision transformer's pixel values (vit_embeddings), -1 = none. */
 	int32_t vis_px;
+	/* Falcon's eager attention weights, which the block returns and
+	 * the model's `outputs` holds through the next block: this block's
+	 * and the one before's, -1 = none. */
+	int32_t probs_held, probs_prev;
 };
 
 /*
@@ -773,6 +777,45 @@ norm_1p(struct lctx *x, const char *name, int32_t in, uint64_t width)
 	return cast(x, y, idt, VP_CAT_ACT);
 }
 
+/*
+ * CohereLayerNorm.forward (transformers 5.24): x.to(fp32), its mean, x -
+ * mean (which pow(2) saves), the variance's mean, + eps, rsqrt (saves its
+ * result), (x - mean) made again and times rstd (the mul saves both),
+ * weight.to(fp32) * that (the product kept for the weight's gradient),
+ * .to(input dtype).
+ */
+static int32_t
+cohere_ln(struct lctx *x, const char *name, int32_t in, uint64_t rows,
+    uint64_t width)
+{
+	uint64_t n = rows * width;
+	enum vp_dtype idt = dt_of(x, in);
+	struct vp_op *o;
+	int32_t x32, mu, c, sq, var, ve, rs, hn, y;
+
+	x32 = cast(x, in, VP_FP32, VP_CAT_ACT);
+	mu = ew(x, "cln mean", rows, VP_FP32, x32, -1, -1, -1, VP_CAT_ACT);
+	c = ew(x, "cln sub", n, VP_FP32, x32, mu, -1, -1, VP_CAT_ACT);
+	sq = ew(x, "cln pow", n, VP_FP32, c, -1, c, -1, VP_CAT_ACT);
+	var = ew(x, "cln var mean", rows, VP_FP32, sq, -1, x->torch113 ? sq :
+	    -1, -1, VP_CAT_ACT);
+	ve = ew(x, "cln add", rows, VP_FP32, var, -1, -1, -1, VP_CAT_ACT);
+	rs = ew(x, "cln rsqrt", rows, VP_FP32, ve, -1, -1, -1, VP_CAT_ACT);
+	save_result(x, rs);
+	c = ew(x, "cln sub", n, VP_FP32, x32, mu, -1, -1, VP_CAT_ACT);
+	hn = ew(x, "cln mul", n, VP_FP32, c, rs, c, rs, VP_CAT_ACT);
+	o = opnew(x, name);
+	IN(o, hn);
+	y = tnew(x, n, VP_FP32, VP_CAT_ACT, name, !x->frozen || rg_of(x, hn));
+	OUT(o, y);
+	if (!x->frozen) {
+		SAVE(o, hn);
+		o->wgrad_bytes = vp_mul_sat(width, B(x->gd));
+	}
+	o->bwd_tmp = vp_mul_sat(n, B(VP_FP32));
+	return cast(x, y, idt, VP_CAT_ACT);
+}
+
 static int32_t
 norm_rows(struct lctx *x, const char *name, int32_t in, uint64_t rows,
     uint64_t width)
@@ -782,6 +825,8 @@ norm_rows(struct lctx *x, const char *name, int32_t in, uint64_t rows,
 	struct vp_op *o;
 	int32_t y;
 
+	if (x->fam.cohere_ln)
+		return cohere_ln(x, name, in, rows, width);
 	if (x->m->norm == VP_NORM_LAYERNORM) {
 		int32_t xin = in, mean, rstd;
 		enum vp_dtype odt;
@@ -911,6 +956,8 @@ activation(struct lctx *x, enum vp_act act, int32_t in)
 static bool
 window_mask(const struct lctx *x)
 {
+	if (x->p->attention == VP_ATTN_SDPA && x->fam.sdpa_mask)
+		return true;
 	return x->p->attention == VP_ATTN_SDPA &&
 	    vp_layer_local(x->m, x->global_layer) && x->s_kv >= x->m->window;
 }
@@ -926,6 +973,12 @@ window_mask(const struct lctx *x)
 static bool
 sdpa_math(const struct lctx *x)
 {
+	/* Falcon's multi-query k and v, one head broadcast against q's:
+	 * no fused kernel takes them without enable_gqa (sdp_utils,
+	 * check_batch_size_and_num_heads_dense), on any device. */
+	if (x->p->attention == VP_ATTN_SDPA &&
+	    x->m->qkv_split == VP_QKV_MULTI_QUERY)
+		return true;
 	return x->p->attention == VP_ATTN_SDPA && x->cpu && x->dv != x->d;
 }
 
@@ -1019,7 +1072,9 @@ attention_core(struct lctx *x, int32_t q, int32_t k, int32_t v,
 
 		if (window_mask(x))
 			wm = ew(x, "window mask", x->b * x->s * x->s_kv, cdt,
-			    x->mask_local, -1, -1, -1, VP_CAT_ACT);
+			    vp_layer_local(x->m, x->global_layer) ?
+			    x->mask_local : x->mask_full, -1, -1, -1,
+			    VP_CAT_ACT);
 		o = opnew(x, "sdpa");
 		region_ci(x);
 		IN(o, q);
@@ -1119,12 +1174,34 @@ attention_core(struct lctx *x, int32_t q, int32_t k, int32_t v,
 
 		pr = ew(x, "softmax", ss, sdt, sc, -1, -1, -1, VP_CAT_ACT);
 		save_result(x, pr);
+		/*
+		 * Falcon: softmax(scores + mask) while `attention_scores`
+		 * still holds the scaled scores, and the attention's locals
+		 * live until it returns: fused_qkv and the rotated q and k,
+		 * whose (b*a, s, d) copies the bmm saved (the lowering saves
+		 * the rotated ones, the same sizes); multi-query's k is one
+		 * head, its copy the repeat_kv one.
+		 */
+		if (x->fam.scores_held) {
+			uint64_t n = x->b * x->s, kd = x->kv * x->d;
+			uint64_t qd = x->a * x->d, loc = n * (qd + 2 * kd) + n *
+			    qd + (x->m->qkv_split == VP_QKV_MULTI_QUERY ? n *
+			    kd : n * qd);
+
+			x->g->op[x->g->nop - 1].fwd_tmp = vp_add_sat(vp_mul_sat(
+			    ss, B(cdt)), vp_mul_sat(loc, B(cdt)));
+			x->probs_held = pr;
+		}
+		/* GPT-J: softmax(...).to(value.dtype). */
+		if (x->fam.qk_fp32)
+			pr = cast(x, pr, dt_of(x, v), VP_CAT_ACT);
 		pr = dropout(x, "attn dropout", pr);
 		if (x->autocast)
 			pr = cast(x, pr, cdt, VP_CAT_ACT);
 	}
-	out = ew2(x, "pv matmul", rows * x->dv, promote(dt_of(x, pr), cdt),
-	    pr, v, VP_CAT_ACT);
+	/* GPT-J: the fp32 scores' probabilities times v, in v's dtype. */
+	out = ew2(x, "pv matmul", rows * x->dv, promote(dt_of(x, pr),
+	    x->fam.qk_fp32 ? dt_of(x, v) : cdt), pr, v, VP_CAT_ACT);
 	/* Selective recompute: the core's saved tensors are re-made (in
 	 * the blocks the stride checkpoints). */
 	if (x->p->recompute == VP_RECOMP_SELECTIVE &&
@@ -2033,11 +2110,46 @@ rope_partial(struct lctx *x, int32_t t, uint64_t width, uint64_t r)
 	t3 = ew(x, "rope cat", n * rw, dt, t2, -1, -1, -1, VP_CAT_ACT);
 	t3 = ew(x, "rope mul", n * rw, dt, t3, -1, -1, -1, VP_CAT_ACT);
 	y = ew(x, "rope add", n * rw, dt, t1, t3, -1, -1, VP_CAT_ACT);
+	/* Falcon: Llama's RoPE over the whole head, no cat. */
+	if (!x->fam.rope_cat)
+		return y;
 	return ew(x, "rope pass cat", n * width, dt, y, t, -1, -1, VP_CAT_ACT);
 }
 
 /*
- * A parallel block (Phi, GPT-NeoX with use_parallel_residual): attention
+ * Falcon's _split_heads of the query_key_value output *q (= *k = *v):
+ * VP_QKV_VIEWS, three views; multi-query, q a view and k, v indexed
+ * copies (fused[..., [-2], :]) of the one kv head; the kv groups of the
+ * new decoder architecture, q a copy (the flatten of its slice) and k, v
+ * indexed copies (b, s, kv, 1, d), broadcast to the group and flattened:
+ * copies of every head, after which the small ones go.  Returns k's
+ * width (the elements per token).
+ */
+static uint64_t
+falcon_split(struct lctx *x, int32_t *q, int32_t *k, int32_t *v)
+{
+	uint64_t qd = x->a * x->d, kd = x->kv * x->d;
+	int32_t qkv = *q;
+
+	switch (x->m->qkv_split) {
+	case VP_QKV_MULTI_QUERY:
+		*k = contiguous(x, "k index", qkv, kd);
+		*v = contiguous(x, "v index", qkv, kd);
+		return kd;
+	case VP_QKV_GROUPS:
+		*q = contiguous(x, "q flatten", qkv, qd);
+		*k = contiguous(x, "k flatten", contiguous(x, "k index", qkv,
+		    kd), qd);
+		*v = contiguous(x, "v flatten", contiguous(x, "v index", qkv,
+		    kd), qd);
+		return qd;
+	default:
+		return kd;
+	}
+}
+
+/*
+ * A parallel block (Phi, GPT-J, GPT-NeoX with use_parallel_residual): attention
  * and the MLP both read the normed input, and `attn + mlp + residual` is
  * the block's output (two adds, nothing saved).  par_norms 1: one norm
  * feeds both branches, whose linears then save that one tensor; 2: each
@@ -2057,7 +2169,7 @@ parallel_block(struct lctx *x, int32_t in)
 	uint64_t r = m->rotary_dim ? m->rotary_dim : x->d;
 	int32_t h1, q, k, v, ctx, o, mlp, sum;
 
-	assert(fam->par_norms >= 1 && fam->par_norms <= 2 && fam->rope_cat);
+	assert(fam->par_norms >= 1 && fam->par_norms <= 2);
 	assert(m->pos == VP_POS_ROPE);
 	h1 = norm(x, "input norm", in);
 	if (fam->fused_qkv) {
@@ -2065,6 +2177,9 @@ parallel_block(struct lctx *x, int32_t in)
 		 * (b, a, s, 3d) re-view, chunked; v keeps it alive. */
 		q = k = v = linear(x, block_lin(x, VP_ROLE_QKV), h1, x->h,
 		    qd + 2 * kd, m->qkv_bias, true, VP_CAT_ACT);
+		/* Falcon: _split_heads (falcon_split). */
+		if (m->qkv_split)
+			kd = falcon_split(x, &q, &k, &v);
 	} else {
 		q = linear(x, block_lin(x, VP_ROLE_Q), h1, x->h, qd,
 		    m->qkv_bias, true, VP_CAT_ACT);
@@ -2074,24 +2189,39 @@ parallel_block(struct lctx *x, int32_t in)
 		    m->qkv_bias, true, VP_CAT_ACT);
 	}
 	{
-		/* cos and sin (s, r), which the muls save. */
-		int32_t cs = ew(x, "rope cos sin", 2 * x->s * r, dt_of(x, q),
-		    -1, -1, -1, -1, VP_CAT_ACT);
+		/* cos and sin (s, r), which the muls save; GPT-J's
+		 * repeat_interleave makes a pair for q and one for k. */
+		int i;
 
-		if (rg_of(x, q) || rg_of(x, k))
-			x->g->op[x->g->nop - 1].saved[0] = cs;
+		for (i = 0; i < (fam->sincos_table ? 2 : 1); i++) {
+			int32_t cs = ew(x, "rope cos sin", 2 * x->s * r,
+			    dt_of(x, q), -1, -1, -1, -1, VP_CAT_ACT);
+
+			if (rg_of(x, q) || rg_of(x, k))
+				x->g->op[x->g->nop - 1].saved[0] = cs;
+		}
 	}
 	q = rope_partial(x, q, qd, r);
 	k = rope_partial(x, k, kd, r);
-	(void)repeat_kv(x, &k, &v);
+	if (kd < qd)
+		(void)repeat_kv(x, &k, &v);
 	/* Eager, fused: matmul(probs, v) reshapes v, a chunk of the
 	 * (b, a, s, 3d) view whose batch and head dims do not merge, into a
 	 * copy that bmm saves (not the projection; measured, GPT-NeoX). */
-	if (fam->fused_qkv && x->p->attention == VP_ATTN_EAGER)
+	if (fam->fused_qkv && !m->qkv_split &&
+	    x->p->attention == VP_ATTN_EAGER)
 		v = contiguous(x, "v reshape", v, x->kv * x->d);
+	/* GPT-J's eager scores: matmul(q.to(float32), k.to(float32)). */
+	if (fam->qk_fp32 && x->p->attention == VP_ATTN_EAGER) {
+		q = cast(x, q, VP_FP32, VP_CAT_ACT);
+		k = cast(x, k, VP_FP32, VP_CAT_ACT);
+	}
 	ctx = attention_core(x, q, k, v, fam->softmax_fp32, fam->mask_fp32);
-	ctx = ew(x, "attn transpose", n * qd, dt_of(x, ctx), ctx, -1, -1, -1,
-	    VP_CAT_ACT);
+	/* A fused kernel's output is in q's layout: (b, s, a, d) when q is
+	 * a transposed view (GPT-J), else (b, a, s, d), copied back. */
+	if (!attn_out_view(x))
+		ctx = ew(x, "attn transpose", n * qd, dt_of(x, ctx), ctx, -1,
+		    -1, -1, VP_CAT_ACT);
 	o = linear(x, block_lin(x, VP_ROLE_O), ctx, qd, x->h, m->o_bias > 0,
 	    true, VP_CAT_ACT);
 	if (fam->resid_dropout)
@@ -2108,8 +2238,15 @@ parallel_block(struct lctx *x, int32_t in)
 	 * (AddBackward0 returns it unchanged, no copy): the add is lowered
 	 * with the branch sum as its one differentiable input, and the
 	 * block input's gradient is made by its norm's backward. */
-	return ew(x, "residual add", elems_of(x, in), promote(dt_of(x, sum),
+	sum = ew(x, "residual add", elems_of(x, in), promote(dt_of(x, sum),
 	    dt_of(x, in)), sum, -1, -1, -1, VP_CAT_ACT);
+	/* Falcon, eager: the block before's attention weights are held
+	 * (its `outputs`) until this block returns. */
+	if (x->probs_prev >= 0)
+		x->g->op[x->g->nop - 1].keep[0] = x->probs_prev;
+	x->probs_prev = x->probs_held;
+	x->probs_held = -1;
+	return sum;
 }
 
 /* The block builders, by norm placement (vp_family_info.block). */
@@ -2806,6 +2943,10 @@ lm_head(struct lctx *x, int32_t hsd, uint64_t *rows, int32_t held[2])
 	lg = linear(x, LIN_LM_HEAD, hsd, x->h, x->V, x->fam.head_bias, true,
 	    VP_CAT_LOGITS);
 	lg = logit_softcap(x, lg);
+	/* Cohere: logits * logit_scale, rebound: the head's output goes. */
+	if (x->fam.logit_scale)
+		lg = ew(x, "logit scale", elems_of(x, lg), dt_of(x, lg), lg,
+		    -1, -1, -1, VP_CAT_LOGITS);
 	up = x->fam.loss_fp32 ? cast(x, lg, VP_FP32, VP_CAT_LOGITS) :
 	    logits_upcast(x, lg);
 	/* v4.40 rebinds `logits` to its upcast: the 16-bit ones go. */
@@ -3112,6 +3253,7 @@ lctx_init(struct lctx *x, const struct vp_model *m, const struct vp_plan *p,
 	if (m->family == VP_FAMILY_VIT)
 		x->s = x->s_kv = vp_vision_seq(m, p->image ? p->image :
 		    m->vis.image);
+	x->probs_held = x->probs_prev = -1;
 	if (x->frozen && x->autocast) {
 		x->w = x->c;
 		x->r = x->c;
@@ -3308,7 +3450,9 @@ compiled_checkpoint_mlp(struct lctx *x)
  * forward returns (the "masks freed" op after the stage's last block);
  * a checkpointed block holds the ones it reads until its backward.
  * Models without local layers build the same causal mask for eager, which
- * is left out, as it always was.
+ * is left out, as it always was, unless the family says causal_mask (the
+ * mask alone, measured: GPT-J's checkpointed blocks under --recompute
+ * full hold it through the backward).
  */
 static void
 layer_masks(struct lctx *x, uint64_t offset, uint32_t blocks)
@@ -3319,6 +3463,18 @@ layer_masks(struct lctx *x, uint64_t offset, uint32_t blocks)
 	x->mask_full = x->mask_local = -1;
 	for (l = offset; l < offset + blocks && !local; l++)
 		local = vp_layer_local(x->m, l);
+	if (!local && x->fam.causal_mask &&
+	    x->p->attention == VP_ATTN_EAGER) {
+		x->mask_full = ew(x, "causal mask", n, x->autocast ? VP_FP32 :
+		    x->w, -1, -1, -1, -1, VP_CAT_ACT);
+		return;
+	}
+	/* Falcon: sdpa gets the causal mask too, a bool one. */
+	if (!local && x->fam.sdpa_mask && x->p->attention == VP_ATTN_SDPA) {
+		x->mask_full = ew(x, "causal mask", n, VP_BOOL, -1, -1, -1,
+		    -1, VP_CAT_ACT);
+		return;
+	}
 	if (!local)
 		return;
 	if (x->p->attention == VP_ATTN_EAGER && !x->fam.mask_skip) {
@@ -4393,6 +4549,11 @@ persistent_terms(struct vp_graph *g, const struct lctx *x,
 
 	g->trainable = g->params;
 	g->weight_bytes = vp_mul_sat(g->params, B(x->w));
+	/* GPT-J's embed_positions: a (max_seq, rotary_dim) sin|cos buffer
+	 * of the first stage, in the weights' dtype (model.to() casts it). */
+	if (first && x->fam.sincos_table)
+		g->weight_bytes = vp_add_sat(g->weight_bytes, vp_mul_sat(
+		    vp_mul_sat(m->max_seq, m->rotary_dim), B(x->w)));
 	if (p->lora_rank > 0) {
 		g->trainable = vp_lora_params(m, p, real_blocks);
 		if (last)

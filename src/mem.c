@@ -727,7 +727,9 @@ forward(struct sim *s, size_t a, size_t b, bool segment_rerun)
 		tmp_free(s);
 		for (k = 0; k < VP_OP_MAXIO && o->in[k] >= 0; k++)
 			t_unref(s, o->in[k]);
-		for (k = 0; k < VP_OP_MAXKEEP; k++)
+		/* A rerun segment holds nothing by Python reference
+		 * (rerun_segment counts no keep). */
+		for (k = 0; k < VP_OP_MAXKEEP && !segment_rerun; k++)
 			if (o->keep[k] >= 0)
 				t_unref(s, o->keep[k]);
 		/* Leaving autocast drops its weight cache. */

@@ -375,6 +375,75 @@ const struct vp_family_info vp_family_info[VP_FAMILY_COUNT] = {
 		    [VP_ROLE_V] = "v_proj", [VP_ROLE_O] = "out_proj",
 		    [VP_ROLE_FC] = "fc1", [VP_ROLE_DOWN] = "fc2" },
 	},
+	/*
+	 * GPT-J (GPTJForCausalLM, transformers 5.24's
+	 * models/gptj/modeling_gptj.py): Phi's parallel block (one ln_1,
+	 * `attn + mlp + residual`) with unbiased q, k, v and out_proj, a
+	 * biased fc_in / fc_out and lm_head; RoPE (rotate_every_two: the
+	 * same tensors as rotate_half) on the first rotary_dim dims of each
+	 * (b, s, a, d) head, then torch.cat and a transpose, so q is a view
+	 * and a fused kernel's output transposes back without a copy; the
+	 * eager scores of fp32 copies of q and k, their softmax cast to v's
+	 * dtype (qk_fp32); cos and sin gathered from the embed_positions
+	 * buffer and repeat_interleaved again in each of q's and k's
+	 * apply_rotary_pos_emb (sincos_table); the shared ForCausalLMLoss.
+	 */
+	[VP_FAMILY_GPTJ] = {
+		.source = "transformers GPTJForCausalLM (v5.24)",
+		.arch = VP_ARCH_DECODER, .block = VP_BLOCK_PARALLEL,
+		.head = VP_HEAD_LM, .mask_fp32 = true, .resid_dropout = true,
+		.embed_dropout = true, .q_view = true, .loss_fp32 = true,
+		.pad_labels = true, .par_norms = 1, .head_bias = true,
+		.rope_cat = true, .qk_fp32 = true, .sincos_table = true,
+		.causal_mask = true,
+		.lin = { [VP_ROLE_Q] = "q_proj", [VP_ROLE_K] = "k_proj",
+		    [VP_ROLE_V] = "v_proj", [VP_ROLE_O] = "out_proj",
+		    [VP_ROLE_FC] = "fc_in", [VP_ROLE_DOWN] = "fc_out" },
+	},
+	/*
+	 * Falcon (FalconForCausalLM, transformers 5.24's
+	 * models/falcon/modeling_falcon.py, RoPE, parallel_attn or the new
+	 * decoder architecture): input_layernorm (or ln_attn and ln_mlp,
+	 * par_norms 2) of the block input; one query_key_value projection
+	 * (FalconLinear: input @ weight.T) split by _split_heads as
+	 * vp_model.qkv_split says; Llama's RoPE over the whole head (no
+	 * cat); sdpa with a materialized bool mask (allow_is_causal_skip
+	 * false); eager scores softmaxed in the hidden states' dtype; dense,
+	 * the MLP (dense_h_to_4h, GELU, dense_4h_to_h), mlp += attn, then
+	 * residual + dropout; no dropout on the embeddings; the tied
+	 * lm_head, the shared ForCausalLMLoss.
+	 */
+	[VP_FAMILY_FALCON] = {
+		.source = "transformers FalconForCausalLM (v5.24)",
+		.arch = VP_ARCH_DECODER, .block = VP_BLOCK_PARALLEL,
+		.head = VP_HEAD_LM, .fused_qkv = true, .repeat_kv = true,
+		.mask_fp32 = true, .loss_fp32 = true, .pad_labels = true,
+		.par_norms = 1, .sdpa_mask = true, .causal_mask = true,
+		.q_view = true, .scores_held = true,
+		.lin = { [VP_ROLE_QKV] = "query_key_value",
+		    [VP_ROLE_O] = "dense", [VP_ROLE_FC] = "dense_h_to_4h",
+		    [VP_ROLE_DOWN] = "dense_4h_to_h" },
+	},
+	/*
+	 * Cohere / Command-R (CohereForCausalLM, transformers 5.24's
+	 * models/cohere/modeling_cohere.py, use_qk_norm false): one
+	 * CohereLayerNorm (a LayerNorm without bias written in Python, in
+	 * fp32) feeds attention and the gated SiLU MLP, `residual + attn +
+	 * mlp`; Llama's attention (eager softmax in fp32, repeat_kv, sdpa
+	 * with enable_gqa) with RoPE on interleaved pairs (rotate_half's
+	 * stack: the same tensors as Llama's cat); no dropout on the
+	 * embeddings; a tied lm_head whose logits are scaled into a copy
+	 * (logit_scale); the shared ForCausalLMLoss.
+	 */
+	[VP_FAMILY_COHERE] = {
+		.source = "transformers CohereForCausalLM (v5.24)",
+		.arch = VP_ARCH_DECODER, .block = VP_BLOCK_PARALLEL,
+		.head = VP_HEAD_LM, .repeat_kv = true, .softmax_fp32 = true,
+		.mask_fp32 = true, .q_view = true, .loss_fp32 = true,
+		.pad_labels = true, .sdpa_gqa = true, .par_norms = 1,
+		.cohere_ln = true, .logit_scale = true, .causal_mask = true,
+		.lin = DECODER_LINEARS,
+	},
 };
 
 enum vp_family
@@ -408,6 +477,9 @@ vp_model_traits(const struct vp_model *m)
 	 * layout is modelled; a Megatron BERT lowers as Hugging Face's. */
 	if (m->impl == VP_IMPL_MEGATRON && t.block == VP_BLOCK_PRE_NORM)
 		t.fused_qkv = true;
+	/* Falcon's new decoder architecture: ln_attn and ln_mlp. */
+	if (m->par_norms)
+		t.par_norms = m->par_norms;
 	assert(t.lin[t.fused_qkv ? VP_ROLE_QKV : VP_ROLE_Q] != NULL);
 	assert(t.lin[VP_ROLE_O] != NULL && t.lin[VP_ROLE_DOWN] != NULL);
 	return t;
@@ -711,20 +783,27 @@ vp_model_validate(struct vp_model *m, struct vp_diags *d)
 			    (unsigned long long)m->kv_heads,
 			    (unsigned long long)m->heads);
 	}
+	/* Falcon's split, when no config said it: one kv head is
+	 * multi-query, as many as the heads one group per head. */
+	if (vp_model_family(m) == VP_FAMILY_FALCON && m->qkv_split == 0)
+		m->qkv_split = m->kv_heads == m->heads ? VP_QKV_VIEWS :
+		    m->kv_heads == 1 ? VP_QKV_MULTI_QUERY : VP_QKV_GROUPS;
 	if (m->rotary_dim != 0 && !vp_family_info[vp_model_family(m)].rope_cat)
 		vp_diag_add(d, m->file, m->where[VP_F_ROTARY_DIM], VP_ERROR,
-		    "'rotary_dim' (partial RoPE) is modelled for the phi "
-		    "and gpt-neox families only, not %s",
+		    "'rotary_dim' (partial RoPE) is modelled for the phi, "
+		    "gpt-neox and gptj families only, not %s",
 		    vp_family_names[vp_model_family(m)]);
 	/* The parallel builder has an ungated MLP after RoPE attention,
 	 * the only layout measured (Phi). */
 	if (vp_family_info[vp_model_family(m)].block == VP_BLOCK_PARALLEL &&
-	    (m->pos != VP_POS_ROPE || vp_act_gated(m->act) || m->has_moe ||
+	    (m->pos != VP_POS_ROPE || (vp_act_gated(m->act) !=
+	    (vp_model_family(m) == VP_FAMILY_COHERE)) || m->has_moe ||
 	    m->post_norms || m->attn_softcap || m->logit_softcap))
 		vp_diag_add(d, m->file, m->where[VP_F_FAMILY], VP_ERROR,
 		    "family '%s' (a parallel attention + MLP block) is "
 		    "modelled with 'position: rope', an ungated activation "
-		    "and no moe, post_norms or soft-capping",
+		    "(cohere: swiglu) and no moe, post_norms or "
+		    "soft-capping",
 		    vp_family_names[vp_model_family(m)]);
 	/* OPT's row is its HF code with learned positions and an ungated
 	 * MLP; Megatron's fused layout of it is not modelled. */
@@ -970,10 +1049,11 @@ vp_llava_frozen_params(const struct vp_model *m)
 static uint64_t
 norm_params(const struct vp_model *m)
 {
-	/* LayerNorm has weight and bias (not ModernBERT's); RMSNorm a
-	 * weight only. */
+	/* LayerNorm has weight and bias (not ModernBERT's, nor Cohere's);
+	 * RMSNorm a weight only. */
 	return m->norm == VP_NORM_LAYERNORM &&
-	    !vp_family_info[vp_model_family(m)].norm_nobias ? 2 * m->hidden :
+	    !vp_family_info[vp_model_family(m)].norm_nobias &&
+	    !vp_family_info[vp_model_family(m)].cohere_ln ? 2 * m->hidden :
 	    m->hidden;
 }
 
@@ -1194,7 +1274,7 @@ vp_model_params(const struct vp_model *m, struct vp_param_count *out)
 	norms = vp_mul_sat(m->post_norms ? 4 : 2, norm_params(m));
 	/* A parallel block has one or two norms (par_norms). */
 	if (vp_family_info[vp_model_family(m)].block == VP_BLOCK_PARALLEL)
-		norms = vp_mul_sat(vp_family_info[vp_model_family(m)].par_norms,
+		norms = vp_mul_sat(vp_model_traits(m).par_norms,
 		    norm_params(m));
 	layer = vp_add_sat(vp_add_sat(attn, mlp), norms);
 	layer_active = vp_add_sat(vp_add_sat(attn, mlp_active), norms);

@@ -44,7 +44,8 @@ struct vp_model;
 	X(PHI, "phi") X(GPT_NEOX, "gpt-neox") X(OPT, "opt") X(T5, "t5") \
 	X(BART, "bart") X(WHISPER, "whisper") \
 	X(MODERNBERT, "modernbert") X(DEBERTA_V2, "deberta-v2") \
-	X(VIT, "vit") X(CLIP, "clip")
+	X(VIT, "vit") X(CLIP, "clip") \
+	X(GPTJ, "gptj") X(FALCON, "falcon") X(COHERE, "cohere")
 /* Block builders of the lowering (graph.c's block_builders[]): where the
  * norms sit relative to the residual adds. */
 #define VP_BLOCK_LIST(X) X(PRE_NORM, "pre-norm") X(POST_NORM, "post-norm") \
@@ -200,11 +201,35 @@ struct vp_family_info {
 				 * when l (not l + 1) is a multiple of
 				 * global_every: the first block is global
 				 * (ModernBERT's global_attn_every_n_layers) */
+	bool qk_fp32;		/* eager: q and k upcast to fp32 for the
+				 * scores, the probabilities cast to v's
+				 * dtype (GPT-J) */
+	bool sincos_table;	/* RoPE from a (max_seq, rotary_dim) sin|cos
+				 * buffer; each of q's and k's rotations
+				 * repeat_interleaves its own cos and sin
+				 * (GPT-J) */
+	bool cohere_ln;		/* CohereLayerNorm: a LayerNorm without bias
+				 * written in Python, in fp32 (Cohere) */
+	bool logit_scale;	/* logits * logit_scale, a copy (Cohere) */
+	bool scores_held;	/* eager: the scaled scores live through the
+				 * softmax of scores + mask (Falcon) */
+	bool sdpa_mask;		/* sdpa gets a materialized (b, 1, s, s)
+				 * bool mask, not is_causal (Falcon) */
+	bool causal_mask;	/* eager: the (b, 1, s, s) causal mask is
+				 * lowered as the local layers' masks are
+				 * (layer_masks), not left out (GPT-J) */
 	/* Module name of each linear the block has (the op names in
 	 * --explain); NULL = the family has no such linear. */
 	const char *lin[VP_ROLE_COUNT];
 };
 extern const struct vp_family_info vp_family_info[VP_FAMILY_COUNT];
+
+/* Falcon's _split_heads (vp_model.qkv_split; 0 = from kv_heads, set by
+ * validation): q, k, v views of the (b, s, a, 3, d) projection;
+ * multi-query: q a view, k and v indexed copies of their one head; the
+ * new decoder architecture's kv groups: q a copy, k and v indexed copies
+ * broadcast to every head and copied. */
+enum { VP_QKV_VIEWS = 1, VP_QKV_MULTI_QUERY, VP_QKV_GROUPS };
 
 /* Fields whose source position the reader records, for validation messages. */
 enum vp_field {
@@ -326,6 +351,10 @@ struct vp_model {
 				 * local; 1 = none local */
 	uint64_t rotary_dim;	/* dims of each head RoPE rotates; 0 = all
 				 * (Phi's partial_rotary_factor) */
+	uint8_t par_norms;	/* norms of a parallel block; 0 = the
+				 * family's (Falcon's new decoder
+				 * architecture: 2) */
+	uint8_t qkv_split;	/* Falcon's query_key_value split (below) */
 	uint64_t vocab;
 	bool tie_embeddings;
 	enum vp_pos pos;

@@ -61,6 +61,7 @@ static const struct key top_keys[] = {
 	{ "norm", K_ENUM, 0, 0, vp_norm_names, VP_NORM_COUNT, -1, NULL, false },
 	{ "bias", K_BOOL, 0, 0, NULL, 0, -1, NULL, false },
 	{ "qkv_bias", K_BOOL, 0, 0, NULL, 0, -1, NULL, false },
+	{ "o_bias", K_BOOL, 0, 0, NULL, 0, -1, NULL, false },
 	{ "post_norms", K_BOOL, 0, 0, NULL, 0, -1, NULL, false },
 	{ "attn_softcap", K_BOOL, 0, 0, NULL, 0, -1, NULL, false },
 	{ "logit_softcap", K_BOOL, 0, 0, NULL, 0, -1, NULL, false },
@@ -346,6 +347,7 @@ set_top(struct reading *r, const char *k, union val v)
 	else if (!strcmp(k, "norm")) m->norm = (enum vp_norm)v.e;
 	else if (!strcmp(k, "bias")) m->bias = v.b;
 	else if (!strcmp(k, "qkv_bias")) m->qkv_bias = v.b;
+	else if (!strcmp(k, "o_bias")) m->o_bias = v.b;
 	else if (!strcmp(k, "post_norms")) m->post_norms = v.b;
 	else if (!strcmp(k, "attn_softcap")) m->attn_softcap = v.b;
 	else if (!strcmp(k, "logit_softcap")) m->logit_softcap = v.b;
@@ -626,6 +628,13 @@ static const struct hf_family hf_families[] = {
 	    VP_ACT_GELU, true, true, false, false, false, false },
 	{ "clip", "CLIP", VP_FAMILY_CLIP, VP_NORM_LAYERNORM, VP_POS_LEARNED,
 	    VP_ACT_QUICK_GELU, true, true, false, false, false, false },
+	{ "gptj", "GPTJ", VP_FAMILY_GPTJ, VP_NORM_LAYERNORM, VP_POS_ROPE,
+	    VP_ACT_GELU_NEW, true, false, false, false, true, false },
+	{ "falcon", "Falcon", VP_FAMILY_FALCON, VP_NORM_LAYERNORM,
+	    VP_POS_ROPE, VP_ACT_GELU, false, false, false, true, true, false },
+	{ "cohere", "Cohere", VP_FAMILY_COHERE, VP_NORM_LAYERNORM,
+	    VP_POS_ROPE, VP_ACT_SWIGLU, false, false, false, true, false,
+	    false },
 };
 #undef D
 
@@ -2392,6 +2401,149 @@ hf_llava(const struct ynode *root, const char *file, struct vp_model *m,
 	hf_clip_dropout(vc, file, d);
 }
 
+/*
+ * GPT-J (transformers 5.24's GPTJConfig): rotary_dim (default 64) dims of
+ * each head rotate; null (the whole head, without the cat) is not
+ * modelled.  q, k, v and out_proj have no bias, fc_in, fc_out and
+ * lm_head do.  resid_pdrop is the dropout read (hf_dropout).
+ */
+static void
+hf_gptj(const struct ynode *root, const char *file, struct vp_model *m,
+    struct vp_diags *d)
+{
+	static const char *const drops[] = { "embd_pdrop", "attn_pdrop" };
+	const struct ynode *n;
+
+	if (m->family != VP_FAMILY_GPTJ)
+		return;
+	m->o_bias = 0;
+	m->rotary_dim = 64;
+	n = ynode_get(root, "rotary_dim");
+	if (n != NULL && ynode_is_null(n))
+		vp_diag_add(d, file, n->pos, VP_ERROR, "rotary_dim: null "
+		    "(RoPE over the whole head, without the cat) is not "
+		    "modelled; give the rotated dims, even, 2 to head_dim");
+	else
+		hf_u64(root, file, "rotary_dim", 2, MAX_HEADS, &m->rotary_dim,
+		    VP_F_ROTARY_DIM, m, d);
+	hf_dropout_sites(root, file, drops, VP_NELEM(drops), m, d);
+}
+
+/*
+ * Falcon (transformers 5.24's FalconConfig): n_embed for hidden_size,
+ * ffn_hidden_size (null: 4 hidden), num_kv_heads (null: the heads);
+ * new_decoder_architecture (kv groups, num_ln_in_parallel_attn null = 2
+ * norms), else multi_query (default true: one kv head) or one group per
+ * head, with parallel_attn.  Refused: alibi (Falcon-RW's positions), the
+ * sequential block (parallel_attn false), bias (FalconLinear's separate
+ * bias add), an activation other than gelu, and the layouts the class
+ * itself cannot run.  hidden_dropout is the dropout read.
+ */
+static void
+hf_falcon(const struct ynode *root, const char *file, struct vp_model *m,
+    struct vp_diags *d)
+{
+	static const char *const drops[] = { "attention_dropout" };
+	const struct ynode *n;
+	bool newarch = false, mq = true, par = true, b;
+	uint64_t kv = 0, nln = 0;
+
+	if (m->family != VP_FAMILY_FALCON)
+		return;
+	hf_u64(root, file, "n_embed", 1, MAX_HIDDEN, &m->hidden, VP_F_HIDDEN,
+	    m, d);
+	hf_u64(root, file, "ffn_hidden_size", 1, MAX_FFN, &m->ffn, VP_F_FFN,
+	    m, d);
+	if (m->ffn == 0 && m->hidden != 0)
+		m->ffn = 4 * m->hidden;
+	hf_u64(root, file, "num_kv_heads", 1, MAX_HEADS, &kv, VP_F_KV_HEADS,
+	    m, d);
+	(void)hf_bool(root, file, "new_decoder_architecture", &newarch, d);
+	(void)hf_bool(root, file, "multi_query", &mq, d);
+	(void)hf_bool(root, file, "parallel_attn", &par, d);
+	hf_u64(root, file, "num_ln_in_parallel_attn", 1, 2, &nln, -1, m, d);
+	if (hf_bool(root, file, "alibi", &b, d) > 0 && b)
+		vp_diag_add(d, file, ynode_get(root, "alibi")->pos, VP_ERROR,
+		    "alibi: true (ALiBi positions, Falcon-RW) is not "
+		    "modelled; Falcon is modelled with RoPE (alibi: false)");
+	if (hf_bool(root, file, "bias", &b, d) > 0 && b)
+		vp_diag_add(d, file, ynode_get(root, "bias")->pos, VP_ERROR,
+		    "bias: true (FalconLinear's bias added after the matmul) "
+		    "is not modelled; Falcon is modelled without biases");
+	n = ynode_get(root, "activation");
+	if (n != NULL && !ynode_is_null(n) && (n->kind != YN_SCALAR ||
+	    strcmp(n->str, "gelu") != 0))
+		vp_diag_add(d, file, n->pos, VP_ERROR, "activation '%s' is "
+		    "not modelled for Falcon; its models use 'gelu'",
+		    n->kind == YN_SCALAR ? n->str : ynode_kind_name(n));
+	m->act = VP_ACT_GELU;
+	m->bias = false;
+	if (newarch) {
+		m->kv_heads = kv ? kv : m->heads;
+		m->qkv_split = VP_QKV_GROUPS;
+		m->par_norms = nln == 1 ? 1 : 2;
+		if (m->kv_heads == m->heads || (m->kv_heads &&
+		    m->heads % m->kv_heads != 0))
+			vp_diag_add(d, file, root->pos, VP_ERROR, "the new "
+			    "decoder architecture is modelled with fewer kv "
+			    "heads (num_kv_heads) than heads, dividing them");
+	} else if (!par) {
+		vp_diag_add(d, file, ynode_get(root, "parallel_attn")->pos,
+		    VP_ERROR, "parallel_attn: false (the sequential block) "
+		    "is not modelled; Falcon is modelled with parallel "
+		    "attention or the new decoder architecture");
+	} else if (nln == 2) {
+		vp_diag_add(d, file, ynode_get(root,
+		    "num_ln_in_parallel_attn")->pos, VP_ERROR,
+		    "num_ln_in_parallel_attn: 2 without the new decoder "
+		    "architecture (the class's forward has no "
+		    "input_layernorm then) is not modelled");
+	} else if (mq) {
+		m->kv_heads = 1;
+		m->qkv_split = VP_QKV_MULTI_QUERY;
+	} else {
+		m->kv_heads = m->heads;
+		m->qkv_split = VP_QKV_VIEWS;
+	}
+	m->dropout = 0;
+	n = ynode_get(root, "hidden_dropout");
+	if (n != NULL && !ynode_is_null(n))
+		(void)ynode_double(n, file, "hidden_dropout", 0, 0.99,
+		    &m->dropout, d);
+	hf_dropout_sites(root, file, drops, VP_NELEM(drops), m, d);
+}
+
+/*
+ * Cohere (transformers 5.24's CohereConfig): use_qk_norm (Command R+'s
+ * per-head LayerNorms of q and k) and attention_bias are not modelled;
+ * attention_dropout is the dropout read (the class has no other).
+ */
+static void
+hf_cohere(const struct ynode *root, const char *file, struct vp_model *m,
+    struct vp_diags *d)
+{
+	const struct ynode *n;
+	bool b;
+
+	if (m->family != VP_FAMILY_COHERE)
+		return;
+	if (hf_bool(root, file, "use_qk_norm", &b, d) > 0 && b)
+		vp_diag_add(d, file, ynode_get(root, "use_qk_norm")->pos,
+		    VP_ERROR, "use_qk_norm: true (Command R+'s LayerNorms of "
+		    "q and k per head) is not modelled");
+	if (hf_bool(root, file, "attention_bias", &b, d) > 0 && b)
+		vp_diag_add(d, file, ynode_get(root, "attention_bias")->pos,
+		    VP_ERROR, "attention_bias: true is not modelled for "
+		    "Cohere; its models have no biases");
+	m->bias = false;
+	m->qkv_bias = m->o_bias = 0;
+	m->dropout = 0;
+	n = ynode_get(root, "attention_dropout");
+	if (n != NULL && !ynode_is_null(n))
+		(void)ynode_double(n, file, "attention_dropout", 0, 0.99,
+		    &m->dropout, d);
+}
+
 /* The sizes every config must give; one message, for the first missing,
  * and only when nothing else went wrong.  `where` names the mapping. */
 static void
@@ -2547,6 +2699,9 @@ read_hf(const struct ynode *root, const char *file, unsigned flags,
 	hf_phi(text, file, m, d);
 	hf_gpt_neox(text, file, m, d);
 	hf_opt(text, file, m, d);
+	hf_gptj(text, file, m, d);
+	hf_falcon(text, file, m, d);
+	hf_cohere(text, file, m, d);
 	hf_softcap(text, m);
 	hf_llama4(text, file, m, d);
 	hf_t5(text, file, m, d);

@@ -1134,7 +1134,7 @@ lgraph_plan(const struct vp_plan *p, const struct vp_model *m,
 
 /*
  * The families whose rows are transformers 5.24's code (the parallel
- * attention + MLP blocks: Phi, GPT-NeoX; and OPT): what was measured
+ * attention + MLP blocks: Phi, GPT-NeoX, GPT-J, Falcon; and OPT): what was measured
  * against the transformers classes on PyTorch 2.13's CPU
  * (tests/validate_hf.py) is full training through that code, eager or
  * sdpa attention, recompute none or full, the full loss.  Everything
@@ -1187,6 +1187,24 @@ parallel_block(const struct vp_plan *p, const struct vp_model *m,
 	    "it is modelled for full training through transformers 5.24's "
 	    "code with --recompute none or full, --attention eager or sdpa "
 	    "and --loss full", what, fam);
+}
+
+/*
+ * Falcon: what the parallel block rule allows, measured without dropout
+ * (its configs have none): dropout_add's mask on the branch sum (and the
+ * alibi path's attention dropout) is not lowered.
+ */
+static int
+falcon_plan(const struct vp_plan *p, const struct vp_model *m,
+    unsigned world, struct vp_diags *d)
+{
+	(void)world;
+	if (vp_model_family(m) != VP_FAMILY_FALCON ||
+	    vp_plan_dropout(p, m) <= 0)
+		return 0;
+	return refuse(d, "dropout is not modelled for family falcon "
+	    "(hidden_dropout's dropout_add was not measured); use "
+	    "--dropout 0");
 }
 
 /* --target-seq is the decoder length of an encoder-decoder. */
@@ -1690,6 +1708,7 @@ static const struct rule rules[] = {
 	{ modernbert_plan, TPPPCPDP | VP_RK_EP | VP_RK_SHARD, false },
 	{ deberta_plan, TPPPCPDP | VP_RK_EP | VP_RK_SHARD, false },
 	{ vit_plan, TPPPCPDP | VP_RK_EP | VP_RK_SHARD, false },
+	{ falcon_plan, 0, false },
 };
 
 static int

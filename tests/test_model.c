@@ -908,6 +908,9 @@ hf_architectures(void **state)
 		{ "MT5ForConditionalGeneration", "mt5" },
 		{ "BartForConditionalGeneration", "bart" },
 		{ "WhisperForConditionalGeneration", "whisper" },
+		{ "GPTJForCausalLM", "gptj" },
+		{ "FalconForCausalLM", "falcon" },
+		{ "CohereForCausalLM", "cohere" },
 	};
 	static const char *const bad[] = { "Llama4ForConditionalGeneration",
 	    "Qwen3NextForCausalLM", "PhimoeForCausalLM",
@@ -924,8 +927,9 @@ hf_architectures(void **state)
 		vp_buf_printf(&t, "{\"architectures\": [\"%s\"],"
 		    " \"hidden_size\": 64, \"num_hidden_layers\": 2,"
 		    " \"num_attention_heads\": 8, \"intermediate_size\": 160,"
-		    " \"vocab_size\": 100, \"max_position_embeddings\": 64}",
-		    ok[i][0]);
+		    " \"vocab_size\": 100, \"max_position_embeddings\": 64%s}",
+		    ok[i][0], strcmp(ok[i][1], "gptj") == 0 ?
+		    ", \"rotary_dim\": 4" : "");
 		load_ok(t.s, &m, &d);
 		assert_string_equal(m.name, ok[i][1]);
 		/* A class with another head than the LM one is planned
