@@ -274,6 +274,26 @@ ew(struct lctx *x, const char *name, uint64_t n, enum vp_dtype dt,
 	if (in2 >= 0) IN(o, in2);
 	t = tnew(x, n, dt, cat, name, rg);
 	OUT(o, t);
+	/*
+	 * A binary op on the CPU whose operands' dtypes differ from the
+	 * result's (bf16 scores + an fp32 mask, a bf16 branch added to the
+	 * fp32 residual): TensorIterator promotes an input by copying it to
+	 * the common dtype first (compute_types, "creating temporaries of
+	 * the correct dtype"), which lives while the op runs.  CUDA kernels
+	 * cast as they load, with no copy.  Measured: a Llama's eager mask
+	 * add under CPU autocast holds the scores twice (bf16 and fp32).
+	 */
+	if (x->cpu && in1 >= 0 && in2 >= 0) {
+		const int32_t ins[2] = { in1, in2 };
+		int i;
+
+		for (i = 0; i < 2; i++)
+			if (dt_of(x, ins[i]) != dt && (dt_of(x, ins[i]) ==
+			    VP_FP32 || dt_of(x, ins[i]) == VP_BF16 ||
+			    dt_of(x, ins[i]) == VP_FP16))
+				o->fwd_tmp = vp_add_sat(o->fwd_tmp,
+				    vp_mul_sat(elems_of(x, ins[i]), B(dt)));
+	}
 	/* Autograd records nothing for an op no gradient flows through. */
 	if (rg && save1 >= 0) SAVE(o, save1);
 	if (rg && save2 >= 0) SAVE(o, save2);
@@ -3449,10 +3469,13 @@ compiled_checkpoint_mlp(struct lctx *x)
  * the causal one is skipped for is_causal).  They live until the model's
  * forward returns (the "masks freed" op after the stage's last block);
  * a checkpointed block holds the ones it reads until its backward.
- * Models without local layers build the same causal mask for eager, which
- * is left out, as it always was, unless the family says causal_mask (the
- * mask alone, measured: GPT-J's checkpointed blocks under --recompute
- * full hold it through the backward).
+ * Models without local layers build the same causal mask for eager: a
+ * Hugging Face decoder (create_causal_mask; 4.40's _update_causal_mask the
+ * same), measured: Llama's fp32 (b, 1, s, s) under CPU autocast lives
+ * through the forward, and GPT-J's checkpointed blocks under --recompute
+ * full hold it through the backward (causal_mask: a family that needs it
+ * whatever its implementation).  The own schema's torch-nn and Megatron
+ * models build none (causal kernels and masked_fill on a bool buffer).
  */
 static void
 layer_masks(struct lctx *x, uint64_t offset, uint32_t blocks)
@@ -3463,8 +3486,9 @@ layer_masks(struct lctx *x, uint64_t offset, uint32_t blocks)
 	x->mask_full = x->mask_local = -1;
 	for (l = offset; l < offset + blocks && !local; l++)
 		local = vp_layer_local(x->m, l);
-	if (!local && x->fam.causal_mask &&
-	    x->p->attention == VP_ATTN_EAGER) {
+	if (!local && x->p->attention == VP_ATTN_EAGER && !x->fam.mask_skip &&
+	    (x->fam.causal_mask || (x->m->impl == VP_IMPL_HF &&
+	    x->m->arch == VP_ARCH_DECODER))) {
 		x->mask_full = ew(x, "causal mask", n, x->autocast ? VP_FP32 :
 		    x->w, -1, -1, -1, -1, VP_CAT_ACT);
 		return;

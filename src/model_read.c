@@ -1590,6 +1590,37 @@ hf_rotary(const struct ynode *root, const char *file, const char *key,
 		    (unsigned long long)hd);
 }
 
+/*
+ * A partial_rotary_factor below 1 in a family whose block rotates whole
+ * heads (Phi-3's row for Phi-4-mini, say) is refused: the split, the
+ * rotation of part of each head and the torch.cat back are lowered only
+ * by the families whose row has rope_cat.
+ */
+static void
+hf_partial_rope(const struct ynode *root, const char *file,
+    struct vp_model *m, struct vp_diags *d)
+{
+	const struct ynode *n = NULL, *rp = ynode_get(root, "rope_parameters");
+	double f = 1;
+
+	if (vp_family_info[vp_model_family(m)].rope_cat)
+		return;
+	if (rp != NULL && rp->kind == YN_MAP)
+		n = ynode_get(rp, "partial_rotary_factor");
+	if (n == NULL || ynode_is_null(n))
+		n = ynode_get(root, "partial_rotary_factor");
+	if (n == NULL || ynode_is_null(n) ||
+	    ynode_double(n, file, "partial_rotary_factor", 0, 1, &f, d) != 0 ||
+	    f == 1)
+		return;
+	vp_diag_add(d, file, n->pos, VP_ERROR,
+	    "partial_rotary_factor %g (RoPE on part of each head) is not "
+	    "modelled for the %s family; its rows rotate whole heads (partial "
+	    "RoPE is lowered for the families that split and concatenate "
+	    "the head: phi, gpt-neox)", f,
+	    vp_family_names[vp_model_family(m)]);
+}
+
 /* A warning when the dropout keys of a family differ from the one
  * probability read (m->dropout), which is lowered at every site. */
 static void
@@ -2703,6 +2734,7 @@ read_hf(const struct ynode *root, const char *file, unsigned flags,
 	hf_falcon(text, file, m, d);
 	hf_cohere(text, file, m, d);
 	hf_softcap(text, m);
+	hf_partial_rope(text, file, m, d);
 	hf_llama4(text, file, m, d);
 	hf_t5(text, file, m, d);
 	hf_bart(text, file, m, d);
