@@ -522,6 +522,7 @@ vp_cli_setup(int argc, char **argv, unsigned cmd, struct vp_cli_job *job)
 	 */
 	ses->search = !o->has[VP_O_NO_SEARCH] && !o->has[VP_O_DP];
 	vp_optset_open(o, job->model.has_moe, &ses->open);
+	ses->precision_given = o->has[VP_O_PRECISION];
 	ses->min_gpus = o->has[VP_O_MIN_GPUS];
 	ses->max_seq = o->has[VP_O_MAX_SEQ];
 	ses->explain = job->explain;
@@ -836,6 +837,7 @@ compare_job(const struct vp_optset *o, const struct vp_model *m,
 	struct vp_diags d = { 0 };
 
 	job->model = m;
+	job->precision_given = o->has[VP_O_PRECISION];
 	job->max_gpus = o->has[VP_O_MAX_GPUS] ?
 	    (unsigned)o->val[VP_O_MAX_GPUS].u : 1024;
 	vp_optset_open(o, false, &job->open);

@@ -2,8 +2,11 @@
 #include "cost.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "rules.h"
 
 #define X(e, s) s,
 const char *const vp_sort_names[VP_SORT_COUNT] = { VP_SORT_LIST(X) };
@@ -66,12 +69,16 @@ void
 vp_compare_card(const struct vp_compare *c, const struct vp_gpu *gpu,
     const struct vp_profile *calibrated, struct vp_card_result *out)
 {
+	struct vp_compare job = *c;
 	struct vp_profile prof;
 	unsigned n, k;
 	bool found = false;
 
+	c = &job;
 	memset(out, 0, sizeof *out);
 	out->gpu = gpu;
+	if (!c->precision_given)
+		out->fp16_fallback = vp_plan_card_precision(&job.base, gpu);
 	out->usd_per_hour = NAN;
 	out->usd_per_billion_tokens = NAN;
 	out->purchase_usd = NAN;
@@ -84,7 +91,8 @@ vp_compare_card(const struct vp_compare *c, const struct vp_gpu *gpu,
 		out->usd_per_hour = out->price->usd_per_gpu_hour;
 	/* fp8 matmuls on a card without fp8 tensor cores. */
 	if (vp_plan_card_check(&c->base, gpu, NULL) != 0) {
-		out->why = "no fp8 tensor cores for --float8 or --precision fp8";
+		snprintf(out->why, sizeof out->why, "no fp8 tensor cores for "
+		    "--float8 or --precision fp8");
 		return;
 	}
 	/* Fewest GPUs: one by one to a node, then whole nodes, then
@@ -99,7 +107,8 @@ vp_compare_card(const struct vp_compare *c, const struct vp_gpu *gpu,
 			break;
 	}
 	if (!found) {
-		out->why = "no plan fits up to --max-gpus of this card";
+		snprintf(out->why, sizeof out->why, "no plan fits up to "
+		    "--max-gpus of this card");
 		return;
 	}
 	out->fits = true;
@@ -119,9 +128,14 @@ vp_compare_card(const struct vp_compare *c, const struct vp_gpu *gpu,
 	for (k = 0; k < out->nat; k++)
 		out->at[k].cost_usd = isnan(out->usd_per_hour) ? NAN :
 		    out->at[k].hours * out->at[k].gpus * out->usd_per_hour;
-	if (isnan(out->at[0].hours))
-		out->why = "the catalog has no dense throughput for its "
-		    "compute dtype (no bf16 on this card?)";
+	if (isnan(out->at[0].hours)) {
+		char w[sizeof out->why];
+		const char *t = vp_plan_time_why(&out->at[0].cand.plan, gpu,
+		    w, sizeof w);
+
+		snprintf(out->why, sizeof out->why, "%s", t ? t :
+		    "no time model for this plan");
+	}
 	out->usd_per_billion_tokens = out->at[0].cost_usd / (c->tokens / 1e9);
 	if (!isnan(gpu->launch_price_usd))
 		out->purchase_usd = gpu->launch_price_usd * out->gpus_needed;

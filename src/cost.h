@@ -27,7 +27,9 @@ struct vp_card_point {
 struct vp_card_result {
 	const struct vp_gpu *gpu;
 	bool fits;			/* some count up to max_gpus fits */
-	const char *why;		/* when it does not, or has no time */
+	char why[192];			/* when it does not, or has no time
+					 * ("": nothing to say); an array, so
+					 * that sorting the results moves it */
 	unsigned gpus_needed;
 	struct vp_card_point at[VP_COST_SCALES];
 	unsigned nat;
@@ -37,6 +39,8 @@ struct vp_card_result {
 	double purchase_usd;		/* launch price x GPUs; NAN: unknown */
 	struct vp_mem mem;		/* exact replay of the needed plan */
 	bool calibrated;		/* under a calibrated profile */
+	bool fp16_fallback;		/* no bf16 on the card: planned in
+					 * the plan's fp16 twin */
 };
 
 struct vp_compare {
@@ -45,6 +49,7 @@ struct vp_compare {
 	struct vp_open open;
 	double tokens;			/* to train */
 	unsigned max_gpus;
+	bool precision_given;		/* --precision: no fp16 fallback */
 };
 
 /* One card: prof is its calibrated profile, NULL for the built-in one. */

@@ -63,12 +63,12 @@ vp_compare_text(const struct vp_compare_report *r, struct vp_buf *o)
 
 		if (!c->fits) {
 			vp_buf_printf(o, "%-17s %5s %s\n", c->gpu->id, "-",
-			    c->why ? c->why : "does not fit");
+			    c->why[0] ? c->why : "does not fit");
 			continue;
 		}
 		if (isnan(c->at[0].cand.tokens_per_second)) {
-			vp_buf_printf(o, "%-17s %5u fits, but %s (try --precision "
-			    "fp16-mixed)\n", c->gpu->id, c->gpus_needed, c->why);
+			vp_buf_printf(o, "%-17s %5u fits, but %s\n", c->gpu->id,
+			    c->gpus_needed, c->why);
 			continue;
 		}
 		vp_buf_init(&lay);
@@ -84,6 +84,9 @@ vp_compare_text(const struct vp_compare_report *r, struct vp_buf *o)
 		    vp_report_usd(b3, sizeof b3, c->usd_per_billion_tokens),
 		    vp_report_usd(b4, sizeof b4, c->purchase_usd),
 		    c->at[0].cand.bandwidth_bound ? "  bandwidth-bound" : "");
+		if (c->fp16_fallback)
+			vp_buf_printf(o, "%-17s %5s %s, no bf16 on this card\n",
+			    "", "", vp_prec_names[c->at[0].cand.plan.precision]);
 		vp_buf_free(&lay);
 	}
 	extremes(r, &cheap, &fast, false);
@@ -112,6 +115,13 @@ vp_compare_text(const struct vp_compare_report *r, struct vp_buf *o)
 	vp_buf_add(o, "Prices are each card's cheapest cloud list price in the "
 	    "catalog (or --price); cards without one are ranked last by "
 	    "cost.\n");
+	for (i = 0; i < r->n && !r->cards[i].fp16_fallback; i++)
+		;
+	if (i < r->n)
+		vp_buf_add(o, "Cards without bf16 tensor cores (the catalog lists "
+		    "no bf16 rate) are planned in fp16 with a loss scaler; "
+		    "--precision keeps bf16 on every card, untimed where it "
+		    "has no rate.\n");
 	calibrated_note(r, o);
 }
 
@@ -128,12 +138,16 @@ json_card(struct vp_json *j, const struct vp_card_result *c)
 	vp_json_bool(j, "fits", c->fits);
 	vp_json_bool(j, "calibrated", c->calibrated);
 	if (!c->fits) {
-		vp_json_str(j, "why", c->why ? c->why : "");
+		vp_json_str(j, "why", c->why);
 		vp_json_end(j);
 		return;
 	}
 	vp_json_u64(j, "gpus_needed", c->gpus_needed);
 	vp_json_object(j, "plan", VP_JSON_INLINE);
+	vp_json_str(j, "precision", vp_prec_names[p->precision]);
+	if (c->fp16_fallback)
+		vp_json_str(j, "precision_note", "no bf16 tensor cores on this "
+		    "card: planned in its fp16 twin");
 	vp_report_json_layout(j, p);
 	vp_json_u64(j, "micro_batch", p->micro_batch);
 	vp_json_u64(j, "grad_accum", p->grad_accum);
@@ -148,6 +162,23 @@ json_card(struct vp_json *j, const struct vp_card_result *c)
 	vp_json_bool(j, "bandwidth_bound", c->at[0].cand.bandwidth_bound);
 	vp_json_str(j, "price_source", c->price ? c->price->source : NULL);
 	vp_json_str(j, "price_date", c->price ? c->price->date : NULL);
+	/* Every figure that is null, with its reason. */
+	if (isnan(c->at[0].cand.tokens_per_second) || isnan(c->at[0].cost_usd) ||
+	    isnan(c->purchase_usd)) {
+		vp_json_object(j, "why_missing", VP_JSON_INLINE);
+		if (isnan(c->at[0].cand.tokens_per_second))
+			vp_json_str(j, "tokens_per_second", c->why[0] ?
+			    c->why : "no time model for this plan");
+		if (isnan(c->at[0].cost_usd))
+			vp_json_str(j, "cost_usd", isnan(c->usd_per_hour) ?
+			    "the catalog has no rental price for this card "
+			    "(--price CARD=USD sets one)" :
+			    "no time, so no cost");
+		if (isnan(c->purchase_usd))
+			vp_json_str(j, "purchase_usd", "the catalog has no "
+			    "launch price for this card");
+		vp_json_end(j);
+	}
 	vp_json_array(j, "scaling", VP_JSON_INLINE);
 	for (k = 0; k < c->nat; k++) {
 		vp_json_object(j, NULL, VP_JSON_INLINE);

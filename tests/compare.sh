@@ -62,6 +62,37 @@ assert abs(h["cost_usd"] - h["hours"] * h["gpus_needed"]) < 1e-3, h
 PY
 then ok price-override; else bad price-override "$(cat "$tmp/j" | head -3)"; fi
 
+# 5. Cards without bf16 (V100, T4) are planned and timed in fp16-mixed,
+# and say so; --precision bf16-mixed keeps bf16 there, untimed, with the
+# reason; every null figure of a JSON row carries its reason.
+"$exe" compare gpt2 --tokens 1e9 --json >"$tmp/j" 2>&1
+"$exe" compare gpt2 --tokens 1e9 --json --precision bf16-mixed >"$tmp/jb" 2>&1
+if /usr/bin/python3 - "$tmp/j" "$tmp/jb" <<'PY'
+import json, sys
+cards = {c["gpu"]: c for c in json.load(open(sys.argv[1]))["cards"]}
+for g in ("V100-32G-SXM2", "T4-16G"):
+    c = cards[g]
+    assert c["plan"]["precision"] == "fp16-mixed" and "precision_note" in c["plan"], c
+    assert c["tokens_per_second"] > 0, c
+assert cards["H100-80G-SXM"]["plan"]["precision"] == "bf16-mixed"
+keys = ("tokens_per_second", "cost_usd", "purchase_usd")
+for c in cards.values():
+    if not c["fits"]:
+        assert c["why"], c
+        continue
+    for k in keys:
+        if c[k] is None:
+            assert c["why_missing"][k], (c["gpu"], k)
+kept = {c["gpu"]: c for c in json.load(open(sys.argv[2]))["cards"]}["V100-32G-SXM2"]
+assert kept["plan"]["precision"] == "bf16-mixed" and kept["tokens_per_second"] is None
+assert "no bf16 tensor cores" in kept["why_missing"]["tokens_per_second"], kept
+PY
+then ok fp16-fallback; else bad fp16-fallback "$(head -c 600 "$tmp/j")"; fi
+if "$exe" "$top/models/llama-3-8b.yaml" --gpus 8xV100 2>&1 | grep -q "planned in fp16-mixed" &&
+    "$exe" "$top/models/llama-3-8b.yaml" --gpus 8xV100 --precision bf16-mixed 2>&1 |
+    grep -q "^Time       none: the catalog has no bf16 rate for V100-32G-SXM2"
+then ok fp16-fallback-estimate; else bad fp16-fallback-estimate "no note"; fi
+
 echo "$passed passed, $failed failed"
 [ "$failed" = 0 ] || exit 1
 [ -z "$norsvg" ] || missing compare "$norsvg"
