@@ -41,6 +41,9 @@ struct vp_card_result {
 	bool calibrated;		/* under a calibrated profile */
 	bool fp16_fallback;		/* no bf16 on the card: planned in
 					 * the plan's fp16 twin */
+	bool meets;			/* fits, and answers --deadline and
+					 * --budget (at[0] is the count that
+					 * does); else why says why not */
 };
 
 struct vp_compare {
@@ -50,6 +53,9 @@ struct vp_compare {
 	double tokens;			/* to train */
 	unsigned max_gpus;
 	bool precision_given;		/* --precision: no fp16 fallback */
+	double deadline_hours;		/* --deadline; NAN: none */
+	double budget_usd;		/* --budget; NAN: none */
+	uint64_t global_batch;		/* --global-batch; 0: none */
 };
 
 /* One card: prof is its calibrated profile, NULL for the built-in one. */

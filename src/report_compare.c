@@ -35,7 +35,7 @@ extremes(const struct vp_compare_report *r, long *cheap, long *fast,
 	for (i = 0; i < r->n; i++) {
 		const struct vp_card_result *c = &r->cards[i];
 
-		if (!c->fits || isnan(c->at[0].hours) ||
+		if (!c->fits || !c->meets || isnan(c->at[0].hours) ||
 		    (priced_only && isnan(c->at[0].cost_usd)))
 			continue;
 		if (!isnan(c->at[0].cost_usd) && (*cheap < 0 ||
@@ -53,8 +53,19 @@ vp_compare_text(const struct vp_compare_report *r, struct vp_buf *o)
 	long cheap, fast;
 	size_t i;
 
-	vp_buf_printf(o, "Training %s on %.3g tokens: every card of the catalog, "
-	    "sorted by %s\n", r->model->name, r->job->tokens, r->sort);
+	vp_buf_printf(o, "Training %s on %.3g tokens", r->model->name,
+	    r->job->tokens);
+	if (!isnan(r->job->deadline_hours))
+		vp_buf_printf(o, " within %s", vp_report_hours(b1, sizeof b1,
+		    r->job->deadline_hours));
+	if (!isnan(r->job->budget_usd))
+		vp_buf_printf(o, " for at most %s", vp_report_usd(b1,
+		    sizeof b1, r->job->budget_usd));
+	if (r->job->global_batch)
+		vp_buf_printf(o, ", %llu sequences a step",
+		    (unsigned long long)r->job->global_batch);
+	vp_buf_printf(o, ": every card of the catalog, sorted by %s\n",
+	    r->sort);
 	vp_buf_printf(o, "%-17s %5s %-30s %10s %10s %10s %10s %10s\n", "CARD",
 	    "GPUS", "PLAN", "TOKENS/S", "TIME", "COST", "$/B TOK", "BUY");
 	for (i = 0; i < r->n; i++) {
@@ -66,9 +77,9 @@ vp_compare_text(const struct vp_compare_report *r, struct vp_buf *o)
 			    c->why[0] ? c->why : "does not fit");
 			continue;
 		}
-		if (isnan(c->at[0].cand.tokens_per_second)) {
+		if (!c->meets || isnan(c->at[0].cand.tokens_per_second)) {
 			vp_buf_printf(o, "%-17s %5u fits, but %s\n", c->gpu->id,
-			    c->gpus_needed, c->why);
+			    c->at[0].gpus, c->why);
 			continue;
 		}
 		vp_buf_init(&lay);
@@ -77,7 +88,7 @@ vp_compare_text(const struct vp_compare_report *r, struct vp_buf *o)
 			vp_buf_printf(&lay, ", rc %s",
 			    vp_recomp_names[c->at[0].cand.plan.recompute]);
 		vp_buf_printf(o, "%-17s %5u %-30.30s %10.0f %10s %10s %10s %10s%s\n",
-		    c->gpu->id, c->gpus_needed, lay.s,
+		    c->gpu->id, c->at[0].gpus, lay.s,
 		    c->at[0].cand.tokens_per_second,
 		    vp_report_hours(b1, sizeof b1, c->at[0].hours),
 		    vp_report_usd(b2, sizeof b2, c->at[0].cost_usd),
@@ -95,13 +106,16 @@ vp_compare_text(const struct vp_compare_report *r, struct vp_buf *o)
 
 		vp_buf_printf(o, "\nCheapest: %u x %s for %s in %s, at $%.2f per "
 		    "GPU-hour (%s, %s, %s).  Cost = hours x GPUs x price; "
-		    "hours = tokens / (tokens per second of the best plan that "
-		    "fits on the fewest cards).\n", c->gpus_needed, c->gpu->id,
+		    "hours = tokens / (tokens per second of the best plan on "
+		    "the count shown: %s).\n", c->at[0].gpus, c->gpu->id,
 		    vp_report_usd(b1, sizeof b1, c->at[0].cost_usd),
 		    vp_report_hours(b2, sizeof b2, c->at[0].hours), c->usd_per_hour,
 		    c->price->provider ? c->price->provider : "?",
 		    c->price->offering ? c->price->offering : "",
-		    c->price->date ? c->price->date : "undated");
+		    c->price->date ? c->price->date : "undated",
+		    !isnan(r->job->deadline_hours) ? "the fewest GPUs that "
+		    "finish in time" : !isnan(r->job->budget_usd) ? "the "
+		    "fastest within the budget" : "the fewest GPUs that fit");
 		if (c->nat > 1)
 			vp_buf_printf(o, "With %u of them: %s, %s.\n",
 			    c->at[1].gpus, vp_report_hours(b1, sizeof b1,
@@ -110,7 +124,7 @@ vp_compare_text(const struct vp_compare_report *r, struct vp_buf *o)
 	}
 	if (fast >= 0)
 		vp_buf_printf(o, "Fastest on the fewest cards: %u x %s in %s.\n",
-		    r->cards[fast].gpus_needed, r->cards[fast].gpu->id,
+		    r->cards[fast].at[0].gpus, r->cards[fast].gpu->id,
 		    vp_report_hours(b1, sizeof b1, r->cards[fast].at[0].hours));
 	vp_buf_add(o, "Prices are each card's cheapest cloud list price in the "
 	    "catalog (or --price); cards without one are ranked last by "
@@ -143,6 +157,13 @@ json_card(struct vp_json *j, const struct vp_card_result *c)
 		return;
 	}
 	vp_json_u64(j, "gpus_needed", c->gpus_needed);
+	vp_json_bool(j, "meets", c->meets);
+	if (!c->meets) {
+		vp_json_str(j, "why", c->why);
+		vp_json_end(j);
+		return;
+	}
+	vp_json_u64(j, "gpus", c->at[0].gpus);
 	vp_json_object(j, "plan", VP_JSON_INLINE);
 	vp_json_str(j, "precision", vp_prec_names[p->precision]);
 	if (c->fp16_fallback)
@@ -205,6 +226,12 @@ vp_compare_json(const struct vp_compare_report *r, struct vp_buf *o)
 	vp_json_str(&j, "model", r->model->name);
 	vp_json_fixed(&j, "tokens", r->job->tokens, 0);
 	vp_json_str(&j, "sort", r->sort);
+	if (!isnan(r->job->deadline_hours))
+		vp_json_num(&j, "deadline_hours", r->job->deadline_hours);
+	if (!isnan(r->job->budget_usd))
+		vp_json_num(&j, "budget_usd", r->job->budget_usd);
+	if (r->job->global_batch)
+		vp_json_u64(&j, "global_batch", r->job->global_batch);
 	vp_json_array(&j, "cards", VP_JSON_BLOCK);
 	for (i = 0; i < r->n; i++)
 		json_card(&j, &r->cards[i]);
@@ -219,22 +246,28 @@ vp_compare_csv(const struct vp_compare_report *r, struct vp_buf *o)
 
 	vp_buf_add(o, "gpu,fits,gpus_needed,tp,pp,dp,recompute,"
 	    "tokens_per_second,hours,cost_usd,usd_per_billion_tokens,"
-	    "usd_per_gpu_hour,purchase_usd,price_date\n");
+	    "usd_per_gpu_hour,purchase_usd,price_date,meets,gpus\n");
 	for (i = 0; i < r->n; i++) {
 		const struct vp_card_result *c = &r->cards[i];
 		const struct vp_plan *p = &c->at[0].cand.plan;
 
 		if (!c->fits) {
-			vp_buf_printf(o, "%s,false,,,,,,,,,,,,\n", c->gpu->id);
+			vp_buf_printf(o, "%s,false,,,,,,,,,,,,,,\n", c->gpu->id);
+			continue;
+		}
+		if (!c->meets) {
+			vp_buf_printf(o, "%s,true,%u,,,,,,,,,,,,false,\n",
+			    c->gpu->id, c->gpus_needed);
 			continue;
 		}
 		vp_buf_printf(o, "%s,true,%u,%u,%u,%u,%s,%.1f,%.3f,%.2f,%.2f,"
-		    "%.4g,%.0f,%s\n", c->gpu->id, c->gpus_needed, p->tp, p->pp,
-		    p->dp, vp_recomp_names[p->recompute],
+		    "%.4g,%.0f,%s,true,%u\n", c->gpu->id, c->gpus_needed, p->tp,
+		    p->pp, p->dp, vp_recomp_names[p->recompute],
 		    c->at[0].cand.tokens_per_second, c->at[0].hours,
 		    c->at[0].cost_usd, c->usd_per_billion_tokens,
 		    c->usd_per_hour, c->purchase_usd,
-		    c->price && c->price->date ? c->price->date : "");
+		    c->price && c->price->date ? c->price->date : "",
+		    c->at[0].gpus);
 	}
 }
 
@@ -262,7 +295,7 @@ vp_compare_svg(const struct vp_compare_report *r, struct vp_buf *o)
 	for (i = 0; i < r->n; i++) {
 		const struct vp_card_result *c = &r->cards[i];
 
-		if (!c->fits)
+		if (!c->fits || !c->meets)
 			continue;
 		nfit++;
 		if (isnan(c->at[0].hours) || isnan(c->at[0].cost_usd))
@@ -326,7 +359,7 @@ vp_compare_svg(const struct vp_compare_report *r, struct vp_buf *o)
 		double x, y;
 		const char *fill = "#4a7bd0";
 
-		if (!c->fits || isnan(c->at[0].hours) ||
+		if (!c->fits || !c->meets || isnan(c->at[0].hours) ||
 		    isnan(c->at[0].cost_usd))
 			continue;
 		x = L + (log10(c->at[0].hours) - xmin) / (xmax - xmin) *
@@ -341,7 +374,7 @@ vp_compare_svg(const struct vp_compare_report *r, struct vp_buf *o)
 		    "fill=\"%s\"/>\n<text x=\"%.1f\" y=\"%.1f\">", x, y, fill,
 		    x + 7, y - 5);
 		svg_text(o, c->gpu->id);
-		vp_buf_printf(o, " x%u%s</text>\n", c->gpus_needed,
+		vp_buf_printf(o, " x%u%s</text>\n", c->at[0].gpus,
 		    (long)i == cheap ? " (cheapest)" : (long)i == fast ?
 		    " (fastest)" : "");
 	}
@@ -374,11 +407,11 @@ vp_compare_svg(const struct vp_compare_report *r, struct vp_buf *o)
 			double x = 200, cap = (double)c->gpu->usable_bytes;
 			size_t s;
 
-			if (!c->fits)
+			if (!c->fits || !c->meets)
 				continue;
 			vp_buf_printf(o, "<text x=\"20\" y=\"%.0f\">", y + 12);
 			svg_text(o, c->gpu->id);
-			vp_buf_printf(o, " x%u</text>\n", c->gpus_needed);
+			vp_buf_printf(o, " x%u</text>\n", c->at[0].gpus);
 			for (s = 0; s < VP_NELEM(seg); s++) {
 				double wdt = (double)c->mem.term[seg[s].cat] /
 				    cap * bw;

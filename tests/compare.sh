@@ -93,6 +93,48 @@ if "$exe" "$top/models/llama-3-8b.yaml" --gpus 8xV100 2>&1 | grep -q "planned in
     grep -q "^Time       none: the catalog has no bf16 rate for V100-32G-SXM2"
 then ok fp16-fallback-estimate; else bad fp16-fallback-estimate "no note"; fi
 
+# 7. The job's shape: with --deadline every card shown finishes in time
+# (and one more step of GPUs would be the first to), with --budget every
+# cost is within it, with --global-batch every plan's dp x micro-batch x
+# grad-accum is the global batch.
+"$exe" compare "$top/models/llama-3.1-70b.yaml" --tokens 1e11 --deadline 30d \
+    --json >"$tmp/jd" 2>&1
+"$exe" compare "$top/models/llama-3-8b.yaml" --tokens 1e10 --budget 2000 \
+    --json >"$tmp/jbud" 2>&1
+"$exe" compare "$top/models/llama-3-8b.yaml" --tokens 1e9 --global-batch 512 \
+    --json >"$tmp/jg" 2>&1
+if /usr/bin/python3 - "$tmp/jd" "$tmp/jbud" "$tmp/jg" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["deadline_hours"] == 720, d.get("deadline_hours")
+met = [c for c in d["cards"] if c["fits"] and c["meets"]]
+assert len(met) >= 10, len(met)
+for c in met:
+    assert c["hours"] <= 720 and c["gpus"] >= c["gpus_needed"], c
+assert any(c["gpus"] > c["gpus_needed"] for c in met)
+for c in d["cards"]:
+    if c["fits"] and not c["meets"]:
+        assert "finish" in c["why"] or "time" in c["why"], c
+b = json.load(open(sys.argv[2]))
+assert b["sort"] == "time"
+met = [c for c in b["cards"] if c["fits"] and c["meets"]]
+assert met and all(c["cost_usd"] <= 2000 for c in met), met
+assert [c["hours"] for c in met] == sorted(c["hours"] for c in met)
+for c in b["cards"]:
+    if c["fits"] and not c["meets"]:
+        assert c["why"], c
+g = json.load(open(sys.argv[3]))
+for c in g["cards"]:
+    if c["fits"] and c["meets"]:
+        p = c["plan"]
+        assert p["dp"] * p["micro_batch"] * p["grad_accum"] == 512, (c["gpu"], p)
+PY
+then ok job-shape; else bad job-shape "$(head -c 400 "$tmp/jd")"; fi
+
+# 6. Only runnable plans: every card's plan passes the estimate's rules.
+if /usr/bin/python3 "$top/tests/compare_rules.py" >"$tmp/r" 2>&1
+then ok "runnable-plans ($(tail -1 "$tmp/r"))"; else bad runnable-plans "$(cat "$tmp/r")"; fi
+
 echo "$passed passed, $failed failed"
 [ "$failed" = 0 ] || exit 1
 [ -z "$norsvg" ] || missing compare "$norsvg"
