@@ -844,6 +844,7 @@ compare_job(const struct vp_optset *o, const struct vp_model *m,
 
 	job->model = m;
 	job->precision_given = o->has[VP_O_PRECISION];
+	job->undated_equal = o->has[VP_O_UNDATED_PRICES];
 	job->max_gpus = o->has[VP_O_MAX_GPUS] ?
 	    (unsigned)o->val[VP_O_MAX_GPUS].u : 1024;
 	vp_optset_open(o, false, &job->open);

@@ -65,6 +65,9 @@ point(const struct vp_compare *c, const struct vp_gpu *gpu,
 	pt->hours = isnan(pt->cand.tokens_per_second) ||
 	    pt->cand.tokens_per_second <= 0 ? NAN :
 	    c->tokens / pt->cand.tokens_per_second / 3600.0;
+	pt->price = vp_gpu_job_price(gpu, n, VP_DEFAULT_GPUS_PER_NODE,
+	    c->undated_equal, &pt->usd_per_hour, &pt->gpus_paid);
+	pt->cost_usd = pt->hours * pt->usd_per_hour;
 }
 
 /* The counts compare tries: one by one to a node, then whole nodes to
@@ -77,12 +80,6 @@ next_count(unsigned n)
 	    n * 2;
 }
 
-static double
-point_cost(const struct vp_card_result *out, const struct vp_card_point *pt)
-{
-	return isnan(out->usd_per_hour) ? NAN :
-	    pt->hours * pt->gpus * out->usd_per_hour;
-}
 
 /*
  * --deadline and --budget: from the fewest GPUs that fit (out->at[0]),
@@ -109,7 +106,7 @@ choose(const struct vp_compare *c, const struct vp_gpu *gpu,
 		    "card, so no deadline or budget check");
 		return false;
 	}
-	if (bud && isnan(out->usd_per_hour)) {
+	if (bud && gpu->nprices == 0) {
 		snprintf(out->why, sizeof out->why, "no price for this card, "
 		    "so no budget check (--price CARD=USD gives one)");
 		return false;
@@ -125,7 +122,7 @@ choose(const struct vp_compare *c, const struct vp_gpu *gpu,
 	}
 	for (;;) {
 		if (found && !isnan(pt.hours)) {
-			double cost = point_cost(out, &pt);
+			double cost = pt.cost_usd;
 			bool in_time = !dl || pt.hours <= c->deadline_hours;
 			bool in_budget = !bud || cost <= c->budget_usd;
 
@@ -149,7 +146,7 @@ choose(const struct vp_compare *c, const struct vp_gpu *gpu,
 		snprintf(out->why, sizeof out->why, "finishing in %s takes %u "
 		    "GPUs at %s, over the budget", vp_report_hours(b1, sizeof b1,
 		    pt.hours), pt.gpus, vp_report_usd(b2, sizeof b2,
-		    point_cost(out, &pt)));
+		    pt.cost_usd));
 	else if (dl)
 		snprintf(out->why, sizeof out->why, "cannot finish in %s on up "
 		    "to --max-gpus %u of this card", vp_report_hours(b1,
@@ -157,7 +154,7 @@ choose(const struct vp_compare *c, const struct vp_gpu *gpu,
 	else
 		snprintf(out->why, sizeof out->why, "the fewest GPUs that fit "
 		    "(%u) cost %s, over the budget", out->at[0].gpus,
-		    vp_report_usd(b2, sizeof b2, point_cost(out, &out->at[0])));
+		    vp_report_usd(b2, sizeof b2, out->at[0].cost_usd));
 	return false;
 }
 
@@ -176,15 +173,13 @@ vp_compare_card(const struct vp_compare *c, const struct vp_gpu *gpu,
 	if (!c->precision_given)
 		out->fp16_fallback = vp_plan_card_precision(&job.base, gpu);
 	out->usd_per_hour = NAN;
+	out->undated_last = !c->undated_equal;
 	out->usd_per_billion_tokens = NAN;
 	out->purchase_usd = NAN;
 	if (calibrated != NULL)
 		prof = *calibrated;
 	else
 		vp_profile_default(gpu, &prof);
-	out->price = vp_gpu_cheapest_price(gpu);
-	if (out->price != NULL)
-		out->usd_per_hour = out->price->usd_per_gpu_hour;
 	/* fp8 matmuls on a card without fp8 tensor cores. */
 	if (vp_plan_card_check(&c->base, gpu, NULL) != 0) {
 		snprintf(out->why, sizeof out->why, "no fp8 tensor cores for "
@@ -224,8 +219,9 @@ vp_compare_card(const struct vp_compare *c, const struct vp_gpu *gpu,
 		if (ok)
 			out->nat++;
 	}
-	for (k = 0; k < out->nat; k++)
-		out->at[k].cost_usd = point_cost(out, &out->at[k]);
+	out->price = out->at[0].price;
+	if (out->price != NULL)
+		out->usd_per_hour = out->price->usd_per_gpu_hour;
 	if (out->meets && isnan(out->at[0].hours)) {
 		char w[sizeof out->why];
 		const char *t = vp_plan_time_why(&out->at[0].cand.plan, gpu,
@@ -285,6 +281,10 @@ cmp_cards(const struct vp_card_result *x, const struct vp_card_result *y,
 	default:
 		if (isnan(x->at[0].cost_usd) != isnan(y->at[0].cost_usd))
 			return isnan(x->at[0].cost_usd) ? 1 : -1;
+		/* Dated prices first, unless --undated-prices. */
+		if (x->undated_last && x->price != NULL && y->price != NULL &&
+		    x->price->dated != y->price->dated)
+			return x->price->dated ? -1 : 1;
 		c = isnan(x->at[0].cost_usd) ?
 		    cmp_double(hours_of(x), hours_of(y)) :
 		    cmp_double(x->at[0].cost_usd, y->at[0].cost_usd);

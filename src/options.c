@@ -316,6 +316,10 @@ const struct vp_optdef vp_options[VP_O_COUNT] = {
 [VP_O_BUDGET] = { "budget", VP_OK_DOUBLE, NOF, NULL, 0, NULL, 0.01, 1e12,
     false, NULL, CMP, false, false, VP_OPEN_NONE, "USD",
     "spend at most USD: each card gets its fastest plan within it" },
+[VP_O_UNDATED_PRICES] = { "undated-prices", VP_OK_FLAG, NOF, NULL, 0, NULL,
+    0, 0, false, NULL, CMP, false, false, VP_OPEN_NONE, NULL,
+    "rank cards priced from undated listings with the dated ones (by "
+    "default after them)" },
 };
 #undef F
 #undef E

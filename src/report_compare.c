@@ -25,6 +25,15 @@ calibrated_note(const struct vp_compare_report *r, struct vp_buf *o)
 
 /* The cheapest and the fastest fitting cards (indexes, -1: none); the
  * picture can only place cards with a price. */
+static bool
+cheaper(const struct vp_card_result *a, const struct vp_card_result *b)
+{
+	/* As compare ranks them: a dated price before an undated one. */
+	if (a->undated_last && a->price->dated != b->price->dated)
+		return a->price->dated;
+	return a->at[0].cost_usd < b->at[0].cost_usd;
+}
+
 static void
 extremes(const struct vp_compare_report *r, long *cheap, long *fast,
     bool priced_only)
@@ -39,7 +48,7 @@ extremes(const struct vp_compare_report *r, long *cheap, long *fast,
 		    (priced_only && isnan(c->at[0].cost_usd)))
 			continue;
 		if (!isnan(c->at[0].cost_usd) && (*cheap < 0 ||
-		    c->at[0].cost_usd < r->cards[*cheap].at[0].cost_usd))
+		    cheaper(c, &r->cards[*cheap])))
 			*cheap = (long)i;
 		if (*fast < 0 || c->at[0].hours < r->cards[*fast].at[0].hours)
 			*fast = (long)i;
@@ -87,14 +96,17 @@ vp_compare_text(const struct vp_compare_report *r, struct vp_buf *o)
 		if (c->at[0].cand.plan.recompute != VP_RECOMP_NONE)
 			vp_buf_printf(&lay, ", rc %s",
 			    vp_recomp_names[c->at[0].cand.plan.recompute]);
-		vp_buf_printf(o, "%-17s %5u %-30.30s %10.0f %10s %10s %10s %10s%s\n",
-		    c->gpu->id, c->at[0].gpus, lay.s,
+		vp_buf_printf(o, "%-17s %5u %-30.30s %10.0f %10s %10s %10s %10s%s%s"
+		    "\n", c->gpu->id, c->at[0].gpus, lay.s,
 		    c->at[0].cand.tokens_per_second,
 		    vp_report_hours(b1, sizeof b1, c->at[0].hours),
 		    vp_report_usd(b2, sizeof b2, c->at[0].cost_usd),
 		    vp_report_usd(b3, sizeof b3, c->usd_per_billion_tokens),
 		    vp_report_usd(b4, sizeof b4, c->purchase_usd),
-		    c->at[0].cand.bandwidth_bound ? "  bandwidth-bound" : "");
+		    c->at[0].cand.bandwidth_bound ? "  bandwidth-bound" : "",
+		    c->price != NULL && !c->price->dated ? "  undated price" :
+		    c->price == NULL && c->gpu->nprices > 0 ? "  no offering "
+		    "rents this many" : "");
 		if (c->fp16_fallback)
 			vp_buf_printf(o, "%-17s %5s %s, no bf16 on this card\n",
 			    "", "", vp_prec_names[c->at[0].cand.plan.precision]);
@@ -105,17 +117,21 @@ vp_compare_text(const struct vp_compare_report *r, struct vp_buf *o)
 		const struct vp_card_result *c = &r->cards[cheap];
 
 		vp_buf_printf(o, "\nCheapest: %u x %s for %s in %s, at $%.2f per "
-		    "GPU-hour (%s, %s, %s).  Cost = hours x GPUs x price; "
-		    "hours = tokens / (tokens per second of the best plan on "
-		    "the count shown: %s).\n", c->at[0].gpus, c->gpu->id,
+		    "GPU-hour (%s, %s, %s)", c->at[0].gpus, c->gpu->id,
 		    vp_report_usd(b1, sizeof b1, c->at[0].cost_usd),
 		    vp_report_hours(b2, sizeof b2, c->at[0].hours), c->usd_per_hour,
 		    c->price->provider ? c->price->provider : "?",
 		    c->price->offering ? c->price->offering : "",
-		    c->price->date ? c->price->date : "undated",
-		    !isnan(r->job->deadline_hours) ? "the fewest GPUs that "
-		    "finish in time" : !isnan(r->job->budget_usd) ? "the "
-		    "fastest within the budget" : "the fewest GPUs that fit");
+		    c->price->date ? c->price->date : "undated");
+		if (c->at[0].gpus_paid != c->at[0].gpus)
+			vp_buf_printf(o, ", %u GPUs paid for (sold %u at a time)",
+			    c->at[0].gpus_paid, c->price->unit_gpus);
+		vp_buf_printf(o, ".  Cost = hours x GPUs paid for x price; "
+		    "hours = tokens / (tokens per second of the best plan on "
+		    "the count shown: %s).\n", !isnan(r->job->deadline_hours) ?
+		    "the fewest GPUs that finish in time" :
+		    !isnan(r->job->budget_usd) ? "the fastest within the "
+		    "budget" : "the fewest GPUs that fit");
 		if (c->nat > 1)
 			vp_buf_printf(o, "With %u of them: %s, %s.\n",
 			    c->at[1].gpus, vp_report_hours(b1, sizeof b1,
@@ -126,9 +142,12 @@ vp_compare_text(const struct vp_compare_report *r, struct vp_buf *o)
 		vp_buf_printf(o, "Fastest on the fewest cards: %u x %s in %s.\n",
 		    r->cards[fast].at[0].gpus, r->cards[fast].gpu->id,
 		    vp_report_hours(b1, sizeof b1, r->cards[fast].at[0].hours));
-	vp_buf_add(o, "Prices are each card's cheapest cloud list price in the "
-	    "catalog (or --price); cards without one are ranked last by "
-	    "cost.\n");
+	vp_buf_add(o, "Prices: each card's cheapest offering in the catalog (or "
+	    "--price) that rents the count as one job, paid in whole units "
+	    "of sale; a listing, pod or single VM is one machine, so a job "
+	    "beyond one node needs a multi-node offering.  Cards without a "
+	    "price are ranked last by cost, and undated prices after dated "
+	    "ones (--undated-prices ranks them together).\n");
 	for (i = 0; i < r->n && !r->cards[i].fp16_fallback; i++)
 		;
 	if (i < r->n)
@@ -183,6 +202,14 @@ json_card(struct vp_json *j, const struct vp_card_result *c)
 	vp_json_bool(j, "bandwidth_bound", c->at[0].cand.bandwidth_bound);
 	vp_json_str(j, "price_source", c->price ? c->price->source : NULL);
 	vp_json_str(j, "price_date", c->price ? c->price->date : NULL);
+	if (c->price != NULL) {
+		vp_json_str(j, "price_offering", c->price->offering);
+		vp_json_bool(j, "price_dated", c->price->dated);
+		vp_json_u64(j, "price_unit_gpus", c->price->unit_gpus);
+		vp_json_str(j, "price_covers", c->price->gpu_only ? "gpu" :
+		    "instance");
+		vp_json_u64(j, "gpus_paid", c->at[0].gpus_paid);
+	}
 	/* Every figure that is null, with its reason. */
 	if (isnan(c->at[0].cand.tokens_per_second) || isnan(c->at[0].cost_usd) ||
 	    isnan(c->purchase_usd)) {
@@ -191,9 +218,11 @@ json_card(struct vp_json *j, const struct vp_card_result *c)
 			vp_json_str(j, "tokens_per_second", c->why[0] ?
 			    c->why : "no time model for this plan");
 		if (isnan(c->at[0].cost_usd))
-			vp_json_str(j, "cost_usd", isnan(c->usd_per_hour) ?
+			vp_json_str(j, "cost_usd", c->gpu->nprices == 0 ?
 			    "the catalog has no rental price for this card "
-			    "(--price CARD=USD sets one)" :
+			    "(--price CARD=USD sets one)" : c->price == NULL ?
+			    "no offering in the catalog rents this many GPUs "
+			    "as one job: its listings are single machines" :
 			    "no time, so no cost");
 		if (isnan(c->purchase_usd))
 			vp_json_str(j, "purchase_usd", "the catalog has no "

@@ -131,6 +131,15 @@ for c in g["cards"]:
 PY
 then ok job-shape; else bad job-shape "$(head -c 400 "$tmp/jd")"; fi
 
+# 8. Every shipped price states its unit of sale, what it covers and
+# whether it is multi-node (the reader's defaults are for user catalogs).
+n=$(grep -c '^    usd_per_gpu_hour:' "$top/models/gpus.yaml")
+if [ "$n" -gt 0 ] &&
+    [ "$(grep -c '^    unit_gpus: [0-9]' "$top/models/gpus.yaml")" = "$n" ] &&
+    [ "$(grep -cE '^    covers: (instance|gpu)$' "$top/models/gpus.yaml")" = "$n" ] &&
+    [ "$(grep -cE '^    multi_node: (true|false)$' "$top/models/gpus.yaml")" = "$n" ]
+then ok "price-terms ($n prices)"; else bad price-terms "a price lacks unit_gpus, covers or multi_node"; fi
+
 # 6. Only runnable plans: every card's plan passes the estimate's rules.
 if /usr/bin/python3 "$top/tests/compare_rules.py" >"$tmp/r" 2>&1
 then ok "runnable-plans ($(tail -1 "$tmp/r"))"; else bad runnable-plans "$(cat "$tmp/r")"; fi
