@@ -563,6 +563,7 @@ vp_cli_setup(int argc, char **argv, unsigned cmd, struct vp_cli_job *job)
 	 */
 	ses->search = !o->has[VP_O_NO_SEARCH] && !o->has[VP_O_DP];
 	vp_optset_open(o, job->model.has_moe, &ses->open);
+	ses->precision_given = o->has[VP_O_PRECISION];
 	ses->min_gpus = o->has[VP_O_MIN_GPUS];
 	ses->max_seq = o->has[VP_O_MAX_SEQ];
 	ses->explain = job->explain;
@@ -827,6 +828,12 @@ compare_checks(const struct vp_optset *o, int first, int argc)
 		    "(or --steps N with --global-batch SEQUENCES)\n", stderr);
 		return VP_EXIT_USAGE;
 	}
+	if (o->has[VP_O_GLOBAL_BATCH] && o->has[VP_O_GRAD_ACCUM]) {
+		fputs("vramplan: compare: --global-batch sets the gradient "
+		    "accumulation of each plan (global batch / (micro-batch x "
+		    "data-parallel ranks)); leave --grad-accum out\n", stderr);
+		return VP_EXIT_USAGE;
+	}
 	if (o->has[VP_O_STEPS] && !o->has[VP_O_GLOBAL_BATCH]) {
 		fputs("vramplan: --steps needs --global-batch (sequences per "
 		    "step)\n", stderr);
@@ -877,10 +884,32 @@ compare_job(const struct vp_optset *o, const struct vp_model *m,
 	struct vp_diags d = { 0 };
 
 	job->model = m;
+	job->precision_given = o->has[VP_O_PRECISION];
+	job->undated_equal = o->has[VP_O_UNDATED_PRICES];
 	job->max_gpus = o->has[VP_O_MAX_GPUS] ?
 	    (unsigned)o->val[VP_O_MAX_GPUS].u : 1024;
 	vp_optset_open(o, false, &job->open);
 	job->open.cp = false;
+	job->deadline_hours = job->budget_usd = NAN;
+	if (o->has[VP_O_DEADLINE]) {
+		const char *why;
+
+		(void)vp_parse_hours(o->val[VP_O_DEADLINE].s,
+		    &job->deadline_hours, &why);
+	}
+	if (o->has[VP_O_BUDGET])
+		job->budget_usd = o->val[VP_O_BUDGET].x;
+	job->global_batch = o->has[VP_O_GLOBAL_BATCH] ?
+	    o->val[VP_O_GLOBAL_BATCH].u : 0;
+	if (job->global_batch && job->global_batch %
+	    job->base.micro_batch) {
+		fprintf(stderr, "vramplan: compare: --global-batch %llu is not "
+		    "a multiple of the micro-batch (%llu): every data-parallel "
+		    "rank runs whole micro-batches\n",
+		    (unsigned long long)job->global_batch,
+		    (unsigned long long)job->base.micro_batch);
+		return VP_EXIT_USAGE;
+	}
 	job->tokens = o->has[VP_O_TOKENS] ? o->val[VP_O_TOKENS].x :
 	    (double)o->val[VP_O_STEPS].u *
 	    (double)o->val[VP_O_GLOBAL_BATCH].u * (double)job->base.seq;
@@ -936,6 +965,7 @@ vp_cmd_compare(int argc, char **argv)
 	struct card_filter filt;
 	const char *prices[VP_CLI_MAXREPEAT];
 	size_t nprices = 0, i, n = 0;
+	enum vp_sort sort;
 	int rc, first, anyfit = 0;
 
 	memset(&job, 0, sizeof job);
@@ -964,17 +994,18 @@ vp_cmd_compare(int argc, char **argv)
 			if (!card_selected(&cat.v[i], &filt))
 				continue;
 			compare_card(&o, &job, &cat.v[i], &cards[n]);
-			anyfit |= cards[n].fits;
+			anyfit |= cards[n].fits && cards[n].meets;
 			n++;
 		}
-		vp_compare_sort(cards, n, (enum vp_sort)(o.has[VP_O_SORT] ?
-		    o.val[VP_O_SORT].i : 0));
+		sort = o.has[VP_O_SORT] ? (enum vp_sort)o.val[VP_O_SORT].i :
+		    o.has[VP_O_BUDGET] && !o.has[VP_O_DEADLINE] ?
+		    VP_SORT_TIME : VP_SORT_COST;
+		vp_compare_sort(cards, n, sort);
 		rep.model = &model;
 		rep.job = &job;
 		rep.cards = cards;
 		rep.n = n;
-		rep.sort = vp_options[VP_O_SORT].names[o.has[VP_O_SORT] ?
-		    o.val[VP_O_SORT].i : 0];
+		rep.sort = vp_sort_names[sort];
 		rep.color = false;
 		rc = compare_output(&o, &rep);
 		if (rc == VP_EXIT_OK && !anyfit)

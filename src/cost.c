@@ -2,8 +2,12 @@
 #include "cost.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "report.h"
+#include "rules.h"
 
 #define X(e, s) s,
 const char *const vp_sort_names[VP_SORT_COUNT] = { VP_SORT_LIST(X) };
@@ -49,6 +53,7 @@ point(const struct vp_compare *c, const struct vp_gpu *gpu,
 	    VP_DEFAULT_GPUS_PER_NODE;
 	s.capacity = gpu->usable_bytes;
 	s.open = c->open;
+	s.global_batch = c->global_batch;
 	b.dp = 0;
 	b.gpus_per_node = s.gpus_per_node;
 	vp_search_run(&s, &b, &r);
@@ -60,38 +65,130 @@ point(const struct vp_compare *c, const struct vp_gpu *gpu,
 	pt->hours = isnan(pt->cand.tokens_per_second) ||
 	    pt->cand.tokens_per_second <= 0 ? NAN :
 	    c->tokens / pt->cand.tokens_per_second / 3600.0;
+	pt->price = vp_gpu_job_price(gpu, n, VP_DEFAULT_GPUS_PER_NODE,
+	    c->undated_equal, &pt->usd_per_hour, &pt->gpus_paid);
+	pt->cost_usd = pt->hours * pt->usd_per_hour;
+}
+
+/* The counts compare tries: one by one to a node, then whole nodes to
+ * eight nodes, then doubling. */
+static unsigned
+next_count(unsigned n)
+{
+	return n < VP_DEFAULT_GPUS_PER_NODE ? n + 1 :
+	    n < 8 * VP_DEFAULT_GPUS_PER_NODE ? n + VP_DEFAULT_GPUS_PER_NODE :
+	    n * 2;
+}
+
+
+/*
+ * --deadline and --budget: from the fewest GPUs that fit (out->at[0]),
+ * the fewest GPUs that finish by the deadline, or the fastest count whose
+ * cost is within the budget (more GPUs cost at least as much, as the
+ * time model never scales better than linearly: the walk stops at the
+ * first count over it), or, with both, the fewest in time if that is
+ * within the budget.  A deadline jumps to the count the fewest GPUs'
+ * time, scaled linearly, would need, less one step.  false, with the
+ * reason in out->why, when no count answers.
+ */
+static bool
+choose(const struct vp_compare *c, const struct vp_gpu *gpu,
+    const struct vp_profile *prof, struct vp_card_result *out)
+{
+	bool dl = !isnan(c->deadline_hours), bud = !isnan(c->budget_usd);
+	struct vp_card_point pt = out->at[0], best;
+	bool have = false, found = true;
+	unsigned n = pt.gpus, want;
+	char b1[32], b2[32];
+
+	if (isnan(pt.hours)) {
+		snprintf(out->why, sizeof out->why, "%s", "no time for this "
+		    "card, so no deadline or budget check");
+		return false;
+	}
+	if (bud && gpu->nprices == 0) {
+		snprintf(out->why, sizeof out->why, "no price for this card, "
+		    "so no budget check (--price CARD=USD gives one)");
+		return false;
+	}
+	if (dl && pt.hours > c->deadline_hours) {
+		want = (unsigned)fmin(c->max_gpus, ceil((double)n * pt.hours /
+		    c->deadline_hours));
+		while (next_count(n) <= c->max_gpus &&
+		    next_count(next_count(n)) <= want)
+			n = next_count(n);
+		if (n != pt.gpus)
+			point(c, gpu, prof, n, &pt, &found);
+	}
+	for (;;) {
+		if (found && !isnan(pt.hours)) {
+			double cost = pt.cost_usd;
+			bool in_time = !dl || pt.hours <= c->deadline_hours;
+			bool in_budget = !bud || cost <= c->budget_usd;
+
+			if (in_time && in_budget && (!have || pt.hours <
+			    best.hours)) {
+				best = pt;
+				have = true;
+			}
+			if ((dl && in_time) || (bud && !in_budget))
+				break;
+		}
+		if ((n = next_count(n)) > c->max_gpus)
+			break;
+		point(c, gpu, prof, n, &pt, &found);
+	}
+	if (have) {
+		out->at[0] = best;
+		return true;
+	}
+	if (dl && pt.hours <= c->deadline_hours)
+		snprintf(out->why, sizeof out->why, "finishing in %s takes %u "
+		    "GPUs at %s, over the budget", vp_report_hours(b1, sizeof b1,
+		    pt.hours), pt.gpus, vp_report_usd(b2, sizeof b2,
+		    pt.cost_usd));
+	else if (dl)
+		snprintf(out->why, sizeof out->why, "cannot finish in %s on up "
+		    "to --max-gpus %u of this card", vp_report_hours(b1,
+		    sizeof b1, c->deadline_hours), c->max_gpus);
+	else
+		snprintf(out->why, sizeof out->why, "the fewest GPUs that fit "
+		    "(%u) cost %s, over the budget", out->at[0].gpus,
+		    vp_report_usd(b2, sizeof b2, out->at[0].cost_usd));
+	return false;
 }
 
 void
 vp_compare_card(const struct vp_compare *c, const struct vp_gpu *gpu,
     const struct vp_profile *calibrated, struct vp_card_result *out)
 {
+	struct vp_compare job = *c;
 	struct vp_profile prof;
 	unsigned n, k;
 	bool found = false;
 
+	c = &job;
 	memset(out, 0, sizeof *out);
 	out->gpu = gpu;
+	if (!c->precision_given)
+		out->fp16_fallback = vp_plan_card_precision(&job.base, gpu);
 	out->usd_per_hour = NAN;
+	out->undated_last = !c->undated_equal;
 	out->usd_per_billion_tokens = NAN;
 	out->purchase_usd = NAN;
 	if (calibrated != NULL)
 		prof = *calibrated;
 	else
 		vp_profile_default(gpu, &prof);
-	out->price = vp_gpu_cheapest_price(gpu);
-	if (out->price != NULL)
-		out->usd_per_hour = out->price->usd_per_gpu_hour;
 	/* fp8 matmuls on a card without fp8 tensor cores. */
 	if (vp_plan_card_check(&c->base, gpu, NULL) != 0) {
-		out->why = "no fp8 tensor cores for --float8 or --precision fp8";
+		snprintf(out->why, sizeof out->why, "no fp8 tensor cores for "
+		    "--float8 or --precision fp8");
 		return;
 	}
 	/* Fewest GPUs: one by one to a node, then whole nodes, then
 	 * doubling; counts whose sharded floor cannot fit are skipped. */
-	for (n = 1; n <= c->max_gpus; n = n < VP_DEFAULT_GPUS_PER_NODE ? n + 1 :
-	    n < 8 * VP_DEFAULT_GPUS_PER_NODE ? n + VP_DEFAULT_GPUS_PER_NODE :
-	    n * 2) {
+	for (n = 1; n <= c->max_gpus; n = next_count(n)) {
 		if (floor_bytes(c->model, &c->base, n) > gpu->usable_bytes)
 			continue;
 		point(c, gpu, &prof, n, &out->at[0], &found);
@@ -99,34 +196,45 @@ vp_compare_card(const struct vp_compare *c, const struct vp_gpu *gpu,
 			break;
 	}
 	if (!found) {
-		out->why = "no plan fits up to --max-gpus of this card";
+		snprintf(out->why, sizeof out->why, "no plan fits up to "
+		    "--max-gpus of this card");
 		return;
 	}
 	out->fits = true;
 	out->gpus_needed = out->at[0].gpus;
+	out->meets = true;
+	if ((!isnan(c->deadline_hours) || !isnan(c->budget_usd)) &&
+	    !choose(c, gpu, &prof, out))
+		out->meets = false;
 	out->nat = 1;
 	/* A few larger counts: more GPUs finish sooner, at some cost. */
-	for (k = 2; k <= 4 && out->nat < VP_COST_SCALES; k *= 2) {
+	for (k = 2; out->meets && k <= 4 && out->nat < VP_COST_SCALES;
+	    k *= 2) {
 		bool ok;
 
-		if (out->gpus_needed * k > c->max_gpus)
+		if (out->at[0].gpus * k > c->max_gpus)
 			break;
-		point(c, gpu, &prof, out->gpus_needed * k, &out->at[out->nat],
+		point(c, gpu, &prof, out->at[0].gpus * k, &out->at[out->nat],
 		    &ok);
 		if (ok)
 			out->nat++;
 	}
-	for (k = 0; k < out->nat; k++)
-		out->at[k].cost_usd = isnan(out->usd_per_hour) ? NAN :
-		    out->at[k].hours * out->at[k].gpus * out->usd_per_hour;
-	if (isnan(out->at[0].hours))
-		out->why = "the catalog has no dense throughput for its "
-		    "compute dtype (no bf16 on this card?)";
+	out->price = out->at[0].price;
+	if (out->price != NULL)
+		out->usd_per_hour = out->price->usd_per_gpu_hour;
+	if (out->meets && isnan(out->at[0].hours)) {
+		char w[sizeof out->why];
+		const char *t = vp_plan_time_why(&out->at[0].cand.plan, gpu,
+		    w, sizeof w);
+
+		snprintf(out->why, sizeof out->why, "%s", t ? t :
+		    "no time model for this plan");
+	}
 	out->usd_per_billion_tokens = out->at[0].cost_usd / (c->tokens / 1e9);
 	if (!isnan(gpu->launch_price_usd))
-		out->purchase_usd = gpu->launch_price_usd * out->gpus_needed;
+		out->purchase_usd = gpu->launch_price_usd * out->at[0].gpus;
 	{
-		struct vp_mem_opts o = { &prof, out->gpus_needed, 0,
+		struct vp_mem_opts o = { &prof, out->at[0].gpus, 0,
 		    gpu->usable_bytes };
 		struct vp_plan p = out->at[0].cand.plan;
 
@@ -159,7 +267,9 @@ cmp_cards(const struct vp_card_result *x, const struct vp_card_result *y,
 
 	if (x->fits != y->fits)
 		return x->fits ? -1 : 1;
-	if (!x->fits)
+	if (x->meets != y->meets)
+		return x->meets ? -1 : 1;
+	if (!x->fits || !x->meets)
 		return strcmp(x->gpu->id, y->gpu->id);
 	switch (key) {
 	case VP_SORT_TIME:
@@ -171,6 +281,10 @@ cmp_cards(const struct vp_card_result *x, const struct vp_card_result *y,
 	default:
 		if (isnan(x->at[0].cost_usd) != isnan(y->at[0].cost_usd))
 			return isnan(x->at[0].cost_usd) ? 1 : -1;
+		/* Dated prices first, unless --undated-prices. */
+		if (x->undated_last && x->price != NULL && y->price != NULL &&
+		    x->price->dated != y->price->dated)
+			return x->price->dated ? -1 : 1;
 		c = isnan(x->at[0].cost_usd) ?
 		    cmp_double(hours_of(x), hours_of(y)) :
 		    cmp_double(x->at[0].cost_usd, y->at[0].cost_usd);

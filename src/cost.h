@@ -21,22 +21,35 @@ struct vp_card_point {
 	unsigned gpus;
 	struct vp_cand cand;
 	double hours;
-	double cost_usd;	/* at the cheapest price; NAN without one */
+	const struct vp_price *price;	/* the one charged (vp_gpu_job_price);
+					 * NULL: none rents this count */
+	unsigned gpus_paid;	/* whole units of sale */
+	double usd_per_hour;	/* the job's, all GPUs paid for */
+	double cost_usd;	/* hours x usd_per_hour; NAN without a price */
 };
 
 struct vp_card_result {
 	const struct vp_gpu *gpu;
 	bool fits;			/* some count up to max_gpus fits */
-	const char *why;		/* when it does not, or has no time */
+	char why[192];			/* when it does not, or has no time
+					 * ("": nothing to say); an array, so
+					 * that sorting the results moves it */
 	unsigned gpus_needed;
 	struct vp_card_point at[VP_COST_SCALES];
 	unsigned nat;
-	const struct vp_price *price;	/* cheapest dated price, or NULL */
-	double usd_per_hour;		/* per GPU, cheapest (NAN: none) */
+	const struct vp_price *price;	/* at[0]'s price, or NULL */
+	double usd_per_hour;		/* per GPU of that price (NAN: none) */
 	double usd_per_billion_tokens;	/* at the needed count */
 	double purchase_usd;		/* launch price x GPUs; NAN: unknown */
 	struct vp_mem mem;		/* exact replay of the needed plan */
 	bool calibrated;		/* under a calibrated profile */
+	bool fp16_fallback;		/* no bf16 on the card: planned in
+					 * the plan's fp16 twin */
+	bool undated_last;		/* rank an undated price after dated
+					 * ones (no --undated-prices) */
+	bool meets;			/* fits, and answers --deadline and
+					 * --budget (at[0] is the count that
+					 * does); else why says why not */
 };
 
 struct vp_compare {
@@ -45,6 +58,12 @@ struct vp_compare {
 	struct vp_open open;
 	double tokens;			/* to train */
 	unsigned max_gpus;
+	bool precision_given;		/* --precision: no fp16 fallback */
+	double deadline_hours;		/* --deadline; NAN: none */
+	double budget_usd;		/* --budget; NAN: none */
+	bool undated_equal;		/* --undated-prices: no ranking of
+					 * undated prices after dated ones */
+	uint64_t global_batch;		/* --global-batch; 0: none */
 };
 
 /* One card: prof is its calibrated profile, NULL for the built-in one. */

@@ -92,6 +92,39 @@ vp_gpu_cheapest_price(const struct vp_gpu *g)
 	return best;
 }
 
+const struct vp_price *
+vp_gpu_job_price(const struct vp_gpu *g, unsigned n, unsigned node,
+    bool undated_equal, double *usd_per_hour, unsigned *paid)
+{
+	const struct vp_price *best = NULL;
+	double best_cost = NAN;
+	size_t i;
+
+	*usd_per_hour = NAN;
+	*paid = 0;
+	for (i = 0; g != NULL && i < g->nprices; i++) {
+		const struct vp_price *p = &g->prices[i];
+		unsigned unit = p->unit_gpus ? p->unit_gpus : 1;
+		unsigned units = (n + unit - 1) / unit;
+		double cost = p->usd_per_gpu_hour * units * unit;
+
+		if (isnan(cost) || (!p->multi_node && n > (unit > node ?
+		    unit : node)))
+			continue;
+		if (best != NULL && !undated_equal && best->dated != p->dated) {
+			if (best->dated)
+				continue;
+		} else if (best != NULL && !(cost < best_cost)) {
+			continue;
+		}
+		best = p;
+		best_cost = cost;
+		*paid = units * unit;
+	}
+	*usd_per_hour = best_cost;
+	return best;
+}
+
 void
 vp_catalog_set_price(struct vp_gpu *g, double usd_per_gpu_hour)
 {
@@ -103,6 +136,11 @@ vp_catalog_set_price(struct vp_gpu *g, double usd_per_gpu_hour)
 	g->prices[0].date = xstrdup("given");
 	g->prices[0].source = xstrdup("command line");
 	g->prices[0].usd_per_gpu_hour = usd_per_gpu_hour;
+	/* The user's price: per GPU, for any count, as a dated one. */
+	g->prices[0].unit_gpus = 1;
+	g->prices[0].gpu_only = false;
+	g->prices[0].multi_node = true;
+	g->prices[0].dated = true;
 }
 
 const struct vp_gpu *

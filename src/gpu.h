@@ -44,6 +44,10 @@ struct vp_price {
 	char *date;
 	char *source;
 	double usd_per_gpu_hour;
+	unsigned unit_gpus;	/* GPUs sold together, paid for whole (1) */
+	bool gpu_only;		/* covers: gpu (the VM billed on top) */
+	bool multi_node;	/* machines joined in one job over a fabric */
+	bool dated;		/* date is a calendar date (YYYY-MM...) */
 };
 
 struct vp_gpu {
@@ -92,9 +96,20 @@ void vp_catalog_free(struct vp_catalog *c);
 void vp_catalog_merge(struct vp_catalog *base, struct vp_catalog *user);
 /* --price: one price replaces the card's dated prices. */
 void vp_catalog_set_price(struct vp_gpu *g, double usd_per_gpu_hour);
-/* The cheapest dated price (the first of equal ones), the one compare
- * costs with; NULL when the card has none. */
+/* The lowest price per GPU-hour, dated or not (the first of equal ones);
+ * NULL when the card has none. */
 const struct vp_price *vp_gpu_cheapest_price(const struct vp_gpu *g);
+/*
+ * The price compare charges a job of n GPUs: among the card's prices
+ * that can rent n GPUs as one job (a multi-node offering, or n within one
+ * machine of at most max(node, the unit of sale) GPUs), the one whose
+ * whole units cost least per hour, dated prices before undated ones
+ * unless undated_equal.  NULL when none can; else *usd_per_hour is the
+ * job's cost per hour (whole units x unit x price per GPU-hour) and
+ * *paid the GPUs paid for.
+ */
+const struct vp_price *vp_gpu_job_price(const struct vp_gpu *g, unsigned n,
+    unsigned node, bool undated_equal, double *usd_per_hour, unsigned *paid);
 /* By id or alias, case-insensitive; NULL when unknown. */
 const struct vp_gpu *vp_catalog_find(const struct vp_catalog *c,
     const char *name);

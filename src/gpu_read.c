@@ -8,6 +8,7 @@
  */
 #include "gpu_read.h"
 
+#include <ctype.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,7 +33,42 @@ static const char *const network_keys[] = { "gpus_per_node",
 static const char *const achievable_keys[] = { "gemm_bf16_tflops",
 	"gemm_fp8_tflops", "source" };
 static const char *const price_keys[] = { "provider", "offering",
-	"usd_per_gpu_hour", "region", "date", "source", "note" };
+	"usd_per_gpu_hour", "unit_gpus", "covers", "multi_node", "region",
+	"date", "source", "note" };
+static const char *const covers_names[] = { "instance", "gpu" };
+
+/*
+ * What a price buys: unit_gpus (default 1), covers (instance, the
+ * default, or gpu), multi_node (default false); whether its date is a
+ * calendar date ("2026-09-25", "2026-06 (us-east-1)") rather than
+ * "unknown (...)" or "undated (...)".
+ */
+static int
+price_terms(const struct ynode *p, const char *file, struct vp_price *pr,
+    struct vp_diags *d)
+{
+	const struct ynode *n;
+	uint64_t u = 1;
+	int cov = 0, rc = 0;
+	bool mn = false;
+	const char *s = pr->date;
+
+	if ((n = ynode_get(p, "unit_gpus")) != NULL && !ynode_is_null(n))
+		rc |= ynode_u64(n, file, "unit_gpus", 1, 1024, &u, d);
+	if ((n = ynode_get(p, "covers")) != NULL && !ynode_is_null(n))
+		rc |= ynode_enum(n, file, "covers", covers_names,
+		    (int)VP_NELEM(covers_names), &cov, d);
+	if ((n = ynode_get(p, "multi_node")) != NULL && !ynode_is_null(n))
+		rc |= ynode_bool(n, file, "multi_node", &mn, d);
+	pr->unit_gpus = (unsigned)u;
+	pr->gpu_only = cov == 1;
+	pr->multi_node = mn;
+	pr->dated = s != NULL && strlen(s) >= 7 && isdigit((unsigned char)s[0])
+	    && isdigit((unsigned char)s[1]) && isdigit((unsigned char)s[2]) &&
+	    isdigit((unsigned char)s[3]) && s[4] == '-' &&
+	    isdigit((unsigned char)s[5]) && isdigit((unsigned char)s[6]);
+	return rc;
+}
 
 /* Optional number: NAN when absent or null. */
 static int
@@ -221,6 +257,7 @@ read_card(const struct ynode *c, const char *file, struct vp_gpu *g,
 			rc |= ynode_opt_string(p, file, "source", &pr->source, d);
 			rc |= opt_num(p, file, "usd_per_gpu_hour", 1e6, &x, d);
 			pr->usd_per_gpu_hour = x;
+			rc |= price_terms(p, file, pr, d);
 		}
 	}
 	return rc ? -1 : 0;

@@ -309,6 +309,17 @@ const struct vp_optdef vp_options[VP_O_COUNT] = {
     65536, true, NULL, ALL, true, false, VP_OPEN_NONE, "N",
     "input resolution of a layer-graph model or a vision transformer: "
     "N x N images (0, the default: the model's)" },
+[VP_O_DEADLINE] = { "deadline", VP_OK_STRING, NOF, NULL, 0, NULL, 0, 0,
+    false, NULL, CMP, false, false, VP_OPEN_NONE, "T",
+    "finish within T: hours, or with a unit (36h, 30d, 2w); each card "
+    "gets the fewest GPUs that do" },
+[VP_O_BUDGET] = { "budget", VP_OK_DOUBLE, NOF, NULL, 0, NULL, 0.01, 1e12,
+    false, NULL, CMP, false, false, VP_OPEN_NONE, "USD",
+    "spend at most USD: each card gets its fastest plan within it" },
+[VP_O_UNDATED_PRICES] = { "undated-prices", VP_OK_FLAG, NOF, NULL, 0, NULL,
+    0, 0, false, NULL, CMP, false, false, VP_OPEN_NONE, NULL,
+    "rank cards priced from undated listings with the dated ones (by "
+    "default after them)" },
 };
 #undef F
 #undef E
@@ -531,6 +542,17 @@ vp_option_parse(enum vp_optid id, const char *text, union vp_optval *v,
 		vp_buf_add(err, ")");
 		return -1;
 	case VP_OK_STRING:
+		if (id == VP_O_DEADLINE) {
+			double h;
+
+			if (vp_parse_hours(text, &h, &why) != 0) {
+				vp_buf_printf(err, "--deadline '%s' is %s: "
+				    "hours, or a number with a unit h, d or w "
+				    "(72, 36h, 30d, 2w), at most a year", text,
+				    why);
+				return -1;
+			}
+		}
 		if (od->field == VP_OF_ALLOC_CONF) {
 			struct vp_alloc_conf c;
 

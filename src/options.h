@@ -69,7 +69,9 @@
 	X(CSV, "csv") X(CATALOG, "catalog") X(PLAN, "plan") \
 	X(DS_CONFIG, "deepspeed-config") X(TEXT_ONLY, "text-only") \
 	X(PROFILE, "profile") X(HELP, "help") X(VERSION, "version") \
-	X(IMAGE, "image")
+	X(IMAGE, "image") \
+	X(DEADLINE, "deadline") X(BUDGET, "budget") \
+	X(UNDATED_PRICES, "undated-prices")
 #define X(e, s) VP_O_##e,
 enum vp_optid { VP_OPTION_LIST(X) VP_O_COUNT };
 #undef X

@@ -717,6 +717,9 @@ make_cand(const struct vp_search *s, const struct vp_plan *base,
 		c->plan.recompute = rc;
 	if (s->open.grad_accum && pp > 1 && c->plan.grad_accum < 4 * pp)
 		c->plan.grad_accum = 4 * pp;
+	if (s->global_batch)
+		c->plan.grad_accum = (unsigned)(s->global_batch /
+		    ((uint64_t)base->micro_batch * deg[4]));
 }
 
 /* A candidate whose peak is known: whether it fits (the host too, for
@@ -863,6 +866,11 @@ vp_search_run(const struct vp_search *s, const struct vp_plan *base,
 				    cp != base->cp))
 					continue;
 				dp = rest / cp;
+				/* A global batch: whole micro-batches on
+				 * every data-parallel rank. */
+				if (s->global_batch && s->global_batch %
+				    ((uint64_t)base->micro_batch * dp))
+					continue;
 				q.cp = cp;
 				q.dp = dp;
 				if (vp_plan_rules(&q, m, s->world, VP_RK_TP |

@@ -31,6 +31,10 @@ struct vp_search {
 	bool first_only;		/* stop at the best plan (the TUI): the
 					 * same best[0], fewer replays, no
 					 * alternatives */
+	uint64_t global_batch;		/* sequences per optimizer step (0:
+					 * none): a plan's dp x micro-batch
+					 * divides it, and gradient
+					 * accumulation makes up the rest */
 };
 
 /* One evaluated plan. */

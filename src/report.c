@@ -448,6 +448,8 @@ plan_line(const struct vp_report *r, struct vp_buf *o)
 		    (unsigned long long)r->search->evaluated,
 		    r->search->evaluated == 1 ? "" : "s",
 		    (unsigned long long)r->search->fitting);
+	if (r->precision_note != NULL)
+		vp_buf_printf(o, "%-11s%s\n", "", r->precision_note);
 }
 
 /*
@@ -545,6 +547,9 @@ planner_text(const struct vp_report *r, struct vp_buf *o)
 		vp_buf_printf(o, " (" VP_TIME_SUMMARY "%s)\n",
 		    r->chosen->bandwidth_bound ?
 		    "; bandwidth-bound" : "");
+	} else if (r->time_why != NULL) {
+		vp_buf_printf(o, "\n%sTime%s       none: %s\n", col(r, C_BOLD),
+		    col(r, C_RESET), r->time_why);
 	}
 	if (r->nstages > 1) {
 		vp_buf_printf(o, "\n%sPipeline stages%s (per GPU; the worst is "
@@ -826,6 +831,9 @@ json_plan(struct vp_json *j, const struct vp_report *r)
 	vp_json_break(j);
 	vp_json_object(j, "plan", VP_JSON_INLINE);
 	vp_json_str(j, "precision", vp_prec_names[p->precision]);
+	/* Only on a fallback, so that other plans read as before. */
+	if (r->precision_note != NULL)
+		vp_json_str(j, "precision_note", r->precision_note);
 	vp_json_str(j, "optimizer", vp_opt_names[p->optimizer]);
 	vp_json_str(j, "optimizer_impl",
 	    vp_optimpl_names[vp_plan_optimizer_impl(p)]);
@@ -1070,13 +1078,15 @@ vp_report_json_layout(struct vp_json *j, const struct vp_plan *p)
 
 /* The time model of the plan shown. */
 static void
-json_time(struct vp_json *j, const struct vp_cand *c)
+json_time(struct vp_json *j, const struct vp_cand *c, const char *why)
 {
 	vp_json_break(j);
 	vp_json_object(j, "time", VP_JSON_INLINE);
 	vp_json_fixed(j, "tokens_per_second", c->tokens_per_second, 1);
 	vp_json_fixed(j, "step_seconds", c->step_seconds, 4);
 	vp_json_bool(j, "bandwidth_bound", c->bandwidth_bound);
+	if (why != NULL)
+		vp_json_str(j, "why", why);
 	vp_json_end(j);
 }
 
@@ -1167,8 +1177,9 @@ vp_report_json(const struct vp_report *r, struct vp_buf *o)
 	json_per_gpu(&j, r);
 	if (r->nstages > 1)
 		json_stages(&j, r);
-	if (r->chosen != NULL && !isnan(r->chosen->tokens_per_second))
-		json_time(&j, r->chosen);
+	if (r->chosen != NULL && (!isnan(r->chosen->tokens_per_second) ||
+	    r->time_why != NULL))
+		json_time(&j, r->chosen, r->time_why);
 	if (r->search != NULL)
 		json_search(&j, r->search);
 	if (r->ask_max_seq) {

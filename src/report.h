@@ -54,6 +54,8 @@ struct vp_report {
 	const char *lora_targets;	/* "q,v" */
 	uint64_t host_per_node;		/* host RAM the job needs per node */
 	const char *host_note;		/* a warning about host RAM, or NULL */
+	const char *precision_note;	/* the card's fp16 fallback, or NULL */
+	const char *time_why;		/* why no time, or NULL */
 	bool color;			/* ANSI colour (tty and no NO_COLOR) */
 	bool unicode;			/* block characters for bars */
 	const char *version;

@@ -25,6 +25,15 @@ calibrated_note(const struct vp_compare_report *r, struct vp_buf *o)
 
 /* The cheapest and the fastest fitting cards (indexes, -1: none); the
  * picture can only place cards with a price. */
+static bool
+cheaper(const struct vp_card_result *a, const struct vp_card_result *b)
+{
+	/* As compare ranks them: a dated price before an undated one. */
+	if (a->undated_last && a->price->dated != b->price->dated)
+		return a->price->dated;
+	return a->at[0].cost_usd < b->at[0].cost_usd;
+}
+
 static void
 extremes(const struct vp_compare_report *r, long *cheap, long *fast,
     bool priced_only)
@@ -35,11 +44,11 @@ extremes(const struct vp_compare_report *r, long *cheap, long *fast,
 	for (i = 0; i < r->n; i++) {
 		const struct vp_card_result *c = &r->cards[i];
 
-		if (!c->fits || isnan(c->at[0].hours) ||
+		if (!c->fits || !c->meets || isnan(c->at[0].hours) ||
 		    (priced_only && isnan(c->at[0].cost_usd)))
 			continue;
 		if (!isnan(c->at[0].cost_usd) && (*cheap < 0 ||
-		    c->at[0].cost_usd < r->cards[*cheap].at[0].cost_usd))
+		    cheaper(c, &r->cards[*cheap])))
 			*cheap = (long)i;
 		if (*fast < 0 || c->at[0].hours < r->cards[*fast].at[0].hours)
 			*fast = (long)i;
@@ -53,8 +62,19 @@ vp_compare_text(const struct vp_compare_report *r, struct vp_buf *o)
 	long cheap, fast;
 	size_t i;
 
-	vp_buf_printf(o, "Training %s on %.3g tokens: every card of the catalog, "
-	    "sorted by %s\n", r->model->name, r->job->tokens, r->sort);
+	vp_buf_printf(o, "Training %s on %.3g tokens", r->model->name,
+	    r->job->tokens);
+	if (!isnan(r->job->deadline_hours))
+		vp_buf_printf(o, " within %s", vp_report_hours(b1, sizeof b1,
+		    r->job->deadline_hours));
+	if (!isnan(r->job->budget_usd))
+		vp_buf_printf(o, " for at most %s", vp_report_usd(b1,
+		    sizeof b1, r->job->budget_usd));
+	if (r->job->global_batch)
+		vp_buf_printf(o, ", %llu sequences a step",
+		    (unsigned long long)r->job->global_batch);
+	vp_buf_printf(o, ": every card of the catalog, sorted by %s\n",
+	    r->sort);
 	vp_buf_printf(o, "%-17s %5s %-30s %10s %10s %10s %10s %10s\n", "CARD",
 	    "GPUS", "PLAN", "TOKENS/S", "TIME", "COST", "$/B TOK", "BUY");
 	for (i = 0; i < r->n; i++) {
@@ -63,12 +83,12 @@ vp_compare_text(const struct vp_compare_report *r, struct vp_buf *o)
 
 		if (!c->fits) {
 			vp_buf_printf(o, "%-17s %5s %s\n", c->gpu->id, "-",
-			    c->why ? c->why : "does not fit");
+			    c->why[0] ? c->why : "does not fit");
 			continue;
 		}
-		if (isnan(c->at[0].cand.tokens_per_second)) {
-			vp_buf_printf(o, "%-17s %5u fits, but %s (try --precision "
-			    "fp16-mixed)\n", c->gpu->id, c->gpus_needed, c->why);
+		if (!c->meets || isnan(c->at[0].cand.tokens_per_second)) {
+			vp_buf_printf(o, "%-17s %5u fits, but %s\n", c->gpu->id,
+			    c->at[0].gpus, c->why);
 			continue;
 		}
 		vp_buf_init(&lay);
@@ -76,14 +96,20 @@ vp_compare_text(const struct vp_compare_report *r, struct vp_buf *o)
 		if (c->at[0].cand.plan.recompute != VP_RECOMP_NONE)
 			vp_buf_printf(&lay, ", rc %s",
 			    vp_recomp_names[c->at[0].cand.plan.recompute]);
-		vp_buf_printf(o, "%-17s %5u %-30.30s %10.0f %10s %10s %10s %10s%s\n",
-		    c->gpu->id, c->gpus_needed, lay.s,
+		vp_buf_printf(o, "%-17s %5u %-30.30s %10.0f %10s %10s %10s %10s%s%s"
+		    "\n", c->gpu->id, c->at[0].gpus, lay.s,
 		    c->at[0].cand.tokens_per_second,
 		    vp_report_hours(b1, sizeof b1, c->at[0].hours),
 		    vp_report_usd(b2, sizeof b2, c->at[0].cost_usd),
 		    vp_report_usd(b3, sizeof b3, c->usd_per_billion_tokens),
 		    vp_report_usd(b4, sizeof b4, c->purchase_usd),
-		    c->at[0].cand.bandwidth_bound ? "  bandwidth-bound" : "");
+		    c->at[0].cand.bandwidth_bound ? "  bandwidth-bound" : "",
+		    c->price != NULL && !c->price->dated ? "  undated price" :
+		    c->price == NULL && c->gpu->nprices > 0 ? "  no offering "
+		    "rents this many" : "");
+		if (c->fp16_fallback)
+			vp_buf_printf(o, "%-17s %5s %s, no bf16 on this card\n",
+			    "", "", vp_prec_names[c->at[0].cand.plan.precision]);
 		vp_buf_free(&lay);
 	}
 	extremes(r, &cheap, &fast, false);
@@ -91,14 +117,21 @@ vp_compare_text(const struct vp_compare_report *r, struct vp_buf *o)
 		const struct vp_card_result *c = &r->cards[cheap];
 
 		vp_buf_printf(o, "\nCheapest: %u x %s for %s in %s, at $%.2f per "
-		    "GPU-hour (%s, %s, %s).  Cost = hours x GPUs x price; "
-		    "hours = tokens / (tokens per second of the best plan that "
-		    "fits on the fewest cards).\n", c->gpus_needed, c->gpu->id,
+		    "GPU-hour (%s, %s, %s)", c->at[0].gpus, c->gpu->id,
 		    vp_report_usd(b1, sizeof b1, c->at[0].cost_usd),
 		    vp_report_hours(b2, sizeof b2, c->at[0].hours), c->usd_per_hour,
 		    c->price->provider ? c->price->provider : "?",
 		    c->price->offering ? c->price->offering : "",
 		    c->price->date ? c->price->date : "undated");
+		if (c->at[0].gpus_paid != c->at[0].gpus)
+			vp_buf_printf(o, ", %u GPUs paid for (sold %u at a time)",
+			    c->at[0].gpus_paid, c->price->unit_gpus);
+		vp_buf_printf(o, ".  Cost = hours x GPUs paid for x price; "
+		    "hours = tokens / (tokens per second of the best plan on "
+		    "the count shown: %s).\n", !isnan(r->job->deadline_hours) ?
+		    "the fewest GPUs that finish in time" :
+		    !isnan(r->job->budget_usd) ? "the fastest within the "
+		    "budget" : "the fewest GPUs that fit");
 		if (c->nat > 1)
 			vp_buf_printf(o, "With %u of them: %s, %s.\n",
 			    c->at[1].gpus, vp_report_hours(b1, sizeof b1,
@@ -107,11 +140,21 @@ vp_compare_text(const struct vp_compare_report *r, struct vp_buf *o)
 	}
 	if (fast >= 0)
 		vp_buf_printf(o, "Fastest on the fewest cards: %u x %s in %s.\n",
-		    r->cards[fast].gpus_needed, r->cards[fast].gpu->id,
+		    r->cards[fast].at[0].gpus, r->cards[fast].gpu->id,
 		    vp_report_hours(b1, sizeof b1, r->cards[fast].at[0].hours));
-	vp_buf_add(o, "Prices are each card's cheapest cloud list price in the "
-	    "catalog (or --price); cards without one are ranked last by "
-	    "cost.\n");
+	vp_buf_add(o, "Prices: each card's cheapest offering in the catalog (or "
+	    "--price) that rents the count as one job, paid in whole units "
+	    "of sale; a listing, pod or single VM is one machine, so a job "
+	    "beyond one node needs a multi-node offering.  Cards without a "
+	    "price are ranked last by cost, and undated prices after dated "
+	    "ones (--undated-prices ranks them together).\n");
+	for (i = 0; i < r->n && !r->cards[i].fp16_fallback; i++)
+		;
+	if (i < r->n)
+		vp_buf_add(o, "Cards without bf16 tensor cores (the catalog lists "
+		    "no bf16 rate) are planned in fp16 with a loss scaler; "
+		    "--precision keeps bf16 on every card, untimed where it "
+		    "has no rate.\n");
 	calibrated_note(r, o);
 }
 
@@ -128,12 +171,23 @@ json_card(struct vp_json *j, const struct vp_card_result *c)
 	vp_json_bool(j, "fits", c->fits);
 	vp_json_bool(j, "calibrated", c->calibrated);
 	if (!c->fits) {
-		vp_json_str(j, "why", c->why ? c->why : "");
+		vp_json_str(j, "why", c->why);
 		vp_json_end(j);
 		return;
 	}
 	vp_json_u64(j, "gpus_needed", c->gpus_needed);
+	vp_json_bool(j, "meets", c->meets);
+	if (!c->meets) {
+		vp_json_str(j, "why", c->why);
+		vp_json_end(j);
+		return;
+	}
+	vp_json_u64(j, "gpus", c->at[0].gpus);
 	vp_json_object(j, "plan", VP_JSON_INLINE);
+	vp_json_str(j, "precision", vp_prec_names[p->precision]);
+	if (c->fp16_fallback)
+		vp_json_str(j, "precision_note", "no bf16 tensor cores on this "
+		    "card: planned in its fp16 twin");
 	vp_report_json_layout(j, p);
 	vp_json_u64(j, "micro_batch", p->micro_batch);
 	vp_json_u64(j, "grad_accum", p->grad_accum);
@@ -148,6 +202,33 @@ json_card(struct vp_json *j, const struct vp_card_result *c)
 	vp_json_bool(j, "bandwidth_bound", c->at[0].cand.bandwidth_bound);
 	vp_json_str(j, "price_source", c->price ? c->price->source : NULL);
 	vp_json_str(j, "price_date", c->price ? c->price->date : NULL);
+	if (c->price != NULL) {
+		vp_json_str(j, "price_offering", c->price->offering);
+		vp_json_bool(j, "price_dated", c->price->dated);
+		vp_json_u64(j, "price_unit_gpus", c->price->unit_gpus);
+		vp_json_str(j, "price_covers", c->price->gpu_only ? "gpu" :
+		    "instance");
+		vp_json_u64(j, "gpus_paid", c->at[0].gpus_paid);
+	}
+	/* Every figure that is null, with its reason. */
+	if (isnan(c->at[0].cand.tokens_per_second) || isnan(c->at[0].cost_usd) ||
+	    isnan(c->purchase_usd)) {
+		vp_json_object(j, "why_missing", VP_JSON_INLINE);
+		if (isnan(c->at[0].cand.tokens_per_second))
+			vp_json_str(j, "tokens_per_second", c->why[0] ?
+			    c->why : "no time model for this plan");
+		if (isnan(c->at[0].cost_usd))
+			vp_json_str(j, "cost_usd", c->gpu->nprices == 0 ?
+			    "the catalog has no rental price for this card "
+			    "(--price CARD=USD sets one)" : c->price == NULL ?
+			    "no offering in the catalog rents this many GPUs "
+			    "as one job: its listings are single machines" :
+			    "no time, so no cost");
+		if (isnan(c->purchase_usd))
+			vp_json_str(j, "purchase_usd", "the catalog has no "
+			    "launch price for this card");
+		vp_json_end(j);
+	}
 	vp_json_array(j, "scaling", VP_JSON_INLINE);
 	for (k = 0; k < c->nat; k++) {
 		vp_json_object(j, NULL, VP_JSON_INLINE);
@@ -174,6 +255,12 @@ vp_compare_json(const struct vp_compare_report *r, struct vp_buf *o)
 	vp_json_str(&j, "model", r->model->name);
 	vp_json_fixed(&j, "tokens", r->job->tokens, 0);
 	vp_json_str(&j, "sort", r->sort);
+	if (!isnan(r->job->deadline_hours))
+		vp_json_num(&j, "deadline_hours", r->job->deadline_hours);
+	if (!isnan(r->job->budget_usd))
+		vp_json_num(&j, "budget_usd", r->job->budget_usd);
+	if (r->job->global_batch)
+		vp_json_u64(&j, "global_batch", r->job->global_batch);
 	vp_json_array(&j, "cards", VP_JSON_BLOCK);
 	for (i = 0; i < r->n; i++)
 		json_card(&j, &r->cards[i]);
@@ -188,22 +275,28 @@ vp_compare_csv(const struct vp_compare_report *r, struct vp_buf *o)
 
 	vp_buf_add(o, "gpu,fits,gpus_needed,tp,pp,dp,recompute,"
 	    "tokens_per_second,hours,cost_usd,usd_per_billion_tokens,"
-	    "usd_per_gpu_hour,purchase_usd,price_date\n");
+	    "usd_per_gpu_hour,purchase_usd,price_date,meets,gpus\n");
 	for (i = 0; i < r->n; i++) {
 		const struct vp_card_result *c = &r->cards[i];
 		const struct vp_plan *p = &c->at[0].cand.plan;
 
 		if (!c->fits) {
-			vp_buf_printf(o, "%s,false,,,,,,,,,,,,\n", c->gpu->id);
+			vp_buf_printf(o, "%s,false,,,,,,,,,,,,,,\n", c->gpu->id);
+			continue;
+		}
+		if (!c->meets) {
+			vp_buf_printf(o, "%s,true,%u,,,,,,,,,,,,false,\n",
+			    c->gpu->id, c->gpus_needed);
 			continue;
 		}
 		vp_buf_printf(o, "%s,true,%u,%u,%u,%u,%s,%.1f,%.3f,%.2f,%.2f,"
-		    "%.4g,%.0f,%s\n", c->gpu->id, c->gpus_needed, p->tp, p->pp,
-		    p->dp, vp_recomp_names[p->recompute],
+		    "%.4g,%.0f,%s,true,%u\n", c->gpu->id, c->gpus_needed, p->tp,
+		    p->pp, p->dp, vp_recomp_names[p->recompute],
 		    c->at[0].cand.tokens_per_second, c->at[0].hours,
 		    c->at[0].cost_usd, c->usd_per_billion_tokens,
 		    c->usd_per_hour, c->purchase_usd,
-		    c->price && c->price->date ? c->price->date : "");
+		    c->price && c->price->date ? c->price->date : "",
+		    c->at[0].gpus);
 	}
 }
 
@@ -231,7 +324,7 @@ vp_compare_svg(const struct vp_compare_report *r, struct vp_buf *o)
 	for (i = 0; i < r->n; i++) {
 		const struct vp_card_result *c = &r->cards[i];
 
-		if (!c->fits)
+		if (!c->fits || !c->meets)
 			continue;
 		nfit++;
 		if (isnan(c->at[0].hours) || isnan(c->at[0].cost_usd))
@@ -295,7 +388,7 @@ vp_compare_svg(const struct vp_compare_report *r, struct vp_buf *o)
 		double x, y;
 		const char *fill = "#4a7bd0";
 
-		if (!c->fits || isnan(c->at[0].hours) ||
+		if (!c->fits || !c->meets || isnan(c->at[0].hours) ||
 		    isnan(c->at[0].cost_usd))
 			continue;
 		x = L + (log10(c->at[0].hours) - xmin) / (xmax - xmin) *
@@ -310,7 +403,7 @@ vp_compare_svg(const struct vp_compare_report *r, struct vp_buf *o)
 		    "fill=\"%s\"/>\n<text x=\"%.1f\" y=\"%.1f\">", x, y, fill,
 		    x + 7, y - 5);
 		svg_text(o, c->gpu->id);
-		vp_buf_printf(o, " x%u%s</text>\n", c->gpus_needed,
+		vp_buf_printf(o, " x%u%s</text>\n", c->at[0].gpus,
 		    (long)i == cheap ? " (cheapest)" : (long)i == fast ?
 		    " (fastest)" : "");
 	}
@@ -343,11 +436,11 @@ vp_compare_svg(const struct vp_compare_report *r, struct vp_buf *o)
 			double x = 200, cap = (double)c->gpu->usable_bytes;
 			size_t s;
 
-			if (!c->fits)
+			if (!c->fits || !c->meets)
 				continue;
 			vp_buf_printf(o, "<text x=\"20\" y=\"%.0f\">", y + 12);
 			svg_text(o, c->gpu->id);
-			vp_buf_printf(o, " x%u</text>\n", c->gpus_needed);
+			vp_buf_printf(o, " x%u</text>\n", c->at[0].gpus);
 			for (s = 0; s < VP_NELEM(seg); s++) {
 				double wdt = (double)c->mem.term[seg[s].cat] /
 				    cap * bw;

@@ -9,6 +9,7 @@
 #include <assert.h>
 #include <math.h>
 #include <stdarg.h>
+#include <stdio.h>
 
 #include "finetune.h"
 #include "gpu.h"
@@ -1765,4 +1766,45 @@ vp_plan_card_check(const struct vp_plan *p, const struct vp_gpu *g,
 	return refuse(d, "%s needs fp8 tensor cores, which %s (%s) does not "
 	    "have (the catalog lists no fp8 rate); use a Hopper, Ada or "
 	    "Blackwell card", what, g->id, g->name);
+}
+
+bool
+vp_plan_card_precision(struct vp_plan *p, const struct vp_gpu *g)
+{
+	static const enum vp_precision twin[VP_PREC_COUNT] = {
+		[VP_PREC_BF16_MIXED] = VP_PREC_FP16_MIXED,
+		[VP_PREC_BF16_MASTER] = VP_PREC_FP16_MASTER,
+		[VP_PREC_BF16] = VP_PREC_FP16,
+	};
+
+	if (g == NULL || p->device != VP_DEVICE_CUDA ||
+	    p->precision == VP_PREC_FP8 || p->float8 != VP_FLOAT8_NONE ||
+	    vp_prec_info[p->precision].compute != VP_BF16 ||
+	    !isnan(g->bf16_tflops) || isnan(g->fp16_tflops))
+		return false;
+	p->precision = twin[p->precision];
+	return true;
+}
+
+const char *
+vp_plan_time_why(const struct vp_plan *p, const struct vp_gpu *g, char *buf,
+    size_t len)
+{
+	enum vp_dtype dt = vp_prec_info[p->precision].compute;
+	bool f8 = p->precision == VP_PREC_FP8 || p->float8 != VP_FLOAT8_NONE;
+	double rate;
+
+	if (p->device == VP_DEVICE_CPU)
+		return "the time model covers GPUs only (--device cpu)";
+	if (g == NULL)
+		return "no card (--gpus) to time the plan on";
+	rate = f8 ? g->fp8_tflops : dt == VP_BF16 ? g->bf16_tflops :
+	    dt == VP_FP16 ? g->fp16_tflops : g->fp32_tflops;
+	if (!isnan(rate))
+		return NULL;
+	snprintf(buf, len, "the catalog has no %s rate for %s (%s)%s", f8 ?
+	    "fp8" : vp_dtype_names[dt], g->id, g->name, dt == VP_BF16 &&
+	    !f8 && !isnan(g->fp16_tflops) ? ": it has no bf16 tensor cores; "
+	    "--precision fp16-mixed times it" : "");
+	return buf;
 }

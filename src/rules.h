@@ -12,6 +12,9 @@
 #ifndef VP_RULES_H
 #define VP_RULES_H
 
+#include <stdbool.h>
+#include <stddef.h>
+
 #include "diag.h"
 #include "model.h"
 #include "plan.h"
@@ -49,6 +52,22 @@ int vp_plan_rules(const struct vp_plan *p, const struct vp_model *m,
 struct vp_gpu;
 int vp_plan_card_check(const struct vp_plan *p, const struct vp_gpu *g,
     struct vp_diags *d);
+/*
+ * A card without bf16 tensor cores (the catalog lists no bf16 rate: V100,
+ * T4) trains in fp16 with a loss scaler: a bf16 plan becomes its fp16
+ * twin (bf16-mixed fp16-mixed, bf16-master fp16-master, bf16 fp16).
+ * Returns whether it changed p; the caller says so.  Called only when
+ * the precision was not given (--precision keeps bf16, untimed).
+ */
+bool vp_plan_card_precision(struct vp_plan *p, const struct vp_gpu *g);
+/*
+ * Why the time model has no figure for p on g (NULL when it has one):
+ * the CPU, no card, or a card without a rate for the compute dtype.
+ * The text names the card and what would give a time.
+ */
+const char *vp_plan_time_why(const struct vp_plan *p, const struct vp_gpu *g,
+    char *buf, size_t len);
+
 int vp_plan_check(const struct vp_plan *p, const struct vp_model *m,
     unsigned world, struct vp_diags *d);
 

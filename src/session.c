@@ -5,6 +5,7 @@
 #include "session.h"
 
 #include <assert.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -258,6 +259,13 @@ vp_session_run(struct vp_session *s, struct vp_diags *d)
 	/* The plan is final here but for what the planner changes: from
 	 * now on every degree is at least 1. */
 	vp_plan_normalize(&s->plan);
+	if (!s->precision_given && vp_plan_card_precision(&s->plan, gpu)) {
+		snprintf(s->precision_note, sizeof s->precision_note,
+		    "%s has no bf16 tensor cores (the catalog lists no bf16 "
+		    "rate): planned in %s; --precision keeps a bf16 plan, "
+		    "untimed", gpu->id, vp_prec_names[s->plan.precision]);
+		r->precision_note = s->precision_note;
+	}
 	if (vp_plan_check(&s->plan, s->model, s->world, d) != 0 ||
 	    vp_plan_card_check(&s->plan, gpu, d) != 0)
 		return -1;
@@ -282,6 +290,9 @@ vp_session_run(struct vp_session *s, struct vp_diags *d)
 		vp_plan_time(s->model, gpu, &s->profile, s->world, &s->chosen);
 		r->chosen = &s->chosen;
 	}
+	if (r->chosen != NULL && isnan(r->chosen->tokens_per_second))
+		r->time_why = vp_plan_time_why(&r->chosen->plan, gpu,
+		    s->time_why, sizeof s->time_why);
 	if (s->min_gpus && gpu != NULL && !r->ask_min_gpus) {
 		struct vp_search srch;
 

@@ -48,6 +48,8 @@ struct vp_session {
 					 * the TUI answers every key at once) */
 	bool best_only;			/* the planner stops at the best plan
 					 * (no alternatives): the TUI */
+	bool precision_given;		/* --precision: no fp16 fallback on a
+					 * card without bf16 */
 
 	/* Results (valid after vp_session_run returns 0). */
 	struct vp_report rep;
@@ -64,6 +66,8 @@ struct vp_session {
 	 * profile's measured capacity when it has one. */
 	struct vp_gpu card;
 	struct vp_gpuset gset;
+	char precision_note[192];	/* the fp16 fallback, said */
+	char time_why[192];		/* why the plan has no time */
 };
 
 /*

@@ -181,6 +181,34 @@ vp_buf_json_str(struct vp_buf *b, const char *s)
 }
 
 int
+vp_parse_hours(const char *s, double *hours, const char **errstr)
+{
+	static const struct { char unit; double hours; } units[] = {
+		{ 'h', 1 }, { 'd', 24 }, { 'w', 168 },
+	};
+	char num[64];
+	size_t n = s != NULL ? strlen(s) : 0, i;
+	double scale = 1;
+
+	*errstr = "invalid";
+	if (n == 0 || n >= sizeof num)
+		return -1;
+	memcpy(num, s, n + 1);
+	for (i = 0; i < VP_NELEM(units); i++)
+		if (num[n - 1] == units[i].unit) {
+			num[n - 1] = '\0';
+			scale = units[i].hours;
+			break;
+		}
+	/* A year of GPU time at most: beyond that a deadline means nothing
+	 * the catalog's prices could say. */
+	if (vp_parse_double(num, 1e-3, 8784 / scale, hours, errstr) != 0)
+		return -1;
+	*hours *= scale;
+	return 0;
+}
+
+int
 vp_parse_double(const char *s, double min, double max, double *out,
     const char **errstr)
 {

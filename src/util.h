@@ -55,6 +55,12 @@ void vp_buf_json_str(struct vp_buf *b, const char *s);
  */
 int vp_parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out,
     const char **errstr);
+/*
+ * A duration in hours: a number of hours, or a number with a unit, h
+ * (hours), d (days) or w (weeks): "36", "36h", "30d", "2w".  Positive and
+ * finite; *errstr as vp_parse_double's.
+ */
+int vp_parse_hours(const char *s, double *hours, const char **errstr);
 int vp_parse_double(const char *s, double min, double max, double *out,
     const char **errstr);
 

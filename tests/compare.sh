@@ -62,6 +62,88 @@ assert abs(h["cost_usd"] - h["hours"] * h["gpus_needed"]) < 1e-3, h
 PY
 then ok price-override; else bad price-override "$(cat "$tmp/j" | head -3)"; fi
 
+# 5. Cards without bf16 (V100, T4) are planned and timed in fp16-mixed,
+# and say so; --precision bf16-mixed keeps bf16 there, untimed, with the
+# reason; every null figure of a JSON row carries its reason.
+"$exe" compare gpt2 --tokens 1e9 --json >"$tmp/j" 2>&1
+"$exe" compare gpt2 --tokens 1e9 --json --precision bf16-mixed >"$tmp/jb" 2>&1
+if /usr/bin/python3 - "$tmp/j" "$tmp/jb" <<'PY'
+import json, sys
+cards = {c["gpu"]: c for c in json.load(open(sys.argv[1]))["cards"]}
+for g in ("V100-32G-SXM2", "T4-16G"):
+    c = cards[g]
+    assert c["plan"]["precision"] == "fp16-mixed" and "precision_note" in c["plan"], c
+    assert c["tokens_per_second"] > 0, c
+assert cards["H100-80G-SXM"]["plan"]["precision"] == "bf16-mixed"
+keys = ("tokens_per_second", "cost_usd", "purchase_usd")
+for c in cards.values():
+    if not c["fits"]:
+        assert c["why"], c
+        continue
+    for k in keys:
+        if c[k] is None:
+            assert c["why_missing"][k], (c["gpu"], k)
+kept = {c["gpu"]: c for c in json.load(open(sys.argv[2]))["cards"]}["V100-32G-SXM2"]
+assert kept["plan"]["precision"] == "bf16-mixed" and kept["tokens_per_second"] is None
+assert "no bf16 tensor cores" in kept["why_missing"]["tokens_per_second"], kept
+PY
+then ok fp16-fallback; else bad fp16-fallback "$(head -c 600 "$tmp/j")"; fi
+if "$exe" "$top/models/llama-3-8b.yaml" --gpus 8xV100 2>&1 | grep -q "planned in fp16-mixed" &&
+    "$exe" "$top/models/llama-3-8b.yaml" --gpus 8xV100 --precision bf16-mixed 2>&1 |
+    grep -q "^Time       none: the catalog has no bf16 rate for V100-32G-SXM2"
+then ok fp16-fallback-estimate; else bad fp16-fallback-estimate "no note"; fi
+
+# 7. The job's shape: with --deadline every card shown finishes in time
+# (and one more step of GPUs would be the first to), with --budget every
+# cost is within it, with --global-batch every plan's dp x micro-batch x
+# grad-accum is the global batch.
+"$exe" compare "$top/models/llama-3.1-70b.yaml" --tokens 1e11 --deadline 30d \
+    --json >"$tmp/jd" 2>&1
+"$exe" compare "$top/models/llama-3-8b.yaml" --tokens 1e10 --budget 2000 \
+    --json >"$tmp/jbud" 2>&1
+"$exe" compare "$top/models/llama-3-8b.yaml" --tokens 1e9 --global-batch 512 \
+    --json >"$tmp/jg" 2>&1
+if /usr/bin/python3 - "$tmp/jd" "$tmp/jbud" "$tmp/jg" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["deadline_hours"] == 720, d.get("deadline_hours")
+met = [c for c in d["cards"] if c["fits"] and c["meets"]]
+assert len(met) >= 10, len(met)
+for c in met:
+    assert c["hours"] <= 720 and c["gpus"] >= c["gpus_needed"], c
+assert any(c["gpus"] > c["gpus_needed"] for c in met)
+for c in d["cards"]:
+    if c["fits"] and not c["meets"]:
+        assert "finish" in c["why"] or "time" in c["why"], c
+b = json.load(open(sys.argv[2]))
+assert b["sort"] == "time"
+met = [c for c in b["cards"] if c["fits"] and c["meets"]]
+assert met and all(c["cost_usd"] <= 2000 for c in met), met
+assert [c["hours"] for c in met] == sorted(c["hours"] for c in met)
+for c in b["cards"]:
+    if c["fits"] and not c["meets"]:
+        assert c["why"], c
+g = json.load(open(sys.argv[3]))
+for c in g["cards"]:
+    if c["fits"] and c["meets"]:
+        p = c["plan"]
+        assert p["dp"] * p["micro_batch"] * p["grad_accum"] == 512, (c["gpu"], p)
+PY
+then ok job-shape; else bad job-shape "$(head -c 400 "$tmp/jd")"; fi
+
+# 8. Every shipped price states its unit of sale, what it covers and
+# whether it is multi-node (the reader's defaults are for user catalogs).
+n=$(grep -c '^    usd_per_gpu_hour:' "$top/models/gpus.yaml")
+if [ "$n" -gt 0 ] &&
+    [ "$(grep -c '^    unit_gpus: [0-9]' "$top/models/gpus.yaml")" = "$n" ] &&
+    [ "$(grep -cE '^    covers: (instance|gpu)$' "$top/models/gpus.yaml")" = "$n" ] &&
+    [ "$(grep -cE '^    multi_node: (true|false)$' "$top/models/gpus.yaml")" = "$n" ]
+then ok "price-terms ($n prices)"; else bad price-terms "a price lacks unit_gpus, covers or multi_node"; fi
+
+# 6. Only runnable plans: every card's plan passes the estimate's rules.
+if /usr/bin/python3 "$top/tests/compare_rules.py" >"$tmp/r" 2>&1
+then ok "runnable-plans ($(tail -1 "$tmp/r"))"; else bad runnable-plans "$(cat "$tmp/r")"; fi
+
 echo "$passed passed, $failed failed"
 [ "$failed" = 0 ] || exit 1
 [ -z "$norsvg" ] || missing compare "$norsvg"

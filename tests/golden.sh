@@ -395,6 +395,19 @@ run compare-filtered compare llama-3-8b --tokens 2e9 --vendor NVIDIA \
 	--segment datacenter --min-mem 70 --explain
 run compare-lora compare llama-2-7b --tokens 1e8 --lora 16 --quant nf4 \
 	--sort gpus
+# The job's shape: a deadline (the fewest GPUs in time), a budget (the
+# fastest within it), a recipe's global batch; and their errors.
+run compare-deadline compare llama-3.1-70b --tokens 1e11 --deadline 30d \
+	--segment datacenter
+run compare-budget compare llama-3-8b --tokens 1e10 --budget 2000 \
+	--segment datacenter
+run compare-global-batch compare llama-3-8b --tokens 1e9 --global-batch 1024 \
+	--seq 8192 --vendor NVIDIA --segment datacenter
+run cli-compare-bad-deadline compare gpt2 --tokens 1e9 --deadline 3x
+run cli-compare-global-batch-grad-accum compare gpt2 --tokens 1e9 \
+	--global-batch 64 --grad-accum 4
+run cli-compare-global-batch-micro-batch compare gpt2 --tokens 1e9 \
+	--global-batch 63 --micro-batch 2
 
 # Fine-tuning.
 run ft-qlora-4090 models/llama-2-7b.yaml --gpus 1xRTX4090 --lora 64 \

@@ -581,6 +581,17 @@ shipped_catalog(void **state)
 		    g->gemm_fp8_tflops > g->fp8_tflops)
 			fail_msg("card %s: measured matmul rate over peak",
 			    g->id);
+		/* Every price says who sells what, when, from where. */
+		for (k = 0; k < g->nprices; k++) {
+			const struct vp_price *pr = &g->prices[k];
+
+			if (pr->provider == NULL || pr->offering == NULL ||
+			    pr->date == NULL || pr->source == NULL ||
+			    !(pr->usd_per_gpu_hour > 0) || pr->unit_gpus < 1)
+				fail_msg("a price of %s lacks provider, "
+				    "offering, date, source, rate or unit",
+				    g->id);
+		}
 		/* And a card's aliases are distinct from each other. */
 		for (a = 0; a < g->naliases; a++)
 			for (k = a + 1; k < g->naliases; k++)
@@ -733,10 +744,71 @@ family_names(void **state)
 	vp_catalog_free(&c);
 }
 
+/*
+ * What compare charges (vp_gpu_job_price): whole units of sale, one
+ * machine (a node, or the unit when larger) unless the offering is
+ * multi-node, dated prices before undated ones unless asked.
+ */
+static void
+job_price(void **state)
+{
+	static const char text[] =
+	    "- id: X-80G\n"
+	    "  memory_gb: 80\n"
+	    "  usable_memory_mib: 81000\n"
+	    "  family: hopper\n"
+	    "  cloud_prices:\n"
+	    "  - {provider: pod, usd_per_gpu_hour: 2.0, unit_gpus: 1, "
+	    "covers: instance, date: '2026-09-25'}\n"
+	    "  - {provider: cluster, usd_per_gpu_hour: 1.5, unit_gpus: 8, "
+	    "multi_node: true, date: '2026-10'}\n"
+	    "  - {provider: market, usd_per_gpu_hour: 0.5, unit_gpus: 2, "
+	    "covers: gpu, date: unknown (a snapshot)}\n";
+	struct vp_catalog c;
+	struct vp_diags d = { 0 };
+	const struct vp_price *p;
+	double usd;
+	unsigned paid;
+
+	(void)state;
+	assert_int_equal(load_cat(text, &c, &d), 0);
+	assert_true(c.v[0].prices[0].dated && c.v[0].prices[1].dated);
+	assert_false(c.v[0].prices[2].dated);
+	assert_true(c.v[0].prices[2].gpu_only && !c.v[0].prices[0].gpu_only);
+	/* One GPU: the pod (2.0) beats a whole unit of 8 (12.0); the
+	 * cheaper market is undated, so it comes after. */
+	p = vp_gpu_job_price(&c.v[0], 1, 8, false, &usd, &paid);
+	assert_string_equal(p->provider, "pod");
+	assert_true(usd == 2.0 && paid == 1);
+	/* Asked to rank them together, the market's unit of 2 wins. */
+	p = vp_gpu_job_price(&c.v[0], 1, 8, true, &usd, &paid);
+	assert_string_equal(p->provider, "market");
+	assert_true(usd == 1.0 && paid == 2);
+	/* Six GPUs: one unit of 8 at 1.5 (12.0) beats 6 pods (12.0)? No:
+	 * equal, the first listed stays. */
+	p = vp_gpu_job_price(&c.v[0], 6, 8, false, &usd, &paid);
+	assert_string_equal(p->provider, "pod");
+	assert_true(usd == 12.0 && paid == 6);
+	/* Seven: the cluster's unit of 8 (12.0) beats 7 pods (14.0). */
+	p = vp_gpu_job_price(&c.v[0], 7, 8, false, &usd, &paid);
+	assert_string_equal(p->provider, "cluster");
+	assert_true(usd == 12.0 && paid == 8);
+	/* Beyond one node only the multi-node offering rents the job. */
+	p = vp_gpu_job_price(&c.v[0], 20, 8, true, &usd, &paid);
+	assert_string_equal(p->provider, "cluster");
+	assert_true(usd == 1.5 * 24 && paid == 24);
+	c.v[0].prices[1].multi_node = false;
+	assert_null(vp_gpu_job_price(&c.v[0], 20, 8, true, &usd, &paid));
+	assert_true(isnan(usd) && paid == 0);
+	vp_catalog_free(&c);
+	vp_diags_clear(&d);
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(job_price),
 		cmocka_unit_test(read_fields),
 		cmocka_unit_test(find_by_id_and_alias),
 		cmocka_unit_test(suggest),
