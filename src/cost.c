@@ -49,8 +49,7 @@ point(const struct vp_compare *c, const struct vp_gpu *gpu,
 	s.gpu = gpu;
 	s.profile = prof;
 	s.world = n;
-	s.gpus_per_node = n < VP_DEFAULT_GPUS_PER_NODE ? n :
-	    VP_DEFAULT_GPUS_PER_NODE;
+	s.gpus_per_node = n < vp_gpu_node(gpu) ? n : vp_gpu_node(gpu);
 	s.capacity = gpu->usable_bytes;
 	s.open = c->open;
 	s.global_batch = c->global_batch;
@@ -65,7 +64,7 @@ point(const struct vp_compare *c, const struct vp_gpu *gpu,
 	pt->hours = isnan(pt->cand.tokens_per_second) ||
 	    pt->cand.tokens_per_second <= 0 ? NAN :
 	    c->tokens / pt->cand.tokens_per_second / 3600.0;
-	pt->price = vp_gpu_job_price(gpu, n, VP_DEFAULT_GPUS_PER_NODE,
+	pt->price = vp_gpu_job_price(gpu, n, vp_gpu_node(gpu),
 	    c->undated_equal, &pt->usd_per_hour, &pt->gpus_paid);
 	pt->cost_usd = pt->hours * pt->usd_per_hour;
 }
@@ -149,8 +148,10 @@ choose(const struct vp_compare *c, const struct vp_gpu *gpu,
 		    pt.cost_usd));
 	else if (dl)
 		snprintf(out->why, sizeof out->why, "cannot finish in %s on up "
-		    "to --max-gpus %u of this card", vp_report_hours(b1,
-		    sizeof b1, c->deadline_hours), c->max_gpus);
+		    "to %u GPUs of this card%s", vp_report_hours(b1,
+		    sizeof b1, c->deadline_hours), c->max_gpus,
+		    gpu->scale_out ? " (--max-gpus)" : ", one node: the card "
+		    "is sold for one");
 	else
 		snprintf(out->why, sizeof out->why, "the fewest GPUs that fit "
 		    "(%u) cost %s, over the budget", out->at[0].gpus,
@@ -186,6 +187,11 @@ vp_compare_card(const struct vp_compare *c, const struct vp_gpu *gpu,
 		    "--float8 or --precision fp8");
 		return;
 	}
+	/* A card sold for one node (consumer and workstation cards, unless
+	 * the catalog says their nodes are networked: network.scale_out)
+	 * plans no more GPUs than a node holds. */
+	if (!gpu->scale_out && job.max_gpus > vp_gpu_node(gpu))
+		job.max_gpus = vp_gpu_node(gpu);
 	/* Fewest GPUs: one by one to a node, then whole nodes, then
 	 * doubling; counts whose sharded floor cannot fit are skipped. */
 	for (n = 1; n <= c->max_gpus; n = next_count(n)) {
@@ -196,8 +202,14 @@ vp_compare_card(const struct vp_compare *c, const struct vp_gpu *gpu,
 			break;
 	}
 	if (!found) {
-		snprintf(out->why, sizeof out->why, "no plan fits up to "
-		    "--max-gpus of this card");
+		if (gpu->scale_out)
+			snprintf(out->why, sizeof out->why, "no plan fits up "
+			    "to --max-gpus of this card");
+		else
+			snprintf(out->why, sizeof out->why, "no plan fits on "
+			    "one node (%u GPUs): the card is sold for one node "
+			    "(a user catalog's network.scale_out: true plans "
+			    "across nodes)", vp_gpu_node(gpu));
 		return;
 	}
 	out->fits = true;

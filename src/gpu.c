@@ -1,5 +1,6 @@
 /* gpu.c — catalog lookups and default profiles (see gpu.h). */
 #include "gpu.h"
+#include "plan.h"
 
 #include <assert.h>
 
@@ -90,6 +91,15 @@ vp_gpu_cheapest_price(const struct vp_gpu *g)
 		    g->prices[i].usd_per_gpu_hour < best->usd_per_gpu_hour))
 			best = &g->prices[i];
 	return best;
+}
+
+unsigned
+vp_gpu_node(const struct vp_gpu *g)
+{
+	if (g == NULL || g->gpus_per_node == 0)
+		return VP_DEFAULT_GPUS_PER_NODE;
+	return g->gpus_per_node * (g->devices_per_card ? g->devices_per_card :
+	    1);
 }
 
 const struct vp_price *

@@ -96,6 +96,9 @@ void vp_catalog_free(struct vp_catalog *c);
 void vp_catalog_merge(struct vp_catalog *base, struct vp_catalog *user);
 /* --price: one price replaces the card's dated prices. */
 void vp_catalog_set_price(struct vp_gpu *g, double usd_per_gpu_hour);
+/* The devices one node of the card holds as sold: the catalog's
+ * network.gpus_per_node (x devices_per_card), else 8. */
+unsigned vp_gpu_node(const struct vp_gpu *g);
 /* The lowest price per GPU-hour, dated or not (the first of equal ones);
  * NULL when the card has none. */
 const struct vp_price *vp_gpu_cheapest_price(const struct vp_gpu *g);

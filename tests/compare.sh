@@ -140,6 +140,37 @@ if [ "$n" -gt 0 ] &&
     [ "$(grep -cE '^    multi_node: (true|false)$' "$top/models/gpus.yaml")" = "$n" ]
 then ok "price-terms ($n prices)"; else bad price-terms "a price lacks unit_gpus, covers or multi_node"; fi
 
+# 9. Cards sold for one node (consumer, workstation) get no multi-node
+# plan; a user catalog that says their nodes are networked gets them.
+"$exe" compare "$top/models/llama-3.1-70b.yaml" --tokens 1e9 --json \
+    >"$tmp/jn" 2>&1
+mkdir -p "$tmp/xdg/vramplan"
+/usr/bin/python3 - "$top/models/gpus.yaml" "$tmp/xdg/vramplan/gpus.yaml" <<'PY'
+import sys
+text = open(sys.argv[1]).read().split("\n- id: ")
+card = [c for c in text if c.startswith("RTX4090-24G\n")][0]
+card = card.replace("    scale_out: false", "    scale_out: true")
+assert "scale_out: true" in card
+open(sys.argv[2], "w").write("- id: " + card + "\n")
+PY
+XDG_CONFIG_HOME="$tmp/xdg" "$exe" compare "$top/models/llama-3.1-70b.yaml" \
+    --tokens 1e9 --segment consumer --json >"$tmp/jx" 2>"$tmp/ex"
+if /usr/bin/python3 - "$tmp/jn" "$tmp/jx" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+seg = {c["gpu"]: c for c in d["cards"]}
+single = [c for c in d["cards"] if c["gpu"].startswith("RTX")]
+assert single, "no consumer or workstation card"
+for c in single:
+    assert not c["fits"] or c["gpus"] <= 8, (c["gpu"], c.get("gpus"))
+    if not c["fits"]:
+        assert "one node" in c["why"], c
+x = {c["gpu"]: c for c in json.load(open(sys.argv[2]))["cards"]}
+assert x["RTX4090-24G"]["fits"] and x["RTX4090-24G"]["gpus"] > 8, x["RTX4090-24G"]
+assert not x["RTX3090-24G"]["fits"]
+PY
+then ok single-node-cards; else bad single-node-cards "$(cat "$tmp/ex")"; fi
+
 # 6. Only runnable plans: every card's plan passes the estimate's rules.
 if /usr/bin/python3 "$top/tests/compare_rules.py" >"$tmp/r" 2>&1
 then ok "runnable-plans ($(tail -1 "$tmp/r"))"; else bad runnable-plans "$(cat "$tmp/r")"; fi
