@@ -93,6 +93,11 @@ CONFIGS = {
     "t5-gated": ("t5", dict(vocab_size=512, d_model=128, d_kv=32, d_ff=344, num_layers=2, num_decoder_layers=2,
                             num_heads=4, feed_forward_proj="gated-gelu", tie_word_embeddings=False,
                             dropout_rate=0.0, decoder_start_token_id=0)),
+    # Mamba-2 (Mamba2ForCausalLM, torch_forward's chunked SSD scan on the CPU): expand 2 (intermediate 256),
+    # 8 heads of 32, 2 groups, state 24, conv kernel 4, chunks of 16 tokens, 2 blocks, vocab 256, untied head.
+    "mamba2": ("mamba2", dict(vocab_size=256, hidden_size=128, num_hidden_layers=2, num_heads=8, head_dim=32,
+                              n_groups=2, state_size=24, expand=2, conv_kernel=4, chunk_size=16,
+                              tie_word_embeddings=False)),
     "bert": ("bert", dict(vocab_size=4096, hidden_size=128, num_hidden_layers=2, num_attention_heads=4,
                           intermediate_size=512, max_position_embeddings=512, hidden_dropout_prob=0.0,
                           attention_probs_dropout_prob=0.0)),

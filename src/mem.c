@@ -1009,6 +1009,12 @@ rerun_segment(struct sim *s, const struct seg *sg)
 			s->refs[o->in[k]]++;
 		for (k = 0; k < VP_OP_MAXIO && o->saved[k] >= 0; k++)
 			s->refs[o->saved[k]]++;
+		/* What Python names until an op of the segment (a
+		 * function's locals, graph.c's release) lives as long in the
+		 * re-run; forward() drops these references again. */
+		for (k = 0; k < VP_OP_MAXKEEP; k++)
+			if (o->keep[k] >= 0)
+				s->refs[o->keep[k]]++;
 	}
 	forward(s, sg->first, sg->end, true);
 }

@@ -251,6 +251,21 @@ const struct vp_family_info vp_family_info[VP_FAMILY_COUNT] = {
 		    [VP_ROLE_UP] = "wi_1", [VP_ROLE_FC] = "wi",
 		    [VP_ROLE_DOWN] = "wo" },
 	},
+	/*
+	 * Mamba-2 (Mamba2ForCausalLM, transformers 5.24's
+	 * models/mamba2/modeling_mamba2.py, torch_forward: the chunked SSD
+	 * scan in PyTorch, what runs without the mamba_ssm and causal_conv1d
+	 * kernels): each block is an RMSNorm, the mixer and the residual
+	 * (graph.c, mamba2_block); norm_f, the untied lm_head on the
+	 * hidden states cast to its dtype, fp32 logits, the shared
+	 * ForCausalLMLoss (whose upcast of fp32 logits is no copy).  No attention and no MLP: lin[] is empty (the
+	 * mixer's in_proj and out_proj are not LoRA targets here).
+	 */
+	[VP_FAMILY_MAMBA2] = {
+		.source = "transformers Mamba2ForCausalLM (v5.24, torch_forward)",
+		.arch = VP_ARCH_DECODER, .block = VP_BLOCK_MAMBA2,
+		.head = VP_HEAD_LM, .logits_fp32 = true, .pad_labels = true,
+	},
 };
 
 enum vp_family
@@ -284,6 +299,9 @@ vp_model_traits(const struct vp_model *m)
 	 * layout is modelled; a Megatron BERT lowers as Hugging Face's. */
 	if (m->impl == VP_IMPL_MEGATRON && t.block == VP_BLOCK_PRE_NORM)
 		t.fused_qkv = true;
+	/* A Mamba-2 block has neither attention nor MLP linears. */
+	if (t.block == VP_BLOCK_MAMBA2)
+		return t;
 	assert(t.lin[t.fused_qkv ? VP_ROLE_QKV : VP_ROLE_Q] != NULL);
 	assert(t.lin[VP_ROLE_O] != NULL && t.lin[VP_ROLE_DOWN] != NULL);
 	return t;
@@ -589,6 +607,40 @@ vp_model_validate(struct vp_model *m, struct vp_diags *d)
 		    "'rotary_dim' (partial RoPE) is modelled for the phi "
 		    "and gpt-neox families only, not %s",
 		    vp_family_names[vp_model_family(m)]);
+	/* Mamba-2: heads x head_dim is the inner width (ffn), which the
+	 * groups of B and C and the heads split evenly; no attention, MLP,
+	 * experts or positions. */
+	if (vp_family_info[vp_model_family(m)].block == VP_BLOCK_MAMBA2) {
+		const struct vp_ssm *q = &m->ssm;
+
+		if (q->state == 0 || q->groups == 0 || q->conv_kernel == 0 ||
+		    q->chunk == 0)
+			vp_diag_add(d, m->file, m->where[VP_F_FAMILY], VP_ERROR,
+			    "family 'mamba2' needs 'ssm' with 'state', "
+			    "'groups', 'conv_kernel' and 'chunk', all at "
+			    "least 1");
+		else if (m->heads * m->head_dim != m->ffn ||
+		    m->heads % q->groups != 0)
+			vp_diag_add(d, m->file, m->where[VP_F_FFN], VP_ERROR,
+			    "a mamba2 model's 'ffn' (%llu, the mixer's inner "
+			    "width) must be 'heads' x 'head_dim' (%llu x "
+			    "%llu), and 'ssm.groups' (%llu) must divide "
+			    "'heads'", (unsigned long long)m->ffn,
+			    (unsigned long long)m->heads,
+			    (unsigned long long)m->head_dim,
+			    (unsigned long long)q->groups);
+		if (m->has_moe || m->post_norms || m->attn_softcap ||
+		    m->logit_softcap || m->window || m->norm !=
+		    VP_NORM_RMSNORM || m->pos != VP_POS_NONE)
+			vp_diag_add(d, m->file, m->where[VP_F_FAMILY], VP_ERROR,
+			    "family 'mamba2' is modelled with 'norm: "
+			    "rmsnorm', 'position: none' and no moe, "
+			    "post_norms, soft-capping or sliding window");
+	} else if (m->ssm.state != 0) {
+		vp_diag_add(d, m->file, m->where[VP_F_FAMILY], VP_ERROR,
+		    "'ssm' needs 'family: mamba2', not %s",
+		    vp_family_names[vp_model_family(m)]);
+	}
 	/* The parallel builder has an ungated MLP after RoPE attention,
 	 * the only layout measured (Phi). */
 	if (vp_family_info[vp_model_family(m)].block == VP_BLOCK_PARALLEL &&
@@ -700,6 +752,33 @@ norm_params(const struct vp_model *m)
 {
 	/* LayerNorm has weight and bias; RMSNorm a weight only. */
 	return m->norm == VP_NORM_LAYERNORM ? 2 * m->hidden : m->hidden;
+}
+
+/*
+ * Mamba2Mixer's parameters: in_proj h -> 2 ffn + 2 groups state + heads
+ * (z, x, B, C, dt), the depthwise conv1d over ffn + 2 groups state
+ * channels (conv_kernel taps, a bias when use_conv_bias), dt_bias, A_log
+ * and D (one per head), the gated RMSNorm's weight (ffn), out_proj
+ * ffn -> h; use_bias puts biases on both projections.
+ */
+uint64_t
+vp_ssm_mixer_params(const struct vp_model *m)
+{
+	uint64_t h = m->hidden, di = m->ffn, nh = m->heads;
+	uint64_t conv = vp_add_sat(di, vp_mul_sat(2, vp_mul_sat(m->ssm.groups,
+	    m->ssm.state)));
+	uint64_t proj = vp_add_sat(vp_add_sat(di, conv), nh), p;
+
+	p = vp_mul_sat(h, proj);
+	p = vp_add_sat(p, vp_mul_sat(conv, m->ssm.conv_kernel));
+	if (m->ssm.conv_bias)
+		p = vp_add_sat(p, conv);
+	p = vp_add_sat(p, vp_mul_sat(3, nh));
+	p = vp_add_sat(p, di);
+	p = vp_add_sat(p, vp_mul_sat(di, h));
+	if (m->bias)
+		p = vp_add_sat(p, vp_add_sat(proj, h));
+	return p;
 }
 
 uint64_t
@@ -830,9 +909,15 @@ vp_model_params(const struct vp_model *m, struct vp_param_count *out)
 		    norm_params(m));
 	layer = vp_add_sat(vp_add_sat(attn, mlp), norms);
 	layer_active = vp_add_sat(vp_add_sat(attn, mlp_active), norms);
+	/* Mamba-2: the block's RMSNorm and the mixer, nothing else. */
+	if (vp_family_info[vp_model_family(m)].block == VP_BLOCK_MAMBA2)
+		layer = layer_active = vp_add_sat(norm_params(m),
+		    vp_ssm_mixer_params(m));
 	out->per_layer = layer;
 	out->dense_layer = vp_add_sat(vp_add_sat(attn, vp_mlp_params(m, m->ffn)),
 	    norms);
+	if (vp_family_info[vp_model_family(m)].block == VP_BLOCK_MAMBA2)
+		out->dense_layer = layer;
 	out->layers = vp_mul_sat(m->layers, layer);
 	if (m->has_moe && vp_moe_dense_blocks(m, 0, m->layers)) {
 		/* DeepSeek: the first blocks keep a dense MLP; Qwen-MoE: the

@@ -39,11 +39,13 @@ struct vp_lgraph;
 	X(TORCH_NN, "torch-nn") X(QWEN3, "qwen3") X(LLAMA4, "llama4") \
 	X(GEMMA3, "gemma3") X(GPT_OSS, "gpt-oss") \
 	X(DEEPSEEK_V2, "deepseek-v2") X(DEEPSEEK_V3, "deepseek-v3") \
-	X(PHI, "phi") X(GPT_NEOX, "gpt-neox") X(OPT, "opt") X(T5, "t5")
+	X(PHI, "phi") X(GPT_NEOX, "gpt-neox") X(OPT, "opt") X(T5, "t5") \
+	X(MAMBA2, "mamba2")
 /* Block builders of the lowering (graph.c's block_builders[]): where the
  * norms sit relative to the residual adds. */
 #define VP_BLOCK_LIST(X) X(PRE_NORM, "pre-norm") X(POST_NORM, "post-norm") \
-	X(LLAMA4, "llama4") X(MLA, "mla-pre-norm") X(PARALLEL, "parallel")
+	X(LLAMA4, "llama4") X(MLA, "mla-pre-norm") X(PARALLEL, "parallel") \
+	X(MAMBA2, "mamba2")
 /* What follows the last block (graph.c's head_builders[]). */
 #define VP_HEAD_LIST(X) \
 	X(LM, "lm-head") X(MLM, "mlm-head") X(LINEAR, "linear-head") \
@@ -212,6 +214,23 @@ struct vp_mla {
 	bool rope_interleave;	/* DeepSeek-V3's rope_interleave */
 };
 
+/*
+ * Mamba-2's mixer (family mamba2, block mamba2): the model's heads and
+ * head_dim are the SSM's (num_heads, head_dim), ffn its inner width
+ * (expand x hidden = heads x head_dim); in_proj makes the gate z (ffn),
+ * x, B and C (ffn + 2 groups state, through the depthwise causal conv1d
+ * of conv_kernel taps) and dt (heads); the chunked scan runs in chunks
+ * of `chunk` tokens.
+ */
+struct vp_ssm {
+	uint64_t state;		/* state_size (n) */
+	uint64_t groups;	/* n_groups of B and C */
+	uint64_t conv_kernel;	/* conv_kernel */
+	uint64_t chunk;		/* chunk_size */
+	bool conv_bias;		/* use_conv_bias */
+	bool residual_fp32;	/* residual_in_fp32 */
+};
+
 struct vp_moe {
 	uint32_t experts;	/* routed experts per MoE layer */
 	uint32_t top_k;		/* experts each token is sent to */
@@ -286,6 +305,7 @@ struct vp_model {
 	bool has_moe;
 	struct vp_moe moe;
 	struct vp_mla mla;	/* families with the mla trait */
+	struct vp_ssm ssm;	/* block mamba2 */
 	/* Encoder-decoders (architecture encoder-decoder): `layers` is the
 	 * encoder's blocks, dec_layers the decoder's (each with
 	 * cross-attention); T5's relative position bias is an embedding of
@@ -369,6 +389,10 @@ uint64_t vp_moe_dense_blocks(const struct vp_model *m, uint64_t first,
 /* Whether block l (from 0) attends within the sliding window (a local
  * layer of Gemma-3 or gpt-oss); false for a model without a window. */
 bool vp_layer_local(const struct vp_model *m, uint64_t l);
+
+/* Parameters of one Mamba-2 mixer (in_proj, conv1d, dt_bias, A_log, D,
+ * the gated norm, out_proj), without the block's norm. */
+uint64_t vp_ssm_mixer_params(const struct vp_model *m);
 
 bool vp_act_gated(enum vp_act a);
 /* Parameters of one MLP block (gated or not) of intermediate size ffn. */

@@ -87,6 +87,7 @@ static const struct key top_keys[] = {
 	{ "decoder_layers", K_U64, 1, MAX_LAYERS, NULL, 0, -1, NULL, false },
 	{ "relative_buckets", K_U64, 1, MAX_HEADS, NULL, 0, -1, NULL, false },
 	{ "decoder_output_scale", K_BOOL, 0, 0, NULL, 0, -1, NULL, false },
+	{ "ssm", K_MAP, 0, 0, NULL, 0, -1, NULL, false },
 };
 
 static const struct key moe_keys[] = {
@@ -119,6 +120,19 @@ static const struct key mla_keys[] = {
 	{ "rope_interleave", K_BOOL, 0, 0, NULL, 0, -1, NULL, false },
 };
 
+/* Mamba-2's mixer (struct vp_ssm): the sizes config.json does not
+ * already give as heads, head_dim and ffn. */
+static const struct key ssm_keys[] = {
+	{ "state", K_U64, 1, MAX_HEADS, NULL, 0, -1,
+	    "the SSM state size (state_size), e.g. 128", true },
+	{ "groups", K_U64, 1, MAX_HEADS, NULL, 0, -1,
+	    "the groups of B and C (n_groups), e.g. 8", true },
+	{ "conv_kernel", K_U64, 1, MAX_HEADS, NULL, 0, -1, NULL, false },
+	{ "chunk", K_U64, 1, MAX_SEQ, NULL, 0, -1, NULL, false },
+	{ "conv_bias", K_BOOL, 0, 0, NULL, 0, -1, NULL, false },
+	{ "residual_fp32", K_BOOL, 0, 0, NULL, 0, -1, NULL, false },
+};
+
 static const struct key train_keys[] = {
 	{ "micro_batch", K_U64, 1, MAX_BATCH, NULL, 0, -1, NULL, false },
 	{ "seq", K_U64, 1, MAX_SEQ, NULL, 0, VP_F_TRAIN_SEQ, NULL, false },
@@ -148,6 +162,7 @@ struct reading {
 	const struct ynode *moe, *training;
 	int bad_arch;		/* an architecture named but not supported */
 	const struct ynode *mla;
+	const struct ynode *ssm;
 };
 typedef void (*setter)(struct reading *r, const char *key, union val v);
 
@@ -271,6 +286,19 @@ set_mla(struct reading *r, const char *k, union val v)
 }
 
 static void
+set_ssm(struct reading *r, const char *k, union val v)
+{
+	struct vp_ssm *q = &r->m->ssm;
+
+	if (!strcmp(k, "state")) q->state = v.u;
+	else if (!strcmp(k, "groups")) q->groups = v.u;
+	else if (!strcmp(k, "conv_kernel")) q->conv_kernel = v.u;
+	else if (!strcmp(k, "chunk")) q->chunk = v.u;
+	else if (!strcmp(k, "conv_bias")) q->conv_bias = v.b;
+	else if (!strcmp(k, "residual_fp32")) q->residual_fp32 = v.b;
+}
+
+static void
 set_train(struct reading *r, const char *k, union val v)
 {
 	struct vp_model *m = r->m;
@@ -325,6 +353,7 @@ set_top(struct reading *r, const char *k, union val v)
 	else if (!strcmp(k, "decoder_layers")) m->dec_layers = v.u;
 	else if (!strcmp(k, "relative_buckets")) m->rel_buckets = v.u;
 	else if (!strcmp(k, "decoder_output_scale")) m->scale_dec_out = v.b;
+	else if (!strcmp(k, "ssm")) r->ssm = v.map;
 }
 
 /*
@@ -411,7 +440,7 @@ static int
 read_own(const struct ynode *root, const char *file, struct vp_model *m,
     struct vp_diags *d)
 {
-	struct reading rd = { m, NULL, NULL, 0, NULL };
+	struct reading rd = { m, NULL, NULL, 0, NULL, NULL };
 	size_t nerr;
 	const struct ynode *ly = ynode_get(root, "layers");
 
@@ -441,6 +470,15 @@ read_own(const struct ynode *root, const char *file, struct vp_model *m,
 		/* q's and k's head dim. */
 		if (m->head_dim == 0)
 			m->head_dim = m->mla.nope_dim + m->mla.rope_dim;
+	}
+	if (rd.ssm != NULL) {
+		/* Mamba2Config's defaults (v5.24). */
+		m->ssm.conv_kernel = 4;
+		m->ssm.chunk = 256;
+		m->ssm.conv_bias = true;
+		m->ssm.residual_fp32 = true;
+		nerr += read_map(rd.ssm, file, "'ssm'", ssm_keys,
+		    VP_NELEM(ssm_keys), &rd, set_ssm, d);
 	}
 	family_defaults(root, m);
 	return nerr || rd.bad_arch ? -1 : 0;
@@ -531,6 +569,8 @@ static const struct hf_family hf_families[] = {
 	    false, false, false, true, false, false },
 	{ "mt5", "MT5", VP_FAMILY_T5, VP_NORM_RMSNORM, VP_POS_NONE,
 	    VP_ACT_RELU, false, false, false, true, false, false },
+	{ "mamba2", "Mamba2", VP_FAMILY_MAMBA2, VP_NORM_RMSNORM, VP_POS_NONE,
+	    VP_ACT_SWIGLU, false, false, false, false, false, false },
 };
 #undef D
 
@@ -1694,6 +1734,70 @@ hf_t5(const struct ynode *root, const char *file, struct vp_model *m,
 	}
 }
 
+/*
+ * Mamba2Config (transformers 5.24): its defaults, then num_heads,
+ * head_dim, state_size, n_groups, conv_kernel, expand, chunk_size,
+ * use_bias, use_conv_bias, residual_in_fp32.  The mixer's inner width
+ * int(expand x hidden) must be num_heads x head_dim (the class checks
+ * it too); hidden_act is the conv's activation, silu in every config and
+ * the only one lowered.  The model's heads, head_dim and ffn are the
+ * SSM's heads, head dim and inner width.
+ */
+static void
+hf_mamba2(const struct ynode *root, const char *file, struct vp_model *m,
+    struct vp_diags *d)
+{
+	const struct ynode *n;
+	uint64_t expand = 2;
+	bool b;
+
+	if (m->family != VP_FAMILY_MAMBA2)
+		return;
+	m->heads = 128;
+	m->head_dim = 64;
+	if (ynode_get(root, "vocab_size") == NULL)
+		m->vocab = 32768;
+	if (ynode_get(root, "hidden_size") == NULL)
+		m->hidden = 4096;
+	if (ynode_get(root, "num_hidden_layers") == NULL)
+		m->layers = 64;
+	m->ssm = (struct vp_ssm){ .state = 128, .groups = 8, .conv_kernel = 4,
+	    .chunk = 256, .conv_bias = true, .residual_fp32 = true };
+	m->bias = false;
+	m->max_seq = 0;
+	hf_u64(root, file, "num_heads", 1, MAX_HEADS, &m->heads, VP_F_HEADS, m, d);
+	hf_u64(root, file, "head_dim", 1, MAX_HEADS, &m->head_dim, VP_F_HEAD_DIM, m, d);
+	hf_u64(root, file, "state_size", 1, MAX_HEADS, &m->ssm.state, -1, m, d);
+	hf_u64(root, file, "n_groups", 1, MAX_HEADS, &m->ssm.groups, -1, m, d);
+	hf_u64(root, file, "conv_kernel", 1, MAX_HEADS, &m->ssm.conv_kernel, -1, m, d);
+	hf_u64(root, file, "chunk_size", 1, MAX_SEQ, &m->ssm.chunk, -1, m, d);
+	hf_u64(root, file, "expand", 1, MAX_HEADS, &expand, VP_F_FFN, m, d);
+	if (hf_bool(root, file, "use_bias", &b, d) > 0)
+		m->bias = b;
+	if (hf_bool(root, file, "use_conv_bias", &b, d) > 0)
+		m->ssm.conv_bias = b;
+	if (hf_bool(root, file, "residual_in_fp32", &b, d) > 0)
+		m->ssm.residual_fp32 = b;
+	m->kv_heads = m->heads;
+	m->qkv_bias = m->o_bias = m->bias;
+	m->ffn = vp_mul_sat(expand, m->hidden);
+	if (m->ffn != vp_mul_sat(m->heads, m->head_dim))
+		vp_diag_add(d, file, m->where[VP_F_FFN], VP_ERROR,
+		    "expand x hidden_size (%llu x %llu) must equal "
+		    "num_heads x head_dim (%llu x %llu): the mixer's inner "
+		    "width", (unsigned long long)expand,
+		    (unsigned long long)m->hidden,
+		    (unsigned long long)m->heads,
+		    (unsigned long long)m->head_dim);
+	if ((n = ynode_get(root, "hidden_act")) != NULL &&
+	    !ynode_is_null(n) && (n->kind != YN_SCALAR ||
+	    strcmp(n->str, "silu") != 0))
+		vp_diag_add(d, file, n->pos, VP_ERROR, "hidden_act '%s' is "
+		    "not modelled for mamba2; the conv1d's activation is "
+		    "'silu' in Mamba2Config and every released config",
+		    n->kind == YN_SCALAR ? n->str : ynode_kind_name(n));
+}
+
 /* The sizes every config must give; one message, for the first missing,
  * and only when nothing else went wrong.  `where` names the mapping. */
 static void
@@ -1824,6 +1928,7 @@ read_hf(const struct ynode *root, const char *file, unsigned flags,
 	hf_softcap(text, m);
 	hf_llama4(text, file, m, d);
 	hf_t5(text, file, m, d);
+	hf_mamba2(text, file, m, d);
 	hf_required(text, file, where, m, before, d);
 	return vp_diags_count(d, VP_ERROR) == before ? 0 : -1;
 }
