@@ -753,6 +753,16 @@ run refuse-pythia-tp pythia-6.9b --gpus 2xA100 --tp 2
 # OPT: OPT-1.3B from the library (a position table of 2050 rows).
 run est-opt-1.3b-1xa100 opt-1.3b --gpus 1xA100 --seq 2048
 run refuse-opt-recompute-op opt-1.3b --gpus 1xA100 --recompute op
+# Mamba-2 (issue 15): Mamba-Codestral-7B from the library on the CPU (the
+# torch_forward path measured there) and on a GPU (the note on mamba_ssm's
+# fused kernel), its config.json, and a combination not measured, refused.
+run est-mamba-codestral-7b-cpu mamba-codestral-7b --device cpu --seq 2048 \
+	--explain
+run est-mamba-codestral-7b-1xh100 mamba-codestral-7b --gpus 1xH100 \
+	--seq 2048 --recompute full --no-search
+run est-hf-mamba-codestral-7b tests/data/hf/mamba-codestral-7b-hf.config.json \
+	--device cpu --seq 1024 --precision bf16
+run refuse-mamba-codestral-tp mamba-codestral-7b --gpus 2xH100 --tp 2
 
 # Every option --help lists (made from the option table) is documented in
 # vramplan(1), and the manual documents no option the program lacks.
