@@ -2382,7 +2382,7 @@ ssm_mixer(struct lctx *x, int32_t h1)
 {
 	const struct vp_model *m = x->m;
 	const struct vp_ssm *q = &m->ssm;
-	uint64_t b = x->b, s = x->s, N = b * s, H = m->heads, P = m->head_dim;
+	uint64_t b = x->b, s = x->s, N = b * s, H = q->heads, P = q->head_dim;
 	uint64_t I = H * P, gn = q->groups * q->state, C = I + 2 * gn;
 	uint64_t cs = q->chunk, c = (s + cs - 1) / cs, Lp = c * cs;
 	uint64_t Np = b * Lp, n = q->state, hb = vp_mul_sat(H, B(x->gd));
@@ -2396,7 +2396,7 @@ ssm_mixer(struct lctx *x, int32_t h1)
 	struct vp_op *o;
 
 	/* 1. in_proj: z, xBC, dt. */
-	proj = linear(x, LIN_SSM_IN, h1, x->h, I + C + H, m->bias, true,
+	proj = linear(x, LIN_SSM_IN, h1, x->h, I + C + H, q->proj_bias, true,
 	    VP_CAT_ACT);
 	pn[0] = N * I; pn[1] = N * C; pn[2] = N * H;
 	split_views(x, proj, pn, 3, pc);
@@ -2546,7 +2546,7 @@ ssm_mixer(struct lctx *x, int32_t h1)
 	 * what in_proj keeps under autocast, its cast). */
 	release(x, "mixer return", pc[1], pc[2], xc[0]);
 	release(x, "mixer return", xc[1], xc[2], h1);
-	return linear(x, LIN_SSM_OUT, no, I, x->h, m->bias, true,
+	return linear(x, LIN_SSM_OUT, no, I, x->h, q->proj_bias, true,
 	    VP_CAT_ACT);
 }
 
@@ -2570,6 +2570,61 @@ mamba2_block(struct lctx *x, int32_t in)
 	return out;
 }
 
+/*
+ * A Mamba-2 hybrid's block (BambaDecoderLayer, transformers 5.24):
+ * input_layernorm, the mixer (Mamba-2's, or in the attention blocks
+ * Llama's attention with partial RoPE: rotate the first rotary_dim dims
+ * of each head, concatenate the rest, as Phi's), the residual,
+ * pre_ff_layernorm, the SwiGLU MLP, the residual, all in the model's
+ * dtype (no fp32 residual).
+ */
+static int32_t
+hybrid_block(struct lctx *x, int32_t in)
+{
+	const struct vp_model *m = x->m;
+	const struct vp_family_info *fam = &x->fam;
+	uint64_t n = x->b * x->s, qd = x->a * x->d, kd = x->kv * x->d;
+	int32_t h1, o, res, h2, mlp;
+
+	h1 = norm(x, "input norm", in);
+	if (vp_layer_ssm(m, x->global_layer)) {
+		o = ssm_mixer(x, h1);
+	} else {
+		uint64_t r = m->rotary_dim ? m->rotary_dim : x->d;
+		int32_t q, k, v, ctx, cs;
+
+		assert(fam->rope_cat && !fam->fused_qkv);
+		q = linear(x, block_lin(x, VP_ROLE_Q), h1, x->h, qd,
+		    m->qkv_bias, true, VP_CAT_ACT);
+		k = linear(x, block_lin(x, VP_ROLE_K), h1, x->h, kd,
+		    m->qkv_bias, true, VP_CAT_ACT);
+		v = linear(x, block_lin(x, VP_ROLE_V), h1, x->h, kd,
+		    m->qkv_bias, true, VP_CAT_ACT);
+		/* cos and sin (s, r), which the muls save. */
+		cs = ew(x, "rope cos sin", 2 * x->s * r, dt_of(x, q), -1, -1,
+		    -1, -1, VP_CAT_ACT);
+		if (rg_of(x, q) || rg_of(x, k))
+			x->g->op[x->g->nop - 1].saved[0] = cs;
+		q = rope_partial(x, q, qd, r);
+		k = rope_partial(x, k, kd, r);
+		(void)repeat_kv(x, &k, &v);
+		ctx = attention_core(x, q, k, v, fam->softmax_fp32,
+		    fam->mask_fp32);
+		/* q is the concatenation, contiguous (b, a, s, d): the
+		 * output's reshape back copies. */
+		ctx = ew(x, "attn transpose", n * qd, dt_of(x, ctx), ctx, -1,
+		    -1, -1, VP_CAT_ACT);
+		o = linear(x, block_lin(x, VP_ROLE_O), ctx, qd, x->h,
+		    m->o_bias > 0, true, VP_CAT_ACT);
+	}
+	res = ew(x, "residual add", elems_of(x, in), promote(dt_of(x, in),
+	    dt_of(x, o)), in, o, -1, -1, VP_CAT_ACT);
+	h2 = norm(x, "pre ff norm", res);
+	mlp = mlp_block(x, h2, x->f);
+	return ew(x, "residual add", elems_of(x, res), promote(dt_of(x, res),
+	    dt_of(x, mlp)), res, mlp, -1, -1, VP_CAT_ACT);
+}
+
 typedef int32_t (*block_fn)(struct lctx *x, int32_t in);
 static const block_fn block_builders[VP_BLOCK_COUNT] = {
 	[VP_BLOCK_PRE_NORM] = prenorm_block,
@@ -2578,6 +2633,7 @@ static const block_fn block_builders[VP_BLOCK_COUNT] = {
 	[VP_BLOCK_MLA] = mla_block,
 	[VP_BLOCK_PARALLEL] = parallel_block,
 	[VP_BLOCK_MAMBA2] = mamba2_block,
+	[VP_BLOCK_HYBRID] = hybrid_block,
 };
 
 /*
@@ -2847,13 +2903,17 @@ lm_head(struct lctx *x, int32_t hsd, uint64_t *rows, int32_t held[2])
 	 * the fp32 residual stream's norm cast to the weights' dtype.  The
 	 * backbone's inputs_embeds lives until Mamba2Model.forward returns,
 	 * and the forward's hidden_states (the norm's output) until the loss
-	 * is made (measured: one more tensor of b s h at the loss). */
-	if (x->fam.block == VP_BLOCK_MAMBA2) {
+	 * is made (measured: one more tensor of b s h at the loss); Bamba's
+	 * (BambaModel, BambaForCausalLM.forward) the same, without the
+	 * cast. */
+	if (x->fam.block == VP_BLOCK_MAMBA2 || x->fam.block ==
+	    VP_BLOCK_HYBRID) {
 		mamba_out = hsd;
 		if (x->g->layer_input[1] >= 0)
 			release(x, "backbone return", x->g->layer_input[1], -1,
 			    -1);
-		hsd = cast(x, hsd, x->w, VP_CAT_ACT);
+		if (x->fam.block == VP_BLOCK_MAMBA2)
+			hsd = cast(x, hsd, x->w, VP_CAT_ACT);
 	}
 	lg = linear(x, LIN_LM_HEAD, hsd, x->h, x->V, x->fam.head_bias, true,
 	    VP_CAT_LOGITS);
@@ -3828,6 +3888,23 @@ rank_params(struct vp_graph *g, const struct vp_model *m,
 	    ((double)(pc.per_layer - expert_params) / (double)tp +
 	    (double)expert_params / (double)ep) +
 	    (double)dense_here * (double)pc.dense_layer / (double)tp);
+	/* A Mamba-2 hybrid (one rank, rules.c): its attention blocks'
+	 * parameters differ from the Mamba-2 ones (per_layer). */
+	if (m->ssm.n_attn > 0) {
+		uint64_t l, na = 0, na_all = 0, attn_layer;
+
+		for (l = 0; l < m->layers; l++)
+			if (!vp_layer_ssm(m, l)) {
+				na_all++;
+				if (l >= offset && l < offset + real_blocks)
+					na++;
+			}
+		attn_layer = na_all ? (pc.layers - (m->layers - na_all) *
+		    pc.per_layer) / na_all : 0;
+		g->params = na * attn_layer + (real_blocks - na) *
+		    pc.per_layer;
+		g->stage_block_params = g->params;
+	}
 	g->stage_block_params = g->params;
 	if (first)
 		g->params += pc.embedding / tp;
@@ -3912,10 +3989,12 @@ persistent_terms(struct vp_graph *g, const struct lctx *x,
 		if (ex > big)
 			big = ex;
 	}
-	/* Mamba-2: in_proj, h x (2 ffn + 2 groups state + heads). */
-	if (x->fam.block == VP_BLOCK_MAMBA2) {
-		uint64_t ip = vp_mul_sat(x->h, 2 * m->ffn + 2 * m->ssm.groups *
-		    m->ssm.state + m->heads);
+	/* Mamba-2: in_proj, h x (2 inner + 2 groups state + heads). */
+	if (x->fam.block == VP_BLOCK_MAMBA2 || x->fam.block ==
+	    VP_BLOCK_HYBRID) {
+		uint64_t ip = vp_mul_sat(x->h, 2 * m->ssm.heads *
+		    m->ssm.head_dim + 2 * m->ssm.groups * m->ssm.state +
+		    m->ssm.heads);
 
 		if (ip > big)
 			big = ip;

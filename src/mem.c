@@ -2692,7 +2692,7 @@ vp_mem_estimate_fast(const struct vp_model *m, const struct vp_plan *p,
 	 * two stacks. */
 	if (blocks <= (n0 + 2) * per + r || o->explain ||
 	    (m->has_moe && vp_moe_dense_blocks(m, 0, m->layers)) ||
-	    m->arch == VP_ARCH_ENCDEC)
+	    m->arch == VP_ARCH_ENCDEC || m->ssm.n_attn > 0)
 		return estimate(m, p, o, out, NULL, false);
 	k = (double)(blocks - (n0 + 1) * per - r) / (double)per;
 	q.explain = 0;

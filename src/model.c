@@ -266,6 +266,24 @@ const struct vp_family_info vp_family_info[VP_FAMILY_COUNT] = {
 		.arch = VP_ARCH_DECODER, .block = VP_BLOCK_MAMBA2,
 		.head = VP_HEAD_LM, .logits_fp32 = true, .pad_labels = true,
 	},
+	/*
+	 * Bamba (BambaForCausalLM, transformers 5.24's
+	 * models/bamba/modeling_bamba.py): a Mamba-2 hybrid whose blocks are
+	 * Llama's pre-norm ones (RMSNorm, a mixer, the residual, RMSNorm,
+	 * SwiGLU, the residual) with a Mamba-2 mixer (Mamba2Mixer's
+	 * torch_forward, no fp32 residual) in every block but the attention
+	 * ones (the model's ssm.attn), whose attention is Llama's with
+	 * partial RoPE (half of each head, rotated then concatenated); the
+	 * lm_head and the shared ForCausalLMLoss.  The Llama traits come
+	 * through hf_changes (LLAMAS).
+	 */
+	[VP_FAMILY_BAMBA] = {
+		.source = "transformers BambaForCausalLM (v5.24, torch_forward)",
+		.arch = VP_ARCH_DECODER, .block = VP_BLOCK_HYBRID,
+		.head = VP_HEAD_LM, .repeat_kv = true, .softmax_fp32 = true,
+		.mask_fp32 = true, .logits_fp32 = true, .rope_cat = true,
+		.lin = DECODER_LINEARS,
+	},
 };
 
 enum vp_family
@@ -299,8 +317,9 @@ vp_model_traits(const struct vp_model *m)
 	 * layout is modelled; a Megatron BERT lowers as Hugging Face's. */
 	if (m->impl == VP_IMPL_MEGATRON && t.block == VP_BLOCK_PRE_NORM)
 		t.fused_qkv = true;
-	/* A Mamba-2 block has neither attention nor MLP linears. */
-	if (t.block == VP_BLOCK_MAMBA2)
+	/* A Mamba-2 block has neither attention nor MLP linears (and a
+	 * hybrid's attention blocks are Hugging Face's, never fused). */
+	if (t.block == VP_BLOCK_MAMBA2 || t.block == VP_BLOCK_HYBRID)
 		return t;
 	assert(t.lin[t.fused_qkv ? VP_ROLE_QKV : VP_ROLE_Q] != NULL);
 	assert(t.lin[VP_ROLE_O] != NULL && t.lin[VP_ROLE_DOWN] != NULL);
@@ -319,7 +338,7 @@ vp_model_traits(const struct vp_model *m)
 /* Qwen3's and DeepSeek's modeling files are generated from Llama's
  * (modular transformers): every change to Llama's code is one to theirs. */
 #define LLAMAS (FAM(LLAMA) | FAM(QWEN3) | FAM(LLAMA4) | FAM(GEMMA3) | \
-    FAM(GPT_OSS) | FAM(DEEPSEEK_V2) | FAM(DEEPSEEK_V3))
+    FAM(GPT_OSS) | FAM(DEEPSEEK_V2) | FAM(DEEPSEEK_V3) | FAM(BAMBA))
 static const struct hf_change {
 	unsigned since;		/* transformers major * 100 + minor */
 	unsigned families;	/* FAM() bits */
@@ -611,7 +630,11 @@ vp_model_validate(struct vp_model *m, struct vp_diags *d)
 	 * groups of B and C and the heads split evenly; no attention, MLP,
 	 * experts or positions. */
 	if (vp_family_info[vp_model_family(m)].block == VP_BLOCK_MAMBA2) {
-		const struct vp_ssm *q = &m->ssm;
+		struct vp_ssm *q = &m->ssm;
+
+		q->heads = m->heads;
+		q->head_dim = m->head_dim;
+		q->proj_bias = m->bias;
 
 		if (q->state == 0 || q->groups == 0 || q->conv_kernel == 0 ||
 		    q->chunk == 0)
@@ -636,9 +659,38 @@ vp_model_validate(struct vp_model *m, struct vp_diags *d)
 			    "family 'mamba2' is modelled with 'norm: "
 			    "rmsnorm', 'position: none' and no moe, "
 			    "post_norms, soft-capping or sliding window");
+	} else if (vp_family_info[vp_model_family(m)].block ==
+	    VP_BLOCK_HYBRID) {
+		const struct vp_ssm *q = &m->ssm;
+		uint32_t i;
+
+		if (q->state == 0 || q->groups == 0 || q->conv_kernel == 0 ||
+		    q->chunk == 0 || q->heads == 0 || q->head_dim == 0 ||
+		    q->heads % q->groups != 0)
+			vp_diag_add(d, m->file, m->where[VP_F_FAMILY], VP_ERROR,
+			    "family '%s' needs 'ssm' with 'heads', 'head_dim', "
+			    "'state', 'groups' (dividing 'heads'), "
+			    "'conv_kernel' and 'chunk', all at least 1",
+			    vp_family_names[vp_model_family(m)]);
+		for (i = 0; i < q->n_attn; i++)
+			if (q->attn[i] >= m->layers)
+				vp_diag_add(d, m->file, m->where[VP_F_FAMILY],
+				    VP_ERROR, "attention block %u of the "
+				    "hybrid is past its %llu layers",
+				    (unsigned)q->attn[i],
+				    (unsigned long long)m->layers);
+		if (m->has_moe || m->post_norms || m->attn_softcap ||
+		    m->logit_softcap || m->window || m->norm !=
+		    VP_NORM_RMSNORM || m->pos != VP_POS_ROPE ||
+		    !vp_act_gated(m->act))
+			vp_diag_add(d, m->file, m->where[VP_F_FAMILY], VP_ERROR,
+			    "family '%s' is modelled with 'norm: rmsnorm', "
+			    "'position: rope', a gated MLP and no moe, "
+			    "post_norms, soft-capping or sliding window",
+			    vp_family_names[vp_model_family(m)]);
 	} else if (m->ssm.state != 0) {
 		vp_diag_add(d, m->file, m->where[VP_F_FAMILY], VP_ERROR,
-		    "'ssm' needs 'family: mamba2', not %s",
+		    "'ssm' needs 'family: mamba2' or a hybrid, not %s",
 		    vp_family_names[vp_model_family(m)]);
 	}
 	/* The parallel builder has an ungated MLP after RoPE attention,
@@ -764,7 +816,8 @@ norm_params(const struct vp_model *m)
 uint64_t
 vp_ssm_mixer_params(const struct vp_model *m)
 {
-	uint64_t h = m->hidden, di = m->ffn, nh = m->heads;
+	uint64_t h = m->hidden, nh = m->ssm.heads;
+	uint64_t di = vp_mul_sat(nh, m->ssm.head_dim);
 	uint64_t conv = vp_add_sat(di, vp_mul_sat(2, vp_mul_sat(m->ssm.groups,
 	    m->ssm.state)));
 	uint64_t proj = vp_add_sat(vp_add_sat(di, conv), nh), p;
@@ -776,9 +829,27 @@ vp_ssm_mixer_params(const struct vp_model *m)
 	p = vp_add_sat(p, vp_mul_sat(3, nh));
 	p = vp_add_sat(p, di);
 	p = vp_add_sat(p, vp_mul_sat(di, h));
-	if (m->bias)
+	if (m->ssm.proj_bias)
 		p = vp_add_sat(p, vp_add_sat(proj, h));
 	return p;
+}
+
+bool
+vp_layer_ssm(const struct vp_model *m, uint64_t l)
+{
+	uint32_t i;
+
+	switch (vp_family_info[vp_model_family(m)].block) {
+	case VP_BLOCK_MAMBA2:
+		return true;
+	case VP_BLOCK_HYBRID:
+		for (i = 0; i < m->ssm.n_attn; i++)
+			if (m->ssm.attn[i] == l)
+				return false;
+		return true;
+	default:
+		return false;
+	}
 }
 
 uint64_t
@@ -846,6 +917,7 @@ vp_model_params(const struct vp_model *m, struct vp_param_count *out)
 	uint64_t h = m->hidden, q = vp_mul_sat(m->heads, m->head_dim);
 	uint64_t kv = vp_mul_sat(m->kv_heads, m->head_dim);
 	uint64_t attn, mlp, mlp_active, norms, layer, layer_active;
+	uint64_t ssm_layer = 0;
 
 	memset(out, 0, sizeof *out);
 	/* A layer graph: all of it is the one block. */
@@ -913,12 +985,27 @@ vp_model_params(const struct vp_model *m, struct vp_param_count *out)
 	if (vp_family_info[vp_model_family(m)].block == VP_BLOCK_MAMBA2)
 		layer = layer_active = vp_add_sat(norm_params(m),
 		    vp_ssm_mixer_params(m));
+	/* A hybrid's Mamba-2 blocks: the mixer instead of attention. */
+	if (vp_family_info[vp_model_family(m)].block == VP_BLOCK_HYBRID)
+		ssm_layer = vp_add_sat(vp_add_sat(vp_ssm_mixer_params(m), mlp),
+		    norms);
 	out->per_layer = layer;
 	out->dense_layer = vp_add_sat(vp_add_sat(attn, vp_mlp_params(m, m->ffn)),
 	    norms);
 	if (vp_family_info[vp_model_family(m)].block == VP_BLOCK_MAMBA2)
 		out->dense_layer = layer;
 	out->layers = vp_mul_sat(m->layers, layer);
+	/* A hybrid: its attention blocks are the Llama ones counted above,
+	 * the others Mamba-2 blocks; per_layer is the latter's. */
+	if (ssm_layer) {
+		uint64_t na = m->ssm.n_attn < m->layers ? m->ssm.n_attn :
+		    m->layers;
+
+		out->layers = vp_add_sat(vp_mul_sat(na, layer),
+		    vp_mul_sat(m->layers - na, ssm_layer));
+		out->per_layer = out->dense_layer = ssm_layer;
+		layer_active = out->layers / m->layers;
+	}
 	if (m->has_moe && vp_moe_dense_blocks(m, 0, m->layers)) {
 		/* DeepSeek: the first blocks keep a dense MLP; Qwen-MoE: the
 		 * mlp_only_layers and those off the sparse step. */

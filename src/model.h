@@ -40,12 +40,12 @@ struct vp_lgraph;
 	X(GEMMA3, "gemma3") X(GPT_OSS, "gpt-oss") \
 	X(DEEPSEEK_V2, "deepseek-v2") X(DEEPSEEK_V3, "deepseek-v3") \
 	X(PHI, "phi") X(GPT_NEOX, "gpt-neox") X(OPT, "opt") X(T5, "t5") \
-	X(MAMBA2, "mamba2")
+	X(MAMBA2, "mamba2") X(BAMBA, "bamba")
 /* Block builders of the lowering (graph.c's block_builders[]): where the
  * norms sit relative to the residual adds. */
 #define VP_BLOCK_LIST(X) X(PRE_NORM, "pre-norm") X(POST_NORM, "post-norm") \
 	X(LLAMA4, "llama4") X(MLA, "mla-pre-norm") X(PARALLEL, "parallel") \
-	X(MAMBA2, "mamba2")
+	X(MAMBA2, "mamba2") X(HYBRID, "mamba2-hybrid")
 /* What follows the last block (graph.c's head_builders[]). */
 #define VP_HEAD_LIST(X) \
 	X(LM, "lm-head") X(MLM, "mlm-head") X(LINEAR, "linear-head") \
@@ -222,7 +222,15 @@ struct vp_mla {
  * of conv_kernel taps) and dt (heads); the chunked scan runs in chunks
  * of `chunk` tokens.
  */
+#define VP_SSM_MAX_ATTN 64
 struct vp_ssm {
+	uint64_t heads;		/* the SSM's heads (0: the model's) */
+	uint64_t head_dim;	/* ... and their width (0: the model's) */
+	bool proj_bias;		/* biases on in_proj and out_proj */
+	/* A hybrid (block mamba2-hybrid, Bamba): the blocks (from 0)
+	 * whose mixer is attention; every other block's is Mamba-2. */
+	uint32_t n_attn;
+	uint32_t attn[VP_SSM_MAX_ATTN];
 	uint64_t state;		/* state_size (n) */
 	uint64_t groups;	/* n_groups of B and C */
 	uint64_t conv_kernel;	/* conv_kernel */
@@ -390,6 +398,9 @@ uint64_t vp_moe_dense_blocks(const struct vp_model *m, uint64_t first,
  * layer of Gemma-3 or gpt-oss); false for a model without a window. */
 bool vp_layer_local(const struct vp_model *m, uint64_t l);
 
+/* Whether block l (from 0) mixes with Mamba-2 (every block of a mamba2
+ * model, a hybrid's other than its attention blocks). */
+bool vp_layer_ssm(const struct vp_model *m, uint64_t l);
 /* Parameters of one Mamba-2 mixer (in_proj, conv1d, dt_bias, A_log, D,
  * the gated norm, out_proj), without the block's norm. */
 uint64_t vp_ssm_mixer_params(const struct vp_model *m);

@@ -131,6 +131,10 @@ static const struct key ssm_keys[] = {
 	{ "chunk", K_U64, 1, MAX_SEQ, NULL, 0, -1, NULL, false },
 	{ "conv_bias", K_BOOL, 0, 0, NULL, 0, -1, NULL, false },
 	{ "residual_fp32", K_BOOL, 0, 0, NULL, 0, -1, NULL, false },
+	{ "heads", K_U64, 1, MAX_HEADS, NULL, 0, -1, NULL, false },
+	{ "head_dim", K_U64, 1, MAX_HEADS, NULL, 0, -1, NULL, false },
+	{ "bias", K_BOOL, 0, 0, NULL, 0, -1, NULL, false },
+	{ "attention_layers", K_STR, 0, 0, NULL, 0, -1, NULL, false },
 };
 
 static const struct key train_keys[] = {
@@ -163,6 +167,7 @@ struct reading {
 	int bad_arch;		/* an architecture named but not supported */
 	const struct ynode *mla;
 	const struct ynode *ssm;
+	const char *ssm_attn;	/* ssm.attention_layers, "9,18,27" */
 };
 typedef void (*setter)(struct reading *r, const char *key, union val v);
 
@@ -296,6 +301,35 @@ set_ssm(struct reading *r, const char *k, union val v)
 	else if (!strcmp(k, "chunk")) q->chunk = v.u;
 	else if (!strcmp(k, "conv_bias")) q->conv_bias = v.b;
 	else if (!strcmp(k, "residual_fp32")) q->residual_fp32 = v.b;
+	else if (!strcmp(k, "heads")) q->heads = v.u;
+	else if (!strcmp(k, "head_dim")) q->head_dim = v.u;
+	else if (!strcmp(k, "bias")) q->proj_bias = v.b;
+	else if (!strcmp(k, "attention_layers")) r->ssm_attn = v.s;
+}
+
+/* "9,18,27": a hybrid's attention blocks, ascending.  0 or -1. */
+static int
+ssm_attn_list(const char *s, struct vp_model *m)
+{
+	struct vp_ssm *q = &m->ssm;
+	char *end;
+	unsigned long long v;
+
+	q->n_attn = 0;
+	while (*s) {
+		if (*s < '0' || *s > '9' || q->n_attn == VP_SSM_MAX_ATTN)
+			return -1;
+		v = strtoull(s, &end, 10);
+		if (v > MAX_LAYERS || (q->n_attn && v <= q->attn[q->n_attn - 1]))
+			return -1;
+		q->attn[q->n_attn++] = (uint32_t)v;
+		s = end;
+		if (*s == ',')
+			s++;
+		else if (*s)
+			return -1;
+	}
+	return 0;
 }
 
 static void
@@ -440,7 +474,7 @@ static int
 read_own(const struct ynode *root, const char *file, struct vp_model *m,
     struct vp_diags *d)
 {
-	struct reading rd = { m, NULL, NULL, 0, NULL, NULL };
+	struct reading rd = { m, NULL, NULL, 0, NULL, NULL, NULL };
 	size_t nerr;
 	const struct ynode *ly = ynode_get(root, "layers");
 
@@ -479,6 +513,14 @@ read_own(const struct ynode *root, const char *file, struct vp_model *m,
 		m->ssm.residual_fp32 = true;
 		nerr += read_map(rd.ssm, file, "'ssm'", ssm_keys,
 		    VP_NELEM(ssm_keys), &rd, set_ssm, d);
+		if (rd.ssm_attn != NULL && ssm_attn_list(rd.ssm_attn, m) != 0) {
+			vp_diag_add(d, file, ynode_get(rd.ssm,
+			    "attention_layers")->pos, VP_ERROR,
+			    "'attention_layers' must list block indices from "
+			    "0, ascending, separated by commas (\"9,18,27\"), "
+			    "at most %d", VP_SSM_MAX_ATTN);
+			nerr++;
+		}
 	}
 	family_defaults(root, m);
 	return nerr || rd.bad_arch ? -1 : 0;
@@ -570,6 +612,8 @@ static const struct hf_family hf_families[] = {
 	{ "mt5", "MT5", VP_FAMILY_T5, VP_NORM_RMSNORM, VP_POS_NONE,
 	    VP_ACT_RELU, false, false, false, true, false, false },
 	{ "mamba2", "Mamba2", VP_FAMILY_MAMBA2, VP_NORM_RMSNORM, VP_POS_NONE,
+	    VP_ACT_SWIGLU, false, false, false, false, false, false },
+	{ "bamba", "Bamba", VP_FAMILY_BAMBA, VP_NORM_RMSNORM, VP_POS_ROPE,
 	    VP_ACT_SWIGLU, false, false, false, false, false, false },
 };
 #undef D
@@ -1798,6 +1842,92 @@ hf_mamba2(const struct ynode *root, const char *file, struct vp_model *m,
 		    n->kind == YN_SCALAR ? n->str : ynode_kind_name(n));
 }
 
+/*
+ * BambaConfig (transformers 5.24): mamba_n_heads (128), mamba_d_head
+ * ("auto": mamba_expand x hidden_size / mamba_n_heads), mamba_n_groups
+ * (1), mamba_d_state (256), mamba_d_conv (4), mamba_expand (2),
+ * mamba_chunk_size (256), mamba_conv_bias (true), mamba_proj_bias
+ * (false), attn_layer_indices (the attention blocks; none: every block
+ * Mamba-2); partial_rotary_factor is 0.5 whatever the config says (the
+ * class hardcodes it), head_dim hidden / heads.  The sizes it leaves out
+ * are its defaults (hidden 4096, 32 layers, 32 heads, 8 KV heads,
+ * intermediate 14336, vocab 128000).  A z_loss_coefficient other than 0
+ * (an extra logsumexp of the logits) is not modelled.
+ */
+static void
+hf_bamba(const struct ynode *root, const char *file, struct vp_model *m,
+    struct vp_diags *d)
+{
+	const struct ynode *n;
+	struct vp_ssm *q = &m->ssm;
+	uint64_t expand = 2, v;
+	double zl;
+	bool b;
+	size_t i;
+
+	if (m->family != VP_FAMILY_BAMBA)
+		return;
+	if (ynode_get(root, "hidden_size") == NULL) m->hidden = 4096;
+	if (ynode_get(root, "num_hidden_layers") == NULL) m->layers = 32;
+	if (ynode_get(root, "num_attention_heads") == NULL) m->heads = 32;
+	if (ynode_get(root, "num_key_value_heads") == NULL) m->kv_heads = 8;
+	if (ynode_get(root, "intermediate_size") == NULL) m->ffn = 14336;
+	if (ynode_get(root, "vocab_size") == NULL) m->vocab = 128000;
+	*q = (struct vp_ssm){ .heads = 128, .groups = 1, .state = 256,
+	    .conv_kernel = 4, .chunk = 256, .conv_bias = true };
+	m->max_seq = 0;
+	hf_u64(root, file, "mamba_n_heads", 1, MAX_HEADS, &q->heads, -1, m, d);
+	hf_u64(root, file, "mamba_n_groups", 1, MAX_HEADS, &q->groups, -1, m, d);
+	hf_u64(root, file, "mamba_d_state", 1, MAX_HEADS, &q->state, -1, m, d);
+	hf_u64(root, file, "mamba_d_conv", 1, MAX_HEADS, &q->conv_kernel, -1, m, d);
+	hf_u64(root, file, "mamba_expand", 1, MAX_HEADS, &expand, -1, m, d);
+	hf_u64(root, file, "mamba_chunk_size", 1, MAX_SEQ, &q->chunk, -1, m, d);
+	if (hf_bool(root, file, "mamba_conv_bias", &b, d) > 0)
+		q->conv_bias = b;
+	if (hf_bool(root, file, "mamba_proj_bias", &b, d) > 0)
+		q->proj_bias = b;
+	n = ynode_get(root, "mamba_d_head");
+	if (n != NULL && !ynode_is_null(n) && !(n->kind == YN_SCALAR &&
+	    strcmp(n->str, "auto") == 0))
+		hf_u64(root, file, "mamba_d_head", 1, MAX_HEADS, &q->head_dim,
+		    -1, m, d);
+	else if (q->heads)
+		q->head_dim = expand * m->hidden / q->heads;
+	if (q->heads * q->head_dim != expand * m->hidden)
+		vp_diag_add(d, file, root->pos, VP_ERROR, "mamba_n_heads x "
+		    "mamba_d_head (%llu x %llu) must be mamba_expand x "
+		    "hidden_size (%llu x %llu)", (unsigned long long)q->heads,
+		    (unsigned long long)q->head_dim,
+		    (unsigned long long)expand, (unsigned long long)m->hidden);
+	n = ynode_get(root, "attn_layer_indices");
+	if (n != NULL && !ynode_is_null(n)) {
+		if (ynode_want(n, YN_SEQ, file, "attn_layer_indices", d) != 0)
+			return;
+		for (i = 0; i < n->nkids; i++) {
+			if (ynode_u64(n->kids[i], file, "attn_layer_indices", 0,
+			    MAX_LAYERS, &v, d) != 0)
+				return;
+			if (q->n_attn == VP_SSM_MAX_ATTN || (q->n_attn &&
+			    v <= q->attn[q->n_attn - 1])) {
+				vp_diag_add(d, file, n->kids[i]->pos, VP_ERROR,
+				    "attn_layer_indices must be ascending, at "
+				    "most %d", VP_SSM_MAX_ATTN);
+				return;
+			}
+			q->attn[q->n_attn++] = (uint32_t)v;
+		}
+	}
+	if ((n = ynode_get(root, "z_loss_coefficient")) != NULL &&
+	    !ynode_is_null(n) && ynode_double(n, file, "z_loss_coefficient",
+	    0, 1e9, &zl, d) == 0 && zl != 0)
+		vp_diag_add(d, file, n->pos, VP_ERROR, "z_loss_coefficient "
+		    "%g (the logits' logsumexp added to the loss) is not "
+		    "modelled; Bamba's configs say 0.0", zl);
+	if (m->heads && m->head_dim == 0 && m->hidden % m->heads == 0)
+		m->head_dim = m->hidden / m->heads;
+	m->rotary_dim = m->head_dim / 2;	/* partial_rotary_factor 0.5 */
+}
+
 /* The sizes every config must give; one message, for the first missing,
  * and only when nothing else went wrong.  `where` names the mapping. */
 static void
@@ -1929,6 +2059,7 @@ read_hf(const struct ynode *root, const char *file, unsigned flags,
 	hf_llama4(text, file, m, d);
 	hf_t5(text, file, m, d);
 	hf_mamba2(text, file, m, d);
+	hf_bamba(text, file, m, d);
 	hf_required(text, file, where, m, before, d);
 	return vp_diags_count(d, VP_ERROR) == before ? 0 : -1;
 }

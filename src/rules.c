@@ -1200,7 +1200,7 @@ parallel_block(const struct vp_plan *p, const struct vp_model *m,
  * accepted with a note: with mamba_ssm installed transformers runs
  * mamba_split_conv1d_scan_combined instead, which keeps far less.
  */
-#define SSM_GPU_NOTE "family mamba2 is lowered as transformers' " \
+#define SSM_GPU_NOTE "Mamba-2 blocks are lowered as transformers' " \
 	"torch_forward path (the chunked scan in PyTorch), what runs when " \
 	"mamba_ssm and causal_conv1d are not installed; with them, " \
 	"mamba_split_conv1d_scan_combined runs instead and keeps only " \
@@ -1216,7 +1216,8 @@ ssm_plan(const struct vp_plan *p, const struct vp_model *m, unsigned world,
 	size_t i;
 
 	(void)world;
-	if (vp_model_traits(m).block != VP_BLOCK_MAMBA2)
+	if (vp_model_traits(m).block != VP_BLOCK_MAMBA2 &&
+	    vp_model_traits(m).block != VP_BLOCK_HYBRID)
 		return 0;
 	if (m->impl != VP_IMPL_HF)
 		what = "an implementation other than hf";
@@ -1257,12 +1258,15 @@ ssm_plan(const struct vp_plan *p, const struct vp_model *m, unsigned world,
 		what = "--load";
 	else if (p->framework != VP_FW_TORCH)
 		what = "a --framework other than torch";
+	else if (p->attention == VP_ATTN_FLASH)
+		what = "--attention flash";
 	if (what != NULL)
-		return refuse(d, "%s is not modelled for family mamba2 (not "
+		return refuse(d, "%s is not modelled for family %s (not "
 		    "measured); it is modelled for full training through "
 		    "transformers 5.24's torch_forward path on one rank (data "
 		    "parallel with ZeRO 0-2 at most), --recompute none or "
-		    "full, --loss full", what);
+		    "full, --loss full", what,
+		    vp_family_names[vp_model_family(m)]);
 	if (d == NULL || p->device == VP_DEVICE_CPU)
 		return 0;
 	for (i = 0; i < d->n; i++)

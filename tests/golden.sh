@@ -763,6 +763,12 @@ run est-mamba-codestral-7b-1xh100 mamba-codestral-7b --gpus 1xH100 \
 run est-hf-mamba-codestral-7b tests/data/hf/mamba-codestral-7b-hf.config.json \
 	--device cpu --seq 1024 --precision bf16
 run refuse-mamba-codestral-tp mamba-codestral-7b --gpus 2xH100 --tp 2
+# A Mamba-2 hybrid (Bamba): the validation config (an attention block
+# between two Mamba-2 blocks) on the CPU, and LoRA on it, refused.
+run est-hf-bamba-cpu tests/data/hf-val/bamba.config.json --device cpu \
+	--micro-batch 2 --seq 64 --attention eager --explain
+run refuse-bamba-lora tests/data/hf-val/bamba.config.json --gpus 1xA100 \
+	--lora 16
 
 # Every option --help lists (made from the option table) is documented in
 # vramplan(1), and the manual documents no option the program lacks.
