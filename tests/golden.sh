@@ -769,6 +769,8 @@ run est-hf-bamba-cpu tests/data/hf-val/bamba.config.json --device cpu \
 	--micro-batch 2 --seq 64 --attention eager --explain
 run refuse-bamba-lora tests/data/hf-val/bamba.config.json --gpus 1xA100 \
 	--lora 16
+run est-own-bamba-tiny tests/data/ssm/bamba-tiny.yaml --device cpu \
+	--micro-batch 2 --seq 64 --attention eager
 
 # Every option --help lists (made from the option table) is documented in
 # vramplan(1), and the manual documents no option the program lacks.
