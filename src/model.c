@@ -632,6 +632,13 @@ vp_model_validate(struct vp_model *m, struct vp_diags *d)
 	if (vp_family_info[vp_model_family(m)].block == VP_BLOCK_MAMBA2) {
 		struct vp_ssm *q = &m->ssm;
 
+		if ((q->heads && q->heads != m->heads) || (q->head_dim &&
+		    q->head_dim != m->head_dim))
+			vp_diag_add(d, m->file, m->where[VP_F_FAMILY], VP_ERROR,
+			    "a mamba2 model's SSM heads are its 'heads' and "
+			    "'head_dim'; 'ssm' gives %llu of %llu",
+			    (unsigned long long)q->heads,
+			    (unsigned long long)q->head_dim);
 		q->heads = m->heads;
 		q->head_dim = m->head_dim;
 		q->proj_bias = m->bias;
@@ -1004,7 +1011,6 @@ vp_model_params(const struct vp_model *m, struct vp_param_count *out)
 		out->layers = vp_add_sat(vp_mul_sat(na, layer),
 		    vp_mul_sat(m->layers - na, ssm_layer));
 		out->per_layer = out->dense_layer = ssm_layer;
-		layer_active = out->layers / m->layers;
 	}
 	if (m->has_moe && vp_moe_dense_blocks(m, 0, m->layers)) {
 		/* DeepSeek: the first blocks keep a dense MLP; Qwen-MoE: the
@@ -1081,4 +1087,7 @@ vp_model_params(const struct vp_model *m, struct vp_param_count *out)
 	    out->head);
 	out->active = vp_add_sat(vp_add_sat(out->embedding,
 	    vp_mul_sat(m->layers, layer_active)), out->head);
+	/* A hybrid (no experts): every parameter is used per token. */
+	if (ssm_layer)
+		out->active = out->total;
 }
