@@ -98,6 +98,11 @@ CONFIGS = {
     "mamba2": ("mamba2", dict(vocab_size=256, hidden_size=128, num_hidden_layers=2, num_heads=8, head_dim=32,
                               n_groups=2, state_size=24, expand=2, conv_kernel=4, chunk_size=16,
                               tie_word_embeddings=False)),
+    # The same with the head tied to the embedding (Mamba-2 2.7B's layout), vocab 1024 so that the tied weight's
+    # two gradients matter.
+    "mamba2-tied": ("mamba2", dict(vocab_size=1024, hidden_size=128, num_hidden_layers=2, num_heads=8, head_dim=32,
+                                   n_groups=2, state_size=24, expand=2, conv_kernel=4, chunk_size=16,
+                                   tie_word_embeddings=True)),
     # Bamba (BambaForCausalLM, a Mamba-2 hybrid): blocks 0 and 2 Mamba-2 (8 heads of 32, 2 groups, state 24,
     # chunks of 16), block 1 Llama attention (4 heads of 32, 2 KV heads, RoPE on half of each head); a SwiGLU MLP of
     # 256 in every block; vocab 256, untied.
