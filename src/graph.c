@@ -2508,7 +2508,7 @@ ssm_mixer(struct lctx *x, int32_t h1)
 	y = ew(x, "Y contiguous", Np * I, f, y, -1, -1, -1, VP_CAT_ACT);
 	y = ew(x, "D add", Np * I, f, y, dres, -1, -1, VP_CAT_ACT);
 	/* mamba2_chunk_scan's locals live until it returns: the chunked x,
-	 * A, B and C, A's cumsum, D_residual, L, G, the decays, B * decay, the
+	 * A, B and C, A's cumsum, D_residual, L, G, M, the decays, B * decay, the
 	 * boundary states, C times them, both halves of the output, the
 	 * zero initial states and dt (measured: 1.1 MB of the fp32 case's
 	 * 10.6 MB freed at the return). */
@@ -2518,6 +2518,8 @@ ssm_mixer(struct lctx *x, int32_t h1)
 	release(x, "scan return", G, L, bp);
 	release(x, "scan return", dec, sdo, dch);
 	release(x, "scan return", acum, ap, dtb);
+	/* M is bmm's own operand unless autocast casts it: then a local. */
+	release(x, "scan return", M, -1, -1);
 
 	/* 5. MambaRMSNormGated(y, z), in fp32. */
 	g32 = cast(x, gate, f, VP_CAT_ACT);
@@ -2540,14 +2542,16 @@ ssm_mixer(struct lctx *x, int32_t h1)
 		o->wgrad_bytes = vp_mul_sat(I, B(x->gd));
 	}
 	o->bwd_tmp = vp_mul_sat(N * I, B(dt_of(x, no)));
-	no = cast(x, no, dt_of(x, h1), VP_CAT_ACT);
-	/* The mixer's locals: in_proj's output and the SiLU's, whole; and
-	 * its input, which Mamba2Block.forward names until it returns (not
-	 * what in_proj keeps under autocast, its cast). */
+	y = linear(x, LIN_SSM_OUT, cast(x, no, dt_of(x, h1), VP_CAT_ACT), I,
+	    x->h, q->proj_bias, true, VP_CAT_ACT);
+	/* The mixer's locals, through out_proj: in_proj's output and the
+	 * SiLU's, whole; scan_output, the norm's output before its cast;
+	 * and its input, which the block names until the mixer returns
+	 * (not what in_proj keeps under autocast, its cast). */
 	release(x, "mixer return", pc[1], pc[2], xc[0]);
 	release(x, "mixer return", xc[1], xc[2], h1);
-	return linear(x, LIN_SSM_OUT, no, I, x->h, q->proj_bias, true,
-	    VP_CAT_ACT);
+	release(x, "mixer return", no, -1, -1);
+	return y;
 }
 
 /*
