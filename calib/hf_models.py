@@ -132,6 +132,23 @@ CONFIGS = {
                                                patch_size=8),
                             image_token_id=500, vision_feature_layer=-2, vision_feature_select_strategy="default",
                             projector_hidden_act="gelu")),
+    # Mamba-2 (Mamba2ForCausalLM, torch_forward's chunked SSD scan on the CPU): expand 2 (intermediate 256),
+    # 8 heads of 32, 2 groups, state 24, conv kernel 4, chunks of 16 tokens, 2 blocks, vocab 256, untied head.
+    "mamba2": ("mamba2", dict(vocab_size=256, hidden_size=128, num_hidden_layers=2, num_heads=8, head_dim=32,
+                              n_groups=2, state_size=24, expand=2, conv_kernel=4, chunk_size=16,
+                              tie_word_embeddings=False)),
+    # The same with the head tied to the embedding (Mamba-2 2.7B's layout), vocab 1024 so that the tied weight's
+    # two gradients matter.
+    "mamba2-tied": ("mamba2", dict(vocab_size=1024, hidden_size=128, num_hidden_layers=2, num_heads=8, head_dim=32,
+                                   n_groups=2, state_size=24, expand=2, conv_kernel=4, chunk_size=16,
+                                   tie_word_embeddings=True)),
+    # Bamba (BambaForCausalLM, a Mamba-2 hybrid): blocks 0 and 2 Mamba-2 (8 heads of 32, 2 groups, state 24,
+    # chunks of 16), block 1 Llama attention (4 heads of 32, 2 KV heads, RoPE on half of each head); a SwiGLU MLP of
+    # 256 in every block; vocab 256, untied.
+    "bamba": ("bamba", dict(vocab_size=256, hidden_size=128, intermediate_size=256, num_hidden_layers=3,
+                            num_attention_heads=4, num_key_value_heads=2, attn_layer_indices=[1], mamba_n_heads=8,
+                            mamba_d_head=32, mamba_n_groups=2, mamba_d_state=24, mamba_d_conv=4, mamba_expand=2,
+                            mamba_chunk_size=16, max_position_embeddings=2048, tie_word_embeddings=False)),
     "bert": ("bert", dict(vocab_size=4096, hidden_size=128, num_hidden_layers=2, num_attention_heads=4,
                           intermediate_size=512, max_position_embeddings=512, hidden_dropout_prob=0.0,
                           attention_probs_dropout_prob=0.0)),

@@ -2686,6 +2686,412 @@ deberta_block(struct lctx *x, int32_t in)
 	return norm(x, "output norm", res);
 }
 
+/*
+ * Mamba-2 (transformers 5.24, modeling_mamba2.py, Mamba2Mixer's
+ * torch_forward path: what runs without the mamba_ssm and causal_conv1d
+ * kernels, as on the CPU).  Sizes: N = b s tokens, Np = b Lp with Lp the
+ * sequence padded to a multiple of the chunk (cs), c = Lp / cs chunks,
+ * H heads of P (I = H P, the inner width, the model's ffn), groups g of
+ * state n, conv channels C = I + 2 g n.  Measured on PyTorch 2.13 (what
+ * autograd keeps, walked from the block's output: calib/hf_models.py's
+ * mamba2 config, fp32, bf16 and bf16-mixed).
+ */
+static const struct lin LIN_SSM_IN = { "in_proj", 0, LIN_LOCAL };
+static const struct lin LIN_SSM_OUT = { "out_proj", 0, LIN_LOCAL };
+
+/*
+ * Tensor t, the output of the op just made, is really `k` views of one
+ * storage that the code splits (projected_states.split, torch.split of
+ * the conv's output): t becomes the first piece (n[0] elements) and the
+ * others are outputs of the same op, so that each can be consumed and
+ * saved on its own while the bytes stay those of the one tensor.
+ */
+static void
+split_views(struct lctx *x, int32_t t, const uint64_t *n, int k,
+    int32_t *piece)
+{
+	struct vp_op *o = &x->g->op[x->g->nop - 1];
+	enum vp_dtype dt = dt_of(x, t);
+	int i;
+
+	x->g->t[t].bytes = vp_mul_sat(n[0], B(dt));
+	piece[0] = t;
+	for (i = 1; i < k; i++) {
+		piece[i] = tnew(x, n[i], dt, VP_CAT_ACT, x->g->t[t].name,
+		    rg_of(x, t));
+		OUT(o, piece[i]);
+	}
+}
+
+/*
+ * One torch.einsum of the chunked scan: it permutes each operand into
+ * bmm's batched layout, copying it where the permutation is no view (an
+ * operand's copy of `ca` / `cb` elements, 0 = none), and bmm keeps both
+ * (under autocast their casts to the compute dtype: the fp32 copies are
+ * transients, and backward makes the casts' gradients before theirs).
+ * The result, nout elements, is bmm's output seen in the einsum's order.
+ */
+static int32_t
+ssd_einsum(struct lctx *x, const char *name, int32_t a, uint64_t ca,
+    int32_t b, uint64_t cb, uint64_t nout)
+{
+	struct vp_op *o = opnew(x, name);
+	int32_t op[2] = { a, b }, keep[2];
+	uint64_t cp[2] = { ca, cb };
+	enum vp_dtype odt = x->autocast ? x->c : promote(dt_of(x, a),
+	    dt_of(x, b));
+	bool rg = rg_of(x, a) || rg_of(x, b);
+	int32_t y;
+	int i;
+
+	IN(o, a);
+	IN(o, b);
+	for (i = 0; i < 2; i++) {
+		enum vp_dtype dt = dt_of(x, op[i]);
+		bool cast16 = x->autocast && dt != x->c;
+		uint64_t n = cp[i] ? cp[i] : elems_of(x, op[i]);
+
+		keep[i] = op[i];
+		if (!cp[i] && !cast16)
+			continue;
+		keep[i] = tnew(x, n, cast16 ? x->c : dt, VP_CAT_ACT, name,
+		    false);
+		OUT(o, keep[i]);
+		if (cp[i] && cast16)
+			o->fwd_tmp = vp_add_sat(o->fwd_tmp, vp_mul_sat(n,
+			    B(dt)));
+		if (cast16 && rg_of(x, op[i]))
+			o->bwd_tmp = vp_add_sat(o->bwd_tmp, vp_mul_sat(n,
+			    B(x->c)));
+	}
+	y = tnew(x, nout, odt, VP_CAT_ACT, name, rg);
+	OUT(o, y);
+	if (rg) {
+		SAVE(o, keep[0]);
+		SAVE(o, keep[1]);
+	}
+	return y;
+}
+
+/* A product with a broadcast operand (x * dt[..., None], B * decay,
+ * C_times_states * decay): the broadcast operand's gradient is the
+ * product with the other's, then a sum (one transient of the output). */
+static int32_t
+bcast_mul(struct lctx *x, const char *name, uint64_t n, int32_t a,
+    int32_t b)
+{
+	int32_t y = ew(x, name, n, promote(dt_of(x, a), dt_of(x, b)), a, b,
+	    rg_of(x, b) ? a : -1, rg_of(x, a) ? b : -1, VP_CAT_ACT);
+
+	x->g->op[x->g->nop - 1].bwd_tmp = vp_mul_sat(n, B(dt_of(x, y)));
+	return y;
+}
+
+/* segment_sum(t).exp() over the last dim of t (rows of cs): expand,
+ * masked_fill, cumsum, masked_fill, exp, each a new tensor of rows x cs
+ * x cs (the masks, cs x cs bools, are left out); exp keeps its result. */
+static int32_t
+ssd_segsum_exp(struct lctx *x, int32_t t, uint64_t rows, uint64_t cs)
+{
+	uint64_t n = vp_mul_sat(rows, vp_mul_sat(cs, cs));
+	int32_t y;
+
+	y = ew(x, "segsum fill", n, VP_FP32, t, -1, -1, -1, VP_CAT_ACT);
+	/* The masked gradient, before the expand's sum. */
+	x->g->op[x->g->nop - 1].bwd_tmp = vp_mul_sat(n, B(VP_FP32));
+	y = ew(x, "segsum cumsum", n, VP_FP32, y, -1, -1, -1, VP_CAT_ACT);
+	/* cumsum's backward: flip, cumsum, flip. */
+	x->g->op[x->g->nop - 1].bwd_tmp = vp_mul_sat(n, B(VP_FP32));
+	y = ew(x, "segsum fill", n, VP_FP32, y, -1, -1, -1, VP_CAT_ACT);
+	y = ew(x, "segsum exp", n, VP_FP32, y, -1, -1, -1, VP_CAT_ACT);
+	save_result(x, y);
+	return y;
+}
+
+/*
+ * A weightless op that only ends the life of what Python still names
+ * (a function's locals at its return): up to VP_OP_MAXKEEP tensors.
+ */
+static void
+release(struct lctx *x, const char *name, int32_t a, int32_t b, int32_t c)
+{
+	struct vp_op *o = opnew(x, name);
+
+	o->keep[0] = a;
+	o->keep[1] = b;
+	o->keep[2] = c;
+}
+
+/*
+ * The mixer (Mamba2Mixer.forward and mamba2_chunk_scan, torch_forward).
+ * in_proj's output (kept whole by the views split from it until the
+ * mixer returns) is the gate z, xBC and dt; xBC.to(conv weight dtype)
+ * through the depthwise conv1d (padding k - 1: its output has s + k - 1
+ * steps, the SiLU reads the first s and keeps the whole); the SiLU's
+ * output split into x, B and C.  The scan: dt + dt_bias, softplus,
+ * clamp (each keeps its input), x.float() and B, C .float() repeated
+ * to every head; D_residual = D * pad(x); x * dt and A * dt; the four
+ * reshape_into_chunks pads (copies, also with nothing to pad); the
+ * cumsum of A; L = exp(segsum(A)); G = C B^T per chunk, M = G * L,
+ * Y_diag = M x; decay_states, B * decay, the chunk states; the states
+ * of the chunk boundaries (cat with zeros, exp(segsum) of the chunk
+ * sums); C times the states, times exp(A_cumsum); the sum made
+ * contiguous, plus D_residual.  Then MambaRMSNormGated: y * silu(z) in
+ * fp32, an RMSNorm over groups of I / g, times the weight; out_proj on
+ * it cast to the mixer input's dtype.
+ */
+static int32_t
+ssm_mixer(struct lctx *x, int32_t h1)
+{
+	const struct vp_model *m = x->m;
+	const struct vp_ssm *q = &m->ssm;
+	uint64_t b = x->b, s = x->s, N = b * s, H = q->heads, P = q->head_dim;
+	uint64_t I = H * P, gn = q->groups * q->state, C = I + 2 * gn;
+	uint64_t cs = q->chunk, c = (s + cs - 1) / cs, Lp = c * cs;
+	uint64_t Np = b * Lp, n = q->state, hb = vp_mul_sat(H, B(x->gd));
+	uint64_t ns = b * c * H * P * n, nz = b * (c + 1) * H * P * n;
+	uint64_t pn[3], xn[3];
+	enum vp_dtype f = VP_FP32, pd;
+	int32_t proj, pc[3], gate, xbc, dtp, xin, cv, sx, xc[3];
+	int32_t dtb, dt1, dt2, x32, b32, c32, brep, crep, xpad, dres, xdt, adt;
+	int32_t xp, ap, bp, cp, acum, L, G, M, yd, dec, bd, st, z, cat, dch;
+	int32_t nst, sdo, cts, yo, y, g32, sg, hg, hn, no;
+	struct vp_op *o;
+
+	/* 1. in_proj: z, xBC, dt. */
+	proj = linear(x, LIN_SSM_IN, h1, x->h, I + C + H, q->proj_bias, true,
+	    VP_CAT_ACT);
+	pn[0] = N * I; pn[1] = N * C; pn[2] = N * H;
+	split_views(x, proj, pn, 3, pc);
+	gate = pc[0]; xbc = pc[1]; dtp = pc[2];
+	pd = dt_of(x, proj);
+
+	/* 2. The causal conv1d: under autocast an fp32 copy (the weight's
+	 * dtype), then autocast's cast back for the convolution. */
+	xin = cast(x, xbc, x->w, VP_CAT_ACT);
+	o = opnew(x, "conv1d");
+	IN(o, xin);
+	{
+		int32_t ci = xin, wc;
+
+		if (x->autocast && dt_of(x, xin) != x->c) {
+			ci = tnew(x, N * C, x->c, VP_CAT_ACT, "conv1d input",
+			    false);
+			OUT(o, ci);
+			/* The cast's gradient, then the fp32 one. */
+			o->bwd_tmp = vp_mul_sat(N * C, B(x->c));
+		}
+		wc = x->autocast && x->w != x->c ? tnew(x, C * q->conv_kernel,
+		    x->c, VP_CAT_ACT, "conv1d weight", false) : -1;
+		if (wc >= 0)
+			OUT(o, wc);
+		cv = tnew(x, b * C * (s + q->conv_kernel - 1), dt_of(x, ci),
+		    VP_CAT_ACT, "conv1d", true);
+		OUT(o, cv);
+		SAVE(o, ci);
+		if (wc >= 0)
+			SAVE(o, wc);
+		/* Saving a view of in_proj's output keeps all of it. */
+		if (ci == xbc) {
+			SAVE(o, gate);
+			SAVE(o, dtp);
+		}
+		o->wgrad_bytes = vp_mul_sat(C * (q->conv_kernel +
+		    (q->conv_bias ? 1 : 0)), B(x->gd));
+		if (q->conv_bias)
+			o->wgrad_bias_bytes = vp_mul_sat(C, B(x->gd));
+	}
+	sx = ew(x, "conv silu", b * C * s, dt_of(x, cv), cv, -1, cv, -1,
+	    VP_CAT_ACT);
+	/* SiLU's gradient of the s steps, then the slice's of all. */
+	x->g->op[x->g->nop - 1].bwd_tmp = vp_mul_sat(b * C * s,
+	    B(dt_of(x, cv)));
+	xn[0] = N * I; xn[1] = N * gn; xn[2] = N * gn;
+	split_views(x, sx, xn, 3, xc);
+
+	/* 3. dt, x, B, C. */
+	dtb = ew(x, "dt bias", N * H, pd, dtp, -1, -1, -1, VP_CAT_ACT);
+	x->g->op[x->g->nop - 1].wgrad_bytes = hb;
+	dtb = ew(x, "dt softplus", N * H, pd, dtb, -1, dtb, -1, VP_CAT_ACT);
+	dtb = ew(x, "dt clamp", N * H, pd, dtb, -1, dtb, -1, VP_CAT_ACT);
+	x32 = cast(x, xc[0], f, VP_CAT_ACT);
+	b32 = cast(x, xc[1], f, VP_CAT_ACT);
+	brep = ew(x, "B repeat", N * H * n, f, b32, -1, -1, -1, VP_CAT_ACT);
+	c32 = cast(x, xc[2], f, VP_CAT_ACT);
+	crep = ew(x, "C repeat", N * H * n, f, c32, -1, -1, -1, VP_CAT_ACT);
+	xpad = ew(x, "pad", Np * P * H, f, x32, -1, -1, -1, VP_CAT_ACT);
+	dres = ew(x, "D residual", Np * I, f, xpad, -1, xpad, -1, VP_CAT_ACT);
+	o = &x->g->op[x->g->nop - 1];
+	o->wgrad_bytes = hb;
+	o->bwd_tmp = vp_mul_sat(Np * I, B(f));
+	dt1 = cast(x, dtb, f, VP_CAT_ACT);
+	xdt = bcast_mul(x, "x dt", N * I, x32, dt1);
+	/* x * dt keeps a view of the SiLU's output: all of it. */
+	if (x32 == xc[0]) {
+		SAVE(&x->g->op[x->g->nop - 1], xc[1]);
+		SAVE(&x->g->op[x->g->nop - 1], xc[2]);
+	}
+	dt2 = cast(x, dtb, f, VP_CAT_ACT);
+	adt = ew(x, "A dt", N * H, f, dt2, -1, dt2, -1, VP_CAT_ACT);
+	x->g->op[x->g->nop - 1].wgrad_bytes = hb;	/* A_log */
+
+	/* 4. Chunks. */
+	xp = ew(x, "pad", Np * I, f, xdt, -1, -1, -1, VP_CAT_ACT);
+	ap = ew(x, "pad", Np * H, f, adt, -1, -1, -1, VP_CAT_ACT);
+	bp = ew(x, "pad", Np * H * n, f, brep, -1, -1, -1, VP_CAT_ACT);
+	cp = ew(x, "pad", Np * H * n, f, crep, -1, -1, -1, VP_CAT_ACT);
+	acum = ew(x, "A cumsum", Np * H, f, ap, -1, -1, -1, VP_CAT_ACT);
+	L = ssd_segsum_exp(x, ap, Np * H / cs, cs);
+	G = ssd_einsum(x, "G einsum", cp, Np * H * n, bp, Np * H * n,
+	    Np * H * cs);
+	M = ew(x, "G * L", Np * H * cs, promote(dt_of(x, G), f), G, L, G, L,
+	    VP_CAT_ACT);
+	/* M is G's layout, (b, c, h, l, s), already bmm's: no copy. */
+	yd = ssd_einsum(x, "Y_diag einsum", M, 0, xp, Np * I, Np * I);
+	dec = ew(x, "decay sub", Np * H, f, acum, -1, -1, -1, VP_CAT_ACT);
+	dec = ew(x, "decay exp", Np * H, f, dec, -1, -1, -1, VP_CAT_ACT);
+	save_result(x, dec);
+	bd = bcast_mul(x, "B decay", Np * H * n, bp, dec);
+	st = ssd_einsum(x, "states einsum", bd, Np * H * n, xp, Np * I, ns);
+	z = ew(x, "zeros", b * H * P * n, dt_of(x, st), -1, -1, -1, -1,
+	    VP_CAT_ACT);
+	cat = ew(x, "states cat", nz, dt_of(x, st), z, st, -1, -1,
+	    VP_CAT_ACT);
+	dch = ew(x, "chunk decay exp", b * H * (c + 1) * (c + 1), f, acum, -1,
+	    -1, -1, VP_CAT_ACT);
+	save_result(x, dch);
+	nst = ssd_einsum(x, "chunk states einsum", dch, 0, cat, nz, nz);
+	sdo = ew(x, "state decay exp", Np * H, f, acum, -1, -1, -1,
+	    VP_CAT_ACT);
+	save_result(x, sdo);
+	cts = ssd_einsum(x, "C states einsum", cp, Np * H * n, nst, ns,
+	    Np * I);
+	yo = bcast_mul(x, "Y_off", Np * I, cts, sdo);
+	y = ew(x, "Y add", Np * I, f, yd, yo, -1, -1, VP_CAT_ACT);
+	y = ew(x, "Y contiguous", Np * I, f, y, -1, -1, -1, VP_CAT_ACT);
+	y = ew(x, "D add", Np * I, f, y, dres, -1, -1, VP_CAT_ACT);
+	/* mamba2_chunk_scan's locals live until it returns: the chunked x,
+	 * A, B and C, A's cumsum, D_residual, L, G, M, the decays, B * decay, the
+	 * boundary states, C times them, both halves of the output, the
+	 * zero initial states and dt (measured: 1.1 MB of the fp32 case's
+	 * 10.6 MB freed at the return). */
+	release(x, "scan return", xp, cp, dres);
+	release(x, "scan return", bd, nst, z);
+	release(x, "scan return", yd, yo, cts);
+	release(x, "scan return", G, L, bp);
+	release(x, "scan return", dec, sdo, dch);
+	release(x, "scan return", acum, ap, dtb);
+	/* M is bmm's own operand unless autocast casts it: then a local. */
+	release(x, "scan return", M, -1, -1);
+
+	/* 5. MambaRMSNormGated(y, z), in fp32. */
+	g32 = cast(x, gate, f, VP_CAT_ACT);
+	sg = ew(x, "gate silu", N * I, f, g32, -1, g32, -1, VP_CAT_ACT);
+	hg = ew(x, "gate mul", N * I, f, y, sg, y, sg, VP_CAT_ACT);
+	hn = rms_normalize(x, hg, N * q->groups, I / q->groups);
+	/* pow(2)'s backward, grad * (2 * x.pow(1)) (pow_backward): both
+	 * temporaries of x's size live until the product is made (measured
+	 * at this norm, where the fp32 step peaks: four tensors of x over
+	 * the gradient of x; rms_core's pow is five ops back). */
+	assert(dt_of(x, hn) == f &&
+	    strcmp(x->g->op[x->g->nop - 5].name, "rms pow") == 0);
+	x->g->op[x->g->nop - 5].bwd_tmp = vp_mul_sat(2 * N * I, B(f));
+	o = opnew(x, "mixer norm");
+	IN(o, hn);
+	no = tnew(x, N * I, promote(x->w, f), VP_CAT_ACT, "mixer norm", true);
+	OUT(o, no);
+	if (!x->frozen) {
+		SAVE(o, hn);
+		o->wgrad_bytes = vp_mul_sat(I, B(x->gd));
+	}
+	o->bwd_tmp = vp_mul_sat(N * I, B(dt_of(x, no)));
+	y = linear(x, LIN_SSM_OUT, cast(x, no, dt_of(x, h1), VP_CAT_ACT), I,
+	    x->h, q->proj_bias, true, VP_CAT_ACT);
+	/* The mixer's locals, through out_proj: in_proj's output and the
+	 * SiLU's, whole; scan_output, the norm's output before its cast;
+	 * and its input, which the block names until the mixer returns
+	 * (not what in_proj keeps under autocast, its cast). */
+	release(x, "mixer return", pc[1], pc[2], xc[0]);
+	release(x, "mixer return", xc[1], xc[2], h1);
+	release(x, "mixer return", no, -1, -1);
+	return y;
+}
+
+/*
+ * Mamba2Block: hidden_states.to(norm weight dtype), Mamba2RMSNorm
+ * (Llama's), the residual in fp32 (residual_in_fp32), the mixer, the sum.
+ */
+static int32_t
+mamba2_block(struct lctx *x, int32_t in)
+{
+	int32_t h1, res, out;
+
+	h1 = norm(x, "input norm", cast(x, in, x->w, VP_CAT_ACT));
+	res = x->m->ssm.residual_fp32 ? cast(x, in, VP_FP32, VP_CAT_ACT) : in;
+	out = ssm_mixer(x, h1);
+	out = ew(x, "residual add", elems_of(x, in), promote(dt_of(x, res),
+	    dt_of(x, out)), res, out, -1, -1, VP_CAT_ACT);
+	/* The caller's hidden_states holds the block input until the block
+	 * returns. */
+	x->g->op[x->g->nop - 1].keep[0] = in;
+	return out;
+}
+
+/*
+ * A Mamba-2 hybrid's block (BambaDecoderLayer, transformers 5.24):
+ * input_layernorm, the mixer (Mamba-2's, or in the attention blocks
+ * Llama's attention with partial RoPE: rotate the first rotary_dim dims
+ * of each head, concatenate the rest, as Phi's), the residual,
+ * pre_ff_layernorm, the SwiGLU MLP, the residual, all in the model's
+ * dtype (no fp32 residual).
+ */
+static int32_t
+hybrid_block(struct lctx *x, int32_t in)
+{
+	const struct vp_model *m = x->m;
+	const struct vp_family_info *fam = &x->fam;
+	uint64_t n = x->b * x->s, qd = x->a * x->d, kd = x->kv * x->d;
+	int32_t h1, o, res, h2, mlp;
+
+	h1 = norm(x, "input norm", in);
+	if (vp_layer_ssm(m, x->global_layer)) {
+		o = ssm_mixer(x, h1);
+	} else {
+		uint64_t r = m->rotary_dim ? m->rotary_dim : x->d;
+		int32_t q, k, v, ctx, cs;
+
+		assert(fam->rope_cat && !fam->fused_qkv);
+		q = linear(x, block_lin(x, VP_ROLE_Q), h1, x->h, qd,
+		    m->qkv_bias, true, VP_CAT_ACT);
+		k = linear(x, block_lin(x, VP_ROLE_K), h1, x->h, kd,
+		    m->qkv_bias, true, VP_CAT_ACT);
+		v = linear(x, block_lin(x, VP_ROLE_V), h1, x->h, kd,
+		    m->qkv_bias, true, VP_CAT_ACT);
+		/* cos and sin (s, r), which the muls save. */
+		cs = ew(x, "rope cos sin", 2 * x->s * r, dt_of(x, q), -1, -1,
+		    -1, -1, VP_CAT_ACT);
+		if (rg_of(x, q) || rg_of(x, k))
+			x->g->op[x->g->nop - 1].saved[0] = cs;
+		q = rope_partial(x, q, qd, r);
+		k = rope_partial(x, k, kd, r);
+		(void)repeat_kv(x, &k, &v);
+		ctx = attention_core(x, q, k, v, fam->softmax_fp32,
+		    fam->mask_fp32);
+		/* q is the concatenation, contiguous (b, a, s, d): the
+		 * output's reshape back copies. */
+		ctx = ew(x, "attn transpose", n * qd, dt_of(x, ctx), ctx, -1,
+		    -1, -1, VP_CAT_ACT);
+		o = linear(x, block_lin(x, VP_ROLE_O), ctx, qd, x->h,
+		    m->o_bias > 0, true, VP_CAT_ACT);
+	}
+	res = ew(x, "residual add", elems_of(x, in), promote(dt_of(x, in),
+	    dt_of(x, o)), in, o, -1, -1, VP_CAT_ACT);
+	h2 = norm(x, "pre ff norm", res);
+	mlp = mlp_block(x, h2, x->f);
+	return ew(x, "residual add", elems_of(x, res), promote(dt_of(x, res),
+	    dt_of(x, mlp)), res, mlp, -1, -1, VP_CAT_ACT);
+}
+
 typedef int32_t (*block_fn)(struct lctx *x, int32_t in);
 static const block_fn block_builders[VP_BLOCK_COUNT] = {
 	[VP_BLOCK_PRE_NORM] = prenorm_block,
@@ -2695,6 +3101,8 @@ static const block_fn block_builders[VP_BLOCK_COUNT] = {
 	[VP_BLOCK_PARALLEL] = parallel_block,
 	[VP_BLOCK_MODERNBERT] = modernbert_block,
 	[VP_BLOCK_DEBERTA] = deberta_block,
+	[VP_BLOCK_MAMBA2] = mamba2_block,
+	[VP_BLOCK_HYBRID] = hybrid_block,
 };
 
 /*
@@ -2957,9 +3365,25 @@ logit_softcap(struct lctx *x, int32_t lg)
 static int32_t
 lm_head(struct lctx *x, int32_t hsd, uint64_t *rows, int32_t held[2])
 {
-	int32_t lg, up;
+	int32_t lg, up, mamba_out = -1;
 
 	hsd = norm(x, "final norm", hsd);
+	/* Mamba2ForCausalLM: lm_head(hidden_states.to(lm_head.weight.dtype)),
+	 * the fp32 residual stream's norm cast to the weights' dtype.  The
+	 * backbone's inputs_embeds lives until Mamba2Model.forward returns,
+	 * and the forward's hidden_states (the norm's output) until the loss
+	 * is made (measured: one more tensor of b s h at the loss); Bamba's
+	 * (BambaModel, BambaForCausalLM.forward) the same, without the
+	 * cast. */
+	if (x->fam.block == VP_BLOCK_MAMBA2 || x->fam.block ==
+	    VP_BLOCK_HYBRID) {
+		mamba_out = hsd;
+		if (x->g->layer_input[1] >= 0)
+			release(x, "backbone return", x->g->layer_input[1], -1,
+			    -1);
+		if (x->fam.block == VP_BLOCK_MAMBA2)
+			hsd = cast(x, hsd, x->w, VP_CAT_ACT);
+	}
 	lg = linear(x, LIN_LM_HEAD, hsd, x->h, x->V, x->fam.head_bias, true,
 	    VP_CAT_LOGITS);
 	lg = logit_softcap(x, lg);
@@ -2974,6 +3398,7 @@ lm_head(struct lctx *x, int32_t hsd, uint64_t *rows, int32_t held[2])
 	held[1] = -1;
 	if (x->fam.pad_labels) {
 		*rows = x->b * x->s;
+		held[1] = mamba_out;
 		return up;
 	}
 	/* The upcast stays referenced until the loss is computed. */
@@ -4546,6 +4971,23 @@ rank_params(struct vp_graph *g, const struct vp_model *m,
 	    ((double)(pc.per_layer - expert_params) / (double)tp +
 	    (double)expert_params / (double)ep) +
 	    (double)dense_here * (double)pc.dense_layer / (double)tp);
+	/* A Mamba-2 hybrid (one rank, rules.c): its attention blocks'
+	 * parameters differ from the Mamba-2 ones (per_layer). */
+	if (m->ssm.n_attn > 0) {
+		uint64_t l, na = 0, na_all = 0, attn_layer;
+
+		for (l = 0; l < m->layers; l++)
+			if (!vp_layer_ssm(m, l)) {
+				na_all++;
+				if (l >= offset && l < offset + real_blocks)
+					na++;
+			}
+		attn_layer = na_all ? (pc.layers - (m->layers - na_all) *
+		    pc.per_layer) / na_all : 0;
+		g->params = na * attn_layer + (real_blocks - na) *
+		    pc.per_layer;
+		g->stage_block_params = g->params;
+	}
 	g->stage_block_params = g->params;
 	if (first)
 		g->params += pc.embedding / tp;
@@ -4634,6 +5076,16 @@ persistent_terms(struct vp_graph *g, const struct lctx *x,
 
 		if (ex > big)
 			big = ex;
+	}
+	/* Mamba-2: in_proj, h x (2 inner + 2 groups state + heads). */
+	if (x->fam.block == VP_BLOCK_MAMBA2 || x->fam.block ==
+	    VP_BLOCK_HYBRID) {
+		uint64_t ip = vp_mul_sat(x->h, 2 * m->ssm.heads *
+		    m->ssm.head_dim + 2 * m->ssm.groups * m->ssm.state +
+		    m->ssm.heads);
+
+		if (ip > big)
+			big = ip;
 	}
 	g->largest_param_bytes = vp_mul_sat(big, B(x->w));
 }

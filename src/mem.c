@@ -727,9 +727,9 @@ forward(struct sim *s, size_t a, size_t b, bool segment_rerun)
 		tmp_free(s);
 		for (k = 0; k < VP_OP_MAXIO && o->in[k] >= 0; k++)
 			t_unref(s, o->in[k]);
-		/* A rerun segment holds nothing by Python reference
-		 * (rerun_segment counts no keep). */
-		for (k = 0; k < VP_OP_MAXKEEP && !segment_rerun; k++)
+		/* What Python names until this op: released here, in a
+		 * re-run too (rerun_segment counts the references again). */
+		for (k = 0; k < VP_OP_MAXKEEP; k++)
 			if (o->keep[k] >= 0)
 				t_unref(s, o->keep[k]);
 		/* Leaving autocast drops its weight cache. */
@@ -1011,6 +1011,12 @@ rerun_segment(struct sim *s, const struct seg *sg)
 			s->refs[o->in[k]]++;
 		for (k = 0; k < VP_OP_MAXIO && o->saved[k] >= 0; k++)
 			s->refs[o->saved[k]]++;
+		/* What Python names until an op of the segment (a
+		 * function's locals, graph.c's release) lives as long in the
+		 * re-run; forward() drops these references again. */
+		for (k = 0; k < VP_OP_MAXKEEP; k++)
+			if (o->keep[k] >= 0)
+				s->refs[o->keep[k]]++;
 	}
 	forward(s, sg->first, sg->end, true);
 }
@@ -2688,7 +2694,8 @@ vp_mem_estimate_fast(const struct vp_model *m, const struct vp_plan *p,
 	 * two stacks and CLIP's two towers. */
 	if (blocks <= (n0 + 2) * per + r || o->explain ||
 	    (m->has_moe && vp_moe_dense_blocks(m, 0, m->layers)) ||
-	    m->arch == VP_ARCH_ENCDEC || vp_model_family(m) == VP_FAMILY_CLIP)
+	    m->arch == VP_ARCH_ENCDEC || vp_model_family(m) == VP_FAMILY_CLIP ||
+	    m->ssm.n_attn > 0)
 		return estimate(m, p, o, out, NULL, false);
 	k = (double)(blocks - (n0 + 1) * per - r) / (double)per;
 	q.explain = 0;

@@ -444,6 +444,39 @@ const struct vp_family_info vp_family_info[VP_FAMILY_COUNT] = {
 		.cohere_ln = true, .logit_scale = true, .causal_mask = true,
 		.lin = DECODER_LINEARS,
 	},
+	/*
+	 * Mamba-2 (Mamba2ForCausalLM, transformers 5.24's
+	 * models/mamba2/modeling_mamba2.py, torch_forward: the chunked SSD
+	 * scan in PyTorch, what runs without the mamba_ssm and causal_conv1d
+	 * kernels): each block is an RMSNorm, the mixer and the residual
+	 * (graph.c, mamba2_block); norm_f, the untied lm_head on the
+	 * hidden states cast to its dtype, fp32 logits, the shared
+	 * ForCausalLMLoss (whose upcast of fp32 logits is no copy).  No attention and no MLP: lin[] is empty (the
+	 * mixer's in_proj and out_proj are not LoRA targets here).
+	 */
+	[VP_FAMILY_MAMBA2] = {
+		.source = "transformers Mamba2ForCausalLM (v5.24, torch_forward)",
+		.arch = VP_ARCH_DECODER, .block = VP_BLOCK_MAMBA2,
+		.head = VP_HEAD_LM, .logits_fp32 = true, .pad_labels = true,
+	},
+	/*
+	 * Bamba (BambaForCausalLM, transformers 5.24's
+	 * models/bamba/modeling_bamba.py): a Mamba-2 hybrid whose blocks are
+	 * Llama's pre-norm ones (RMSNorm, a mixer, the residual, RMSNorm,
+	 * SwiGLU, the residual) with a Mamba-2 mixer (Mamba2Mixer's
+	 * torch_forward, no fp32 residual) in every block but the attention
+	 * ones (the model's ssm.attn), whose attention is Llama's with
+	 * partial RoPE (half of each head, rotated then concatenated); the
+	 * lm_head and the shared ForCausalLMLoss.  The Llama traits come
+	 * through hf_changes (LLAMAS).
+	 */
+	[VP_FAMILY_BAMBA] = {
+		.source = "transformers BambaForCausalLM (v5.24, torch_forward)",
+		.arch = VP_ARCH_DECODER, .block = VP_BLOCK_HYBRID,
+		.head = VP_HEAD_LM, .repeat_kv = true, .softmax_fp32 = true,
+		.mask_fp32 = true, .logits_fp32 = true, .rope_cat = true,
+		.lin = DECODER_LINEARS,
+	},
 };
 
 enum vp_family
@@ -480,6 +513,10 @@ vp_model_traits(const struct vp_model *m)
 	/* Falcon's new decoder architecture: ln_attn and ln_mlp. */
 	if (m->par_norms)
 		t.par_norms = m->par_norms;
+	/* A Mamba-2 block has neither attention nor MLP linears (and a
+	 * hybrid's attention blocks are Hugging Face's, never fused). */
+	if (t.block == VP_BLOCK_MAMBA2 || t.block == VP_BLOCK_HYBRID)
+		return t;
 	assert(t.lin[t.fused_qkv ? VP_ROLE_QKV : VP_ROLE_Q] != NULL);
 	assert(t.lin[VP_ROLE_O] != NULL && t.lin[VP_ROLE_DOWN] != NULL);
 	return t;
@@ -497,7 +534,7 @@ vp_model_traits(const struct vp_model *m)
 /* Qwen3's and DeepSeek's modeling files are generated from Llama's
  * (modular transformers): every change to Llama's code is one to theirs. */
 #define LLAMAS (FAM(LLAMA) | FAM(QWEN3) | FAM(LLAMA4) | FAM(GEMMA3) | \
-    FAM(GPT_OSS) | FAM(DEEPSEEK_V2) | FAM(DEEPSEEK_V3))
+    FAM(GPT_OSS) | FAM(DEEPSEEK_V2) | FAM(DEEPSEEK_V3) | FAM(BAMBA))
 static const struct hf_change {
 	unsigned since;		/* transformers major * 100 + minor */
 	unsigned families;	/* FAM() bits */
@@ -793,6 +830,80 @@ vp_model_validate(struct vp_model *m, struct vp_diags *d)
 		    "'rotary_dim' (partial RoPE) is modelled for the phi, "
 		    "gpt-neox and gptj families only, not %s",
 		    vp_family_names[vp_model_family(m)]);
+	/* Mamba-2: heads x head_dim is the inner width (ffn), which the
+	 * groups of B and C and the heads split evenly; no attention, MLP,
+	 * experts or positions. */
+	if (vp_family_info[vp_model_family(m)].block == VP_BLOCK_MAMBA2) {
+		struct vp_ssm *q = &m->ssm;
+
+		if ((q->heads && q->heads != m->heads) || (q->head_dim &&
+		    q->head_dim != m->head_dim))
+			vp_diag_add(d, m->file, m->where[VP_F_FAMILY], VP_ERROR,
+			    "a mamba2 model's SSM heads are its 'heads' and "
+			    "'head_dim'; 'ssm' gives %llu of %llu",
+			    (unsigned long long)q->heads,
+			    (unsigned long long)q->head_dim);
+		q->heads = m->heads;
+		q->head_dim = m->head_dim;
+		q->proj_bias = m->bias;
+
+		if (q->state == 0 || q->groups == 0 || q->conv_kernel == 0 ||
+		    q->chunk == 0)
+			vp_diag_add(d, m->file, m->where[VP_F_FAMILY], VP_ERROR,
+			    "family 'mamba2' needs 'ssm' with 'state', "
+			    "'groups', 'conv_kernel' and 'chunk', all at "
+			    "least 1");
+		else if (m->heads * m->head_dim != m->ffn ||
+		    m->heads % q->groups != 0)
+			vp_diag_add(d, m->file, m->where[VP_F_FFN], VP_ERROR,
+			    "a mamba2 model's 'ffn' (%llu, the mixer's inner "
+			    "width) must be 'heads' x 'head_dim' (%llu x "
+			    "%llu), and 'ssm.groups' (%llu) must divide "
+			    "'heads'", (unsigned long long)m->ffn,
+			    (unsigned long long)m->heads,
+			    (unsigned long long)m->head_dim,
+			    (unsigned long long)q->groups);
+		if (m->has_moe || m->post_norms || m->attn_softcap ||
+		    m->logit_softcap || m->window || m->norm !=
+		    VP_NORM_RMSNORM || m->pos != VP_POS_NONE)
+			vp_diag_add(d, m->file, m->where[VP_F_FAMILY], VP_ERROR,
+			    "family 'mamba2' is modelled with 'norm: "
+			    "rmsnorm', 'position: none' and no moe, "
+			    "post_norms, soft-capping or sliding window");
+	} else if (vp_family_info[vp_model_family(m)].block ==
+	    VP_BLOCK_HYBRID) {
+		const struct vp_ssm *q = &m->ssm;
+		uint32_t i;
+
+		if (q->state == 0 || q->groups == 0 || q->conv_kernel == 0 ||
+		    q->chunk == 0 || q->heads == 0 || q->head_dim == 0 ||
+		    q->heads % q->groups != 0)
+			vp_diag_add(d, m->file, m->where[VP_F_FAMILY], VP_ERROR,
+			    "family '%s' needs 'ssm' with 'heads', 'head_dim', "
+			    "'state', 'groups' (dividing 'heads'), "
+			    "'conv_kernel' and 'chunk', all at least 1",
+			    vp_family_names[vp_model_family(m)]);
+		for (i = 0; i < q->n_attn; i++)
+			if (q->attn[i] >= m->layers)
+				vp_diag_add(d, m->file, m->where[VP_F_FAMILY],
+				    VP_ERROR, "attention block %u of the "
+				    "hybrid is past its %llu layers",
+				    (unsigned)q->attn[i],
+				    (unsigned long long)m->layers);
+		if (m->has_moe || m->post_norms || m->attn_softcap ||
+		    m->logit_softcap || m->window || m->norm !=
+		    VP_NORM_RMSNORM || m->pos != VP_POS_ROPE ||
+		    !vp_act_gated(m->act))
+			vp_diag_add(d, m->file, m->where[VP_F_FAMILY], VP_ERROR,
+			    "family '%s' is modelled with 'norm: rmsnorm', "
+			    "'position: rope', a gated MLP and no moe, "
+			    "post_norms, soft-capping or sliding window",
+			    vp_family_names[vp_model_family(m)]);
+	} else if (m->ssm.state != 0) {
+		vp_diag_add(d, m->file, m->where[VP_F_FAMILY], VP_ERROR,
+		    "'ssm' needs 'family: mamba2' or a hybrid, not %s",
+		    vp_family_names[vp_model_family(m)]);
+	}
 	/* The parallel builder has an ungated MLP after RoPE attention,
 	 * the only layout measured (Phi). */
 	if (vp_family_info[vp_model_family(m)].block == VP_BLOCK_PARALLEL &&
@@ -1057,6 +1168,52 @@ norm_params(const struct vp_model *m)
 	    m->hidden;
 }
 
+/*
+ * Mamba2Mixer's parameters: in_proj h -> 2 ffn + 2 groups state + heads
+ * (z, x, B, C, dt), the depthwise conv1d over ffn + 2 groups state
+ * channels (conv_kernel taps, a bias when use_conv_bias), dt_bias, A_log
+ * and D (one per head), the gated RMSNorm's weight (ffn), out_proj
+ * ffn -> h; use_bias puts biases on both projections.
+ */
+uint64_t
+vp_ssm_mixer_params(const struct vp_model *m)
+{
+	uint64_t h = m->hidden, nh = m->ssm.heads;
+	uint64_t di = vp_mul_sat(nh, m->ssm.head_dim);
+	uint64_t conv = vp_add_sat(di, vp_mul_sat(2, vp_mul_sat(m->ssm.groups,
+	    m->ssm.state)));
+	uint64_t proj = vp_add_sat(vp_add_sat(di, conv), nh), p;
+
+	p = vp_mul_sat(h, proj);
+	p = vp_add_sat(p, vp_mul_sat(conv, m->ssm.conv_kernel));
+	if (m->ssm.conv_bias)
+		p = vp_add_sat(p, conv);
+	p = vp_add_sat(p, vp_mul_sat(3, nh));
+	p = vp_add_sat(p, di);
+	p = vp_add_sat(p, vp_mul_sat(di, h));
+	if (m->ssm.proj_bias)
+		p = vp_add_sat(p, vp_add_sat(proj, h));
+	return p;
+}
+
+bool
+vp_layer_ssm(const struct vp_model *m, uint64_t l)
+{
+	uint32_t i;
+
+	switch (vp_family_info[vp_model_family(m)].block) {
+	case VP_BLOCK_MAMBA2:
+		return true;
+	case VP_BLOCK_HYBRID:
+		for (i = 0; i < m->ssm.n_attn; i++)
+			if (m->ssm.attn[i] == l)
+				return false;
+		return true;
+	default:
+		return false;
+	}
+}
+
 uint64_t
 vp_mlp_params(const struct vp_model *m, uint64_t ffn)
 {
@@ -1198,6 +1355,7 @@ vp_model_params(const struct vp_model *m, struct vp_param_count *out)
 	uint64_t h = m->hidden, q = vp_mul_sat(m->heads, m->head_dim);
 	uint64_t kv = vp_mul_sat(m->kv_heads, m->head_dim);
 	uint64_t attn, mlp, mlp_active, norms, layer, layer_active;
+	uint64_t ssm_layer = 0;
 
 	memset(out, 0, sizeof *out);
 	/* A layer graph: all of it is the one block. */
@@ -1278,10 +1436,30 @@ vp_model_params(const struct vp_model *m, struct vp_param_count *out)
 		    norm_params(m));
 	layer = vp_add_sat(vp_add_sat(attn, mlp), norms);
 	layer_active = vp_add_sat(vp_add_sat(attn, mlp_active), norms);
+	/* Mamba-2: the block's RMSNorm and the mixer, nothing else. */
+	if (vp_family_info[vp_model_family(m)].block == VP_BLOCK_MAMBA2)
+		layer = layer_active = vp_add_sat(norm_params(m),
+		    vp_ssm_mixer_params(m));
+	/* A hybrid's Mamba-2 blocks: the mixer instead of attention. */
+	if (vp_family_info[vp_model_family(m)].block == VP_BLOCK_HYBRID)
+		ssm_layer = vp_add_sat(vp_add_sat(vp_ssm_mixer_params(m), mlp),
+		    norms);
 	out->per_layer = layer;
 	out->dense_layer = vp_add_sat(vp_add_sat(attn, vp_mlp_params(m, m->ffn)),
 	    norms);
+	if (vp_family_info[vp_model_family(m)].block == VP_BLOCK_MAMBA2)
+		out->dense_layer = layer;
 	out->layers = vp_mul_sat(m->layers, layer);
+	/* A hybrid: its attention blocks are the Llama ones counted above,
+	 * the others Mamba-2 blocks; per_layer is the latter's. */
+	if (ssm_layer) {
+		uint64_t na = m->ssm.n_attn < m->layers ? m->ssm.n_attn :
+		    m->layers;
+
+		out->layers = vp_add_sat(vp_mul_sat(na, layer),
+		    vp_mul_sat(m->layers - na, ssm_layer));
+		out->per_layer = out->dense_layer = ssm_layer;
+	}
 	if (m->has_moe && vp_moe_dense_blocks(m, 0, m->layers)) {
 		/* DeepSeek: the first blocks keep a dense MLP; Qwen-MoE: the
 		 * mlp_only_layers and those off the sparse step. */
@@ -1417,4 +1595,7 @@ vp_model_params(const struct vp_model *m, struct vp_param_count *out)
 	    out->head);
 	out->active = vp_add_sat(vp_add_sat(out->embedding,
 	    vp_mul_sat(m->layers, layer_active)), out->head);
+	/* A hybrid (no experts): every parameter is used per token. */
+	if (ssm_layer)
+		out->active = out->total;
 }

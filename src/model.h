@@ -45,12 +45,14 @@ struct vp_model;
 	X(BART, "bart") X(WHISPER, "whisper") \
 	X(MODERNBERT, "modernbert") X(DEBERTA_V2, "deberta-v2") \
 	X(VIT, "vit") X(CLIP, "clip") \
-	X(GPTJ, "gptj") X(FALCON, "falcon") X(COHERE, "cohere")
+	X(GPTJ, "gptj") X(FALCON, "falcon") X(COHERE, "cohere") \
+	X(MAMBA2, "mamba2") X(BAMBA, "bamba")
 /* Block builders of the lowering (graph.c's block_builders[]): where the
  * norms sit relative to the residual adds. */
 #define VP_BLOCK_LIST(X) X(PRE_NORM, "pre-norm") X(POST_NORM, "post-norm") \
 	X(LLAMA4, "llama4") X(MLA, "mla-pre-norm") X(PARALLEL, "parallel") \
-	X(MODERNBERT, "modernbert") X(DEBERTA, "deberta")
+	X(MODERNBERT, "modernbert") X(DEBERTA, "deberta") \
+	X(MAMBA2, "mamba2") X(HYBRID, "mamba2-hybrid")
 /* What follows the last block (graph.c's head_builders[]). */
 #define VP_HEAD_LIST(X) \
 	X(LM, "lm-head") X(MLM, "mlm-head") X(LINEAR, "linear-head") \
@@ -259,6 +261,31 @@ struct vp_mla {
 	bool rope_interleave;	/* DeepSeek-V3's rope_interleave */
 };
 
+/*
+ * Mamba-2's mixer (family mamba2, block mamba2): the model's heads and
+ * head_dim are the SSM's (num_heads, head_dim), ffn its inner width
+ * (expand x hidden = heads x head_dim); in_proj makes the gate z (ffn),
+ * x, B and C (ffn + 2 groups state, through the depthwise causal conv1d
+ * of conv_kernel taps) and dt (heads); the chunked scan runs in chunks
+ * of `chunk` tokens.
+ */
+#define VP_SSM_MAX_ATTN 64
+struct vp_ssm {
+	uint64_t heads;		/* the SSM's heads (0: the model's) */
+	uint64_t head_dim;	/* ... and their width (0: the model's) */
+	bool proj_bias;		/* biases on in_proj and out_proj */
+	/* A hybrid (block mamba2-hybrid, Bamba): the blocks (from 0)
+	 * whose mixer is attention; every other block's is Mamba-2. */
+	uint32_t n_attn;
+	uint32_t attn[VP_SSM_MAX_ATTN];
+	uint64_t state;		/* state_size (n) */
+	uint64_t groups;	/* n_groups of B and C */
+	uint64_t conv_kernel;	/* conv_kernel */
+	uint64_t chunk;		/* chunk_size */
+	bool conv_bias;		/* use_conv_bias */
+	bool residual_fp32;	/* residual_in_fp32 */
+};
+
 struct vp_moe {
 	uint32_t experts;	/* routed experts per MoE layer */
 	uint32_t top_k;		/* experts each token is sent to */
@@ -367,6 +394,7 @@ struct vp_model {
 	bool has_moe;
 	struct vp_moe moe;
 	struct vp_mla mla;	/* families with the mla trait */
+	struct vp_ssm ssm;	/* block mamba2 */
 	/* Encoder-decoders (architecture encoder-decoder): `layers` is the
 	 * encoder's blocks, dec_layers the decoder's (each with
 	 * cross-attention); T5's relative position bias is an embedding of
@@ -466,6 +494,13 @@ uint64_t vp_moe_dense_blocks(const struct vp_model *m, uint64_t first,
  * layer of Gemma-3, gpt-oss or ModernBERT); false for a model without a
  * window. */
 bool vp_layer_local(const struct vp_model *m, uint64_t l);
+
+/* Whether block l (from 0) mixes with Mamba-2 (every block of a mamba2
+ * model, a hybrid's other than its attention blocks). */
+bool vp_layer_ssm(const struct vp_model *m, uint64_t l);
+/* Parameters of one Mamba-2 mixer (in_proj, conv1d, dt_bias, A_log, D,
+ * the gated norm, out_proj), without the block's norm. */
+uint64_t vp_ssm_mixer_params(const struct vp_model *m);
 
 bool vp_act_gated(enum vp_act a);
 /* Parameters of one MLP block (gated or not) of intermediate size ffn. */

@@ -115,6 +115,7 @@ static const struct key vision_keys[] = {
 	{ "patch_size", K_U64, 1, MAX_IMAGE, NULL, 0, -1,
 	    "the patch side, e.g. 14", true },
 	{ "channels", K_U64, 1, MAX_HEADS, NULL, 0, -1, NULL, false },
+	{ "ssm", K_MAP, 0, 0, NULL, 0, -1, NULL, false },
 };
 
 static const struct key moe_keys[] = {
@@ -147,6 +148,23 @@ static const struct key mla_keys[] = {
 	{ "rope_interleave", K_BOOL, 0, 0, NULL, 0, -1, NULL, false },
 };
 
+/* Mamba-2's mixer (struct vp_ssm): the sizes config.json does not
+ * already give as heads, head_dim and ffn. */
+static const struct key ssm_keys[] = {
+	{ "state", K_U64, 1, MAX_HEADS, NULL, 0, -1,
+	    "the SSM state size (state_size), e.g. 128", true },
+	{ "groups", K_U64, 1, MAX_HEADS, NULL, 0, -1,
+	    "the groups of B and C (n_groups), e.g. 8", true },
+	{ "conv_kernel", K_U64, 1, MAX_HEADS, NULL, 0, -1, NULL, false },
+	{ "chunk", K_U64, 1, MAX_SEQ, NULL, 0, -1, NULL, false },
+	{ "conv_bias", K_BOOL, 0, 0, NULL, 0, -1, NULL, false },
+	{ "residual_fp32", K_BOOL, 0, 0, NULL, 0, -1, NULL, false },
+	{ "heads", K_U64, 1, MAX_HEADS, NULL, 0, -1, NULL, false },
+	{ "head_dim", K_U64, 1, MAX_HEADS, NULL, 0, -1, NULL, false },
+	{ "bias", K_BOOL, 0, 0, NULL, 0, -1, NULL, false },
+	{ "attention_layers", K_STR, 0, 0, NULL, 0, -1, NULL, false },
+};
+
 static const struct key train_keys[] = {
 	{ "micro_batch", K_U64, 1, MAX_BATCH, NULL, 0, -1, NULL, false },
 	{ "seq", K_U64, 1, MAX_SEQ, NULL, 0, VP_F_TRAIN_SEQ, NULL, false },
@@ -177,6 +195,8 @@ struct reading {
 	int bad_arch;		/* an architecture named but not supported */
 	const struct ynode *mla;
 	const struct ynode *vision;
+	const struct ynode *ssm;
+	const char *ssm_attn;	/* ssm.attention_layers, "9,18,27" */
 };
 typedef void (*setter)(struct reading *r, const char *key, union val v);
 
@@ -315,6 +335,48 @@ set_vision(struct reading *r, const char *k, union val v)
 }
 
 static void
+set_ssm(struct reading *r, const char *k, union val v)
+{
+	struct vp_ssm *q = &r->m->ssm;
+
+	if (!strcmp(k, "state")) q->state = v.u;
+	else if (!strcmp(k, "groups")) q->groups = v.u;
+	else if (!strcmp(k, "conv_kernel")) q->conv_kernel = v.u;
+	else if (!strcmp(k, "chunk")) q->chunk = v.u;
+	else if (!strcmp(k, "conv_bias")) q->conv_bias = v.b;
+	else if (!strcmp(k, "residual_fp32")) q->residual_fp32 = v.b;
+	else if (!strcmp(k, "heads")) q->heads = v.u;
+	else if (!strcmp(k, "head_dim")) q->head_dim = v.u;
+	else if (!strcmp(k, "bias")) q->proj_bias = v.b;
+	else if (!strcmp(k, "attention_layers")) r->ssm_attn = v.s;
+}
+
+/* "9,18,27": a hybrid's attention blocks, ascending.  0 or -1. */
+static int
+ssm_attn_list(const char *s, struct vp_model *m)
+{
+	struct vp_ssm *q = &m->ssm;
+	char *end;
+	unsigned long long v;
+
+	q->n_attn = 0;
+	while (*s) {
+		if (*s < '0' || *s > '9' || q->n_attn == VP_SSM_MAX_ATTN)
+			return -1;
+		v = strtoull(s, &end, 10);
+		if (v > MAX_LAYERS || (q->n_attn && v <= q->attn[q->n_attn - 1]))
+			return -1;
+		q->attn[q->n_attn++] = (uint32_t)v;
+		s = end;
+		if (*s == ',')
+			s++;
+		else if (*s)
+			return -1;
+	}
+	return 0;
+}
+
+static void
 set_train(struct reading *r, const char *k, union val v)
 {
 	struct vp_model *m = r->m;
@@ -377,6 +439,7 @@ set_top(struct reading *r, const char *k, union val v)
 	else if (!strcmp(k, "channels")) m->vis.channels = v.u;
 	else if (!strcmp(k, "vision")) r->vision = v.map;
 	else if (!strcmp(k, "projection_dim")) m->vis.proj = v.u;
+	else if (!strcmp(k, "ssm")) r->ssm = v.map;
 }
 
 /*
@@ -484,7 +547,7 @@ static int
 read_own(const struct ynode *root, const char *file, struct vp_model *m,
     struct vp_diags *d)
 {
-	struct reading rd = { m, NULL, NULL, 0, NULL, NULL };
+	struct reading rd = { m, NULL, NULL, 0, NULL, NULL, NULL, NULL };
 	size_t nerr;
 	const struct ynode *ly = ynode_get(root, "layers");
 
@@ -524,6 +587,23 @@ read_own(const struct ynode *root, const char *file, struct vp_model *m,
 		/* On a language model: LLaVA's frozen tower and projector. */
 		if (m->family != VP_FAMILY_CLIP)
 			m->vis.llava = true;
+	}
+	if (rd.ssm != NULL) {
+		/* Mamba2Config's defaults (v5.24). */
+		m->ssm.conv_kernel = 4;
+		m->ssm.chunk = 256;
+		m->ssm.conv_bias = true;
+		m->ssm.residual_fp32 = true;
+		nerr += read_map(rd.ssm, file, "'ssm'", ssm_keys,
+		    VP_NELEM(ssm_keys), &rd, set_ssm, d);
+		if (rd.ssm_attn != NULL && ssm_attn_list(rd.ssm_attn, m) != 0) {
+			vp_diag_add(d, file, ynode_get(rd.ssm,
+			    "attention_layers")->pos, VP_ERROR,
+			    "'attention_layers' must list block indices from "
+			    "0, ascending, separated by commas (\"9,18,27\"), "
+			    "at most %d", VP_SSM_MAX_ATTN);
+			nerr++;
+		}
 	}
 	family_defaults(root, m);
 	return nerr || rd.bad_arch ? -1 : 0;
@@ -635,6 +715,10 @@ static const struct hf_family hf_families[] = {
 	{ "cohere", "Cohere", VP_FAMILY_COHERE, VP_NORM_LAYERNORM,
 	    VP_POS_ROPE, VP_ACT_SWIGLU, false, false, false, true, false,
 	    false },
+	{ "mamba2", "Mamba2", VP_FAMILY_MAMBA2, VP_NORM_RMSNORM, VP_POS_NONE,
+	    VP_ACT_SWIGLU, false, false, false, false, false, false },
+	{ "bamba", "Bamba", VP_FAMILY_BAMBA, VP_NORM_RMSNORM, VP_POS_ROPE,
+	    VP_ACT_SWIGLU, false, false, false, false, false, false },
 };
 #undef D
 
@@ -2575,6 +2659,156 @@ hf_cohere(const struct ynode *root, const char *file, struct vp_model *m,
 		    &m->dropout, d);
 }
 
+/*
+ * Mamba2Config (transformers 5.24): its defaults, then num_heads,
+ * head_dim, state_size, n_groups, conv_kernel, expand, chunk_size,
+ * use_bias, use_conv_bias, residual_in_fp32.  The mixer's inner width
+ * int(expand x hidden) must be num_heads x head_dim (the class checks
+ * it too); hidden_act is the conv's activation, silu in every config and
+ * the only one lowered.  The model's heads, head_dim and ffn are the
+ * SSM's heads, head dim and inner width.
+ */
+static void
+hf_mamba2(const struct ynode *root, const char *file, struct vp_model *m,
+    struct vp_diags *d)
+{
+	const struct ynode *n;
+	uint64_t expand = 2;
+	bool b;
+
+	if (m->family != VP_FAMILY_MAMBA2)
+		return;
+	m->heads = 128;
+	m->head_dim = 64;
+	if (ynode_get(root, "vocab_size") == NULL)
+		m->vocab = 32768;
+	if (ynode_get(root, "hidden_size") == NULL)
+		m->hidden = 4096;
+	if (ynode_get(root, "num_hidden_layers") == NULL)
+		m->layers = 64;
+	m->ssm = (struct vp_ssm){ .state = 128, .groups = 8, .conv_kernel = 4,
+	    .chunk = 256, .conv_bias = true, .residual_fp32 = true };
+	m->bias = false;
+	m->max_seq = 0;
+	hf_u64(root, file, "num_heads", 1, MAX_HEADS, &m->heads, VP_F_HEADS, m, d);
+	hf_u64(root, file, "head_dim", 1, MAX_HEADS, &m->head_dim, VP_F_HEAD_DIM, m, d);
+	hf_u64(root, file, "state_size", 1, MAX_HEADS, &m->ssm.state, -1, m, d);
+	hf_u64(root, file, "n_groups", 1, MAX_HEADS, &m->ssm.groups, -1, m, d);
+	hf_u64(root, file, "conv_kernel", 1, MAX_HEADS, &m->ssm.conv_kernel, -1, m, d);
+	hf_u64(root, file, "chunk_size", 1, MAX_SEQ, &m->ssm.chunk, -1, m, d);
+	hf_u64(root, file, "expand", 1, MAX_HEADS, &expand, VP_F_FFN, m, d);
+	if (hf_bool(root, file, "use_bias", &b, d) > 0)
+		m->bias = b;
+	if (hf_bool(root, file, "use_conv_bias", &b, d) > 0)
+		m->ssm.conv_bias = b;
+	if (hf_bool(root, file, "residual_in_fp32", &b, d) > 0)
+		m->ssm.residual_fp32 = b;
+	m->kv_heads = m->heads;
+	m->qkv_bias = m->o_bias = m->bias;
+	m->ffn = vp_mul_sat(expand, m->hidden);
+	if (m->ffn != vp_mul_sat(m->heads, m->head_dim))
+		vp_diag_add(d, file, m->where[VP_F_FFN], VP_ERROR,
+		    "expand x hidden_size (%llu x %llu) must equal "
+		    "num_heads x head_dim (%llu x %llu): the mixer's inner "
+		    "width", (unsigned long long)expand,
+		    (unsigned long long)m->hidden,
+		    (unsigned long long)m->heads,
+		    (unsigned long long)m->head_dim);
+	if ((n = ynode_get(root, "hidden_act")) != NULL &&
+	    !ynode_is_null(n) && (n->kind != YN_SCALAR ||
+	    strcmp(n->str, "silu") != 0))
+		vp_diag_add(d, file, n->pos, VP_ERROR, "hidden_act '%s' is "
+		    "not modelled for mamba2; the conv1d's activation is "
+		    "'silu' in Mamba2Config and every released config",
+		    n->kind == YN_SCALAR ? n->str : ynode_kind_name(n));
+}
+
+/*
+ * BambaConfig (transformers 5.24): mamba_n_heads (128), mamba_d_head
+ * ("auto": mamba_expand x hidden_size / mamba_n_heads), mamba_n_groups
+ * (1), mamba_d_state (256), mamba_d_conv (4), mamba_expand (2),
+ * mamba_chunk_size (256), mamba_conv_bias (true), mamba_proj_bias
+ * (false), attn_layer_indices (the attention blocks; none: every block
+ * Mamba-2); partial_rotary_factor is 0.5 whatever the config says (the
+ * class hardcodes it), head_dim hidden / heads.  The sizes it leaves out
+ * are its defaults (hidden 4096, 32 layers, 32 heads, 8 KV heads,
+ * intermediate 14336, vocab 128000).  A z_loss_coefficient other than 0
+ * (an extra logsumexp of the logits) is not modelled.
+ */
+static void
+hf_bamba(const struct ynode *root, const char *file, struct vp_model *m,
+    struct vp_diags *d)
+{
+	const struct ynode *n;
+	struct vp_ssm *q = &m->ssm;
+	uint64_t expand = 2, v;
+	double zl;
+	bool b;
+	size_t i;
+
+	if (m->family != VP_FAMILY_BAMBA)
+		return;
+	if (ynode_get(root, "hidden_size") == NULL) m->hidden = 4096;
+	if (ynode_get(root, "num_hidden_layers") == NULL) m->layers = 32;
+	if (ynode_get(root, "num_attention_heads") == NULL) m->heads = 32;
+	if (ynode_get(root, "num_key_value_heads") == NULL) m->kv_heads = 8;
+	if (ynode_get(root, "intermediate_size") == NULL) m->ffn = 14336;
+	if (ynode_get(root, "vocab_size") == NULL) m->vocab = 128000;
+	*q = (struct vp_ssm){ .heads = 128, .groups = 1, .state = 256,
+	    .conv_kernel = 4, .chunk = 256, .conv_bias = true };
+	m->max_seq = 0;
+	hf_u64(root, file, "mamba_n_heads", 1, MAX_HEADS, &q->heads, -1, m, d);
+	hf_u64(root, file, "mamba_n_groups", 1, MAX_HEADS, &q->groups, -1, m, d);
+	hf_u64(root, file, "mamba_d_state", 1, MAX_HEADS, &q->state, -1, m, d);
+	hf_u64(root, file, "mamba_d_conv", 1, MAX_HEADS, &q->conv_kernel, -1, m, d);
+	hf_u64(root, file, "mamba_expand", 1, MAX_HEADS, &expand, -1, m, d);
+	hf_u64(root, file, "mamba_chunk_size", 1, MAX_SEQ, &q->chunk, -1, m, d);
+	if (hf_bool(root, file, "mamba_conv_bias", &b, d) > 0)
+		q->conv_bias = b;
+	if (hf_bool(root, file, "mamba_proj_bias", &b, d) > 0)
+		q->proj_bias = b;
+	n = ynode_get(root, "mamba_d_head");
+	if (n != NULL && !ynode_is_null(n) && !(n->kind == YN_SCALAR &&
+	    strcmp(n->str, "auto") == 0))
+		hf_u64(root, file, "mamba_d_head", 1, MAX_HEADS, &q->head_dim,
+		    -1, m, d);
+	else if (q->heads)
+		q->head_dim = expand * m->hidden / q->heads;
+	if (q->heads * q->head_dim != expand * m->hidden)
+		vp_diag_add(d, file, root->pos, VP_ERROR, "mamba_n_heads x "
+		    "mamba_d_head (%llu x %llu) must be mamba_expand x "
+		    "hidden_size (%llu x %llu)", (unsigned long long)q->heads,
+		    (unsigned long long)q->head_dim,
+		    (unsigned long long)expand, (unsigned long long)m->hidden);
+	n = ynode_get(root, "attn_layer_indices");
+	if (n != NULL && !ynode_is_null(n)) {
+		if (ynode_want(n, YN_SEQ, file, "attn_layer_indices", d) != 0)
+			return;
+		for (i = 0; i < n->nkids; i++) {
+			if (ynode_u64(n->kids[i], file, "attn_layer_indices", 0,
+			    MAX_LAYERS, &v, d) != 0)
+				return;
+			if (q->n_attn == VP_SSM_MAX_ATTN || (q->n_attn &&
+			    v <= q->attn[q->n_attn - 1])) {
+				vp_diag_add(d, file, n->kids[i]->pos, VP_ERROR,
+				    "attn_layer_indices must be ascending, at "
+				    "most %d", VP_SSM_MAX_ATTN);
+				return;
+			}
+			q->attn[q->n_attn++] = (uint32_t)v;
+		}
+	}
+	if ((n = ynode_get(root, "z_loss_coefficient")) != NULL &&
+	    !ynode_is_null(n) && ynode_double(n, file, "z_loss_coefficient",
+	    0, 1e9, &zl, d) == 0 && zl != 0)
+		vp_diag_add(d, file, n->pos, VP_ERROR, "z_loss_coefficient "
+		    "%g (the logits' logsumexp added to the loss) is not "
+		    "modelled; Bamba's configs say 0.0", zl);
+	if (m->heads && m->head_dim == 0 && m->hidden % m->heads == 0)
+		m->head_dim = m->hidden / m->heads;
+	m->rotary_dim = m->head_dim / 2;	/* partial_rotary_factor 0.5 */
+}
+
 /* The sizes every config must give; one message, for the first missing,
  * and only when nothing else went wrong.  `where` names the mapping. */
 static void
@@ -2744,6 +2978,8 @@ read_hf(const struct ynode *root, const char *file, unsigned flags,
 	hf_vit(text, file, m, d);
 	if (llava)
 		hf_llava(root, file, m, d);
+	hf_mamba2(text, file, m, d);
+	hf_bamba(text, file, m, d);
 	hf_required(text, file, where, m, before, d);
 	return vp_diags_count(d, VP_ERROR) == before ? 0 : -1;
 }

@@ -10,6 +10,7 @@
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "finetune.h"
 #include "gpu.h"
@@ -1208,6 +1209,96 @@ falcon_plan(const struct vp_plan *p, const struct vp_model *m,
 	    "--dropout 0");
 }
 
+/*
+ * Mamba-2 (family mamba2): graph.c's mamba2_block lowers transformers
+ * 5.24's torch_forward path (the chunked scan in PyTorch, which runs
+ * without the mamba_ssm and causal_conv1d kernels, as on the CPU), as
+ * measured on the CPU (tests/validate_hf.py: fp32, bf16, bf16-mixed,
+ * recompute none and full).  Nothing split across ranks (the SSM has no
+ * TP/CP split here, no pipeline or parameter sharding was measured), no
+ * adapters (in_proj and out_proj are no LoRA target), quantization,
+ * fp8, compilation, selective or op recompute, activation offload, or
+ * other loss, framework or implementation.  On CUDA the plan is
+ * accepted with a note: with mamba_ssm installed transformers runs
+ * mamba_split_conv1d_scan_combined instead, which keeps far less.
+ */
+#define SSM_GPU_NOTE "Mamba-2 blocks are lowered as transformers' " \
+	"torch_forward path (the chunked scan in PyTorch), what runs when " \
+	"mamba_ssm and causal_conv1d are not installed; with them, " \
+	"mamba_split_conv1d_scan_combined runs instead and keeps only " \
+	"in_proj's output, the scan's output and the norm's rstd per block " \
+	"(mamba_ssm/ops/triton/ssd_combined.py, save_for_backward), which " \
+	"is not modelled: this estimate is then an upper bound"
+
+static int
+ssm_plan(const struct vp_plan *p, const struct vp_model *m, unsigned world,
+    struct vp_diags *d)
+{
+	const char *what = NULL;
+	size_t i;
+
+	(void)world;
+	if (vp_model_traits(m).block != VP_BLOCK_MAMBA2 &&
+	    vp_model_traits(m).block != VP_BLOCK_HYBRID)
+		return 0;
+	if (m->impl != VP_IMPL_HF)
+		what = "an implementation other than hf";
+	else if (p->transformers_version < VP_TRANSFORMERS_CURRENT)
+		what = "--transformers before 5.24 (the family's row is "
+		    "5.24's code)";
+	else if (p->tp > 1)
+		what = "--tp";
+	else if (p->pp > 1)
+		what = "--pp";
+	else if (p->cp > 1)
+		what = "--cp";
+	else if (p->ep > 1)
+		what = "--ep";
+	else if (p->zero >= 3 || p->fsdp != VP_FSDP_NONE)
+		what = "ZeRO-3 or FSDP";
+	else if (p->recompute == VP_RECOMP_OP)
+		what = "--recompute op";
+	else if (p->recompute == VP_RECOMP_SELECTIVE)
+		what = "--recompute selective";
+	else if (p->recompute_stride > 1)
+		what = "--recompute-stride";
+	else if (p->compile || p->compile_loss)
+		what = "--compile";
+	else if (p->lora_rank > 0)
+		what = "--lora";
+	else if (p->quant != VP_QUANT_NONE)
+		what = "--quant";
+	else if (p->float8 != VP_FLOAT8_NONE)
+		what = "--float8";
+	else if (p->precision == VP_PREC_FP8)
+		what = "--precision fp8";
+	else if (p->loss != VP_LOSS_FULL)
+		what = "a --loss other than full";
+	else if (p->activation_offload)
+		what = "--activation-offload";
+	else if (p->load != VP_LOAD_NONE)
+		what = "--load";
+	else if (p->framework != VP_FW_TORCH)
+		what = "a --framework other than torch";
+	else if (p->attention == VP_ATTN_FLASH)
+		what = "--attention flash";
+	if (what != NULL)
+		return refuse(d, "%s is not modelled for family %s (not "
+		    "measured); it is modelled for full training through "
+		    "transformers 5.24's torch_forward path on one rank (data "
+		    "parallel with ZeRO 0-2 at most), --recompute none or "
+		    "full, --loss full", what,
+		    vp_family_names[vp_model_family(m)]);
+	if (d == NULL || p->device == VP_DEVICE_CPU)
+		return 0;
+	for (i = 0; i < d->n; i++)
+		if (strcmp(d->v[i].msg, SSM_GPU_NOTE) == 0)
+			return 0;
+	vp_diag_add(d, NULL, (struct vp_srcpos){ 0, 0 }, VP_NOTE, "%s",
+	    SSM_GPU_NOTE);
+	return 0;
+}
+
 /* --target-seq is the decoder length of an encoder-decoder. */
 static int
 target_seq_encdec(const struct vp_plan *p, const struct vp_model *m,
@@ -1710,6 +1801,7 @@ static const struct rule rules[] = {
 	{ deberta_plan, TPPPCPDP | VP_RK_EP | VP_RK_SHARD, false },
 	{ vit_plan, TPPPCPDP | VP_RK_EP | VP_RK_SHARD, false },
 	{ falcon_plan, 0, false },
+	{ ssm_plan, TPPPCPDP | VP_RK_EP | VP_RK_SHARD, false },
 };
 
 static int

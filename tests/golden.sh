@@ -829,6 +829,24 @@ run explain-hf-llava-cpu tests/data/hf/llava-1.5-7b-hf.config.json \
 	--device cpu --micro-batch 1 --seq 1024 --precision bf16-mixed --explain
 run refuse-llava-seq llava-1.5-7b --seq 512 --gpus 1xH100 --no-search
 run refuse-llava-zero3 llava-1.5-7b --gpus 8xH100 --zero 3 --no-search
+# Mamba-2 (issue 15): Mamba-Codestral-7B from the library on the CPU (the
+# torch_forward path measured there) and on a GPU (the note on mamba_ssm's
+# fused kernel), its config.json, and a combination not measured, refused.
+run est-mamba-codestral-7b-cpu mamba-codestral-7b --device cpu --seq 2048 \
+	--explain
+run est-mamba-codestral-7b-1xh100 mamba-codestral-7b --gpus 1xH100 \
+	--seq 2048 --recompute full --no-search
+run est-hf-mamba-codestral-7b tests/data/hf/mamba-codestral-7b-hf.config.json \
+	--device cpu --seq 1024 --precision bf16
+run refuse-mamba-codestral-tp mamba-codestral-7b --gpus 2xH100 --tp 2
+# A Mamba-2 hybrid (Bamba): the validation config (an attention block
+# between two Mamba-2 blocks) on the CPU, and LoRA on it, refused.
+run est-hf-bamba-cpu tests/data/hf-val/bamba.config.json --device cpu \
+	--micro-batch 2 --seq 64 --attention eager --explain
+run refuse-bamba-lora tests/data/hf-val/bamba.config.json --gpus 1xA100 \
+	--lora 16
+run est-own-bamba-tiny tests/data/ssm/bamba-tiny.yaml --device cpu \
+	--micro-batch 2 --seq 64 --attention eager
 
 # Every option --help lists (made from the option table) is documented in
 # vramplan(1), and the manual documents no option the program lacks.

@@ -387,6 +387,32 @@ GRID = [
     ("cohere-act", "bf16-mixed", "adamw", 4, 512, "full", "sdpa"),
     ("cohere-act", "bf16", "adamw", 4, 512, "none", "sdpa"),
     ("cohere-act", "fp32", "adamw", 4, 512, "full", "eager"),
+    # Mamba-2 (Mamba2ForCausalLM on torch_forward's chunked scan; no
+    # attention, so eager, the only one transformers accepts): chunks of
+    # 16, b2 s64 (4 chunks) and s56 (the last chunk padded).  Measured
+    # when the family landed: -0.01% (fp32), -0.01% (bf16-mixed), -0.75%
+    # (bf16, full recompute), -0.01% (s56), -0.02% (bf16), -0.61%
+    # (bf16-mixed, full recompute), every phase right.
+    ("mamba2", "fp32", "adamw", 2, 64, "none", "eager"),
+    ("mamba2", "bf16-mixed", "adamw", 2, 64, "none", "eager"),
+    ("mamba2", "bf16", "adamw", 2, 64, "full", "eager"),
+    ("mamba2", "fp32", "adamw", 2, 56, "none", "eager"),
+    ("mamba2", "bf16", "adamw", 2, 64, "none", "eager"),
+    ("mamba2", "bf16-mixed", "adamw", 2, 64, "full", "eager"),
+    # Tied (Mamba-2 2.7B's layout), vocab 1024: -0.01% and -0.52%.
+    ("mamba2-tied", "fp32", "adamw", 2, 64, "none", "eager"),
+    ("mamba2-tied", "bf16-mixed", "adamw", 2, 64, "full", "eager"),
+    # Bamba (a Mamba-2 hybrid: Mamba-2 blocks 0 and 2, attention block 1,
+    # each with a SwiGLU MLP), b2 s64, chunks of 16.  Measured when it
+    # landed: -0.01% (fp32 eager), -0.06% (bf16-mixed sdpa, whose loss and
+    # backward peaks are 3.5 KB apart measured, 4 B estimated), -0.13%
+    # (bf16 full recompute), -0.01% (fp32 sdpa), +0.14% (bf16-mixed full
+    # recompute sdpa), every phase right.
+    ("bamba", "fp32", "adamw", 2, 64, "none", "eager"),
+    ("bamba", "bf16-mixed", "adamw", 2, 64, "none", "sdpa"),
+    ("bamba", "bf16", "adamw", 2, 64, "full", "eager"),
+    ("bamba", "fp32", "adamw", 2, 64, "none", "sdpa"),
+    ("bamba", "bf16-mixed", "adamw", 2, 64, "full", "sdpa"),
 ]
 
 # Left out of make check (--quick, tests/validate_hf.sh) to keep CI's
@@ -484,6 +510,15 @@ FULL_ONLY = {
     "cohere-act/bf16-mixed/adamw/b4s512/rc/sdpa",
     "cohere-act/bf16/adamw/b4s512/norc/sdpa",
     "cohere-act/fp32/adamw/b4s512/rc/eager",
+    "mamba2/bf16-mixed/adamw/b2s64/norc/eager",
+    "mamba2/fp32/adamw/b2s56/norc/eager",
+    "mamba2/bf16/adamw/b2s64/norc/eager",
+    "mamba2/bf16-mixed/adamw/b2s64/rc/eager",
+    "mamba2-tied/fp32/adamw/b2s64/norc/eager",
+    "mamba2-tied/bf16-mixed/adamw/b2s64/rc/eager",
+    "bamba/bf16-mixed/adamw/b2s64/norc/sdpa",
+    "bamba/fp32/adamw/b2s64/norc/sdpa",
+    "bamba/bf16-mixed/adamw/b2s64/rc/sdpa",
 }
 
 # Configs whose dropout the estimate takes from the config (the case is
