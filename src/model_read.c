@@ -96,6 +96,7 @@ static const struct key top_keys[] = {
 	{ "channels", K_U64, 1, MAX_HEADS, NULL, 0, -1, NULL, false },
 	{ "vision", K_MAP, 0, 0, NULL, 0, -1, NULL, false },
 	{ "projection_dim", K_U64, 1, MAX_HIDDEN, NULL, 0, -1, NULL, false },
+	{ "ssm", K_MAP, 0, 0, NULL, 0, -1, NULL, false },
 };
 
 /* A CLIP model's vision tower (struct vp_vision; family clip). */
@@ -115,7 +116,6 @@ static const struct key vision_keys[] = {
 	{ "patch_size", K_U64, 1, MAX_IMAGE, NULL, 0, -1,
 	    "the patch side, e.g. 14", true },
 	{ "channels", K_U64, 1, MAX_HEADS, NULL, 0, -1, NULL, false },
-	{ "ssm", K_MAP, 0, 0, NULL, 0, -1, NULL, false },
 };
 
 static const struct key moe_keys[] = {
