@@ -85,6 +85,13 @@ say_not_taken(unsigned cmd, const char *arg)
 	size_t n = 0, len;
 	int i, id;
 
+	if (arg[0] == '-' && arg[1] != '-') {
+		/* A short option: -h is the only one. */
+		fprintf(stderr, "vramplan: %sunknown option '-%c' (options are "
+		    "long, --name; -h is --help)\n", cmd_prefix(cmd),
+		    optopt > 0 && optopt < 256 ? optopt : arg[1]);
+		return;
+	}
 	arg += strspn(arg, "-");
 	len = (eq = strchr(arg, '=')) ? (size_t)(eq - arg) : strlen(arg);
 	snprintf(name, sizeof name, "%.*s", (int)len, arg);
@@ -110,11 +117,13 @@ say_not_taken(unsigned cmd, const char *arg)
 			names[n++] = vp_options[i].name;
 	if (n > 1 && len > 0) {
 		/* getopt_long takes a prefix of one option only. */
-		fprintf(stderr, "vramplan: %soption '--%s' is ambiguous; it "
-		    "begins", cmd_prefix(cmd), name);
-		for (i = 0; i < (int)n; i++)
-			fprintf(stderr, "%s --%s", i ? "," : "", names[i]);
-		fputc('\n', stderr);
+		struct vp_buf b;
+
+		vp_buf_init(&b);
+		vp_buf_alternatives(&b, "--", names, n);
+		fprintf(stderr, "vramplan: %sambiguous option: --%s could be "
+		    "%s\n", cmd_prefix(cmd), name, b.s);
+		vp_buf_free(&b);
 		return;
 	}
 	for (n = 0, i = 0; i < VP_O_COUNT; i++)
@@ -147,7 +156,11 @@ parse_options(int argc, char **argv, unsigned cmd, struct vp_optset *o,
 		if (c == 'h')
 			c = 256 + VP_O_HELP;
 		if (c < 256 || c >= 256 + VP_O_COUNT) {
-			if (optopt >= 256)
+			if (optopt >= 256 && strchr(argv[optind - 1], '='))
+				fprintf(stderr, "vramplan: %soption '%s' takes "
+				    "no value\n", cmd_prefix(cmd),
+				    argv[optind - 1]);
+			else if (optopt >= 256)
 				fprintf(stderr, "vramplan: %soption '%s' needs a "
 				    "value\n", cmd_prefix(cmd), argv[optind - 1]);
 			else

@@ -305,6 +305,47 @@ calib_usage(FILE *f)
 	    "vramplan(1).\n", f);
 }
 
+/*
+ * What was wrong with arg, which getopt_long refused: a value missing, a
+ * prefix of several options (getopt_long takes a prefix of one only), or
+ * an option calibrate does not have.
+ */
+static void
+calib_bad_option(const struct option *opts, const char *arg)
+{
+	const char *names[16], *eq = NULL;
+	struct vp_buf b;
+	size_t n = 0, len;
+	int has_arg = 0;
+
+	if (arg[0] == '-' && arg[1] == '-') {
+		arg += 2;
+		len = (eq = strchr(arg, '=')) ? (size_t)(eq - arg) :
+		    strlen(arg);
+		for (; opts->name != NULL && n < VP_NELEM(names); opts++)
+			if (len > 0 && strncmp(opts->name, arg, len) == 0) {
+				names[n++] = opts->name;
+				has_arg = opts->has_arg;
+			}
+		if (n == 1) {
+			fprintf(stderr, "vramplan: calibrate: option %s: "
+			    "'%s'\n", has_arg == no_argument && eq != NULL ?
+			    "takes no value" : "needs a value", arg - 2);
+			return;
+		}
+		if (n > 1) {
+			vp_buf_init(&b);
+			vp_buf_alternatives(&b, "--", names, n);
+			fprintf(stderr, "vramplan: calibrate: ambiguous option: "
+			    "--%.*s could be %s\n", (int)len, arg, b.s);
+			vp_buf_free(&b);
+			return;
+		}
+		arg -= 2;
+	}
+	fprintf(stderr, "vramplan: calibrate: unknown option '%s'\n", arg);
+}
+
 static int
 calib_args(int argc, char **argv, struct calib_opts *o)
 {
@@ -360,9 +401,7 @@ calib_args(int argc, char **argv, struct calib_opts *o)
 			calib_usage(stdout);
 			return -1;
 		default:
-			fprintf(stderr, "vramplan: calibrate: %s '%s'\n",
-			    optopt ? "option needs a value:" : "unknown option",
-			    argv[optind - 1]);
+			calib_bad_option(opts, argv[optind - 1]);
 			calib_usage(stderr);
 			return VP_EXIT_USAGE;
 		}

@@ -510,7 +510,7 @@ vp_ds_from_doc(const struct ydoc *doc, struct vp_dsconfig *c,
 int
 vp_ds_load(const char *path, struct vp_dsconfig *c, struct vp_diags *d)
 {
-	struct ydoc *doc = ydoc_load(path, d);
+	struct ydoc *doc = ydoc_load_as(path, "DeepSpeed config", d);
 	int rc;
 
 	if (doc == NULL) {

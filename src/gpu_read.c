@@ -338,7 +338,7 @@ vp_catalog_from_doc(const struct ydoc *doc, struct vp_catalog *c,
 int
 vp_catalog_load(const char *path, struct vp_catalog *c, struct vp_diags *d)
 {
-	struct ydoc *doc = ydoc_load(path, d);
+	struct ydoc *doc = ydoc_load_as(path, "GPU catalog", d);
 	int rc;
 
 	memset(c, 0, sizeof *c);

@@ -272,7 +272,7 @@ vp_plan_from_doc(const struct ydoc *doc, struct vp_optset *k,
 int
 vp_plan_load(const char *path, struct vp_optset *k, struct vp_diags *d)
 {
-	struct ydoc *doc = ydoc_load(path, d);
+	struct ydoc *doc = ydoc_load_as(path, "plan file", d);
 	int rc;
 
 	if (doc == NULL) {

@@ -218,10 +218,22 @@ vp_profile_load(const char *path, const struct vp_gpu *gpu,
 
 	memset(key, 0, sizeof *key);
 	vp_profile_default(gpu, out);
-	if ((doc = ydoc_load(path, d)) == NULL)
+	if ((doc = ydoc_load_as(path, "profile", d)) == NULL)
 		return -1;
-	rc = profile_from_doc(doc, out, key, d);
+	rc = vp_profile_from_doc(doc, gpu, out, key, d);
 	ydoc_free(doc);
+	return rc;
+}
+
+int
+vp_profile_from_doc(const struct ydoc *doc, const struct vp_gpu *gpu,
+    struct vp_profile *out, struct vp_profile_key *key, struct vp_diags *d)
+{
+	int rc;
+
+	memset(key, 0, sizeof *key);
+	vp_profile_default(gpu, out);
+	rc = profile_from_doc(doc, out, key, d);
 	if (rc != 0) {
 		vp_profile_key_free(key);
 		vp_profile_default(gpu, out);
@@ -391,6 +403,21 @@ vp_measurements_load(const char *path, const char *base_dir,
     struct vp_measurements *out, struct vp_diags *d)
 {
 	struct ydoc *doc;
+	int rc;
+
+	memset(out, 0, sizeof *out);
+	if ((doc = ydoc_load_as(path, "measurements file", d)) ==
+	    NULL)
+		return -1;
+	rc = vp_measurements_from_doc(doc, base_dir, out, d);
+	ydoc_free(doc);
+	return rc;
+}
+
+int
+vp_measurements_from_doc(const struct ydoc *doc, const char *base_dir,
+    struct vp_measurements *out, struct vp_diags *d)
+{
 	const struct ynode *root, *v, *pts;
 	const char *file;
 	uint64_t version;
@@ -398,8 +425,6 @@ vp_measurements_load(const char *path, const char *base_dir,
 	int dev = 0, rc = -1;
 
 	memset(out, 0, sizeof *out);
-	if ((doc = ydoc_load(path, d)) == NULL)
-		return -1;
 	root = ydoc_root(doc);
 	file = ydoc_name(doc);
 	if (root == NULL || root->kind != YN_MAP ||
@@ -453,7 +478,6 @@ vp_measurements_load(const char *path, const char *base_dir,
 	rc = 0;
 out:
 	free(mi);
-	ydoc_free(doc);
 	if (rc != 0)
 		vp_measurements_free(out);
 	return rc;
@@ -482,27 +506,6 @@ vp_measurements_free(struct vp_measurements *m)
 }
 
 /* ---- the probe's record -------------------------------------------------- */
-
-/* The file's text for the profile to keep (16 MiB at most, as ydoc). */
-static char *
-read_text(const char *path, struct vp_diags *d)
-{
-	struct vp_buf b;
-	char chunk[4096];
-	size_t n;
-	FILE *f = fopen(path, "r");
-
-	if (f == NULL) {
-		vp_diag_add(d, NULL, (struct vp_srcpos){ 0, 0 }, VP_ERROR,
-		    "cannot read '%s': %s", path, strerror(errno));
-		return NULL;
-	}
-	vp_buf_init(&b);
-	while ((n = fread(chunk, 1, sizeof chunk, f)) > 0 && b.len < (1u << 24))
-		vp_buf_addn(&b, chunk, n);
-	fclose(f);
-	return b.s;
-}
 
 /* An optional byte count under map (null counts as absent). */
 static int
@@ -558,11 +561,20 @@ vp_probe_load(const char *path, struct vp_probe_record *r, struct vp_diags *d)
 	const struct ynode *root, *g, *v;
 	struct ydoc *doc;
 	uint64_t version;
+	char *text;
+	size_t len;
 	int rc = 0;
 
 	memset(r, 0, sizeof *r);
-	if ((doc = ydoc_load(path, d)) == NULL)
+	/* Read once: the text the profile keeps is the text parsed (a
+	 * /dev/stdin cannot be read twice). */
+	if ((text = ydoc_read_input(path, "probe record", &len, d)) == NULL)
 		return -1;
+	doc = ydoc_parse_as(path, "probe record", text, len, d);
+	if (doc == NULL) {
+		free(text);
+		return -1;
+	}
 	root = ydoc_root(doc);
 	if (root == NULL || root->kind != YN_MAP) {
 		vp_diag_add(d, path, root ? root->pos : (struct vp_srcpos){ 1, 1 },
@@ -591,8 +603,7 @@ vp_probe_load(const char *path, struct vp_probe_record *r, struct vp_diags *d)
 	    &r->cublas_workspace, d);
 	rc |= probe_capacity(root, path, r, d);
 	ydoc_free(doc);
-	if (rc == 0 && (r->text = read_text(path, d)) == NULL)
-		rc = -1;
+	r->text = text;
 	if (rc != 0)
 		vp_probe_record_free(r);
 	return rc != 0 ? -1 : 0;

@@ -15,9 +15,14 @@
 #include "gpu.h"
 #include "model.h"
 
+struct ydoc;
+
 /* 0, or -1 with diagnostics.  out starts from the built-in profile of
  * gpu (NULL: generic) and takes the file's constants. */
 int vp_profile_load(const char *path, const struct vp_gpu *gpu,
+    struct vp_profile *out, struct vp_profile_key *key, struct vp_diags *d);
+/* The same from a parsed document (tests, fuzzing: text in memory). */
+int vp_profile_from_doc(const struct ydoc *doc, const struct vp_gpu *gpu,
     struct vp_profile *out, struct vp_profile_key *key, struct vp_diags *d);
 
 struct vp_measurements {
@@ -35,6 +40,8 @@ struct vp_measurements {
  * diagnostics.
  */
 int vp_measurements_load(const char *path, const char *base_dir,
+    struct vp_measurements *out, struct vp_diags *d);
+int vp_measurements_from_doc(const struct ydoc *doc, const char *base_dir,
     struct vp_measurements *out, struct vp_diags *d);
 void vp_measurements_free(struct vp_measurements *m);
 

@@ -433,3 +433,14 @@ vp_fmt_count(char *buf, size_t n, uint64_t c)
 	snprintf(buf, n, "%.*f%s", decimals[u], scaled, unit[u]);
 	return buf;
 }
+
+void
+vp_buf_alternatives(struct vp_buf *b, const char *prefix,
+    const char *const *names, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		vp_buf_printf(b, "%s%s%s", i == 0 ? "" : i + 1 == n ? " or " :
+		    ", ", prefix, names[i]);
+}

@@ -44,6 +44,10 @@ void vp_buf_printf(struct vp_buf *b, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 void vp_buf_vprintf(struct vp_buf *b, const char *fmt, va_list ap)
     __attribute__((format(printf, 2, 0)));
+/* Append names as alternatives, each after prefix: "--a, --b or --c"
+ * (for "ambiguous: --x could be --xa or --xb"). */
+void vp_buf_alternatives(struct vp_buf *b, const char *prefix,
+    const char *const *names, size_t n);
 /* Append s as a JSON string literal, quotes included. */
 void vp_buf_json_str(struct vp_buf *b, const char *s);
 

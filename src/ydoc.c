@@ -8,10 +8,12 @@
 #include "ydoc.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 #include <yaml.h>
 
 struct anchor {
@@ -152,12 +154,69 @@ pos_of_offset(const char *text, size_t len, size_t off)
 }
 
 /*
+ * The first byte offset where text stops being well-formed UTF-8 (RFC 3629:
+ * no overlong forms, no surrogates, nothing past U+10FFFF), or len when it
+ * is well-formed.  *seq gets the length of the bad sequence as far as it
+ * goes (1 to 4 bytes): libyaml reports a bad trailing byte at that byte,
+ * and the sequence starts before it.
+ */
+static size_t
+utf8_bad(const unsigned char *t, size_t len, size_t *seq)
+{
+	size_t i = 0, k, n;
+
+	while (i < len) {
+		unsigned c = t[i];
+		unsigned lo = 0x80, hi = 0xbf;
+
+		if (c < 0x80) {
+			i++;
+			continue;
+		}
+		if (c >= 0xc2 && c <= 0xdf)
+			n = 2;
+		else if (c >= 0xe0 && c <= 0xef)
+			n = 3;
+		else if (c >= 0xf0 && c <= 0xf4)
+			n = 4;
+		else {
+			*seq = 1;
+			return i;
+		}
+		if (c == 0xe0)
+			lo = 0xa0;
+		else if (c == 0xed)
+			hi = 0x9f;
+		else if (c == 0xf0)
+			lo = 0x90;
+		else if (c == 0xf4)
+			hi = 0x8f;
+		for (k = 1; k < n; k++) {
+			unsigned b = i + k < len ? t[i + k] : 0;
+
+			if (k > 1) {
+				lo = 0x80;
+				hi = 0xbf;
+			}
+			if (b < lo || b > hi) {
+				*seq = i + k < len ? k + 1 : k;
+				return i;
+			}
+		}
+		i += n;
+	}
+	*seq = 0;
+	return len;
+}
+
+/*
  * libyaml's problem strings are terse; the common ones get a message that
- * says what is wrong in the file's terms and what would be right.
+ * says what is wrong in the file's terms and what would be right.  what
+ * names the kind of file ("model file", "plan file", "GPU catalog").
  */
 static void
-parser_error(const yaml_parser_t *p, const char *name, const char *text,
-    size_t len, struct vp_diags *d)
+parser_error(const yaml_parser_t *p, const char *name, const char *what_file,
+    const char *text, size_t len, struct vp_diags *d)
 {
 	struct vp_srcpos pos = { (int)p->problem_mark.line + 1,
 	    (int)p->problem_mark.column + 1 };
@@ -168,18 +227,34 @@ parser_error(const yaml_parser_t *p, const char *name, const char *text,
 	size_t off = p->problem_mark.index;
 
 	if (p->error == YAML_READER_ERROR) {
-		unsigned char c = p->problem_offset < len ?
-		    (unsigned char)text[p->problem_offset] : 0;
+		size_t seq, bad = utf8_bad((const unsigned char *)text, len,
+		    &seq);
+		unsigned char c;
 
+		if (bad < len && (strstr(what, "UTF-8") != NULL ||
+		    strstr(what, "Unicode") != NULL)) {
+			/* At the sequence's first byte, not libyaml's. */
+			struct vp_buf b;
+			size_t k;
+
+			vp_buf_init(&b);
+			for (k = 0; k < seq && bad + k < len; k++)
+				vp_buf_printf(&b, "%s0x%02x", k ? " " : "",
+				    (unsigned char)text[bad + k]);
+			vp_diag_add(d, name, pos_of_offset(text, len, bad),
+			    VP_ERROR, "not a text file: invalid UTF-8 %s %s%s; "
+			    "a %s is UTF-8 YAML or JSON", seq > 1 ?
+			    "sequence" : "byte", b.s, bad + seq > len ?
+			    " at the end of the file" : "", what_file);
+			vp_buf_free(&b);
+			return;
+		}
+		c = p->problem_offset < len ?
+		    (unsigned char)text[p->problem_offset] : 0;
 		pos = pos_of_offset(text, len, p->problem_offset);
-		if (strstr(what, "UTF-8") != NULL)
-			vp_diag_add(d, name, pos, VP_ERROR, "not a text file: "
-			    "invalid UTF-8 byte 0x%02x; model files are UTF-8 "
-			    "YAML or JSON", c);
-		else
-			vp_diag_add(d, name, pos, VP_ERROR, "not a text file: "
-			    "control character 0x%02x; model files are UTF-8 "
-			    "YAML or JSON", c);
+		vp_diag_add(d, name, pos, VP_ERROR, "not a text file: "
+		    "control character 0x%02x; a %s is UTF-8 YAML or JSON",
+		    c, what_file);
 		return;
 	}
 	if (off < len && text[off] == '\t' &&
@@ -205,6 +280,14 @@ struct ydoc *
 ydoc_parse(const char *name, const char *text, size_t len,
     struct vp_diags *d)
 {
+	return ydoc_parse_as(name, "model file", text, len, d);
+}
+
+struct ydoc *
+ydoc_parse_as(const char *name, const char *what, const char *text,
+    size_t len, struct vp_diags *d)
+{
+	const unsigned char *ut = (const unsigned char *)text;
 	yaml_parser_t parser;
 	yaml_event_t ev;
 	struct ydoc *doc;
@@ -220,6 +303,20 @@ ydoc_parse(const char *name, const char *text, size_t len,
 		ydoc_free(doc);
 		return NULL;
 	}
+	/*
+	 * libyaml reads UTF-16 when a byte-order mark says so; the files
+	 * this program reads are UTF-8 (a UTF-8 mark is fine), and a UTF-16
+	 * one is usually a Windows editor's "Unicode" save.
+	 */
+	if (len >= 2 && ((ut[0] == 0xff && ut[1] == 0xfe) ||
+	    (ut[0] == 0xfe && ut[1] == 0xff))) {
+		vp_diag_add(d, name, (struct vp_srcpos){ 1, 1 }, VP_ERROR,
+		    "UTF-16 text (byte-order mark 0x%02x 0x%02x); a %s is "
+		    "UTF-8: save it as UTF-8", ut[0], ut[1], what);
+		yaml_parser_delete(&parser);
+		ydoc_free(doc);
+		return NULL;
+	}
 	yaml_parser_set_input_string(&parser, (const unsigned char *)text,
 	    len);
 
@@ -228,7 +325,7 @@ ydoc_parse(const char *name, const char *text, size_t len,
 		const unsigned char *anchor = NULL;
 
 		if (!yaml_parser_parse(&parser, &ev)) {
-			parser_error(&parser, name, text, len, d);
+			parser_error(&parser, name, what, text, len, d);
 			ok = 0;
 			break;
 		}
@@ -241,8 +338,8 @@ ydoc_parse(const char *name, const char *text, size_t len,
 				vp_diag_add(d, name, (struct vp_srcpos){
 				    (int)ev.start_mark.line + 1,
 				    (int)ev.start_mark.column + 1 }, VP_ERROR,
-				    "more than one YAML document; a model "
-				    "file holds exactly one");
+				    "more than one YAML document; a %s "
+				    "holds exactly one", what);
 				ok = 0;
 			}
 			break;
@@ -351,47 +448,133 @@ ydoc_parse(const char *name, const char *text, size_t len,
 	return doc;
 }
 
-struct ydoc *
-ydoc_load(const char *path, struct vp_diags *d)
+/*
+ * Is path one the user named as standard input or an open descriptor
+ * ("/dev/stdin", "/dev/fd/N": a pipe, a terminal, a process
+ * substitution)?  Only such a path may be something other than a regular
+ * file: a FIFO, a device or a socket found anywhere else (a library
+ * *.yaml, the user catalog, a stored profile, a mistyped path) is refused
+ * rather than read, so that no input can block the program or have a
+ * device's side effects.
+ */
+static bool
+asked_for_stream(const char *path)
+{
+	const char *p;
+
+	if (strcmp(path, "/dev/stdin") == 0)
+		return true;
+	if (strncmp(path, "/dev/fd/", 8) != 0 || path[8] == '\0')
+		return false;
+	for (p = path + 8; *p; p++)
+		if (*p < '0' || *p > '9')
+			return false;
+	return true;
+}
+
+static const char *
+file_type(mode_t m)
+{
+	return S_ISDIR(m) ? "a directory" : S_ISFIFO(m) ? "a FIFO (named pipe)" :
+	    S_ISCHR(m) ? "a character device" : S_ISBLK(m) ? "a block device" :
+	    S_ISSOCK(m) ? "a socket" : "not a regular file";
+}
+
+char *
+ydoc_read_input(const char *path, const char *what, size_t *lenp,
+    struct vp_diags *d)
 {
 	struct stat st;
-	struct ydoc *doc;
-	FILE *f;
 	char *text;
-	size_t len;
+	size_t len = 0;
+	int fd, fl;
 
-	f = fopen(path, "rb");
-	if (f == NULL) {
+	/*
+	 * O_NONBLOCK: opening a FIFO without a writer (or a device that
+	 * waits for a carrier) would block forever; the type is known only
+	 * after the open, from fstat of what was opened (no race with a
+	 * rename between a stat and the open).
+	 */
+	fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	if (fd < 0) {
 		vp_diag_add(d, NULL, (struct vp_srcpos){ 0, 0 }, VP_ERROR,
 		    "cannot open '%s': %s", path, strerror(errno));
 		return NULL;
 	}
-	if (fstat(fileno(f), &st) != 0 || S_ISDIR(st.st_mode)) {
-		vp_diag_add(d, NULL, (struct vp_srcpos){ 0, 0 }, VP_ERROR,
-		    "'%s' is a directory, not a model file", path);
-		fclose(f);
-		return NULL;
-	}
-	text = xmalloc(VP_YDOC_MAX_BYTES + 1);
-	len = fread(text, 1, VP_YDOC_MAX_BYTES + 1, f);
-	if (ferror(f)) {
+	if (fstat(fd, &st) != 0) {
 		vp_diag_add(d, NULL, (struct vp_srcpos){ 0, 0 }, VP_ERROR,
 		    "cannot read '%s': %s", path, strerror(errno));
-		fclose(f);
-		free(text);
+		close(fd);
 		return NULL;
 	}
-	fclose(f);
+	if (!S_ISREG(st.st_mode) && (S_ISDIR(st.st_mode) ||
+	    !asked_for_stream(path))) {
+		vp_diag_add(d, NULL, (struct vp_srcpos){ 0, 0 }, VP_ERROR,
+		    "'%s' is %s, not a %s; give a regular file (or "
+		    "/dev/stdin to read standard input)", path,
+		    file_type(st.st_mode), what);
+		close(fd);
+		return NULL;
+	}
+	if (S_ISREG(st.st_mode) && st.st_size > (off_t)VP_YDOC_MAX_BYTES) {
+		vp_diag_add(d, path, (struct vp_srcpos){ 0, 0 }, VP_ERROR,
+		    "file is larger than %u MiB; not a %s",
+		    VP_YDOC_MAX_BYTES >> 20, what);
+		close(fd);
+		return NULL;
+	}
+	/* Standard input was asked for: wait for it as cat(1) would. */
+	if ((fl = fcntl(fd, F_GETFL)) != -1)
+		(void)fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
+	text = xmalloc(VP_YDOC_MAX_BYTES + 2);
+	while (len <= VP_YDOC_MAX_BYTES) {
+		ssize_t n = read(fd, text + len, VP_YDOC_MAX_BYTES + 1 - len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			vp_diag_add(d, NULL, (struct vp_srcpos){ 0, 0 },
+			    VP_ERROR, "cannot read '%s': %s", path,
+			    strerror(errno));
+			close(fd);
+			free(text);
+			return NULL;
+		}
+		if (n == 0)
+			break;
+		len += (size_t)n;
+	}
+	close(fd);
 	if (len > VP_YDOC_MAX_BYTES) {
 		vp_diag_add(d, path, (struct vp_srcpos){ 0, 0 }, VP_ERROR,
-		    "file is larger than %u MiB; not a model description",
-		    VP_YDOC_MAX_BYTES >> 20);
+		    "file is larger than %u MiB; not a %s",
+		    VP_YDOC_MAX_BYTES >> 20, what);
 		free(text);
 		return NULL;
 	}
-	doc = ydoc_parse(path, text, len, d);
+	text[len] = '\0';
+	*lenp = len;
+	return text;
+}
+
+struct ydoc *
+ydoc_load_as(const char *path, const char *what, struct vp_diags *d)
+{
+	struct ydoc *doc;
+	char *text;
+	size_t len;
+
+	if ((text = ydoc_read_input(path, what, &len, d)) == NULL)
+		return NULL;
+	doc = ydoc_parse_as(path, what, text, len, d);
 	free(text);
 	return doc;
+}
+
+struct ydoc *
+ydoc_load(const char *path, struct vp_diags *d)
+{
+	return ydoc_load_as(path, "model file", d);
 }
 
 void

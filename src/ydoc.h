@@ -40,10 +40,32 @@ struct ynode {
 
 struct ydoc;
 
-/* Load path; on failure add a diagnostic and return NULL. */
+/*
+ * Load path; on failure add a diagnostic and return NULL.  what names the
+ * kind of file in messages ("model file", "plan file", "GPU catalog"):
+ * "'x' is a FIFO (named pipe), not a plan file".  ydoc_load is
+ * ydoc_load_as(path, "model file", d).
+ *
+ * Inputs open without blocking and must be regular files; the one
+ * exception is a path the user names as a stream, /dev/stdin or /dev/fd/N
+ * (a pipe, a terminal, a process substitution), read to its end.  A
+ * FIFO, device, socket or directory anywhere else is an error, never a
+ * hang.  UTF-8 only: a UTF-16 byte-order mark or an invalid UTF-8
+ * sequence is an error at the sequence's first byte.
+ */
 struct ydoc *ydoc_load(const char *path, struct vp_diags *d);
-/* Parse text held in memory (tests, fuzzing); name is used in messages. */
+struct ydoc *ydoc_load_as(const char *path, const char *what,
+    struct vp_diags *d);
+/* Parse text held in memory (tests, fuzzing); name is used in messages.
+ * ydoc_parse is ydoc_parse_as(name, "model file", ...). */
 struct ydoc *ydoc_parse(const char *name, const char *text, size_t len,
+    struct vp_diags *d);
+struct ydoc *ydoc_parse_as(const char *name, const char *what,
+    const char *text, size_t len, struct vp_diags *d);
+/* The whole text of an input file under the rules of ydoc_load_as (NUL-
+ * terminated, at most VP_YDOC_MAX_BYTES; the caller frees), or NULL after
+ * a diagnostic. */
+char *ydoc_read_input(const char *path, const char *what, size_t *len,
     struct vp_diags *d);
 void ydoc_free(struct ydoc *doc);
 const struct ynode *ydoc_root(const struct ydoc *doc);

@@ -848,6 +848,80 @@ run refuse-bamba-lora tests/data/hf-val/bamba.config.json --gpus 1xA100 \
 run est-own-bamba-tiny tests/data/ssm/bamba-tiny.yaml --device cpu \
 	--micro-batch 2 --seq 64 --attention eager
 
+# ---- inputs that are not regular files, and file messages (issue 17) ----
+# Findings 4 and 8.  A FIFO with no writer as any input hung forever; each
+# case runs under a 10 s limit so that a hang fails instead of blocking.
+# Inputs must be regular files; /dev/stdin and /dev/fd/N name a stream the
+# user asked for.
+inp=$tmp/inputs
+mkdir -p "$inp/lib" "$inp/cfg/vramplan" "$inp/xdg-data" || exit 2
+if mkfifo "$inp/fifo.yaml" "$inp/lib/fifo-model.yaml" \
+    "$inp/cfg/vramplan/gpus.yaml" 2>/dev/null; then
+	cp "$TOP_SRCDIR/models/gpt2.yaml" "$TOP_SRCDIR/models/gpus.yaml" \
+	    "$inp/lib/" || exit 2
+	run_in "$inp" 10 input-fifo-model fifo.yaml
+	run_in "$inp" 10 input-fifo-plan "$TOP_SRCDIR/models/gpt2.yaml" \
+	    --plan fifo.yaml
+	run_in "$inp" 10 input-fifo-catalog "$TOP_SRCDIR/models/gpt2.yaml" \
+	    --gpus 1xA100 --catalog fifo.yaml
+	run_in "$inp" 10 input-fifo-profile "$TOP_SRCDIR/models/gpt2.yaml" \
+	    --gpus 1xA100 --profile fifo.yaml
+	run_in "$inp" 10 input-fifo-deepspeed "$TOP_SRCDIR/models/gpt2.yaml" \
+	    --deepspeed-config fifo.yaml
+	run_in "$inp" 10 input-fifo-measurements calibrate --measurements \
+	    fifo.yaml --out "$inp/never-written.yaml"
+	# A FIFO among the library's *.yaml: the listing names it and goes on.
+	saved_data=$VRAMPLAN_DATA
+	VRAMPLAN_DATA=lib	# relative to $inp: no temporary name in messages
+	run_in "$inp" 10 input-fifo-in-library models
+	VRAMPLAN_DATA=$saved_data
+	# The user catalog a FIFO: reported and ignored, the estimate goes on.
+	saved_cfg=${XDG_CONFIG_HOME-}
+	XDG_CONFIG_HOME=cfg
+	export XDG_CONFIG_HOME
+	run_in "$inp" 10 input-fifo-user-catalog \
+	    "$TOP_SRCDIR/models/gpt2.yaml" --gpus 1xA100 --no-search --seq 256
+	if [ -n "$saved_cfg" ]; then
+		XDG_CONFIG_HOME=$saved_cfg
+	else
+		unset XDG_CONFIG_HOME
+	fi
+else
+	echo "FAIL input-fifo (mkfifo failed)"
+	failed=$((failed + 1))
+fi
+run input-dev-null-model /dev/null
+run input-directory-plan gpt2 --plan tests
+# Standard input, asked for: read (here it is /dev/null, an empty file),
+# and a model on descriptor 3, as a process substitution gives it.
+run input-stdin-model /dev/stdin
+run_in "$inp" 10 input-fd3-model /dev/fd/3 --seq 256 --json \
+    3<"$TOP_SRCDIR/models/gpt2.yaml"
+# Messages name the kind of file: a plan, a catalog, a profile in UTF-16,
+# with an invalid UTF-8 sequence or two documents, each said as itself.
+printf '\377\376v\000r\000a\000m\000' >"$inp/utf16.yaml"
+printf 'vramplan-plan: 1\nseq: "2\302048"\n' >"$inp/bad-utf8.yaml"
+printf -- '- id: X\n---\n- id: Y\n' >"$inp/two-docs.yaml"
+run_in "$inp" 10 input-utf16-plan "$TOP_SRCDIR/models/gpt2.yaml" \
+    --plan utf16.yaml
+run_in "$inp" 10 input-utf16-catalog "$TOP_SRCDIR/models/gpt2.yaml" \
+    --gpus 1xA100 --catalog utf16.yaml
+run_in "$inp" 10 input-bad-utf8-plan "$TOP_SRCDIR/models/gpt2.yaml" \
+    --plan bad-utf8.yaml
+run_in "$inp" 10 input-bad-utf8-profile "$TOP_SRCDIR/models/gpt2.yaml" \
+    --gpus 1xA100 --profile bad-utf8.yaml
+run_in "$inp" 10 input-two-docs-catalog "$TOP_SRCDIR/models/gpt2.yaml" \
+    --gpus 1xA100 --catalog two-docs.yaml
+run_in "$inp" 10 input-two-docs-measurements calibrate --measurements \
+    two-docs.yaml --out "$inp/never-written.yaml"
+# An ambiguous prefix is said to be one, in calibrate too; a short option
+# other than -h, and a value given to an option that takes none.
+run cli-calibrate-ambiguous-prefix calibrate --p x
+run cli-calibrate-unknown-option calibrate --frobnicate
+run cli-calibrate-flag-value calibrate --show=yes
+run cli-short-option gpt2 -p
+run cli-flag-value gpt2 --json=yes
+
 # Every option --help lists (made from the option table) is documented in
 # vramplan(1), and the manual documents no option the program lacks.
 "$VRAMPLAN" --help >"$tmp/help" 2>&1
