@@ -439,8 +439,14 @@ vp_measurements_from_doc(const struct ydoc *doc, const char *base_dir,
 	    ynode_check_keys(root, file, "measurements", meas_keys,
 	    VP_NELEM(meas_keys), d))
 		goto out;
-	if ((v = ynode_get(root, "device")) == NULL ||
-	    ynode_enum(v, file, "device", devices, 2, &dev, d) != 0)
+	/* A missing key was a failure with no message (found by
+	 * tests/fuzz/fuzz_profile). */
+	if ((v = ynode_get(root, "device")) == NULL) {
+		vp_diag_add(d, file, root->pos, VP_ERROR, "missing key "
+		    "'device' in the measurements (cuda or cpu)");
+		goto out;
+	}
+	if (ynode_enum(v, file, "device", devices, 2, &dev, d) != 0)
 		goto out;
 	out->device = xstrdup(devices[dev]);
 	if (ynode_opt_string(root, file, "torch", &out->torch, d) ||
@@ -448,8 +454,13 @@ vp_measurements_from_doc(const struct ydoc *doc, const char *base_dir,
 	    ynode_opt_string(root, file, "gpu", &out->gpu, d) ||
 	    ynode_opt_string(root, file, "driver", &out->driver, d))
 		goto out;
-	if ((pts = ynode_get(root, "points")) == NULL ||
-	    ynode_want(pts, YN_SEQ, file, "points", d) != 0)
+	if ((pts = ynode_get(root, "points")) == NULL) {
+		vp_diag_add(d, file, root->pos, VP_ERROR, "missing key "
+		    "'points' in the measurements (the list of measured "
+		    "steps calib/calibrate.py writes)");
+		goto out;
+	}
+	if (ynode_want(pts, YN_SEQ, file, "points", d) != 0)
 		goto out;
 	out->pts = xcalloc(pts->nkids ? pts->nkids : 1, sizeof *out->pts);
 	mi = xcalloc(pts->nkids ? pts->nkids : 1, sizeof *mi);

@@ -914,6 +914,14 @@ run_in "$inp" 10 input-two-docs-catalog "$TOP_SRCDIR/models/gpt2.yaml" \
     --gpus 1xA100 --catalog two-docs.yaml
 run_in "$inp" 10 input-two-docs-measurements calibrate --measurements \
     two-docs.yaml --out "$inp/never-written.yaml"
+# Found by tests/fuzz/fuzz_profile: a measurements file without 'device'
+# or 'points' was refused with no message at all.
+printf 'vramplan-measurements: 1\n' >"$inp/meas-no-device.yaml"
+printf 'vramplan-measurements: 1\ndevice: cpu\n' >"$inp/meas-no-points.yaml"
+run_in "$inp" 10 input-measurements-no-device calibrate --measurements \
+    meas-no-device.yaml --out "$inp/never-written.yaml"
+run_in "$inp" 10 input-measurements-no-points calibrate --measurements \
+    meas-no-points.yaml --out "$inp/never-written.yaml"
 # An ambiguous prefix is said to be one, in calibrate too; a short option
 # other than -h, and a value given to an option that takes none.
 run cli-calibrate-ambiguous-prefix calibrate --p x
