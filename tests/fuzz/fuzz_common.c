@@ -73,13 +73,145 @@ fuzz_small_model(void)
 	return &m;
 }
 
-/* The three renderers; the JSON must read back (JSON is YAML flow). */
+/*
+ * A strict JSON (RFC 8259) checker: the value at *p, whitespace around.
+ * Returns false at the first byte that breaks the grammar: a NaN or an
+ * infinity printed as a number, a raw control character or a bad escape
+ * in a string, a missing comma.  Depth is bounded by the writer's.
+ */
+static void
+ws(const char **p)
+{
+	while (**p == ' ' || **p == '\t' || **p == '\n' || **p == '\r')
+		(*p)++;
+}
+
+static bool json_value(const char **p, int depth);
+
+static bool
+json_string(const char **p)
+{
+	int i;
+
+	if (*(*p)++ != '"')
+		return false;
+	for (;;) {
+		unsigned char c = (unsigned char)*(*p)++;
+
+		if (c == '"')
+			return true;
+		if (c < 0x20)
+			return false;	/* raw control character or the end */
+		if (c != '\\')
+			continue;
+		c = (unsigned char)*(*p)++;
+		if (c == 'u') {
+			for (i = 0; i < 4; i++, (*p)++)
+				if (!((**p >= '0' && **p <= '9') ||
+				    (**p >= 'a' && **p <= 'f') ||
+				    (**p >= 'A' && **p <= 'F')))
+					return false;
+		} else if (strchr("\"\\/bfnrt", c) == NULL || c == 0) {
+			return false;
+		}
+	}
+}
+
+static bool
+json_number(const char **p)
+{
+	const char *s = *p;
+
+	if (**p == '-')
+		(*p)++;
+	if (**p == '0')
+		(*p)++;
+	else if (**p >= '1' && **p <= '9')
+		while (**p >= '0' && **p <= '9')
+			(*p)++;
+	else
+		return false;
+	if (**p == '.') {
+		(*p)++;
+		if (!(**p >= '0' && **p <= '9'))
+			return false;
+		while (**p >= '0' && **p <= '9')
+			(*p)++;
+	}
+	if (**p == 'e' || **p == 'E') {
+		(*p)++;
+		if (**p == '+' || **p == '-')
+			(*p)++;
+		if (!(**p >= '0' && **p <= '9'))
+			return false;
+		while (**p >= '0' && **p <= '9')
+			(*p)++;
+	}
+	return *p > s;
+}
+
+static bool
+json_value(const char **p, int depth)
+{
+	char close;
+
+	ws(p);
+	if (depth > 64)
+		return false;
+	if (**p == '"')
+		return json_string(p);
+	if (strncmp(*p, "true", 4) == 0 || strncmp(*p, "null", 4) == 0) {
+		*p += 4;
+		return true;
+	}
+	if (strncmp(*p, "false", 5) == 0) {
+		*p += 5;
+		return true;
+	}
+	if (**p != '{' && **p != '[')
+		return json_number(p);
+	close = **p == '{' ? '}' : ']';
+	(*p)++;
+	ws(p);
+	if (**p == close) {
+		(*p)++;
+		return true;
+	}
+	for (;;) {
+		if (close == '}') {
+			ws(p);
+			if (!json_string(p))
+				return false;
+			ws(p);
+			if (*(*p)++ != ':')
+				return false;
+		}
+		if (!json_value(p, depth + 1))
+			return false;
+		ws(p);
+		if (**p == close) {
+			(*p)++;
+			return true;
+		}
+		if (*(*p)++ != ',')
+			return false;
+	}
+}
+
+static bool
+json_ok(const char *s)
+{
+	if (!json_value(&s, 0))
+		return false;
+	ws(&s);
+	return *s == '\0';
+}
+
+/* The three renderers; the JSON must be JSON. */
 static void
 render(const struct vp_report *rep)
 {
-	struct vp_diags d = { 0 };
 	struct vp_buf out;
-	struct ydoc *back;
 
 	vp_buf_init(&out);
 	vp_report_text(rep, &out);
@@ -92,19 +224,12 @@ render(const struct vp_report *rep)
 	vp_buf_init(&out);
 	vp_report_json(rep, &out);
 	fuzz_check(out.s != NULL && out.len > 0);
-	back = ydoc_parse_as("report.json", "report", out.s, out.len, &d);
-	if (back == NULL) {
-		struct vp_buf msg;
-
-		vp_buf_init(&msg);
-		vp_diags_format(&d, &msg);
-		fprintf(stderr, "fuzz: the JSON report does not read back:\n"
-		    "%s%s\n", msg.s, out.s);
+	if (!json_ok(out.s)) {
+		fprintf(stderr, "fuzz: the JSON report is not JSON:\n%s\n",
+		    out.s);
 		abort();
 	}
-	ydoc_free(back);
 	vp_buf_free(&out);
-	vp_diags_clear(&d);
 }
 
 void
