@@ -388,6 +388,28 @@ buf_zeroed_starts_itself(void **state)
 	vp_buf_free(&b);
 }
 
+/* "ambiguous option: --p could be --probe, --profile or --python". */
+static void
+alternatives(void **state)
+{
+	static const char *const names[] = { "probe", "profile", "python" };
+	struct vp_buf b;
+
+	(void)state;
+	vp_buf_init(&b);
+	vp_buf_alternatives(&b, "--", names, 3);
+	assert_string_equal(b.s, "--probe, --profile or --python");
+	b.len = 0;
+	b.s[0] = '\0';
+	vp_buf_alternatives(&b, "--", names, 2);
+	assert_string_equal(b.s, "--probe or --profile");
+	b.len = 0;
+	b.s[0] = '\0';
+	vp_buf_alternatives(&b, "", names, 1);
+	assert_string_equal(b.s, "probe");
+	vp_buf_free(&b);
+}
+
 static void
 json_escaping(void **state)
 {
@@ -647,6 +669,7 @@ main(void)
 		cmocka_unit_test(buf_printf),
 		cmocka_unit_test(buf_zeroed_starts_itself),
 		cmocka_unit_test(json_escaping),
+		cmocka_unit_test(alternatives),
 		cmocka_unit_test(edit_distance),
 		cmocka_unit_test(edit_distance_long),
 		cmocka_unit_test(closest),
