@@ -157,14 +157,16 @@ pos_of_offset(const char *text, size_t len, size_t off)
  * The first byte offset where text stops being well-formed UTF-8 (RFC 3629:
  * no overlong forms, no surrogates, nothing past U+10FFFF), or len when it
  * is well-formed.  *seq gets the length of the bad sequence as far as it
- * goes (1 to 4 bytes): libyaml reports a bad trailing byte at that byte,
- * and the sequence starts before it.
+ * goes (1 to 4 bytes), *cut whether the file ends inside it: libyaml
+ * reports a bad trailing byte at that byte, and the sequence starts
+ * before it.
  */
 static size_t
-utf8_bad(const unsigned char *t, size_t len, size_t *seq)
+utf8_bad(const unsigned char *t, size_t len, size_t *seq, bool *cut)
 {
 	size_t i = 0, k, n;
 
+	*cut = false;
 	while (i < len) {
 		unsigned c = t[i];
 		unsigned lo = 0x80, hi = 0xbf;
@@ -198,8 +200,13 @@ utf8_bad(const unsigned char *t, size_t len, size_t *seq)
 				lo = 0x80;
 				hi = 0xbf;
 			}
+			if (i + k >= len) {
+				*seq = k;
+				*cut = true;
+				return i;
+			}
 			if (b < lo || b > hi) {
-				*seq = i + k < len ? k + 1 : k;
+				*seq = k + 1;
 				return i;
 			}
 		}
@@ -227,8 +234,9 @@ parser_error(const yaml_parser_t *p, const char *name, const char *what_file,
 	size_t off = p->problem_mark.index;
 
 	if (p->error == YAML_READER_ERROR) {
+		bool cut;
 		size_t seq, bad = utf8_bad((const unsigned char *)text, len,
-		    &seq);
+		    &seq, &cut);
 		unsigned char c;
 
 		if (bad < len && (strstr(what, "UTF-8") != NULL ||
@@ -244,8 +252,8 @@ parser_error(const yaml_parser_t *p, const char *name, const char *what_file,
 			vp_diag_add(d, name, pos_of_offset(text, len, bad),
 			    VP_ERROR, "not a text file: invalid UTF-8 %s %s%s; "
 			    "a %s is UTF-8 YAML or JSON", seq > 1 ?
-			    "sequence" : "byte", b.s, bad + seq > len ?
-			    " at the end of the file" : "", what_file);
+			    "sequence" : "byte", b.s, cut ?
+			    " cut off by the end of the file" : "", what_file);
 			vp_buf_free(&b);
 			return;
 		}
