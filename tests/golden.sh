@@ -879,8 +879,9 @@ if mkfifo "$inp/fifo.yaml" "$inp/lib/fifo-model.yaml" \
 	saved_cfg=${XDG_CONFIG_HOME-}
 	XDG_CONFIG_HOME=cfg
 	export XDG_CONFIG_HOME
+	# (An unknown card after it: the output stays this case's own.)
 	run_in "$inp" 10 input-fifo-user-catalog \
-	    "$TOP_SRCDIR/models/gpt2.yaml" --gpus 1xA100 --no-search --seq 256
+	    "$TOP_SRCDIR/models/gpt2.yaml" --gpus 1xNO-SUCH-CARD
 	if [ -n "$saved_cfg" ]; then
 		XDG_CONFIG_HOME=$saved_cfg
 	else
@@ -893,10 +894,11 @@ fi
 run input-dev-null-model /dev/null
 run input-directory-plan gpt2 --plan tests
 # Standard input, asked for: read (here it is /dev/null, an empty file),
-# and a model on descriptor 3, as a process substitution gives it.
+# and a model on descriptor 3, as a process substitution gives it (one
+# without a name: the message shows it was read).
 run input-stdin-model /dev/stdin
-run_in "$inp" 10 input-fd3-model /dev/fd/3 --seq 256 --json \
-    3<"$TOP_SRCDIR/models/gpt2.yaml"
+run_in "$inp" 10 input-fd3-model /dev/fd/3 \
+    3<"$TOP_SRCDIR/tests/bad/10-missing-name.yaml"
 # Messages name the kind of file: a plan, a catalog, a profile in UTF-16,
 # with an invalid UTF-8 sequence or two documents, each said as itself.
 printf '\377\376v\000r\000a\000m\000' >"$inp/utf16.yaml"
