@@ -6,7 +6,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "report.h"
 #include "rules.h"
 
 #define X(e, s) s,
@@ -143,19 +142,19 @@ choose(const struct vp_compare *c, const struct vp_gpu *gpu,
 	}
 	if (dl && pt.hours <= c->deadline_hours)
 		snprintf(out->why, sizeof out->why, "finishing in %s takes %u "
-		    "GPUs at %s, over the budget", vp_report_hours(b1, sizeof b1,
-		    pt.hours), pt.gpus, vp_report_usd(b2, sizeof b2,
+		    "GPUs at %s, over the budget", vp_fmt_hours(b1, sizeof b1,
+		    pt.hours), pt.gpus, vp_fmt_usd(b2, sizeof b2,
 		    pt.cost_usd));
 	else if (dl)
 		snprintf(out->why, sizeof out->why, "cannot finish in %s on up "
-		    "to %u GPUs of this card%s", vp_report_hours(b1,
+		    "to %u GPUs of this card%s", vp_fmt_hours(b1,
 		    sizeof b1, c->deadline_hours), c->max_gpus,
 		    gpu->scale_out ? " (--max-gpus)" : ", one node: the card "
 		    "is sold for one");
 	else
 		snprintf(out->why, sizeof out->why, "the fewest GPUs that fit "
 		    "(%u) cost %s, over the budget", out->at[0].gpus,
-		    vp_report_usd(b2, sizeof b2, out->at[0].cost_usd));
+		    vp_fmt_usd(b2, sizeof b2, out->at[0].cost_usd));
 	return false;
 }
 

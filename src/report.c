@@ -286,27 +286,13 @@ vp_report_scale(const struct vp_report *r)
 const char *
 vp_report_hours(char *b, size_t n, double h)
 {
-	if (isnan(h))
-		snprintf(b, n, "-");
-	else if (h < 48)
-		snprintf(b, n, "%.1f h", h);
-	else
-		snprintf(b, n, "%.1f d", h / 24);
-	return b;
+	return vp_fmt_hours(b, n, h);
 }
 
 const char *
 vp_report_usd(char *b, size_t n, double v)
 {
-	if (isnan(v))
-		snprintf(b, n, "no price");
-	else if (v >= 1e6)
-		snprintf(b, n, "$%.2fM", v / 1e6);
-	else if (v >= 1e4)
-		snprintf(b, n, "$%.0fk", v / 1e3);
-	else
-		snprintf(b, n, "$%.0f", v);
-	return b;
+	return vp_fmt_usd(b, n, v);
 }
 
 /*

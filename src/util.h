@@ -77,6 +77,10 @@ void vp_nearest_divisors(uint64_t n, uint64_t v, uint64_t *lo, uint64_t *hi);
 
 /* Bytes as "12.34 GiB" (binary units, 2 decimals) into buf of size n. */
 const char *vp_fmt_bytes(char *buf, size_t n, uint64_t bytes);
+/* "7.0 h", "12.3 d" ("-" for NAN); "$217", "$12k", "$1.20M" ("no price"
+ * for NAN): as compare prints them. */
+const char *vp_fmt_hours(char *buf, size_t n, double hours);
+const char *vp_fmt_usd(char *buf, size_t n, double usd);
 /* A count as "8.03B", "124.4M", "7.5K". */
 const char *vp_fmt_count(char *buf, size_t n, uint64_t count);
 
