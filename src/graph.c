@@ -4989,6 +4989,8 @@ rank_params(struct vp_graph *g, const struct vp_model *m,
 		g->stage_block_params = g->params;
 	}
 	g->stage_block_params = g->params;
+	g->expert_params = m->has_moe ? (uint64_t)((double)(real_blocks -
+	    dense_here) * (double)expert_params / (double)ep) : 0;
 	if (first)
 		g->params += pc.embedding / tp;
 	if (last) {
