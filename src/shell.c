@@ -221,30 +221,128 @@ vp_cli_load_catalog(const char *path, struct vp_catalog *c)
 	return rc;
 }
 
-/* Write text to path atomically: a temporary file beside it, renamed. */
+/* What a file of mode m is, for a message; NULL for a regular file. */
+static const char *
+not_regular(mode_t m)
+{
+	if (S_ISREG(m))
+		return NULL;
+	if (S_ISDIR(m))
+		return "a directory";
+	if (S_ISFIFO(m))
+		return "a FIFO";
+	if (S_ISCHR(m))
+		return "a character device";
+	if (S_ISBLK(m))
+		return "a block device";
+	if (S_ISSOCK(m))
+		return "a socket";
+	return "not a regular file";
+}
+
+/* Where a write to path lands: path itself or, when path is a symbolic
+ * link, the name at the end of its chain of links (relative targets taken
+ * from the link's directory; at most 40 links, as Linux allows).  0 with
+ * that name in out, *exists set and, when it exists, its lstat in st;
+ * -1 after printing why. */
+static int
+write_target(const char *path, struct vp_buf *out, struct stat *st,
+    int *exists)
+{
+	char link[4096];
+	ssize_t n;
+	int hops;
+
+	out->len = 0;
+	out->s[0] = '\0';
+	vp_buf_add(out, path);
+	for (hops = 0; hops <= 40; hops++) {
+		if (lstat(out->s, st) != 0) {
+			if (errno == ENOENT) {
+				*exists = 0;
+				return 0;
+			}
+			break;
+		}
+		if (!S_ISLNK(st->st_mode)) {
+			*exists = 1;
+			return 0;
+		}
+		n = readlink(out->s, link, sizeof link - 1);
+		if (n < 0)
+			break;
+		link[n] = '\0';
+		if (link[0] == '/') {
+			out->len = 0;
+			out->s[0] = '\0';
+		} else {
+			/* Keep the link's directory (up to its last '/'). */
+			char *slash = strrchr(out->s, '/');
+
+			out->len = slash != NULL ? (size_t)(slash - out->s) + 1 : 0;
+			out->s[out->len] = '\0';
+		}
+		vp_buf_add(out, link);
+	}
+	if (hops > 40)
+		errno = ELOOP;
+	fprintf(stderr, "vramplan: cannot write '%s': %s\n", path,
+	    strerror(errno));
+	return -1;
+}
+
+/* Write text to path atomically: a temporary file beside it, renamed.
+ * Only a regular file is ever replaced: a symbolic link is followed and
+ * its target written (the temporary file beside the target, the link
+ * kept); a directory, FIFO, device or socket is refused before anything
+ * is created, so `--svg /dev/full` run as root cannot replace the device.
+ * An existing file keeps its permission bits. */
 int
 vp_cli_write_atomic(const char *path, const char *text)
 {
-	struct vp_buf tmp;
+	struct vp_buf tmp, dest;
+	struct stat st;
+	const char *what;
 	FILE *f;
-	int fd, rc = 0;
+	int fd, exists, rc = 0;
+	mode_t mode;
 
+	vp_buf_init(&dest);
+	if (write_target(path, &dest, &st, &exists) != 0) {
+		vp_buf_free(&dest);
+		return -1;
+	}
+	if (exists && (what = not_regular(st.st_mode)) != NULL) {
+		if (strcmp(dest.s, path) != 0)
+			fprintf(stderr, "vramplan: cannot write '%s': its link "
+			    "target '%s' is %s, not a regular file\n", path,
+			    dest.s, what);
+		else
+			fprintf(stderr, "vramplan: cannot write '%s': it is "
+			    "%s, not a regular file\n", path, what);
+		vp_buf_free(&dest);
+		return -1;
+	}
+	if (exists) {
+		mode = st.st_mode & 07777;
+	} else {
+		/* mkstemp makes 0600; give the file the usual mode. */
+		mode_t mask = umask(0);
+
+		umask(mask);
+		mode = 0666 & ~mask;
+	}
 	vp_buf_init(&tmp);
-	vp_buf_printf(&tmp, "%s.tmpXXXXXX", path);
+	vp_buf_printf(&tmp, "%s.tmpXXXXXX", dest.s);
 	fd = mkstemp(tmp.s);
 	if (fd < 0) {
 		fprintf(stderr, "vramplan: cannot create '%s': %s\n", tmp.s,
 		    strerror(errno));
 		vp_buf_free(&tmp);
+		vp_buf_free(&dest);
 		return -1;
 	}
-	{
-		/* mkstemp makes 0600; give the file the usual mode. */
-		mode_t mask = umask(0);
-
-		umask(mask);
-		fchmod(fd, 0666 & ~mask);
-	}
+	fchmod(fd, mode);
 	f = fdopen(fd, "w");
 	if (f == NULL || fputs(text, f) == EOF || fflush(f) != 0 ||
 	    fsync(fd) != 0 || fclose(f) != 0) {
@@ -252,13 +350,21 @@ vp_cli_write_atomic(const char *path, const char *text)
 		    strerror(errno));
 		unlink(tmp.s);
 		rc = -1;
-	} else if (rename(tmp.s, path) != 0) {
+	} else if (lstat(dest.s, &st) == 0 &&
+	    (what = not_regular(st.st_mode)) != NULL) {
+		/* It changed while we wrote: still replace only a file. */
+		fprintf(stderr, "vramplan: cannot write '%s': it is now %s, "
+		    "not a regular file\n", path, S_ISLNK(st.st_mode) ?
+		    "a symbolic link" : what);
+		unlink(tmp.s);
+		rc = -1;
+	} else if (rename(tmp.s, dest.s) != 0) {
 		fprintf(stderr, "vramplan: cannot write '%s': %s\n", path,
 		    strerror(errno));
 		unlink(tmp.s);
 		rc = -1;
 	}
 	vp_buf_free(&tmp);
+	vp_buf_free(&dest);
 	return rc;
 }
-
