@@ -208,6 +208,19 @@ vp_report_band(const struct vp_band *b, struct vp_buf *o)
 	vp_buf_printf(o, "  -%.1f%% +%.1f%%", 100 * b->below, 100 * b->above);
 }
 
+/* "<lead>needs 119.66 GiB of host RAM per node for its offloaded or
+ * paged state, more than --host-mem's 64.00 GiB" */
+static void
+host_verdict(const struct vp_report *r, struct vp_buf *o, const char *lead)
+{
+	char b1[32], b2[32];
+
+	vp_buf_printf(o, "%sneeds %s of host RAM per node for its offloaded "
+	    "or paged state, more than --host-mem's %s", lead,
+	    vp_fmt_bytes(b1, sizeof b1, r->host_per_node),
+	    vp_fmt_bytes(b2, sizeof b2, r->plan->host_mem_bytes));
+}
+
 int
 vp_report_verdict(const struct vp_report *r, struct vp_buf *o)
 {
@@ -218,6 +231,15 @@ vp_report_verdict(const struct vp_report *r, struct vp_buf *o)
 	uint64_t lo = vp_band_low(mem->device_peak, b);
 	char b1[32], b2[32], b3[32];
 
+	if (r->fits && r->host_over) {
+		vp_buf_printf(o, "%s%sDOES NOT FIT%s in host RAM: ",
+		    col(r, C_BOLD), col(r, C_RED), col(r, C_RESET));
+		host_verdict(r, o, "the job ");
+		vp_buf_printf(o, "; the GPUs would have %s headroom "
+		    "by the estimate",
+		    vp_fmt_bytes(b1, sizeof b1, cap - mem->device_peak));
+		return 2;
+	}
 	if (r->verdict == VP_VERDICT_TIGHT) {
 		vp_buf_printf(o, "%s%sTIGHT%s: ", col(r, C_BOLD),
 		    col(r, C_YELLOW), col(r, C_RESET));
@@ -237,7 +259,9 @@ vp_report_verdict(const struct vp_report *r, struct vp_buf *o)
 		    vp_fmt_bytes(b2, sizeof b2, hi), 100 * b->below,
 		    100 * b->above, b->source, vp_fmt_bytes(b3, sizeof b3,
 		    cap));
-		return 1;
+		if (r->host_over)
+			host_verdict(r, o, "; and it ");
+		return r->host_over ? 2 : 1;
 	}
 	if (r->fits) {
 		uint64_t head = cap - mem->device_peak;
@@ -254,6 +278,8 @@ vp_report_verdict(const struct vp_report *r, struct vp_buf *o)
 	    vp_fmt_bytes(b1, sizeof b1, mem->device_peak),
 	    vp_fmt_bytes(b2, sizeof b2, mem->device_peak - cap),
 	    vp_fmt_bytes(b3, sizeof b3, cap));
+	if (r->host_over)
+		host_verdict(r, o, "; and it ");
 	return 2;
 }
 
@@ -592,9 +618,13 @@ planner_text(const struct vp_report *r, struct vp_buf *o)
 		    col(r, C_RESET), r->gpus->count, r->gpus->gpu->id,
 		    (unsigned long long)r->search->evaluated);
 		cand_line(o, &r->search->nearest, cap);
-		vp_buf_printf(o, "  it is %s over the card\n",
-		    vp_fmt_bytes(b1, sizeof b1,
-		    r->search->nearest.device_peak - cap));
+		if (r->search->nearest.device_peak > cap)
+			vp_buf_printf(o, "  it is %s over the card\n",
+			    vp_fmt_bytes(b1, sizeof b1,
+			    r->search->nearest.device_peak - cap));
+		else
+			vp_buf_add(o, "  it fits the card, but its offloaded "
+			    "or paged state exceeds --host-mem\n");
 	}
 	if (r->ask_max_seq) {
 		if (r->max_seq)
@@ -1197,11 +1227,15 @@ vp_report_json(const struct vp_report *r, struct vp_buf *o)
 	/* The verdict, on the last line (null without --gpus). */
 	vp_json_break(&j);
 	if (r->gpus) {
-		vp_json_bool(&j, "fits", r->fits);
-		vp_json_str(&j, "verdict", vp_verdict_names[r->verdict]);
+		/* The job fits when the GPUs and the host RAM both do. */
+		vp_json_bool(&j, "fits", r->fits && !r->host_over);
+		vp_json_bool(&j, "host_fits", !r->host_over);
+		vp_json_str(&j, "verdict", vp_verdict_names[r->host_over ?
+		    VP_VERDICT_NOFIT : r->verdict]);
 		vp_json_u64(&j, "max_micro_batch", r->max_micro_batch);
 	} else {
 		vp_json_null(&j, "fits");
+		vp_json_bool(&j, "host_fits", !r->host_over);
 		vp_json_null(&j, "verdict");
 		vp_json_null(&j, "max_micro_batch");
 	}
@@ -1223,8 +1257,9 @@ vp_report_csv(const struct vp_report *r, struct vp_buf *o)
 		vp_buf_printf(o, "capacity,%llu,%.3f\n",
 		    (unsigned long long)r->gpus->gpu->usable_bytes,
 		    (double)r->gpus->gpu->usable_bytes / VP_GIB);
-		vp_buf_printf(o, "fits,%d,\n", r->fits);
+		vp_buf_printf(o, "fits,%d,\n", r->fits && !r->host_over);
 		vp_buf_printf(o, "max_micro_batch,%llu,\n",
 		    (unsigned long long)r->max_micro_batch);
 	}
+	vp_buf_printf(o, "host_fits,%d,\n", !r->host_over);
 }

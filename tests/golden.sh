@@ -420,6 +420,17 @@ run ft-offload llama-3.1-70b --gpus 8xA100 --zero 3 --offload optimizer+params \
 	--host-mem 512 --recompute full --seq 4096
 run ft-offload-nvme llama-3.1-70b --gpus 8xA100 --zero 3 --offload optimizer \
 	--offload-nvme --recompute full --seq 4096
+# Issue 17, finding 6: the GPUs have room but the node's host RAM does
+# not: text, JSON (fits false, host_fits false, verdict does_not_fit) and
+# CSV agree with the exit status 1.
+run host-mem-over llama-3-8b --gpus 8xH100 --zero 3 --offload optimizer \
+	--host-mem 64 --no-search --recompute full
+run host-mem-over-json llama-3-8b --gpus 8xH100 --zero 3 --offload optimizer \
+	--host-mem 64 --no-search --recompute full --json
+run host-mem-over-csv llama-3-8b --gpus 8xH100 --zero 3 --offload optimizer \
+	--host-mem 64 --no-search --recompute full --csv
+run host-mem-over-nogpus-json llama-3-8b --zero 3 --offload optimizer \
+	--host-mem 64 --recompute full --json
 # Without checkpointing it is refused (every save would be packed: not
 # modelled; the planner, when it may, picks a checkpointing recompute).
 run ft-activation-offload llama-3-8b --gpus 8xH100 --zero 3 --activation-offload \
