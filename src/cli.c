@@ -292,9 +292,17 @@ setup_gpus(struct vp_cli_job *job, const struct vp_optset *o,
 			lo--;
 		while (hi < *world && *world % hi)
 			hi++;
-		fprintf(stderr, "vramplan: --nodes %u does not split %u "
-		    "GPUs into equal nodes; nearest valid: %u or %u\n",
-		    nodes, *world, lo, hi);
+		/* Past the GPU count only the count itself splits. */
+		if (hi > *world)
+			hi = lo = *world;
+		if (lo == hi)
+			fprintf(stderr, "vramplan: --nodes %u does not split %u "
+			    "GPU%s into equal nodes; nearest valid: %u\n",
+			    nodes, *world, *world == 1 ? "" : "s", lo);
+		else
+			fprintf(stderr, "vramplan: --nodes %u does not split %u "
+			    "GPUs into equal nodes; nearest valid: %u or %u\n",
+			    nodes, *world, lo, hi);
 		return VP_EXIT_USAGE;
 	}
 	if (p->dp == 0)

@@ -276,6 +276,20 @@ run cli-gpus-unknown-option gpus --bogus
 # messages (it lacked --attention, --framework, --plan, ...).
 run cli-compare-lora-targets compare gpt2 --tokens 1e9 --lora-targets qq
 run cli-compare-micro-batch-range compare gpt2 --tokens 1e9 --micro-batch 2000000
+# Issue 17, finding 5: each numeric option its own documented range, the
+# message naming the option; the job at most 65,536 GPUs however it is
+# made; the degrees' product in 64 bits; a plan file's GPU count is not
+# called --gpus; --nodes past the GPU count suggests only what splits.
+run cli-compare-lora-range compare gpt2 --tokens 1e9 --lora 100000
+run cli-compare-global-batch-range compare gpt2 --tokens 1e9 --global-batch 200000000
+run cli-compare-max-gpus-range compare gpt2 --tokens 1e9 --max-gpus 65537
+run cli-nodes-times-gpn-over gpt2 --gpus H100 --nodes 65536 --gpus-per-node 1024
+run cli-nodes-times-gpn-max gpt2 --gpus H100 --nodes 8192 --gpus-per-node 8 \
+	--no-search --seq 256
+run cli-degrees-wrap-32 gpt2 --dp 4 --tp 1024 --pp 1024 --cp 1024
+run cli-dp-vs-plan-file-gpus models/llama-3-8b.yaml \
+	--plan tests/data/plans/llama-3-8b-2xa100.yaml --dp 3 --no-search
+run cli-nodes-past-gpus gpt2 --gpus 8xH100 --nodes 100
 run cli-compare-profile-file compare gpt2 --tokens 1e9 --profile x.yaml
 run compare-gpt2-plan-options compare gpt2 --tokens 1e9 --attention eager \
 	--framework deepspeed --zero 2 --max-gpus 8 --csv
