@@ -17,6 +17,8 @@
 #define C_RED "\033[31m"
 #define C_YELLOW "\033[33m"
 #define C_DIM "\033[2m"
+/* User text in the text report goes through this (util.h: vp_esc). */
+#define ESC(s, buf) vp_esc((s), (buf), sizeof(buf))
 
 /*
  * The job's caching-allocator settings (--alloc-conf) and whether the
@@ -368,13 +370,15 @@ plan_knobs(const struct vp_report *r, struct vp_buf *k)
 {
 	const struct vp_plan *p = r->plan;
 	const char *sep = "";
+	char e1[VP_ESC_LEN];
 
 #define KNOB(...) do { vp_buf_add(k, sep); vp_buf_printf(k, __VA_ARGS__); \
 	sep = ", "; } while (0)
 	if (r->trainer != NULL)
 		KNOB("trainer %s", vp_trainer_names[r->trainer->trainer]);
 	if (r->ds_config != NULL)
-		KNOB("DeepSpeed config %s", base_name(r->ds_config));
+		KNOB("DeepSpeed config %s", ESC(base_name(r->ds_config),
+		    e1));
 	if (p->float8 != VP_FLOAT8_NONE)
 		KNOB("float8 %s%s", vp_float8_names[p->float8],
 		    p->float8_all_gather ? " (fp8 all-gather)" : "");
@@ -561,6 +565,7 @@ cand_line(struct vp_buf *o, const struct vp_cand *c, uint64_t cap)
 static void
 planner_text(const struct vp_report *r, struct vp_buf *o)
 {
+	char e1[VP_ESC_LEN];
 	uint64_t cap = r->gpus ? r->gpus->gpu->usable_bytes : 0;
 	char b1[32], b2[32];
 	unsigned i;
@@ -615,8 +620,8 @@ planner_text(const struct vp_report *r, struct vp_buf *o)
 	    r->search->evaluated > 0) {
 		vp_buf_printf(o, "\n%sNo plan fits%s on %u x %s among %llu "
 		    "evaluated.  Nearest miss:\n", col(r, C_BOLD),
-		    col(r, C_RESET), r->gpus->count, r->gpus->gpu->id,
-		    (unsigned long long)r->search->evaluated);
+		    col(r, C_RESET), r->gpus->count, ESC(r->gpus->gpu->id,
+		    e1), (unsigned long long)r->search->evaluated);
 		cand_line(o, &r->search->nearest, cap);
 		if (r->search->nearest.device_peak > cap)
 			vp_buf_printf(o, "  it is %s over the card\n",
@@ -644,13 +649,14 @@ planner_text(const struct vp_report *r, struct vp_buf *o)
 			vp_buf_init(&lay);
 			vp_report_layout(&lay, &r->min_gpus_plan->plan);
 			vp_buf_printf(o, "Fewest %s that fit: %u (%s, recompute "
-			    "%s)\n", r->gpus->gpu->id, r->min_gpus, lay.s,
+			    "%s)\n", ESC(r->gpus->gpu->id, e1), r->min_gpus,
+			    lay.s,
 			    recomp_text(rc, sizeof rc,
 			    &r->min_gpus_plan->plan, false));
 			vp_buf_free(&lay);
 		} else {
 			vp_buf_printf(o, "Fewest %s that fit: none up to the "
-			    "search limit\n", r->gpus->gpu->id);
+			    "search limit\n", ESC(r->gpus->gpu->id, e1));
 		}
 	}
 }
@@ -662,7 +668,7 @@ vp_report_text(const struct vp_report *r, struct vp_buf *o)
 	const struct vp_mem *mem = r->mem;
 	struct vp_param_count pc;
 	struct vp_row rows[VP_REPORT_MAXROWS];
-	char b1[32], b2[32], b3[32];
+	char b1[32], b2[32], b3[32], e1[VP_ESC_LEN], e2[VP_ESC_LEN];
 	uint64_t scale;
 	int n, i;
 
@@ -670,7 +676,7 @@ vp_report_text(const struct vp_report *r, struct vp_buf *o)
 	if (m->lg != NULL)	/* a layer graph: what it is made of */
 		vp_buf_printf(o, "%sModel%s      %s (layer graph, %llu conv2d, "
 		    "%llu linear, %llu residual blocks, %llu-channel input",
-		    col(r, C_BOLD), col(r, C_RESET), m->name,
+		    col(r, C_BOLD), col(r, C_RESET), ESC(m->name, e1),
 		    (unsigned long long)vp_lgraph_count(m->lg, VP_L_CONV2D),
 		    (unsigned long long)vp_lgraph_count(m->lg, VP_L_LINEAR),
 		    (unsigned long long)vp_lgraph_count(m->lg, VP_L_RESIDUAL),
@@ -678,7 +684,7 @@ vp_report_text(const struct vp_report *r, struct vp_buf *o)
 	else
 		vp_buf_printf(o, "%sModel%s      %s (%s, %llu layers, hidden "
 		    "%llu, %llu heads", col(r, C_BOLD), col(r, C_RESET),
-		    m->name, vp_arch_names[m->arch],
+		    ESC(m->name, e1), vp_arch_names[m->arch],
 		    (unsigned long long)m->layers,
 		    (unsigned long long)m->hidden,
 		    (unsigned long long)m->heads);
@@ -710,17 +716,20 @@ vp_report_text(const struct vp_report *r, struct vp_buf *o)
 	if (r->gpus != NULL) {
 		const struct vp_gpu *g = r->gpus->gpu;
 
+		char e3[VP_ESC_LEN];
+
 		vp_buf_printf(o, "%sGPUs%s       %u x %s (%s, %.0f GB %s)",
-		    col(r, C_BOLD), col(r, C_RESET), r->gpus->count, g->id,
-		    g->name ? g->name : g->id, g->memory_gb,
-		    g->memory_type ? g->memory_type : "");
+		    col(r, C_BOLD), col(r, C_RESET), r->gpus->count,
+		    ESC(g->id, e1), ESC(g->name ? g->name : g->id, e2),
+		    g->memory_gb, ESC(g->memory_type ? g->memory_type : "",
+		    e3));
 		if (r->gpus->via_alias)
-			vp_buf_printf(o, "; '%s' taken as %s", r->gpus->typed,
-			    g->id);
+			vp_buf_printf(o, "; '%s' taken as %s",
+			    ESC(r->gpus->typed, e2), ESC(g->id, e1));
 		vp_buf_add(o, "\n");
 	}
 	vp_buf_printf(o, "%sProfile%s    %s", col(r, C_BOLD),
-	    col(r, C_RESET), r->profile);
+	    col(r, C_RESET), ESC(r->profile, e1));
 	if (r->plan->device == VP_DEVICE_CUDA && r->plan->alloc_conf[0]) {
 		/* The caching allocator's settings (--alloc-conf). */
 		struct vp_buf ac;
@@ -811,7 +820,7 @@ vp_report_text(const struct vp_report *r, struct vp_buf *o)
 		    vp_fmt_bytes(b1, sizeof b1, cap),
 		    r->measured_capacity ? "measured by vramplan-probe, "
 		    "calibrated profile" : r->gpus->gpu->usable_basis ?
-		    r->gpus->gpu->usable_basis : "catalog");
+		    ESC(r->gpus->gpu->usable_basis, e1) : "catalog");
 		vp_buf_add(o, "  ");
 		vp_report_bar(o, (double)mem->device_peak / (double)cap, 50,
 		    r->unicode);

@@ -48,11 +48,16 @@ vp_cli_flush(void)
 void
 vp_cli_print_diags(struct vp_diags *d)
 {
-	struct vp_buf b;
+	struct vp_buf b, e;
 
 	vp_buf_init(&b);
+	vp_buf_init(&e);
 	vp_diags_format(d, &b);
-	fputs(b.s, stderr);
+	/* File names and the values they quote are the user's text:
+	 * control characters escaped (util.h: vp_esc), newlines kept. */
+	vp_buf_add_esc(&e, b.s, 1);
+	fputs(e.s, stderr);
+	vp_buf_free(&e);
 	vp_buf_free(&b);
 	vp_diags_clear(d);
 }

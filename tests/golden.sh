@@ -290,6 +290,26 @@ run cli-degrees-wrap-32 gpt2 --dp 4 --tp 1024 --pp 1024 --cp 1024
 run cli-dp-vs-plan-file-gpus models/llama-3-8b.yaml \
 	--plan tests/data/plans/llama-3-8b-2xa100.yaml --dp 3 --no-search
 run cli-nodes-past-gpus gpt2 --gpus 8xH100 --nodes 100
+# Issue 17, finding 7: control characters and escape sequences in user
+# text (a model's name, a key it quotes, a user catalog's card, name and
+# offering) are escaped in text output (\e, \xHH); the JSON escapes them
+# as \u00XX, C1 and DEL included.
+run esc-model-name tests/data/esc/evil-name.yaml --gpus 1xH100 --seq 128 \
+	--no-search
+run esc-model-name-json tests/data/esc/evil-name.yaml --gpus 1xH100 \
+	--seq 128 --no-search --json
+run esc-model-name-compare compare tests/data/esc/evil-name.yaml \
+	--tokens 1e9 --vendor AMD --max-gpus 2
+run esc-model-key tests/data/esc/evil-key.yaml
+(XDG_CONFIG_HOME=$TOP_SRCDIR/tests/data/xdg-esc
+export XDG_CONFIG_HOME
+limit "$GOLDEN_TIMEOUT" "$VRAMPLAN" gpus --vendor Example)
+compare esc-user-catalog-gpus
+(XDG_CONFIG_HOME=$TOP_SRCDIR/tests/data/xdg-esc
+export XDG_CONFIG_HOME
+limit "$GOLDEN_TIMEOUT" "$VRAMPLAN" compare gpt2 --tokens 1e9 \
+	--vendor Example --max-gpus 2)
+compare esc-user-catalog-compare
 run cli-compare-profile-file compare gpt2 --tokens 1e9 --profile x.yaml
 run compare-gpt2-plan-options compare gpt2 --tokens 1e9 --attention eager \
 	--framework deepspeed --zero 2 --max-gpus 8 --csv
