@@ -147,6 +147,7 @@ vp_cli_resolve_model(const char *arg)
 	char **names;
 	size_t n;
 	const char *near;
+	char e1[VP_ESC_LEN], e2[VP_ESC_LEN];
 
 	if (access(arg, F_OK) == 0 || strchr(arg, '/') != NULL)
 		return xstrdup(arg);
@@ -162,11 +163,11 @@ vp_cli_resolve_model(const char *arg)
 	if (near)
 		fprintf(stderr, "vramplan: cannot find model '%s': no such "
 		    "file and not in the model library; did you mean '%s'?\n",
-		    arg, near);
+		    vp_esc(arg, e1, sizeof e1), vp_esc(near, e2, sizeof e2));
 	else
 		fprintf(stderr, "vramplan: cannot find model '%s': no such "
 		    "file and not in the model library (see 'vramplan "
-		    "models')\n", arg);
+		    "models')\n", vp_esc(arg, e1, sizeof e1));
 	vp_cli_names_free(names, n);
 	return NULL;
 }
@@ -195,9 +196,11 @@ merge_user_catalog(struct vp_catalog *c)
 		return;
 	}
 	if (vp_catalog_load(b.s, &user, &d) != 0) {
+		char e1[VP_ESC_LEN];
+
 		vp_cli_print_diags(&d);
 		fprintf(stderr, "vramplan: note: ignoring the user catalog '%s'; "
-		    "using the shipped one\n", b.s);
+		    "using the shipped one\n", vp_esc(b.s, e1, sizeof e1));
 	} else {
 		vp_catalog_merge(c, &user);
 		vp_catalog_free(&user);
@@ -291,8 +294,13 @@ write_target(const char *path, struct vp_buf *out, struct stat *st,
 	}
 	if (hops > 40)
 		errno = ELOOP;
-	fprintf(stderr, "vramplan: cannot write '%s': %s\n", path,
-	    strerror(errno));
+	{
+		const char *why = strerror(errno);
+		char e1[VP_ESC_LEN];
+
+		fprintf(stderr, "vramplan: cannot write '%s': %s\n",
+		    vp_esc(path, e1, sizeof e1), why);
+	}
 	return -1;
 }
 
@@ -307,24 +315,27 @@ vp_cli_write_atomic(const char *path, const char *text)
 {
 	struct vp_buf tmp, dest;
 	struct stat st;
-	const char *what;
+	const char *what, *shown;
 	FILE *f;
 	int fd, exists, rc = 0;
 	mode_t mode;
+	char e1[VP_ESC_LEN], e2[VP_ESC_LEN];
 
 	vp_buf_init(&dest);
 	if (write_target(path, &dest, &st, &exists) != 0) {
 		vp_buf_free(&dest);
 		return -1;
 	}
+	/* The path in messages, escaped (util.h: vp_esc). */
+	shown = vp_esc(path, e1, sizeof e1);
 	if (exists && (what = not_regular(st.st_mode)) != NULL) {
 		if (strcmp(dest.s, path) != 0)
 			fprintf(stderr, "vramplan: cannot write '%s': its link "
-			    "target '%s' is %s, not a regular file\n", path,
-			    dest.s, what);
+			    "target '%s' is %s, not a regular file\n", shown,
+			    vp_esc(dest.s, e2, sizeof e2), what);
 		else
 			fprintf(stderr, "vramplan: cannot write '%s': it is "
-			    "%s, not a regular file\n", path, what);
+			    "%s, not a regular file\n", shown, what);
 		vp_buf_free(&dest);
 		return -1;
 	}
@@ -341,8 +352,10 @@ vp_cli_write_atomic(const char *path, const char *text)
 	vp_buf_printf(&tmp, "%s.tmpXXXXXX", dest.s);
 	fd = mkstemp(tmp.s);
 	if (fd < 0) {
-		fprintf(stderr, "vramplan: cannot create '%s': %s\n", tmp.s,
-		    strerror(errno));
+		const char *why = strerror(errno);
+
+		fprintf(stderr, "vramplan: cannot create '%s': %s\n",
+		    vp_esc(tmp.s, e2, sizeof e2), why);
 		vp_buf_free(&tmp);
 		vp_buf_free(&dest);
 		return -1;
@@ -351,7 +364,7 @@ vp_cli_write_atomic(const char *path, const char *text)
 	f = fdopen(fd, "w");
 	if (f == NULL || fputs(text, f) == EOF || fflush(f) != 0 ||
 	    fsync(fd) != 0 || fclose(f) != 0) {
-		fprintf(stderr, "vramplan: cannot write '%s': %s\n", path,
+		fprintf(stderr, "vramplan: cannot write '%s': %s\n", shown,
 		    strerror(errno));
 		unlink(tmp.s);
 		rc = -1;
@@ -359,12 +372,12 @@ vp_cli_write_atomic(const char *path, const char *text)
 	    (what = not_regular(st.st_mode)) != NULL) {
 		/* It changed while we wrote: still replace only a file. */
 		fprintf(stderr, "vramplan: cannot write '%s': it is now %s, "
-		    "not a regular file\n", path, S_ISLNK(st.st_mode) ?
+		    "not a regular file\n", shown, S_ISLNK(st.st_mode) ?
 		    "a symbolic link" : what);
 		unlink(tmp.s);
 		rc = -1;
 	} else if (rename(tmp.s, dest.s) != 0) {
-		fprintf(stderr, "vramplan: cannot write '%s': %s\n", path,
+		fprintf(stderr, "vramplan: cannot write '%s': %s\n", shown,
 		    strerror(errno));
 		unlink(tmp.s);
 		rc = -1;

@@ -301,6 +301,7 @@ run esc-model-name-json tests/data/esc/evil-name.yaml --gpus 1xH100 \
 run esc-model-name-compare compare tests/data/esc/evil-name.yaml \
 	--tokens 1e9 --vendor AMD --max-gpus 2
 run esc-model-key tests/data/esc/evil-key.yaml
+run esc-model-not-found "$(printf 'no-such\033[31m-model')"
 (XDG_CONFIG_HOME=$TOP_SRCDIR/tests/data/xdg-esc
 export XDG_CONFIG_HOME
 limit "$GOLDEN_TIMEOUT" "$VRAMPLAN" gpus --vendor Example)
