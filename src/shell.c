@@ -321,13 +321,25 @@ vp_cli_write_atomic(const char *path, const char *text)
 	mode_t mode;
 	char e1[VP_ESC_LEN], e2[VP_ESC_LEN];
 
+	/* The path in messages, escaped (util.h: vp_esc). */
+	shown = vp_esc(path, e1, sizeof e1);
+	/* What the kernel reaches through any links first: /dev/stdout on
+	 * a pipe ends at /proc/self/fd/1 -> 'pipe:[N]', no path to follow,
+	 * yet stat says FIFO. */
+	if (stat(path, &st) == 0 && (what = not_regular(st.st_mode)) != NULL) {
+		struct stat lst;
+		bool link = lstat(path, &lst) == 0 && S_ISLNK(lst.st_mode);
+
+		fprintf(stderr, "vramplan: cannot write '%s': %s %s, not a "
+		    "regular file\n", shown, link ? "it leads to" : "it is",
+		    what);
+		return -1;
+	}
 	vp_buf_init(&dest);
 	if (write_target(path, &dest, &st, &exists) != 0) {
 		vp_buf_free(&dest);
 		return -1;
 	}
-	/* The path in messages, escaped (util.h: vp_esc). */
-	shown = vp_esc(path, e1, sizeof e1);
 	if (exists && (what = not_regular(st.st_mode)) != NULL) {
 		if (strcmp(dest.s, path) != 0)
 			fprintf(stderr, "vramplan: cannot write '%s': its link "

@@ -205,6 +205,17 @@ if mkfifo "$tmp/fifo" 2>/dev/null; then
 	ln -s fifo "$tmp/to-fifo"
 	refused svg-link-to-fifo-refused "$tmp/to-fifo" "a FIFO"
 fi
+# A link to standard output on a pipe (what /dev/stdout is): the chain
+# ends at /proc/self/fd/1 -> 'pipe:[N]', no file; refused as a FIFO.
+if [ -e /proc/self/fd/1 ]; then
+	ln -s /proc/self/fd/1 "$tmp/to-stdout"
+	( "$exe" compare gpt2 --tokens 1e9 --svg "$tmp/to-stdout" 2>"$tmp/e"
+	  echo $? >"$tmp/st" ) | cat >/dev/null
+	if [ "$(cat "$tmp/st")" = 4 ] && grep -q "leads to a FIFO" "$tmp/e" &&
+	    [ -L "$tmp/to-stdout" ]
+	then ok svg-stdout-pipe-refused
+	else bad svg-stdout-pipe-refused "exit $(cat "$tmp/st"): $(cat "$tmp/e")"; fi
+fi
 mkdir "$tmp/dir.svg"
 refused svg-directory-refused "$tmp/dir.svg" "a directory"
 [ -d "$tmp/dir.svg" ] || bad svg-directory-kept "the directory was replaced"
