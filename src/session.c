@@ -217,6 +217,7 @@ fill_host(struct vp_session *s)
 		s->rep.host_note = "DOES NOT FIT in host RAM: the offloaded "
 		    "state exceeds --host-mem";
 		s->host_short = true;
+		s->rep.host_over = true;
 	} else if (!p->host_mem_bytes &&
 	    s->rep.host_per_node > (2048ULL << 30)) {
 		s->rep.host_note = "warning: more host RAM per node than a "
