@@ -30,6 +30,7 @@ point(const struct vp_compare *c, const struct vp_gpu *gpu,
 	s.capacity = gpu->usable_bytes;
 	s.open = c->open;
 	s.global_batch = c->global_batch;
+	s.first_only = true;	/* only best[0] is used: fewer replays */
 	b.dp = 0;
 	b.gpus_per_node = s.gpus_per_node;
 	vp_search_run(&s, &b, &r);
