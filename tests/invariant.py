@@ -20,7 +20,7 @@ Refused command lines (exit 2 or 3) must say why on stderr and print no
 report; they are counted, and at least a third of the runs must be
 accepted, so the random plans keep testing something.
 
-Env: VRAMPLAN, VRAMPLAN_DATA, TOP_SRCDIR; INVARIANT_RUNS (default 1000)
+Env: VRAMPLAN, VRAMPLAN_DATA, TOP_SRCDIR; INVARIANT_RUNS (default 500)
 and INVARIANT_SEED (default 17) to widen or vary the sample.  stdlib only.
 """
 import csv
@@ -38,7 +38,7 @@ import tempfile
 EXE = os.environ.get("VRAMPLAN", "./src/vramplan")
 TOP = os.environ.get("TOP_SRCDIR", ".")
 DATA = os.environ.get("VRAMPLAN_DATA", os.path.join(TOP, "models"))
-RUNS = int(os.environ.get("INVARIANT_RUNS", "1000"))
+RUNS = int(os.environ.get("INVARIANT_RUNS", "500"))
 SEED = int(os.environ.get("INVARIANT_SEED", "17"))
 # A safety net, not the speed target (1 s on this machine; ASan and a
 # shared machine are several times slower).
