@@ -101,9 +101,10 @@ struct mcase {
 };
 
 /*
- * The cases of finding 2 and 3: 405B on H100 (96 from 1x, 88 from 2x or
- * 8x before) and on an RTX 3060 (none from 1x, 1024 from 8x before; 407
- * passes), Llama-3-8B at a 128M-token sequence (none, 519 passes).
+ * The cases of finding 2 and 3: 405B on H100 (the merge base's search:
+ * 144 from 1x, 128 from 2x and 8x; the issue, on an older model, 96 and
+ * 88) and on an RTX 3060 (none from 1x, 3200 from 8x; 407 passes),
+ * Llama-3-8B at a 128M-token sequence (none, 519 passes).
  * want is the answer this search gives (checked to fit below, and the
  * count before it not to), max_passes its bound: the floor, then at most
  * log2(4096) doublings and as many bisection steps.
