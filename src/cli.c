@@ -561,6 +561,8 @@ vp_cli_setup(int argc, char **argv, unsigned cmd, struct vp_cli_job *job)
 	if ((rc = setup_gpus(job, o, &world)) != VP_EXIT_OK)
 		return rc;
 	job->node_layout = o->has[VP_O_NODES] || o->has[VP_O_GPUS_PER_NODE];
+	if (job->node_layout)
+		ses->min_gpus_node = ses->plan.gpus_per_node;
 	ses->model = &job->model;
 	ses->gpus = &job->gs;
 	ses->world = world;

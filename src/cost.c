@@ -12,28 +12,6 @@
 const char *const vp_sort_names[VP_SORT_COUNT] = { VP_SORT_LIST(X) };
 #undef X
 
-/*
- * The least bytes per GPU any plan can reach: weights, gradients and
- * optimizer states fully sharded over n GPUs.  Below this n the search is
- * skipped — it cannot fit.
- */
-static uint64_t
-floor_bytes(const struct vp_model *m, const struct vp_plan *p, unsigned n)
-{
-	struct vp_param_count pc;
-	const struct vp_prec_info *pi = &vp_prec_info[p->precision];
-	double per = vp_dtype_bytes[pi->weight];
-
-	vp_model_params(m, &pc);
-	if (p->lora_rank > 0)
-		per = p->quant != VP_QUANT_NONE ? 0.5 : 2.0;
-	else
-		per += vp_dtype_bytes[pi->grad] + (pi->master ? 4 : 0) +
-		    vp_opt_info[p->optimizer].nstates *
-		    vp_dtype_bytes[pi->state];
-	return (uint64_t)(per * (double)pc.total / (double)n);
-}
-
 static void
 point(const struct vp_compare *c, const struct vp_gpu *gpu,
     const struct vp_profile *prof, unsigned n, struct vp_card_point *pt,
@@ -52,6 +30,7 @@ point(const struct vp_compare *c, const struct vp_gpu *gpu,
 	s.capacity = gpu->usable_bytes;
 	s.open = c->open;
 	s.global_batch = c->global_batch;
+	s.first_only = true;	/* only best[0] is used: fewer replays */
 	b.dp = 0;
 	b.gpus_per_node = s.gpus_per_node;
 	vp_search_run(&s, &b, &r);
@@ -194,7 +173,8 @@ vp_compare_card(const struct vp_compare *c, const struct vp_gpu *gpu,
 	/* Fewest GPUs: one by one to a node, then whole nodes, then
 	 * doubling; counts whose sharded floor cannot fit are skipped. */
 	for (n = 1; n <= c->max_gpus; n = next_count(n)) {
-		if (floor_bytes(c->model, &c->base, n) > gpu->usable_bytes)
+		if (vp_plan_floor_bytes(c->model, &c->base, n) >
+		    gpu->usable_bytes)
 			continue;
 		point(c, gpu, &prof, n, &out->at[0], &found);
 		if (found)
