@@ -999,11 +999,11 @@ vp_search_run(const struct vp_search *s, const struct vp_plan *base,
  * out: offloaded parameters (no bound), offloaded optimizer states with
  * the fp32 master copy (16-bit weights alone stay: DeepSpeed's
  * ZeRO-Offload), bitsandbytes' paged states, gradients stepped in the
- * backward; 8-bit states count their own bytes; of an MoE model only
- * the parameters outside the routed experts (how a plan splits experts
- * over EP and the data-parallel ranks is the replay's to say).  So the
- * bound stays below every plan's peak: a count whose floor exceeds the
- * card cannot fit.
+ * backward; 8-bit states count their own bytes.  An MoE model's routed
+ * experts count whole: expert parallelism splits them ep ways and ZeRO
+ * shards them over the dp / ep expert-data-parallel ranks, so a rank
+ * holds at least experts / dp of them.  So the bound stays below every
+ * plan's peak: a count whose floor exceeds the card cannot fit.
  */
 uint64_t
 vp_plan_floor_bytes(const struct vp_model *m, const struct vp_plan *p,
@@ -1019,15 +1019,6 @@ vp_plan_floor_bytes(const struct vp_model *m, const struct vp_plan *p,
 		return 0;
 	vp_model_params(m, &pc);
 	params = (double)pc.total;
-	if (m->has_moe) {
-		/* active = the rest + top_k routed experts' worth. */
-		double routed = m->moe.experts > m->moe.top_k ?
-		    (double)(pc.total - pc.active) /
-		    (m->moe.experts - m->moe.top_k) * m->moe.top_k : params;
-
-		params = (double)pc.active > routed ? (double)pc.active -
-		    routed : 0;
-	}
 	if (p->lora_rank > 0) {
 		per = p->quant != VP_QUANT_NONE ? 0.5 : 2.0;
 	} else if (p->offload == VP_OFFLOAD_OPTIMIZER) {
