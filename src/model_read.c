@@ -851,6 +851,56 @@ hf_unsupported(const char *file, struct vp_srcpos pos, struct vp_diags *d,
 	vp_buf_free(&b);
 }
 
+/*
+ * State-space hybrids whose code was read and is not modelled: the
+ * model_type, the transformers classes' prefix, and why (transformers
+ * 5.24).  They are refused with the reason; the own schema cannot
+ * describe them either.
+ */
+static const struct { const char *model_type, *cls, *why; } hf_refused[] = {
+	{ "jamba", "Jamba", "Jamba's Mamba-1 mixers (JambaMambaMixer) run "
+	    "the selective scan token by token in Python where mamba_ssm is "
+	    "not installed (mamba_selective_scan's recurrent loop, which "
+	    "keeps a batch x intermediate x d_state state per token for "
+	    "backward), with dt, B and C RMSNorms, and its blocks alternate "
+	    "with attention every attn_layer_period and Mixtral-style "
+	    "experts every expert_layer_period: none of it is modelled (not "
+	    "measured)" },
+	{ "zamba2", "Zamba2", "Zamba2's hybrid blocks run a transformer "
+	    "block whose weights are shared across the blocks that call it "
+	    "(num_mem_blocks copies), on the concatenation of the hidden "
+	    "states with the original embeddings (2 x hidden_size), with "
+	    "per-call LoRA adapters on q, k, v and the MLP and a per-block "
+	    "linear after it: not modelled (not measured)" },
+	{ "zamba", "Zamba", "Zamba's Mamba-1 mixers (a recurrent scan "
+	    "token by token without mamba_ssm) and its shared attention "
+	    "block on the concatenated embeddings are not modelled (not "
+	    "measured)" },
+};
+
+/* The refusal of a known but unmodelled hybrid, by model_type or by
+ * class name (cls non-NULL); true when one was made. */
+static bool
+hf_refuse_known(const char *file, struct vp_srcpos pos, const char *name,
+    bool cls, struct vp_diags *d)
+{
+	size_t i, n;
+
+	for (i = 0; i < VP_NELEM(hf_refused); i++) {
+		n = strlen(hf_refused[i].cls);
+		if (cls ? strncmp(name, hf_refused[i].cls, n) != 0 ||
+		    strncmp(name + n, "For", 3) != 0 :
+		    strcmp(name, hf_refused[i].model_type) != 0)
+			continue;
+		vp_diag_add(d, file, pos, VP_ERROR, "%s '%.64s' is not "
+		    "modelled: %s; vramplan cannot plan it yet",
+		    cls ? "architecture" : "model_type", name,
+		    hf_refused[i].why);
+		return true;
+	}
+	return false;
+}
+
 /* The row whose classes a transformers class name belongs to, or NULL. */
 static const struct hf_family *
 hf_family_of_class(const char *name)
@@ -900,6 +950,8 @@ hf_family_of(const struct ynode *node, const char *file, const char *where,
 		for (i = 0; i < VP_NELEM(hf_families); i++)
 			if (strcmp(*type, hf_families[i].model_type) == 0)
 				return &hf_families[i];
+		if (hf_refuse_known(file, mt->pos, *type, false, d))
+			return NULL;
 		snprintf(what, sizeof what, "model_type '%.64s' is not a "
 		    "supported family", *type);
 		hf_unsupported(file, mt->pos, d, what, "");
@@ -920,6 +972,8 @@ hf_family_of(const struct ynode *node, const char *file, const char *where,
 			*type = fam->model_type;
 			return fam;
 		}
+		if (hf_refuse_known(file, a0->pos, *type, true, d))
+			return NULL;
 		snprintf(what, sizeof what, "architecture '%.64s' is not of a "
 		    "supported family", *type);
 		hf_unsupported(file, a0->pos, d, what, "");
