@@ -957,6 +957,15 @@ vp_model_validate(struct vp_model *m, struct vp_diags *d)
 		    "'ssm' needs 'family: mamba2' or a hybrid, not %s",
 		    vp_family_names[vp_model_family(m)]);
 	}
+	/* Each hybrid's own way of saying which block mixes how. */
+	if ((m->ssm.pattern[0] && vp_family_info[vp_model_family(m)].block !=
+	    VP_BLOCK_NEMOTRON_H) || (m->ssm.n_attn && vp_family_info[
+	    vp_model_family(m)].block != VP_BLOCK_HYBRID))
+		vp_diag_add(d, m->file, m->where[VP_F_FAMILY], VP_ERROR,
+		    "'ssm.%s' is for family %s only, not %s",
+		    m->ssm.pattern[0] ? "pattern" : "attention_layers",
+		    m->ssm.pattern[0] ? "nemotron-h" : "bamba",
+		    vp_family_names[vp_model_family(m)]);
 	/* The parallel builder has an ungated MLP after RoPE attention,
 	 * the only layout measured (Phi). */
 	if (vp_family_info[vp_model_family(m)].block == VP_BLOCK_PARALLEL &&
