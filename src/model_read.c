@@ -3010,6 +3010,12 @@ hf_nemotron_h(const struct ynode *root, const char *file, struct vp_model *m,
 		return;
 	}
 	m->has_moe = false;
+	if ((n = ynode_get(root, "num_hidden_layers")) != NULL &&
+	    !ynode_is_null(n) && m->layers != len)
+		vp_diag_add(d, file, n->pos, VP_WARNING, "num_hidden_layers "
+		    "(%llu) is not the pattern's %zu blocks; NemotronHConfig "
+		    "ignores it and builds the pattern's", (unsigned long long)
+		    m->layers, len);
 	m->layers = len;
 }
 
