@@ -2724,7 +2724,7 @@ vp_mem_estimate_fast(const struct vp_model *m, const struct vp_plan *p,
 	if (blocks <= (n0 + 2) * per + r || o->explain ||
 	    (m->has_moe && vp_moe_dense_blocks(m, 0, m->layers)) ||
 	    m->arch == VP_ARCH_ENCDEC || vp_model_family(m) == VP_FAMILY_CLIP ||
-	    m->ssm.n_attn > 0)
+	    m->ssm.n_attn > 0 || m->ssm.pattern[0])
 		return estimate(m, p, o, out, NULL, false);
 	k = (double)(blocks - (n0 + 1) * per - r) / (double)per;
 	q.explain = 0;

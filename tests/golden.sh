@@ -893,6 +893,15 @@ run refuse-bamba-lora tests/data/hf-val/bamba.config.json --gpus 1xA100 \
 	--lora 16
 run est-own-bamba-tiny tests/data/ssm/bamba-tiny.yaml --device cpu \
 	--micro-batch 2 --seq 64 --attention eager
+# Nemotron-H: the validation config (Mamba-2, attention and relu2 MLP
+# blocks) on the CPU, LoRA on it refused, and the library's 8B on an H200
+# (tests/bad/90-hf-nemotron-h-moe.json: a MoE block, not modelled).
+run est-hf-nemotron-h-cpu tests/data/hf-val/nemotron-h.config.json \
+	--device cpu --micro-batch 2 --seq 64 --attention eager --explain
+run refuse-nemotron-h-lora tests/data/hf-val/nemotron-h.config.json \
+	--gpus 1xA100 --lora 16
+run est-nemotron-h-8b-1xh200 nemotron-h-8b --gpus 1xH200 --seq 4096 \
+	--recompute full --no-search
 
 # Every option --help lists (made from the option table) is documented in
 # vramplan(1), and the manual documents no option the program lacks.
