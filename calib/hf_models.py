@@ -149,6 +149,14 @@ CONFIGS = {
                             num_attention_heads=4, num_key_value_heads=2, attn_layer_indices=[1], mamba_n_heads=8,
                             mamba_d_head=32, mamba_n_groups=2, mamba_d_state=24, mamba_d_conv=4, mamba_expand=2,
                             mamba_chunk_size=16, max_position_embeddings=2048, tie_word_embeddings=False)),
+    # Nemotron-H (NemotronHForCausalLM): blocks of one mixer each, hybrid_override_pattern "M-*-M-": Mamba-2 blocks
+    # 0 and 4 (8 heads of 32, 2 groups, state 24, chunks of 16), attention block 2 (4 heads of 32, 2 KV heads, no
+    # positions), relu2 MLP blocks 1, 3 and 5 (256); vocab 256, untied.
+    "nemotron-h": ("nemotron_h", dict(vocab_size=256, hidden_size=128, intermediate_size=256,
+                                      hybrid_override_pattern="M-*-M-", num_attention_heads=4, num_key_value_heads=2,
+                                      head_dim=32, mamba_num_heads=8, mamba_head_dim=32, n_groups=2,
+                                      ssm_state_size=24, conv_kernel=4, chunk_size=16, max_position_embeddings=2048,
+                                      tie_word_embeddings=False)),
     "bert": ("bert", dict(vocab_size=4096, hidden_size=128, num_hidden_layers=2, num_attention_heads=4,
                           intermediate_size=512, max_position_embeddings=512, hidden_dropout_prob=0.0,
                           attention_probs_dropout_prob=0.0)),

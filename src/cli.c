@@ -305,9 +305,17 @@ setup_gpus(struct vp_cli_job *job, const struct vp_optset *o,
 			lo--;
 		while (hi < *world && *world % hi)
 			hi++;
-		fprintf(stderr, "vramplan: --nodes %u does not split %u "
-		    "GPUs into equal nodes; nearest valid: %u or %u\n",
-		    nodes, *world, lo, hi);
+		/* Past the GPU count only the count itself splits. */
+		if (hi > *world)
+			hi = lo = *world;
+		if (lo == hi)
+			fprintf(stderr, "vramplan: --nodes %u does not split %u "
+			    "GPU%s into equal nodes; nearest valid: %u\n",
+			    nodes, *world, *world == 1 ? "" : "s", lo);
+		else
+			fprintf(stderr, "vramplan: --nodes %u does not split %u "
+			    "GPUs into equal nodes; nearest valid: %u or %u\n",
+			    nodes, *world, lo, hi);
 		return VP_EXIT_USAGE;
 	}
 	if (p->dp == 0)
@@ -566,6 +574,8 @@ vp_cli_setup(int argc, char **argv, unsigned cmd, struct vp_cli_job *job)
 	if ((rc = setup_gpus(job, o, &world)) != VP_EXIT_OK)
 		return rc;
 	job->node_layout = o->has[VP_O_NODES] || o->has[VP_O_GPUS_PER_NODE];
+	if (job->node_layout)
+		ses->min_gpus_node = ses->plan.gpus_per_node;
 	ses->model = &job->model;
 	ses->gpus = &job->gs;
 	ses->world = world;
@@ -666,7 +676,7 @@ vp_cmd_models(int argc, char **argv)
 		struct vp_model m;
 		struct vp_param_count pc;
 		struct vp_buf p;
-		char cnt[32];
+		char cnt[32], e1[VP_ESC_LEN], e2[VP_ESC_LEN];
 
 		vp_buf_init(&p);
 		vp_buf_printf(&p, "%s/%s.yaml", vp_data_dir(), names[i]);
@@ -677,13 +687,15 @@ vp_cmd_models(int argc, char **argv)
 			/* A layer graph has no transformer sizes. */
 			vp_model_params(&m, &pc);
 			printf("%-18s %-24s %10s %7s %7s %6s layer graph\n",
-			    names[i], m.name, vp_fmt_count(cnt, sizeof cnt,
+			    vp_esc(names[i], e1, sizeof e1), vp_esc(m.name,
+			    e2, sizeof e2), vp_fmt_count(cnt, sizeof cnt,
 			    pc.total), "-", "-", "-");
 			vp_diags_clear(&d);
 		} else {
 			vp_model_params(&m, &pc);
 			printf("%-18s %-24s %10s %7llu %7llu %3llu/%-2llu %s%s%s\n",
-			    names[i], m.name, vp_fmt_count(cnt, sizeof cnt,
+			    vp_esc(names[i], e1, sizeof e1), vp_esc(m.name,
+			    e2, sizeof e2), vp_fmt_count(cnt, sizeof cnt,
 			    pc.total), (unsigned long long)m.layers,
 			    (unsigned long long)m.hidden,
 			    (unsigned long long)m.heads,
@@ -762,7 +774,7 @@ vp_cmd_gpus(int argc, char **argv)
 		const struct vp_gpu *g = &cat.v[i];
 		const struct vp_price *cheapest = vp_gpu_cheapest_price(g);
 		double best = cheapest ? cheapest->usd_per_gpu_hour : NAN;
-		char b[32], tf[16], pr[16];
+		char b[32], tf[16], pr[16], e1[VP_ESC_LEN], e2[VP_ESC_LEN];
 
 		if (!card_selected(g, &filt))
 			continue;
@@ -774,8 +786,9 @@ vp_cmd_gpus(int argc, char **argv)
 			snprintf(pr, sizeof pr, "no price");
 		else
 			snprintf(pr, sizeof pr, "%.2f", best);
-		printf("%-17s %-34.34s %5.0fGB %10s %9s %9.0f %9s\n", g->id,
-		    g->name ? g->name : "", g->memory_gb,
+		printf("%-17s %-34.34s %5.0fGB %10s %9s %9.0f %9s\n",
+		    vp_esc(g->id, e1, sizeof e1), vp_esc(g->name ? g->name :
+		    "", e2, sizeof e2), g->memory_gb,
 		    vp_fmt_bytes(b, sizeof b, g->usable_bytes), tf,
 		    g->bandwidth_gbs, pr);
 	}

@@ -6,34 +6,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "report.h"
 #include "rules.h"
 
 #define X(e, s) s,
 const char *const vp_sort_names[VP_SORT_COUNT] = { VP_SORT_LIST(X) };
 #undef X
-
-/*
- * The least bytes per GPU any plan can reach: weights, gradients and
- * optimizer states fully sharded over n GPUs.  Below this n the search is
- * skipped — it cannot fit.
- */
-static uint64_t
-floor_bytes(const struct vp_model *m, const struct vp_plan *p, unsigned n)
-{
-	struct vp_param_count pc;
-	const struct vp_prec_info *pi = &vp_prec_info[p->precision];
-	double per = vp_dtype_bytes[pi->weight];
-
-	vp_model_params(m, &pc);
-	if (p->lora_rank > 0)
-		per = p->quant != VP_QUANT_NONE ? 0.5 : 2.0;
-	else
-		per += vp_dtype_bytes[pi->grad] + (pi->master ? 4 : 0) +
-		    vp_opt_info[p->optimizer].nstates *
-		    vp_dtype_bytes[pi->state];
-	return (uint64_t)(per * (double)pc.total / (double)n);
-}
 
 static void
 point(const struct vp_compare *c, const struct vp_gpu *gpu,
@@ -53,6 +30,7 @@ point(const struct vp_compare *c, const struct vp_gpu *gpu,
 	s.capacity = gpu->usable_bytes;
 	s.open = c->open;
 	s.global_batch = c->global_batch;
+	s.first_only = true;	/* only best[0] is used: fewer replays */
 	b.dp = 0;
 	b.gpus_per_node = s.gpus_per_node;
 	vp_search_run(&s, &b, &r);
@@ -143,19 +121,19 @@ choose(const struct vp_compare *c, const struct vp_gpu *gpu,
 	}
 	if (dl && pt.hours <= c->deadline_hours)
 		snprintf(out->why, sizeof out->why, "finishing in %s takes %u "
-		    "GPUs at %s, over the budget", vp_report_hours(b1, sizeof b1,
-		    pt.hours), pt.gpus, vp_report_usd(b2, sizeof b2,
+		    "GPUs at %s, over the budget", vp_fmt_hours(b1, sizeof b1,
+		    pt.hours), pt.gpus, vp_fmt_usd(b2, sizeof b2,
 		    pt.cost_usd));
 	else if (dl)
 		snprintf(out->why, sizeof out->why, "cannot finish in %s on up "
-		    "to %u GPUs of this card%s", vp_report_hours(b1,
+		    "to %u GPUs of this card%s", vp_fmt_hours(b1,
 		    sizeof b1, c->deadline_hours), c->max_gpus,
 		    gpu->scale_out ? " (--max-gpus)" : ", one node: the card "
 		    "is sold for one");
 	else
 		snprintf(out->why, sizeof out->why, "the fewest GPUs that fit "
 		    "(%u) cost %s, over the budget", out->at[0].gpus,
-		    vp_report_usd(b2, sizeof b2, out->at[0].cost_usd));
+		    vp_fmt_usd(b2, sizeof b2, out->at[0].cost_usd));
 	return false;
 }
 
@@ -195,7 +173,8 @@ vp_compare_card(const struct vp_compare *c, const struct vp_gpu *gpu,
 	/* Fewest GPUs: one by one to a node, then whole nodes, then
 	 * doubling; counts whose sharded floor cannot fit are skipped. */
 	for (n = 1; n <= c->max_gpus; n = next_count(n)) {
-		if (floor_bytes(c->model, &c->base, n) > gpu->usable_bytes)
+		if (vp_plan_floor_bytes(c->model, &c->base, n) >
+		    gpu->usable_bytes)
 			continue;
 		point(c, gpu, &prof, n, &out->at[0], &found);
 		if (found)

@@ -927,6 +927,23 @@ activation(struct lctx *x, enum vp_act act, int32_t in)
 			save_result(x, y);
 			return y;
 		}
+	case VP_ACT_RELU2:
+		/* ReLUSquaredActivation (transformers' "relu2"): relu saves
+		 * its result, torch.square (pow 2) its input, the same
+		 * tensor; the square is new. */
+		{
+			int32_t y = ew(x, "relu", n, dt, in, -1, -1, -1,
+			    VP_CAT_ACT);
+
+			save_result(x, y);
+			y = ew(x, "square", n, dt, y, -1, y, -1, VP_CAT_ACT);
+			/* pow_backward: grad * (2 * x.pow(1)), the pow's
+			 * copy and its double live until the product is
+			 * made (measured: PowBackward0's pow and mul). */
+			x->g->op[x->g->nop - 1].bwd_tmp = vp_mul_sat(2 * n,
+			    B(dt));
+			return y;
+		}
 	case VP_ACT_GELU_NEW:
 		/*
 		 * GPT-2's gelu_new in Python:
@@ -3092,6 +3109,55 @@ hybrid_block(struct lctx *x, int32_t in)
 	    dt_of(x, mlp)), res, mlp, -1, -1, VP_CAT_ACT);
 }
 
+/*
+ * A Nemotron-H block (NemotronHBlock, transformers 5.24): its norm (a
+ * fp32 product with the weight, norm_1p), one mixer by the block's
+ * pattern character, the residual, in the model's dtype: 'M' the Mamba-2
+ * mixer (ssm_mixer, Bamba's torch_forward), '*' attention without
+ * positions (NemotronHAttention: q, k, v views transposed, the attention
+ * interface, the output reshaped and o_proj), '-' the MLP (up_proj,
+ * relu2, down_proj).
+ */
+static int32_t
+nemotron_h_block(struct lctx *x, int32_t in)
+{
+	const struct vp_model *m = x->m;
+	const struct vp_family_info *fam = &x->fam;
+	uint64_t n = x->b * x->s, qd = x->a * x->d, kd = x->kv * x->d;
+	int32_t h1, o;
+
+	h1 = norm(x, "norm", in);
+	switch (vp_layer_kind(m, x->global_layer)) {
+	case 'M':
+		o = ssm_mixer(x, h1);
+		break;
+	case '*': {
+		int32_t q, k, v, ctx;
+
+		q = linear(x, block_lin(x, VP_ROLE_Q), h1, x->h, qd, false,
+		    true, VP_CAT_ACT);
+		k = linear(x, block_lin(x, VP_ROLE_K), h1, x->h, kd, false,
+		    true, VP_CAT_ACT);
+		v = linear(x, block_lin(x, VP_ROLE_V), h1, x->h, kd, false,
+		    true, VP_CAT_ACT);
+		(void)repeat_kv(x, &k, &v);
+		ctx = attention_core(x, q, k, v, fam->softmax_fp32,
+		    fam->mask_fp32);
+		if (!attn_out_view(x))
+			ctx = ew(x, "attn transpose", n * qd, dt_of(x, ctx),
+			    ctx, -1, -1, -1, VP_CAT_ACT);
+		o = linear(x, block_lin(x, VP_ROLE_O), ctx, qd, x->h, false,
+		    true, VP_CAT_ACT);
+		break;
+	}
+	default:
+		o = mlp_block(x, h1, x->f);
+		break;
+	}
+	return ew(x, "residual add", elems_of(x, in), promote(dt_of(x, in),
+	    dt_of(x, o)), in, o, -1, -1, VP_CAT_ACT);
+}
+
 typedef int32_t (*block_fn)(struct lctx *x, int32_t in);
 static const block_fn block_builders[VP_BLOCK_COUNT] = {
 	[VP_BLOCK_PRE_NORM] = prenorm_block,
@@ -3103,6 +3169,7 @@ static const block_fn block_builders[VP_BLOCK_COUNT] = {
 	[VP_BLOCK_DEBERTA] = deberta_block,
 	[VP_BLOCK_MAMBA2] = mamba2_block,
 	[VP_BLOCK_HYBRID] = hybrid_block,
+	[VP_BLOCK_NEMOTRON_H] = nemotron_h_block,
 };
 
 /*
@@ -3376,7 +3443,7 @@ lm_head(struct lctx *x, int32_t hsd, uint64_t *rows, int32_t held[2])
 	 * (BambaModel, BambaForCausalLM.forward) the same, without the
 	 * cast. */
 	if (x->fam.block == VP_BLOCK_MAMBA2 || x->fam.block ==
-	    VP_BLOCK_HYBRID) {
+	    VP_BLOCK_HYBRID || x->fam.block == VP_BLOCK_NEMOTRON_H) {
 		mamba_out = hsd;
 		if (x->g->layer_input[1] >= 0)
 			release(x, "backbone return", x->g->layer_input[1], -1,
@@ -4988,7 +5055,18 @@ rank_params(struct vp_graph *g, const struct vp_model *m,
 		    pc.per_layer;
 		g->stage_block_params = g->params;
 	}
+	/* Nemotron-H (one rank, rules.c): each block its own kind. */
+	if (vp_model_traits(m).block == VP_BLOCK_NEMOTRON_H) {
+		uint64_t l;
+
+		g->params = 0;
+		for (l = offset; l < offset + real_blocks; l++)
+			g->params = vp_add_sat(g->params,
+			    vp_nemotron_h_block_params(m, l));
+	}
 	g->stage_block_params = g->params;
+	g->expert_params = m->has_moe ? (uint64_t)((double)(real_blocks -
+	    dense_here) * (double)expert_params / (double)ep) : 0;
 	if (first)
 		g->params += pc.embedding / tp;
 	if (last) {
@@ -5079,7 +5157,8 @@ persistent_terms(struct vp_graph *g, const struct lctx *x,
 	}
 	/* Mamba-2: in_proj, h x (2 inner + 2 groups state + heads). */
 	if (x->fam.block == VP_BLOCK_MAMBA2 || x->fam.block ==
-	    VP_BLOCK_HYBRID) {
+	    VP_BLOCK_HYBRID || (x->fam.block == VP_BLOCK_NEMOTRON_H &&
+	    strchr(m->ssm.pattern, 'M') != NULL)) {
 		uint64_t ip = vp_mul_sat(x->h, 2 * m->ssm.heads *
 		    m->ssm.head_dim + 2 * m->ssm.groups * m->ssm.state +
 		    m->ssm.heads);

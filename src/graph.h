@@ -130,6 +130,8 @@ struct vp_graph {
 	uint64_t fp8_bytes;		/* Transformer Engine fp8 weight copies */
 	uint64_t optim_state_bytes;	/* optimizer states, unsharded */
 	uint64_t block_params;		/* one block's parameters on this rank */
+	uint64_t expert_params;		/* of params, the routed experts'
+					 * (already split by expert parallelism) */
 	uint64_t stage_block_params;	/* all of this stage's blocks (with
 					 * MoE, dense blocks counted dense) */
 	/*

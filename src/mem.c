@@ -1432,6 +1432,32 @@ ds3_timeline(const struct vp_graph *g, const struct vp_model *m,
 	sh->gather = turn > fwd ? turn : fwd;
 }
 
+/*
+ * bytes (of all the rank's parameters) sharded over div ranks.  With
+ * expert parallelism the routed experts are already split ep ways, and
+ * what shards them is the expert-data-parallel group, div / ep ranks
+ * (DeepSpeed's expert_data_parallel_group in ZeRO 1-3, Megatron's
+ * expert data-parallel group for the distributed optimizer), not div:
+ * dividing them by div as well counted expert parallelism twice
+ * (DeepSeek-V3 on 32 H100s, EP 16, ZeRO 3: 6.75 GiB of weights per GPU,
+ * where the experts alone are 38 GiB).
+ */
+static uint64_t
+shard_bytes(const struct vp_graph *g, const struct vp_plan *p,
+    uint64_t bytes, unsigned div)
+{
+	double f, eg;
+
+	if (div <= 1 || p->ep <= 1 || g->expert_params == 0 || g->params == 0)
+		return bytes / (div ? div : 1);
+	f = (double)g->expert_params / (double)g->params;
+	eg = (double)div / (double)p->ep;
+	if (eg < 1)
+		eg = 1;
+	return (uint64_t)((double)bytes * (1 - f) / div + (double)bytes * f /
+	    eg);
+}
+
 static void
 sharding(const struct vp_graph *g, const struct vp_model *m,
     const struct vp_plan *p, struct sharding *sh)
@@ -1665,11 +1691,12 @@ simulate(struct sim *s, const struct vp_model *m)
 	if (p->zero >= 1 && p->fsdp == VP_FSDP_NONE &&
 	    vp_plan_framework(p) == VP_FW_DEEPSPEED && master == 0)
 		master = vp_mul_sat(g->trainable, 4);
-	states /= sh.states;
-	master /= sh.states;
+	states = shard_bytes(g, p, states, sh.states);
+	master = shard_bytes(g, p, master, sh.states);
 	/* ZeRO-3's persistent parameters are whole on every rank. */
-	weights = (weights - sh.persist_base - sh.persist_adapter) /
-	    sh.weights + sh.persist_base + sh.persist_adapter;
+	weights = shard_bytes(g, p, weights - sh.persist_base -
+	    sh.persist_adapter, sh.weights) + sh.persist_base +
+	    sh.persist_adapter;
 	adapters = (g->adapter_bytes - sh.persist_adapter) / sh.weights +
 	    sh.persist_adapter;
 	s->gshard = sh.grads;
@@ -1683,7 +1710,7 @@ simulate(struct sim *s, const struct vp_model *m)
 	s->ds_ipg = sh.ipg;
 	/* The epilogue's flat partition of the gradients, in their dtype. */
 	if (ds_flat12(p))
-		s->ds_gpart = g->grad_bytes / sh.states;
+		s->ds_gpart = shard_bytes(g, p, g->grad_bytes, sh.states);
 	s->ft = sh.ft;
 	s->d3 = sh.d3;
 	s->grads_prealloc = sh.grads_prealloc;
@@ -1716,7 +1743,7 @@ simulate(struct sim *s, const struct vp_model *m)
 	 * they are reduced: on the GPU they are transients. */
 	if (p->offload == VP_OFFLOAD_OPTIMIZER || p->offload == VP_OFFLOAD_ALL) {
 		s->grads_offload = true;
-		host += g->grad_bytes / sh.grads;
+		host += shard_bytes(g, p, g->grad_bytes, sh.grads);
 	}
 	if (p->offload == VP_OFFLOAD_PARAMS || p->offload == VP_OFFLOAD_ALL) {
 		/* ZeRO-Infinity leaves the persistent ones on the GPU. */
@@ -1752,7 +1779,8 @@ simulate(struct sim *s, const struct vp_model *m)
 	if (sh.grad_buffer)
 		add(s, VP_CAT_TRANSIENT, sh.grad_buffer);
 	if (sh.grads_prealloc)
-		add(s, VP_CAT_GRADS, g->grad_bytes / sh.grads);
+		add(s, VP_CAT_GRADS, shard_bytes(g, p, g->grad_bytes,
+		    sh.grads));
 	/*
 	 * The allocator sees each persistent term as one block (the real
 	 * job has one per parameter: the difference is the 2 MiB rounding
@@ -1768,7 +1796,8 @@ simulate(struct sim *s, const struct vp_model *m)
 	(void)ev_alloc(s, g->input_bytes, TAG_NONE);
 	(void)ev_alloc(s, sh.grad_buffer, TAG_NONE);
 	if (sh.grads_prealloc)
-		(void)ev_alloc(s, g->grad_bytes / sh.grads, TAG_NONE);
+		(void)ev_alloc(s, shard_bytes(g, p, g->grad_bytes, sh.grads),
+		    TAG_NONE);
 	if (s->rec) {
 		/* The pipeline's in-flight micro-batches: their size is
 		 * known after the forward (replay() fills it in). */
@@ -2695,7 +2724,7 @@ vp_mem_estimate_fast(const struct vp_model *m, const struct vp_plan *p,
 	if (blocks <= (n0 + 2) * per + r || o->explain ||
 	    (m->has_moe && vp_moe_dense_blocks(m, 0, m->layers)) ||
 	    m->arch == VP_ARCH_ENCDEC || vp_model_family(m) == VP_FAMILY_CLIP ||
-	    m->ssm.n_attn > 0)
+	    m->ssm.n_attn > 0 || m->ssm.pattern[0])
 		return estimate(m, p, o, out, NULL, false);
 	k = (double)(blocks - (n0 + 1) * per - r) / (double)per;
 	q.explain = 0;

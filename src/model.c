@@ -477,6 +477,31 @@ const struct vp_family_info vp_family_info[VP_FAMILY_COUNT] = {
 		.mask_fp32 = true, .logits_fp32 = true, .rope_cat = true,
 		.lin = DECODER_LINEARS,
 	},
+	/*
+	 * Nemotron-H (NemotronHForCausalLM, transformers 5.24's
+	 * models/nemotron_h/modeling_nemotron_h.py): blocks of one mixer
+	 * each (NemotronHBlock: norm, the mixer, the residual), the mixer
+	 * by the block's character of hybrid_override_pattern (the model's
+	 * ssm.pattern): 'M' Bamba's Mamba-2 mixer (the same torch_forward),
+	 * '*' attention without positions (q, k, v, o without biases,
+	 * eager_attention_forward or sdpa), '-' an MLP (up_proj, relu2,
+	 * down_proj).  NemotronHRMSNorm multiplies by the weight in fp32
+	 * and casts the product back (Gemma's norm_1p saves the same: the
+	 * fp32 normalized tensor); the model's forward upcasts the logits
+	 * itself (`.float()`, rebound) and the loss pads the labels.  The
+	 * sdpa integration of 5.24 passes enable_gqa (sdpa_gqa).
+	 */
+	[VP_FAMILY_NEMOTRON_H] = {
+		.source = "transformers NemotronHForCausalLM (v5.24, "
+		    "torch_forward)",
+		.arch = VP_ARCH_DECODER, .block = VP_BLOCK_NEMOTRON_H,
+		.head = VP_HEAD_LM, .repeat_kv = true, .softmax_fp32 = true,
+		.mask_fp32 = true, .logits_fp32 = true, .pad_labels = true,
+		.norm_1p = true, .sdpa_gqa = true, .q_view = true,
+		.lin = { [VP_ROLE_Q] = "q_proj", [VP_ROLE_K] = "k_proj",
+		    [VP_ROLE_V] = "v_proj", [VP_ROLE_O] = "o_proj",
+		    [VP_ROLE_FC] = "up_proj", [VP_ROLE_DOWN] = "down_proj" },
+	},
 };
 
 enum vp_family
@@ -515,7 +540,8 @@ vp_model_traits(const struct vp_model *m)
 		t.par_norms = m->par_norms;
 	/* A Mamba-2 block has neither attention nor MLP linears (and a
 	 * hybrid's attention blocks are Hugging Face's, never fused). */
-	if (t.block == VP_BLOCK_MAMBA2 || t.block == VP_BLOCK_HYBRID)
+	if (t.block == VP_BLOCK_MAMBA2 || t.block == VP_BLOCK_HYBRID ||
+	    t.block == VP_BLOCK_NEMOTRON_H)
 		return t;
 	assert(t.lin[t.fused_qkv ? VP_ROLE_QKV : VP_ROLE_Q] != NULL);
 	assert(t.lin[VP_ROLE_O] != NULL && t.lin[VP_ROLE_DOWN] != NULL);
@@ -899,11 +925,47 @@ vp_model_validate(struct vp_model *m, struct vp_diags *d)
 			    "'position: rope', a gated MLP and no moe, "
 			    "post_norms, soft-capping or sliding window",
 			    vp_family_names[vp_model_family(m)]);
+	} else if (vp_family_info[vp_model_family(m)].block ==
+	    VP_BLOCK_NEMOTRON_H) {
+		const struct vp_ssm *q = &m->ssm;
+		size_t len = strlen(q->pattern);
+
+		if (q->state == 0 || q->groups == 0 || q->conv_kernel == 0 ||
+		    q->chunk == 0 || q->heads == 0 || q->head_dim == 0 ||
+		    q->heads % q->groups != 0)
+			vp_diag_add(d, m->file, m->where[VP_F_FAMILY], VP_ERROR,
+			    "family 'nemotron-h' needs 'ssm' with 'heads', "
+			    "'head_dim', 'state', 'groups' (dividing 'heads'), "
+			    "'conv_kernel' and 'chunk', all at least 1");
+		if (len != m->layers || strspn(q->pattern, "M*-") != len)
+			vp_diag_add(d, m->file, m->where[VP_F_FAMILY], VP_ERROR,
+			    "family 'nemotron-h' needs 'ssm.pattern', one "
+			    "character per block ('M' Mamba-2, '*' attention, "
+			    "'-' MLP; %llu layers), not \"%s\"",
+			    (unsigned long long)m->layers, q->pattern);
+		if (m->has_moe || m->post_norms || m->attn_softcap ||
+		    m->logit_softcap || m->window || m->norm !=
+		    VP_NORM_RMSNORM || m->pos != VP_POS_NONE ||
+		    m->act != VP_ACT_RELU2)
+			vp_diag_add(d, m->file, m->where[VP_F_FAMILY], VP_ERROR,
+			    "family 'nemotron-h' is modelled with 'norm: "
+			    "rmsnorm', 'position: none', 'activation: relu2' "
+			    "and no moe, post_norms, soft-capping or sliding "
+			    "window");
 	} else if (m->ssm.state != 0) {
 		vp_diag_add(d, m->file, m->where[VP_F_FAMILY], VP_ERROR,
 		    "'ssm' needs 'family: mamba2' or a hybrid, not %s",
 		    vp_family_names[vp_model_family(m)]);
 	}
+	/* Each hybrid's own way of saying which block mixes how. */
+	if ((m->ssm.pattern[0] && vp_family_info[vp_model_family(m)].block !=
+	    VP_BLOCK_NEMOTRON_H) || (m->ssm.n_attn && vp_family_info[
+	    vp_model_family(m)].block != VP_BLOCK_HYBRID))
+		vp_diag_add(d, m->file, m->where[VP_F_FAMILY], VP_ERROR,
+		    "'ssm.%s' is for family %s only, not %s",
+		    m->ssm.pattern[0] ? "pattern" : "attention_layers",
+		    m->ssm.pattern[0] ? "nemotron-h" : "bamba",
+		    vp_family_names[vp_model_family(m)]);
 	/* The parallel builder has an ungated MLP after RoPE attention,
 	 * the only layout measured (Phi). */
 	if (vp_family_info[vp_model_family(m)].block == VP_BLOCK_PARALLEL &&
@@ -1209,9 +1271,48 @@ vp_layer_ssm(const struct vp_model *m, uint64_t l)
 			if (m->ssm.attn[i] == l)
 				return false;
 		return true;
+	case VP_BLOCK_NEMOTRON_H:
+		return vp_layer_kind(m, l) == 'M';
 	default:
 		return false;
 	}
+}
+
+char
+vp_layer_kind(const struct vp_model *m, uint64_t l)
+{
+	if (vp_family_info[vp_model_family(m)].block != VP_BLOCK_NEMOTRON_H ||
+	    l >= strlen(m->ssm.pattern))
+		return 0;
+	return m->ssm.pattern[l];
+}
+
+/*
+ * A Nemotron-H block: its RMSNorm and its mixer (NemotronHBlock): the
+ * Mamba-2 mixer, the attention (q, k, v, o, no biases in the class) or
+ * the MLP (up_proj and down_proj, mlp_bias).
+ */
+uint64_t
+vp_nemotron_h_block_params(const struct vp_model *m, uint64_t l)
+{
+	uint64_t h = m->hidden, q = vp_mul_sat(m->heads, m->head_dim);
+	uint64_t kv = vp_mul_sat(m->kv_heads, m->head_dim), p;
+
+	switch (vp_layer_kind(m, l)) {
+	case 'M':
+		p = vp_ssm_mixer_params(m);
+		break;
+	case '*':
+		p = vp_add_sat(vp_mul_sat(2, vp_mul_sat(h, q)),
+		    vp_mul_sat(2, vp_mul_sat(h, kv)));
+		break;
+	case '-':
+		p = vp_mlp_params(m, m->ffn);
+		break;
+	default:
+		return 0;
+	}
+	return vp_add_sat(p, norm_params(m));
 }
 
 uint64_t
@@ -1460,6 +1561,19 @@ vp_model_params(const struct vp_model *m, struct vp_param_count *out)
 		    vp_mul_sat(m->layers - na, ssm_layer));
 		out->per_layer = out->dense_layer = ssm_layer;
 	}
+	/* Nemotron-H: each block its own kind; per_layer is a Mamba-2
+	 * block's. */
+	if (vp_family_info[vp_model_family(m)].block == VP_BLOCK_NEMOTRON_H) {
+		uint64_t l;
+
+		out->layers = 0;
+		for (l = 0; l < m->layers; l++)
+			out->layers = vp_add_sat(out->layers,
+			    vp_nemotron_h_block_params(m, l));
+		out->per_layer = out->dense_layer = vp_add_sat(
+		    vp_ssm_mixer_params(m), norm_params(m));
+		layer_active = m->layers ? out->layers / m->layers : 0;
+	}
 	if (m->has_moe && vp_moe_dense_blocks(m, 0, m->layers)) {
 		/* DeepSeek: the first blocks keep a dense MLP; Qwen-MoE: the
 		 * mlp_only_layers and those off the sparse step. */
@@ -1596,6 +1710,7 @@ vp_model_params(const struct vp_model *m, struct vp_param_count *out)
 	out->active = vp_add_sat(vp_add_sat(out->embedding,
 	    vp_mul_sat(m->layers, layer_active)), out->head);
 	/* A hybrid (no experts): every parameter is used per token. */
-	if (ssm_layer)
+	if (ssm_layer || vp_family_info[vp_model_family(m)].block ==
+	    VP_BLOCK_NEMOTRON_H)
 		out->active = out->total;
 }

@@ -27,7 +27,7 @@ struct vp_model;
 #define VP_ACT_LIST(X) \
 	X(GELU, "gelu") X(GELU_TANH, "gelu-tanh") X(GELU_NEW, "gelu-new") \
 	X(RELU, "relu") X(SWIGLU, "swiglu") X(GEGLU, "geglu") \
-	X(QUICK_GELU, "quick-gelu")
+	X(QUICK_GELU, "quick-gelu") X(RELU2, "relu2")
 #define VP_NORM_LIST(X) X(LAYERNORM, "layernorm") X(RMSNORM, "rmsnorm")
 #define VP_POS_LIST(X) X(ROPE, "rope") X(LEARNED, "learned") X(NONE, "none")
 #define VP_IMPL_LIST(X) X(HF, "hf") X(TORCH_NN, "torch-nn") X(MEGATRON, "megatron")
@@ -46,13 +46,15 @@ struct vp_model;
 	X(MODERNBERT, "modernbert") X(DEBERTA_V2, "deberta-v2") \
 	X(VIT, "vit") X(CLIP, "clip") \
 	X(GPTJ, "gptj") X(FALCON, "falcon") X(COHERE, "cohere") \
-	X(MAMBA2, "mamba2") X(BAMBA, "bamba")
+	X(MAMBA2, "mamba2") X(BAMBA, "bamba") \
+	X(NEMOTRON_H, "nemotron-h")
 /* Block builders of the lowering (graph.c's block_builders[]): where the
  * norms sit relative to the residual adds. */
 #define VP_BLOCK_LIST(X) X(PRE_NORM, "pre-norm") X(POST_NORM, "post-norm") \
 	X(LLAMA4, "llama4") X(MLA, "mla-pre-norm") X(PARALLEL, "parallel") \
 	X(MODERNBERT, "modernbert") X(DEBERTA, "deberta") \
-	X(MAMBA2, "mamba2") X(HYBRID, "mamba2-hybrid")
+	X(MAMBA2, "mamba2") X(HYBRID, "mamba2-hybrid") \
+	X(NEMOTRON_H, "nemotron-h")
 /* What follows the last block (graph.c's head_builders[]). */
 #define VP_HEAD_LIST(X) \
 	X(LM, "lm-head") X(MLM, "mlm-head") X(LINEAR, "linear-head") \
@@ -270,6 +272,7 @@ struct vp_mla {
  * of `chunk` tokens.
  */
 #define VP_SSM_MAX_ATTN 64
+#define VP_SSM_MAX_PATTERN 256
 struct vp_ssm {
 	uint64_t heads;		/* the SSM's heads (0: the model's) */
 	uint64_t head_dim;	/* ... and their width (0: the model's) */
@@ -278,6 +281,10 @@ struct vp_ssm {
 	 * whose mixer is attention; every other block's is Mamba-2. */
 	uint32_t n_attn;
 	uint32_t attn[VP_SSM_MAX_ATTN];
+	/* Nemotron-H (block nemotron-h): each block's one mixer, a
+	 * character per block as hybrid_override_pattern spells it: 'M'
+	 * Mamba-2, '*' attention, '-' an MLP. */
+	char pattern[VP_SSM_MAX_PATTERN + 1];
 	uint64_t state;		/* state_size (n) */
 	uint64_t groups;	/* n_groups of B and C */
 	uint64_t conv_kernel;	/* conv_kernel */
@@ -501,6 +508,11 @@ bool vp_layer_ssm(const struct vp_model *m, uint64_t l);
 /* Parameters of one Mamba-2 mixer (in_proj, conv1d, dt_bias, A_log, D,
  * the gated norm, out_proj), without the block's norm. */
 uint64_t vp_ssm_mixer_params(const struct vp_model *m);
+/* Nemotron-H: block l's kind ('M', '*' or '-', its pattern's
+ * character; 0 for another family) and its parameters (its norm and
+ * its mixer). */
+char vp_layer_kind(const struct vp_model *m, uint64_t l);
+uint64_t vp_nemotron_h_block_params(const struct vp_model *m, uint64_t l);
 
 bool vp_act_gated(enum vp_act a);
 /* Parameters of one MLP block (gated or not) of intermediate size ffn. */

@@ -163,6 +163,7 @@ static const struct key ssm_keys[] = {
 	{ "head_dim", K_U64, 1, MAX_HEADS, NULL, 0, -1, NULL, false },
 	{ "bias", K_BOOL, 0, 0, NULL, 0, -1, NULL, false },
 	{ "attention_layers", K_STR, 0, 0, NULL, 0, -1, NULL, false },
+	{ "pattern", K_STR, 0, 0, NULL, 0, -1, NULL, false },
 };
 
 static const struct key train_keys[] = {
@@ -197,6 +198,7 @@ struct reading {
 	const struct ynode *vision;
 	const struct ynode *ssm;
 	const char *ssm_attn;	/* ssm.attention_layers, "9,18,27" */
+	const char *ssm_pattern;	/* ssm.pattern, "M-M*-" */
 };
 typedef void (*setter)(struct reading *r, const char *key, union val v);
 
@@ -349,6 +351,7 @@ set_ssm(struct reading *r, const char *k, union val v)
 	else if (!strcmp(k, "head_dim")) q->head_dim = v.u;
 	else if (!strcmp(k, "bias")) q->proj_bias = v.b;
 	else if (!strcmp(k, "attention_layers")) r->ssm_attn = v.s;
+	else if (!strcmp(k, "pattern")) r->ssm_pattern = v.s;
 }
 
 /* "9,18,27": a hybrid's attention blocks, ascending.  0 or -1. */
@@ -547,7 +550,7 @@ static int
 read_own(const struct ynode *root, const char *file, struct vp_model *m,
     struct vp_diags *d)
 {
-	struct reading rd = { m, NULL, NULL, 0, NULL, NULL, NULL, NULL };
+	struct reading rd = { m, NULL, NULL, 0, NULL, NULL, NULL, NULL, NULL };
 	size_t nerr;
 	const struct ynode *ly = ynode_get(root, "layers");
 
@@ -603,6 +606,20 @@ read_own(const struct ynode *root, const char *file, struct vp_model *m,
 			    "0, ascending, separated by commas (\"9,18,27\"), "
 			    "at most %d", VP_SSM_MAX_ATTN);
 			nerr++;
+		}
+		if (rd.ssm_pattern != NULL) {
+			if (strlen(rd.ssm_pattern) > VP_SSM_MAX_PATTERN ||
+			    strspn(rd.ssm_pattern, "M*-") !=
+			    strlen(rd.ssm_pattern)) {
+				vp_diag_add(d, file, ynode_get(rd.ssm,
+				    "pattern")->pos, VP_ERROR, "'pattern' "
+				    "must be one character per block, 'M' "
+				    "(Mamba-2), '*' (attention) or '-' (MLP), "
+				    "at most %d", VP_SSM_MAX_PATTERN);
+				nerr++;
+			} else {
+				strcpy(m->ssm.pattern, rd.ssm_pattern);
+			}
 		}
 	}
 	family_defaults(root, m);
@@ -719,6 +736,9 @@ static const struct hf_family hf_families[] = {
 	    VP_ACT_SWIGLU, false, false, false, false, false, false },
 	{ "bamba", "Bamba", VP_FAMILY_BAMBA, VP_NORM_RMSNORM, VP_POS_ROPE,
 	    VP_ACT_SWIGLU, false, false, false, false, false, false },
+	{ "nemotron_h", "NemotronH", VP_FAMILY_NEMOTRON_H, VP_NORM_RMSNORM,
+	    VP_POS_NONE, VP_ACT_RELU2, false, false, false, false, false,
+	    false },
 };
 #undef D
 
@@ -831,6 +851,56 @@ hf_unsupported(const char *file, struct vp_srcpos pos, struct vp_diags *d,
 	vp_buf_free(&b);
 }
 
+/*
+ * State-space hybrids whose code was read and is not modelled: the
+ * model_type, the transformers classes' prefix, and why (transformers
+ * 5.24).  They are refused with the reason; the own schema cannot
+ * describe them either.
+ */
+static const struct { const char *model_type, *cls, *why; } hf_refused[] = {
+	{ "jamba", "Jamba", "Jamba's Mamba-1 mixers (JambaMambaMixer) run "
+	    "the selective scan token by token in Python where mamba_ssm is "
+	    "not installed (mamba_selective_scan's recurrent loop, which "
+	    "keeps a batch x intermediate x d_state state per token for "
+	    "backward), with dt, B and C RMSNorms, and its blocks alternate "
+	    "with attention every attn_layer_period and Mixtral-style "
+	    "experts every expert_layer_period: none of it is modelled (not "
+	    "measured)" },
+	{ "zamba2", "Zamba2", "Zamba2's hybrid blocks run a transformer "
+	    "block whose weights are shared across the blocks that call it "
+	    "(num_mem_blocks copies), on the concatenation of the hidden "
+	    "states with the original embeddings (2 x hidden_size), with "
+	    "per-call LoRA adapters on q, k, v and the MLP and a per-block "
+	    "linear after it: not modelled (not measured)" },
+	{ "zamba", "Zamba", "Zamba's Mamba-1 mixers (a recurrent scan "
+	    "token by token without mamba_ssm) and its shared attention "
+	    "block on the concatenated embeddings are not modelled (not "
+	    "measured)" },
+};
+
+/* The refusal of a known but unmodelled hybrid, by model_type or by
+ * class name (cls non-NULL); true when one was made. */
+static bool
+hf_refuse_known(const char *file, struct vp_srcpos pos, const char *name,
+    bool cls, struct vp_diags *d)
+{
+	size_t i, n;
+
+	for (i = 0; i < VP_NELEM(hf_refused); i++) {
+		n = strlen(hf_refused[i].cls);
+		if (cls ? strncmp(name, hf_refused[i].cls, n) != 0 ||
+		    strncmp(name + n, "For", 3) != 0 :
+		    strcmp(name, hf_refused[i].model_type) != 0)
+			continue;
+		vp_diag_add(d, file, pos, VP_ERROR, "%s '%.64s' is not "
+		    "modelled: %s; vramplan cannot plan it yet",
+		    cls ? "architecture" : "model_type", name,
+		    hf_refused[i].why);
+		return true;
+	}
+	return false;
+}
+
 /* The row whose classes a transformers class name belongs to, or NULL. */
 static const struct hf_family *
 hf_family_of_class(const char *name)
@@ -880,6 +950,8 @@ hf_family_of(const struct ynode *node, const char *file, const char *where,
 		for (i = 0; i < VP_NELEM(hf_families); i++)
 			if (strcmp(*type, hf_families[i].model_type) == 0)
 				return &hf_families[i];
+		if (hf_refuse_known(file, mt->pos, *type, false, d))
+			return NULL;
 		snprintf(what, sizeof what, "model_type '%.64s' is not a "
 		    "supported family", *type);
 		hf_unsupported(file, mt->pos, d, what, "");
@@ -900,6 +972,8 @@ hf_family_of(const struct ynode *node, const char *file, const char *where,
 			*type = fam->model_type;
 			return fam;
 		}
+		if (hf_refuse_known(file, a0->pos, *type, true, d))
+			return NULL;
 		snprintf(what, sizeof what, "architecture '%.64s' is not of a "
 		    "supported family", *type);
 		hf_unsupported(file, a0->pos, d, what, "");
@@ -2809,6 +2883,142 @@ hf_bamba(const struct ynode *root, const char *file, struct vp_model *m,
 	m->rotary_dim = m->head_dim / 2;	/* partial_rotary_factor 0.5 */
 }
 
+/*
+ * NemotronHConfig (transformers 5.24): the blocks from
+ * hybrid_override_pattern ('M' Mamba-2, '*' attention, '-' MLP, 'E'
+ * MoE) or layers_block_type (mamba/linear_attention, attention/
+ * full_attention, mlp, moe), num_hidden_layers being the list's length
+ * whatever the key says (the class derives it); the mixer from
+ * mamba_num_heads (128) x mamba_head_dim (64), ssm_state_size (128),
+ * n_groups (mamba_n_groups, 8), conv_kernel (mamba_d_conv, 4),
+ * chunk_size (mamba_chunk_size, 128), use_conv_bias (mamba_conv_bias,
+ * true), and use_bias for in_proj and out_proj (mamba_proj_bias is read
+ * by no module); the attention has no biases whatever attention_bias
+ * says, no positions; the MLP is mlp_hidden_act (relu2) with mlp_bias.
+ * The sizes it leaves out are its defaults.  MoE blocks are not
+ * modelled; lm_head is never tied (_tied_weights_keys is empty).
+ */
+static void
+hf_nemotron_h(const struct ynode *root, const char *file, struct vp_model *m,
+    struct vp_diags *d)
+{
+	static const struct { const char *name; char c; } kinds[] = {
+		{ "mamba", 'M' }, { "linear_attention", 'M' },
+		{ "attention", '*' }, { "full_attention", '*' },
+		{ "mlp", '-' }, { "moe", 'E' },
+	};
+	const struct ynode *n;
+	struct vp_ssm *q = &m->ssm;
+	char *pat = q->pattern;
+	size_t i, k, len;
+	bool b;
+
+	if (m->family != VP_FAMILY_NEMOTRON_H)
+		return;
+	if (ynode_get(root, "hidden_size") == NULL) m->hidden = 4096;
+	if (ynode_get(root, "num_attention_heads") == NULL) m->heads = 32;
+	if (ynode_get(root, "num_key_value_heads") == NULL) m->kv_heads = 8;
+	if (ynode_get(root, "head_dim") == NULL) m->head_dim = 128;
+	if (ynode_get(root, "intermediate_size") == NULL) m->ffn = 21504;
+	if (ynode_get(root, "vocab_size") == NULL) m->vocab = 131072;
+	*q = (struct vp_ssm){ .heads = 128, .head_dim = 64, .groups = 8,
+	    .state = 128, .conv_kernel = 4, .chunk = 128, .conv_bias = true };
+	m->max_seq = 0;
+	m->qkv_bias = m->o_bias = 0;
+	m->tie_embeddings = false;
+	hf_u64(root, file, "mamba_num_heads", 1, MAX_HEADS, &q->heads, -1, m, d);
+	hf_u64(root, file, "mamba_head_dim", 1, MAX_HEADS, &q->head_dim, -1, m, d);
+	hf_u64(root, file, "ssm_state_size", 1, MAX_HEADS, &q->state, -1, m, d);
+	hf_u64(root, file, "n_groups", 1, MAX_HEADS, &q->groups, -1, m, d);
+	hf_u64(root, file, "mamba_n_groups", 1, MAX_HEADS, &q->groups, -1, m, d);
+	hf_u64(root, file, "conv_kernel", 1, MAX_HEADS, &q->conv_kernel, -1, m, d);
+	hf_u64(root, file, "mamba_d_conv", 1, MAX_HEADS, &q->conv_kernel, -1, m, d);
+	hf_u64(root, file, "chunk_size", 1, MAX_SEQ, &q->chunk, -1, m, d);
+	hf_u64(root, file, "mamba_chunk_size", 1, MAX_SEQ, &q->chunk, -1, m, d);
+	if (hf_bool(root, file, "use_conv_bias", &b, d) > 0)
+		q->conv_bias = b;
+	if (hf_bool(root, file, "mamba_conv_bias", &b, d) > 0)
+		q->conv_bias = b;
+	if (hf_bool(root, file, "use_bias", &b, d) > 0)
+		q->proj_bias = b;
+	m->act = VP_ACT_RELU2;
+	if ((n = ynode_get(root, "mlp_hidden_act")) != NULL &&
+	    !ynode_is_null(n) && (n->kind != YN_SCALAR ||
+	    strcmp(n->str, "relu2") != 0))
+		vp_diag_add(d, file, n->pos, VP_ERROR, "mlp_hidden_act '%s' "
+		    "is not modelled for nemotron_h; its MLP is lowered with "
+		    "'relu2', NemotronHConfig's default and every released "
+		    "config's", n->kind == YN_SCALAR ? n->str :
+		    ynode_kind_name(n));
+	if ((n = ynode_get(root, "mamba_hidden_act")) != NULL &&
+	    !ynode_is_null(n) && (n->kind != YN_SCALAR ||
+	    strcmp(n->str, "silu") != 0))
+		vp_diag_add(d, file, n->pos, VP_ERROR, "mamba_hidden_act '%s' "
+		    "is not modelled; the conv1d's activation is 'silu'",
+		    n->kind == YN_SCALAR ? n->str : ynode_kind_name(n));
+	pat[0] = 0;
+	if ((n = ynode_get(root, "layers_block_type")) != NULL &&
+	    !ynode_is_null(n)) {
+		if (ynode_want(n, YN_SEQ, file, "layers_block_type", d) != 0)
+			return;
+		if (n->nkids > VP_SSM_MAX_PATTERN) {
+			vp_diag_add(d, file, n->pos, VP_ERROR,
+			    "layers_block_type has %zu blocks, at most %d are "
+			    "modelled", n->nkids, VP_SSM_MAX_PATTERN);
+			return;
+		}
+		for (i = 0; i < n->nkids; i++) {
+			const struct ynode *e = n->kids[i];
+
+			for (k = 0; k < VP_NELEM(kinds); k++)
+				if (e->kind == YN_SCALAR &&
+				    strcmp(e->str, kinds[k].name) == 0)
+					break;
+			if (k == VP_NELEM(kinds)) {
+				vp_diag_add(d, file, e->pos, VP_ERROR,
+				    "a layers_block_type entry must be one of "
+				    "mamba, attention, mlp, moe (or "
+				    "linear_attention, full_attention)");
+				return;
+			}
+			pat[i] = kinds[k].c;
+		}
+		pat[n->nkids] = 0;
+	} else if ((n = ynode_get(root, "hybrid_override_pattern")) != NULL &&
+	    !ynode_is_null(n)) {
+		if (n->kind != YN_SCALAR || strlen(n->str) == 0 ||
+		    strlen(n->str) > VP_SSM_MAX_PATTERN ||
+		    strspn(n->str, "M*-E") != strlen(n->str)) {
+			vp_diag_add(d, file, n->pos, VP_ERROR,
+			    "hybrid_override_pattern must be one character "
+			    "per block, 'M' (Mamba-2), '*' (attention), '-' "
+			    "(MLP) or 'E' (MoE), at most %d blocks",
+			    VP_SSM_MAX_PATTERN);
+			return;
+		}
+		strcpy(pat, n->str);
+	} else {
+		strcpy(pat, "ME*-");	/* NemotronHConfig's default */
+		n = root;
+	}
+	len = strlen(pat);
+	if (strchr(pat, 'E') != NULL) {
+		vp_diag_add(d, file, n->pos, VP_ERROR, "Nemotron-H's MoE "
+		    "blocks ('E', block %zu) are not modelled (not measured); "
+		    "the blocks modelled are Mamba-2 ('M'), attention ('*') "
+		    "and MLP ('-')", (size_t)(strchr(pat, 'E') - pat));
+		return;
+	}
+	m->has_moe = false;
+	if ((n = ynode_get(root, "num_hidden_layers")) != NULL &&
+	    !ynode_is_null(n) && m->layers != len)
+		vp_diag_add(d, file, n->pos, VP_WARNING, "num_hidden_layers "
+		    "(%llu) is not the pattern's %zu blocks; NemotronHConfig "
+		    "ignores it and builds the pattern's", (unsigned long long)
+		    m->layers, len);
+	m->layers = len;
+}
+
 /* The sizes every config must give; one message, for the first missing,
  * and only when nothing else went wrong.  `where` names the mapping. */
 static void
@@ -2980,6 +3190,7 @@ read_hf(const struct ynode *root, const char *file, unsigned flags,
 		hf_llava(root, file, m, d);
 	hf_mamba2(text, file, m, d);
 	hf_bamba(text, file, m, d);
+	hf_nemotron_h(text, file, m, d);
 	hf_required(text, file, where, m, before, d);
 	return vp_diags_count(d, VP_ERROR) == before ? 0 : -1;
 }

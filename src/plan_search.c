@@ -13,6 +13,7 @@
 #include "plan_search.h"
 
 #include <assert.h>
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -817,12 +818,59 @@ evaluate_fastest(const struct vp_search *s, const struct vp_plan *base,
 	free(set);
 }
 
+/* The divisors of n, ascending, into d (room for VP_MAX_DIVISORS: no
+ * 32-bit number has more than 1344); their count. */
+#define VP_MAX_DIVISORS 1344
+static size_t
+divisors(unsigned n, unsigned *d)
+{
+	size_t lo = 0, hi = 0, i;
+	unsigned big[VP_MAX_DIVISORS / 2 + 1], k;
+
+	for (k = 1; k <= n / k; k++)
+		if (n % k == 0) {
+			d[lo++] = k;
+			if (k != n / k)
+				big[hi++] = n / k;
+		}
+	for (i = 0; i < hi; i++)
+		d[lo + i] = big[hi - 1 - i];
+	return lo + hi;
+}
+
+/*
+ * The next degree of one knob after position *i of the world's divisors:
+ * one that divides rest and is at most cap (the values past it the rule
+ * book refuses), or only the base plan's value when the knob is fixed.
+ * 0 when there is none left.
+ */
+static unsigned
+next_degree(const unsigned *div, size_t ndiv, size_t *i, unsigned rest,
+    unsigned cap, bool open, unsigned fixed)
+{
+	for (; *i < ndiv; (*i)++) {
+		unsigned v = div[*i];
+
+		if (v > rest || (open && v > cap))
+			break;
+		if (rest % v || (!open && v != fixed))
+			continue;
+		(*i)++;
+		return v;
+	}
+	return 0;
+}
+
 /*
  * The search space is every split of the world into tp x pp x cp x dp
- * (ep inside dp), the open knobs over their ranges (CP up to 16) and the
- * fixed ones at the base plan's value; what is valid in it is the rule
- * book's to say (rules.c).  The rules over the knobs fixed so far prune
- * each loop level, and the finished candidate is held to all of them.
+ * (ep inside dp), the open knobs over their ranges and the fixed ones at
+ * the base plan's value; what is valid in it is the rule book's to say
+ * (rules.c).  The rules over the knobs fixed so far prune each loop
+ * level, and the finished candidate is held to all of them.  Each degree
+ * runs over the divisors of what is left of the world only, up to the
+ * bounds the rules set anyway (TP inside a node, PP up to the layers, CP
+ * up to 16 and half the sequence, EP up to the experts), so a pass costs
+ * the divisors of the world, not the world (issue 17, finding 3).
  */
 void
 vp_search_run(const struct vp_search *s, const struct vp_plan *base,
@@ -835,7 +883,13 @@ vp_search_run(const struct vp_search *s, const struct vp_plan *base,
 	    VP_RECOMP_SELECTIVE, VP_RECOMP_OP, VP_RECOMP_FULL };
 	struct vp_cand *list = NULL;
 	struct vp_plan q = *base;	/* the knobs fixed so far */
-	size_t nlist = 0, cap = 0;
+	size_t nlist = 0, cap = 0, ndiv, itp, ipp, icp, iep;
+	unsigned div[VP_MAX_DIVISORS];
+	unsigned pp_cap = m->layers < UINT_MAX ? (unsigned)m->layers :
+	    UINT_MAX;
+	unsigned cp_cap = base->seq / 2 < 16 ? (unsigned)(base->seq / 2) : 16;
+	unsigned ep_cap = m->has_moe && m->moe.experts < UINT_MAX ?
+	    (unsigned)m->moe.experts : UINT_MAX;
 
 	assert(node >= 1);
 	assert(vp_plan_degrees_ok(base));
@@ -844,27 +898,26 @@ vp_search_run(const struct vp_search *s, const struct vp_plan *base,
 	q.dp = 0;
 	if (vp_plan_rules(&q, m, s->world, 0, NULL) != 0)
 		return;
-	for (tp = 1; tp <= s->world; tp++) {
-		if (s->world % tp || (!s->open.tp && tp != base->tp))
-			continue;
+	ndiv = divisors(s->world, div);
+	if (cp_cap < 1)
+		cp_cap = 1;
+	for (itp = 0; (tp = next_degree(div, ndiv, &itp, s->world, node,
+	    s->open.tp, base->tp)) != 0; ) {
 		q.tp = tp;
 		q.sp = s->open.sp ? tp > 1 : base->sp;
 		if (vp_plan_rules(&q, m, s->world, VP_RK_TP, NULL) != 0)
 			continue;
-		for (pp = 1; pp <= s->world / tp; pp++) {
-			if ((s->world / tp) % pp || (!s->open.pp &&
-			    pp != base->pp))
-				continue;
+		for (ipp = 0; (pp = next_degree(div, ndiv, &ipp, s->world / tp,
+		    pp_cap, s->open.pp, base->pp)) != 0; ) {
 			q.pp = pp;
 			if (vp_plan_rules(&q, m, s->world, VP_RK_TP | VP_RK_PP,
 			    NULL) != 0)
 				continue;
-			for (cp = 1; cp <= s->world / tp / pp; cp++) {
+			for (icp = 0; (cp = next_degree(div, ndiv, &icp,
+			    s->world / tp / pp, cp_cap, s->open.cp,
+			    base->cp)) != 0; ) {
 				unsigned dp, rest = s->world / tp / pp;
 
-				if (rest % cp || (s->open.cp ? cp > 16 :
-				    cp != base->cp))
-					continue;
 				dp = rest / cp;
 				/* A global batch: whole micro-batches on
 				 * every data-parallel rank. */
@@ -876,10 +929,9 @@ vp_search_run(const struct vp_search *s, const struct vp_plan *base,
 				if (vp_plan_rules(&q, m, s->world, VP_RK_TP |
 				    VP_RK_PP | VP_RK_CP | VP_RK_DP, NULL) != 0)
 					continue;
-				for (ep = 1; ep <= dp; ep++) {
-					if (dp % ep || (!(m->has_moe &&
-					    s->open.ep) && ep != base->ep))
-						continue;
+				for (iep = 0; (ep = next_degree(div, ndiv, &iep,
+				    dp, ep_cap, m->has_moe && s->open.ep,
+				    base->ep)) != 0; ) {
 					q.ep = ep;
 					if (vp_plan_rules(&q, m, s->world,
 					    VP_RK_ALL & ~VP_RK_SHARD, NULL) != 0)
@@ -940,23 +992,172 @@ vp_search_run(const struct vp_search *s, const struct vp_plan *base,
 	free(list);
 }
 
+/*
+ * The least bytes per GPU any plan of n GPUs can reach: weights,
+ * gradients and optimizer states fully sharded over n GPUs, and nothing
+ * else (no activations, no buffers).  What may live elsewhere is left
+ * out: offloaded parameters (no bound), offloaded optimizer states with
+ * the fp32 master copy (16-bit weights alone stay: DeepSpeed's
+ * ZeRO-Offload), bitsandbytes' paged states, gradients stepped in the
+ * backward; 8-bit states count their own bytes.  An MoE model's routed
+ * experts count whole: expert parallelism splits them ep ways and ZeRO
+ * shards them over the dp / ep expert-data-parallel ranks, so a rank
+ * holds at least experts / dp of them.  So the bound stays below every
+ * plan's peak: a count whose floor exceeds the card cannot fit.
+ */
+uint64_t
+vp_plan_floor_bytes(const struct vp_model *m, const struct vp_plan *p,
+    unsigned n)
+{
+	struct vp_param_count pc;
+	const struct vp_prec_info *pi = &vp_prec_info[p->precision];
+	const struct vp_opt_info *oi = &vp_opt_info[p->optimizer];
+	double per = vp_dtype_bytes[pi->weight], params;
+
+	if (p->offload == VP_OFFLOAD_PARAMS || p->offload == VP_OFFLOAD_ALL ||
+	    n == 0)
+		return 0;
+	vp_model_params(m, &pc);
+	params = (double)pc.total;
+	if (p->lora_rank > 0) {
+		per = p->quant != VP_QUANT_NONE ? 0.5 : 2.0;
+	} else if (p->offload == VP_OFFLOAD_OPTIMIZER) {
+		per = per < 2.0 ? per : 2.0;
+	} else {
+		if (!p->optim_in_bwd)
+			per += vp_dtype_bytes[pi->grad];
+		if (!oi->paged)
+			per += (pi->master ? 4 : 0) + oi->state_bytes_per_param *
+			    vp_dtype_bytes[pi->state] / 4.0;
+	}
+	return (uint64_t)(per * params / (double)n);
+}
+
+/*
+ * The counts the fewest-GPU search tries: one by one to a node, then
+ * whole nodes.  Index i (from 0) is count i + 1 up to the node, then
+ * (i + 2 - node) nodes.
+ */
+static unsigned
+count_at(unsigned i, unsigned node)
+{
+	return i < node ? i + 1 : (i + 2 - node) * node;
+}
+
+/* The index of the smallest count at least n. */
+static unsigned
+index_of(unsigned n, unsigned node)
+{
+	return n <= node ? (n ? n - 1 : 0) : (n + node - 1) / node + node - 2;
+}
+
+/* Whether a plan of the i-th count fits; the search's result in r. */
+static bool
+probe(const struct vp_search *s, const struct vp_plan *base, unsigned node,
+    unsigned i, struct vp_search_result *r, unsigned *passes)
+{
+	struct vp_search t = *s;
+	struct vp_plan b = *base;
+	unsigned n = count_at(i, node);
+
+	t.world = n;
+	t.gpus_per_node = n < node ? n : node;
+	t.first_only = true;	/* the same best[0], fewer replays */
+	b.dp = 0;
+	b.gpus_per_node = t.gpus_per_node;
+	(*passes)++;
+	vp_search_run(&t, &b, r);
+	return r->nbest > 0;
+}
+
+/*
+ * The fewest GPUs of the card that fit, the same whatever count the
+ * search starts from (issue 17, finding 2): each count n is planned as
+ * `--gpus nxCARD` plans it, in nodes of min(n, node) GPUs (node: the node
+ * size given, else VP_DEFAULT_GPUS_PER_NODE), from the base plan's fixed
+ * knobs.  The counts below the floor (vp_plan_floor_bytes over the card)
+ * are skipped; from the first count above it the search doubles until a
+ * count fits, then bisects between the last that did not and the first
+ * that did.  A handful of planner passes instead of one per count (519
+ * up to 4096 GPUs; finding 3).  Fitting is taken as monotone in the
+ * count: a plan that fits at n fits at every multiple of n (more data
+ * parallelism shards the state thinner), but a count between two that
+ * fit can miss (a prime number of nodes leaves TP x PP x CP fewer
+ * splits); the answer is the first fitting count on the bisection, and it
+ * always fits.
+ */
+unsigned
+vp_min_gpus_in(const struct vp_search *s, const struct vp_plan *base,
+    unsigned node, unsigned limit, struct vp_search_result *at,
+    unsigned *passes)
+{
+	struct vp_search_result r;
+	unsigned lo, hi, top, i, n0, dummy = 0;
+	bool found = false;
+
+	if (passes == NULL)
+		passes = &dummy;
+	*passes = 0;
+	memset(at, 0, sizeof *at);
+	if (node < 1)
+		node = VP_DEFAULT_GPUS_PER_NODE;
+	if (limit < 1)
+		return 0;
+	/* The largest count up to the limit, and the floor's first. */
+	top = index_of(limit, node);
+	if (count_at(top, node) > limit)
+		top--;
+	/* The first count whose floor fits (the floor falls as the count
+	 * grows). */
+	lo = 0;
+	hi = top + 1;
+	while (lo < hi) {
+		i = lo + (hi - lo) / 2;
+		if (vp_plan_floor_bytes(s->model, base, count_at(i, node)) >
+		    s->capacity)
+			lo = i + 1;
+		else
+			hi = i;
+	}
+	if (lo > top)
+		return 0;
+	i = lo;
+	/* Double (in GPUs) until a count fits or the limit is passed. */
+	lo = UINT_MAX;		/* the last index known not to fit */
+	for (;;) {
+		if (probe(s, base, node, i, &r, passes)) {
+			*at = r;
+			found = true;
+			break;
+		}
+		lo = i;
+		if (i >= top)
+			break;
+		n0 = count_at(i, node);
+		i = n0 > limit / 2 ? top : index_of(2 * n0, node);
+		if (i > top)
+			i = top;
+	}
+	if (!found)
+		return 0;
+	hi = i;
+	/* Bisect: lo does not fit, hi does. */
+	while (lo != UINT_MAX && hi > lo + 1) {
+		i = lo + (hi - lo) / 2;
+		if (probe(s, base, node, i, &r, passes)) {
+			hi = i;
+			*at = r;
+		} else {
+			lo = i;
+		}
+	}
+	return count_at(hi, node);
+}
+
 unsigned
 vp_min_gpus(const struct vp_search *s, const struct vp_plan *base,
     unsigned limit, struct vp_search_result *at)
 {
-	struct vp_search t = *s;
-	unsigned n;
-
-	/* One by one to a node, then whole nodes. */
-	for (n = 1; n <= limit; n = n < VP_DEFAULT_GPUS_PER_NODE ? n + 1 :
-	    n + VP_DEFAULT_GPUS_PER_NODE) {
-		struct vp_plan b = *base;
-
-		t.world = n;
-		b.dp = 0;
-		vp_search_run(&t, &b, at);
-		if (at->nbest > 0)
-			return n;
-	}
-	return 0;
+	return vp_min_gpus_in(s, base, VP_DEFAULT_GPUS_PER_NODE, limit, at,
+	    NULL);
 }

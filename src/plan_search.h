@@ -92,8 +92,19 @@ uint64_t vp_max_micro_batch(const struct vp_model *m, const struct vp_plan *p,
 uint64_t vp_max_seq(const struct vp_model *m, const struct vp_plan *p,
     const struct vp_mem_opts *o, uint64_t capacity_bytes, uint64_t limit);
 /* Fewest GPUs (up to limit) for which the search finds a fitting plan;
- * 0 when none up to limit. */
+ * 0 when none up to limit.  Each count n is planned in nodes of
+ * min(n, node) GPUs from base's fixed knobs, whatever s->world and
+ * s->gpus_per_node are; passes (NULL: not wanted) counts the planner
+ * passes.  vp_min_gpus: nodes of VP_DEFAULT_GPUS_PER_NODE. */
+unsigned vp_min_gpus_in(const struct vp_search *s, const struct vp_plan *base,
+    unsigned node, unsigned limit, struct vp_search_result *at,
+    unsigned *passes);
 unsigned vp_min_gpus(const struct vp_search *s, const struct vp_plan *base,
     unsigned limit, struct vp_search_result *at);
+/* The least bytes per GPU any plan of n GPUs can reach (the model's
+ * state fully sharded, what may live on the host left out): a lower
+ * bound of every plan's device peak. */
+uint64_t vp_plan_floor_bytes(const struct vp_model *m,
+    const struct vp_plan *p, unsigned n);
 
 #endif

@@ -17,6 +17,8 @@
 #define C_RED "\033[31m"
 #define C_YELLOW "\033[33m"
 #define C_DIM "\033[2m"
+/* User text in the text report goes through this (util.h: vp_esc). */
+#define ESC(s, buf) vp_esc((s), (buf), sizeof(buf))
 
 /*
  * The job's caching-allocator settings (--alloc-conf) and whether the
@@ -208,6 +210,19 @@ vp_report_band(const struct vp_band *b, struct vp_buf *o)
 	vp_buf_printf(o, "  -%.1f%% +%.1f%%", 100 * b->below, 100 * b->above);
 }
 
+/* "<lead>needs 119.66 GiB of host RAM per node for its offloaded or
+ * paged state, more than --host-mem's 64.00 GiB" */
+static void
+host_verdict(const struct vp_report *r, struct vp_buf *o, const char *lead)
+{
+	char b1[32], b2[32];
+
+	vp_buf_printf(o, "%sneeds %s of host RAM per node for its offloaded "
+	    "or paged state, more than --host-mem's %s", lead,
+	    vp_fmt_bytes(b1, sizeof b1, r->host_per_node),
+	    vp_fmt_bytes(b2, sizeof b2, r->plan->host_mem_bytes));
+}
+
 int
 vp_report_verdict(const struct vp_report *r, struct vp_buf *o)
 {
@@ -218,6 +233,15 @@ vp_report_verdict(const struct vp_report *r, struct vp_buf *o)
 	uint64_t lo = vp_band_low(mem->device_peak, b);
 	char b1[32], b2[32], b3[32];
 
+	if (r->fits && r->host_over) {
+		vp_buf_printf(o, "%s%sDOES NOT FIT%s in host RAM: ",
+		    col(r, C_BOLD), col(r, C_RED), col(r, C_RESET));
+		host_verdict(r, o, "the job ");
+		vp_buf_printf(o, "; the GPUs would have %s headroom "
+		    "by the estimate",
+		    vp_fmt_bytes(b1, sizeof b1, cap - mem->device_peak));
+		return 2;
+	}
 	if (r->verdict == VP_VERDICT_TIGHT) {
 		vp_buf_printf(o, "%s%sTIGHT%s: ", col(r, C_BOLD),
 		    col(r, C_YELLOW), col(r, C_RESET));
@@ -237,7 +261,9 @@ vp_report_verdict(const struct vp_report *r, struct vp_buf *o)
 		    vp_fmt_bytes(b2, sizeof b2, hi), 100 * b->below,
 		    100 * b->above, b->source, vp_fmt_bytes(b3, sizeof b3,
 		    cap));
-		return 1;
+		if (r->host_over)
+			host_verdict(r, o, "; and it ");
+		return r->host_over ? 2 : 1;
 	}
 	if (r->fits) {
 		uint64_t head = cap - mem->device_peak;
@@ -254,6 +280,8 @@ vp_report_verdict(const struct vp_report *r, struct vp_buf *o)
 	    vp_fmt_bytes(b1, sizeof b1, mem->device_peak),
 	    vp_fmt_bytes(b2, sizeof b2, mem->device_peak - cap),
 	    vp_fmt_bytes(b3, sizeof b3, cap));
+	if (r->host_over)
+		host_verdict(r, o, "; and it ");
 	return 2;
 }
 
@@ -286,27 +314,13 @@ vp_report_scale(const struct vp_report *r)
 const char *
 vp_report_hours(char *b, size_t n, double h)
 {
-	if (isnan(h))
-		snprintf(b, n, "-");
-	else if (h < 48)
-		snprintf(b, n, "%.1f h", h);
-	else
-		snprintf(b, n, "%.1f d", h / 24);
-	return b;
+	return vp_fmt_hours(b, n, h);
 }
 
 const char *
 vp_report_usd(char *b, size_t n, double v)
 {
-	if (isnan(v))
-		snprintf(b, n, "no price");
-	else if (v >= 1e6)
-		snprintf(b, n, "$%.2fM", v / 1e6);
-	else if (v >= 1e4)
-		snprintf(b, n, "$%.0fk", v / 1e3);
-	else
-		snprintf(b, n, "$%.0f", v);
-	return b;
+	return vp_fmt_usd(b, n, v);
 }
 
 /*
@@ -342,13 +356,15 @@ plan_knobs(const struct vp_report *r, struct vp_buf *k)
 {
 	const struct vp_plan *p = r->plan;
 	const char *sep = "";
+	char e1[VP_ESC_LEN];
 
 #define KNOB(...) do { vp_buf_add(k, sep); vp_buf_printf(k, __VA_ARGS__); \
 	sep = ", "; } while (0)
 	if (r->trainer != NULL)
 		KNOB("trainer %s", vp_trainer_names[r->trainer->trainer]);
 	if (r->ds_config != NULL)
-		KNOB("DeepSpeed config %s", base_name(r->ds_config));
+		KNOB("DeepSpeed config %s", ESC(base_name(r->ds_config),
+		    e1));
 	if (p->float8 != VP_FLOAT8_NONE)
 		KNOB("float8 %s%s", vp_float8_names[p->float8],
 		    p->float8_all_gather ? " (fp8 all-gather)" : "");
@@ -535,6 +551,7 @@ cand_line(struct vp_buf *o, const struct vp_cand *c, uint64_t cap)
 static void
 planner_text(const struct vp_report *r, struct vp_buf *o)
 {
+	char e1[VP_ESC_LEN];
 	uint64_t cap = r->gpus ? r->gpus->gpu->usable_bytes : 0;
 	char b1[32], b2[32];
 	unsigned i;
@@ -589,12 +606,16 @@ planner_text(const struct vp_report *r, struct vp_buf *o)
 	    r->search->evaluated > 0) {
 		vp_buf_printf(o, "\n%sNo plan fits%s on %u x %s among %llu "
 		    "evaluated.  Nearest miss:\n", col(r, C_BOLD),
-		    col(r, C_RESET), r->gpus->count, r->gpus->gpu->id,
-		    (unsigned long long)r->search->evaluated);
+		    col(r, C_RESET), r->gpus->count, ESC(r->gpus->gpu->id,
+		    e1), (unsigned long long)r->search->evaluated);
 		cand_line(o, &r->search->nearest, cap);
-		vp_buf_printf(o, "  it is %s over the card\n",
-		    vp_fmt_bytes(b1, sizeof b1,
-		    r->search->nearest.device_peak - cap));
+		if (r->search->nearest.device_peak > cap)
+			vp_buf_printf(o, "  it is %s over the card\n",
+			    vp_fmt_bytes(b1, sizeof b1,
+			    r->search->nearest.device_peak - cap));
+		else
+			vp_buf_add(o, "  it fits the card, but its offloaded "
+			    "or paged state exceeds --host-mem\n");
 	}
 	if (r->ask_max_seq) {
 		if (r->max_seq)
@@ -614,13 +635,14 @@ planner_text(const struct vp_report *r, struct vp_buf *o)
 			vp_buf_init(&lay);
 			vp_report_layout(&lay, &r->min_gpus_plan->plan);
 			vp_buf_printf(o, "Fewest %s that fit: %u (%s, recompute "
-			    "%s)\n", r->gpus->gpu->id, r->min_gpus, lay.s,
+			    "%s)\n", ESC(r->gpus->gpu->id, e1), r->min_gpus,
+			    lay.s,
 			    recomp_text(rc, sizeof rc,
 			    &r->min_gpus_plan->plan, false));
 			vp_buf_free(&lay);
 		} else {
 			vp_buf_printf(o, "Fewest %s that fit: none up to the "
-			    "search limit\n", r->gpus->gpu->id);
+			    "search limit\n", ESC(r->gpus->gpu->id, e1));
 		}
 	}
 }
@@ -632,7 +654,7 @@ vp_report_text(const struct vp_report *r, struct vp_buf *o)
 	const struct vp_mem *mem = r->mem;
 	struct vp_param_count pc;
 	struct vp_row rows[VP_REPORT_MAXROWS];
-	char b1[32], b2[32], b3[32];
+	char b1[32], b2[32], b3[32], e1[VP_ESC_LEN], e2[VP_ESC_LEN];
 	uint64_t scale;
 	int n, i;
 
@@ -640,7 +662,7 @@ vp_report_text(const struct vp_report *r, struct vp_buf *o)
 	if (m->lg != NULL)	/* a layer graph: what it is made of */
 		vp_buf_printf(o, "%sModel%s      %s (layer graph, %llu conv2d, "
 		    "%llu linear, %llu residual blocks, %llu-channel input",
-		    col(r, C_BOLD), col(r, C_RESET), m->name,
+		    col(r, C_BOLD), col(r, C_RESET), ESC(m->name, e1),
 		    (unsigned long long)vp_lgraph_count(m->lg, VP_L_CONV2D),
 		    (unsigned long long)vp_lgraph_count(m->lg, VP_L_LINEAR),
 		    (unsigned long long)vp_lgraph_count(m->lg, VP_L_RESIDUAL),
@@ -648,7 +670,7 @@ vp_report_text(const struct vp_report *r, struct vp_buf *o)
 	else
 		vp_buf_printf(o, "%sModel%s      %s (%s, %llu layers, hidden "
 		    "%llu, %llu heads", col(r, C_BOLD), col(r, C_RESET),
-		    m->name, vp_arch_names[m->arch],
+		    ESC(m->name, e1), vp_arch_names[m->arch],
 		    (unsigned long long)m->layers,
 		    (unsigned long long)m->hidden,
 		    (unsigned long long)m->heads);
@@ -680,17 +702,20 @@ vp_report_text(const struct vp_report *r, struct vp_buf *o)
 	if (r->gpus != NULL) {
 		const struct vp_gpu *g = r->gpus->gpu;
 
+		char e3[VP_ESC_LEN];
+
 		vp_buf_printf(o, "%sGPUs%s       %u x %s (%s, %.0f GB %s)",
-		    col(r, C_BOLD), col(r, C_RESET), r->gpus->count, g->id,
-		    g->name ? g->name : g->id, g->memory_gb,
-		    g->memory_type ? g->memory_type : "");
+		    col(r, C_BOLD), col(r, C_RESET), r->gpus->count,
+		    ESC(g->id, e1), ESC(g->name ? g->name : g->id, e2),
+		    g->memory_gb, ESC(g->memory_type ? g->memory_type : "",
+		    e3));
 		if (r->gpus->via_alias)
-			vp_buf_printf(o, "; '%s' taken as %s", r->gpus->typed,
-			    g->id);
+			vp_buf_printf(o, "; '%s' taken as %s",
+			    ESC(r->gpus->typed, e2), ESC(g->id, e1));
 		vp_buf_add(o, "\n");
 	}
 	vp_buf_printf(o, "%sProfile%s    %s", col(r, C_BOLD),
-	    col(r, C_RESET), r->profile);
+	    col(r, C_RESET), ESC(r->profile, e1));
 	if (r->plan->device == VP_DEVICE_CUDA && r->plan->alloc_conf[0]) {
 		/* The caching allocator's settings (--alloc-conf). */
 		struct vp_buf ac;
@@ -781,7 +806,7 @@ vp_report_text(const struct vp_report *r, struct vp_buf *o)
 		    vp_fmt_bytes(b1, sizeof b1, cap),
 		    r->measured_capacity ? "measured by vramplan-probe, "
 		    "calibrated profile" : r->gpus->gpu->usable_basis ?
-		    r->gpus->gpu->usable_basis : "catalog");
+		    ESC(r->gpus->gpu->usable_basis, e1) : "catalog");
 		vp_buf_add(o, "  ");
 		vp_report_bar(o, (double)mem->device_peak / (double)cap, 50,
 		    r->unicode);
@@ -1197,11 +1222,15 @@ vp_report_json(const struct vp_report *r, struct vp_buf *o)
 	/* The verdict, on the last line (null without --gpus). */
 	vp_json_break(&j);
 	if (r->gpus) {
-		vp_json_bool(&j, "fits", r->fits);
-		vp_json_str(&j, "verdict", vp_verdict_names[r->verdict]);
+		/* The job fits when the GPUs and the host RAM both do. */
+		vp_json_bool(&j, "fits", r->fits && !r->host_over);
+		vp_json_bool(&j, "host_fits", !r->host_over);
+		vp_json_str(&j, "verdict", vp_verdict_names[r->host_over ?
+		    VP_VERDICT_NOFIT : r->verdict]);
 		vp_json_u64(&j, "max_micro_batch", r->max_micro_batch);
 	} else {
 		vp_json_null(&j, "fits");
+		vp_json_bool(&j, "host_fits", !r->host_over);
 		vp_json_null(&j, "verdict");
 		vp_json_null(&j, "max_micro_batch");
 	}
@@ -1223,8 +1252,9 @@ vp_report_csv(const struct vp_report *r, struct vp_buf *o)
 		vp_buf_printf(o, "capacity,%llu,%.3f\n",
 		    (unsigned long long)r->gpus->gpu->usable_bytes,
 		    (double)r->gpus->gpu->usable_bytes / VP_GIB);
-		vp_buf_printf(o, "fits,%d,\n", r->fits);
+		vp_buf_printf(o, "fits,%d,\n", r->fits && !r->host_over);
 		vp_buf_printf(o, "max_micro_batch,%llu,\n",
 		    (unsigned long long)r->max_micro_batch);
 	}
+	vp_buf_printf(o, "host_fits,%d,\n", !r->host_over);
 }

@@ -54,6 +54,10 @@ struct vp_report {
 	const char *lora_targets;	/* "q,v" */
 	uint64_t host_per_node;		/* host RAM the job needs per node */
 	const char *host_note;		/* a warning about host RAM, or NULL */
+	/* The offloaded or paged state of a node exceeds --host-mem: the
+	 * job does not fit, whatever the GPUs say (JSON host_fits false,
+	 * fits false, verdict does_not_fit; exit status 1). */
+	bool host_over;
 	const char *precision_note;	/* the card's fp16 fallback, or NULL */
 	const char *time_why;		/* why no time, or NULL */
 	bool color;			/* ANSI colour (tty and no NO_COLOR) */
@@ -104,9 +108,10 @@ void vp_report_layout(struct vp_buf *out, const struct vp_plan *p);
  *   vp_report_time     "1650 tokens/s for the job, 4.96 s per step"
  *   vp_report_peak     "peak during the backward phase, block 1, at 'x'"
  *   vp_report_verdict  "FITS with 3.42 GiB headroom (4.3% of the card)"
- *                      or "DOES NOT FIT: needs ..."; needs r->gpus;
- *                      returns 0 fits, 1 fits with under 5 % headroom,
- *                      2 does not fit
+ *                      or "DOES NOT FIT: needs ..." (or "DOES NOT FIT
+ *                      in host RAM: ..." when r->host_over); needs
+ *                      r->gpus; returns 0 fits, 1 fits with under 5 %
+ *                      headroom, 2 does not fit
  *   vp_report_max_mb   "Largest micro-batch that fits: 4 (at seq 8192)"
  *   vp_report_scale    what the bars are a share of: the card's usable
  *                      bytes, or the device peak when larger or no card

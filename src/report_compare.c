@@ -8,17 +8,22 @@
 #include "json.h"
 #include "report.h"
 
+/* User text (the model's name, a user catalog's cards and offerings) in
+ * the text report goes through this (util.h: vp_esc). */
+#define ESC(s, buf) vp_esc((s), (buf), sizeof(buf))
+
 /* The cards whose own calibrated profile was used, when any. */
 static void
 calibrated_note(const struct vp_compare_report *r, struct vp_buf *o)
 {
 	size_t i, n = 0;
+	char e1[VP_ESC_LEN];
 
 	for (i = 0; i < r->n; i++)
 		if (r->cards[i].calibrated)
 			vp_buf_printf(o, "%s%s", n++ ? ", " : "Calibrated "
 			    "profiles (vramplan calibrate) used for: ",
-			    r->cards[i].gpu->id);
+			    ESC(r->cards[i].gpu->id, e1));
 	if (n)
 		vp_buf_add(o, "; the others use the built-in defaults.\n");
 }
@@ -59,10 +64,11 @@ void
 vp_compare_text(const struct vp_compare_report *r, struct vp_buf *o)
 {
 	char b1[32], b2[32], b3[32], b4[32];
+	char e1[VP_ESC_LEN], e2[VP_ESC_LEN], e3[VP_ESC_LEN], e4[VP_ESC_LEN];
 	long cheap, fast;
 	size_t i;
 
-	vp_buf_printf(o, "Training %s on %.3g tokens", r->model->name,
+	vp_buf_printf(o, "Training %s on %.3g tokens", ESC(r->model->name, e1),
 	    r->job->tokens);
 	if (!isnan(r->job->deadline_hours))
 		vp_buf_printf(o, " within %s", vp_report_hours(b1, sizeof b1,
@@ -82,13 +88,14 @@ vp_compare_text(const struct vp_compare_report *r, struct vp_buf *o)
 		struct vp_buf lay;
 
 		if (!c->fits) {
-			vp_buf_printf(o, "%-17s %5s %s\n", c->gpu->id, "-",
-			    c->why[0] ? c->why : "does not fit");
+			vp_buf_printf(o, "%-17s %5s %s\n", ESC(c->gpu->id, e1),
+			    "-", c->why[0] ? ESC(c->why, e2) : "does not fit");
 			continue;
 		}
 		if (!c->meets || isnan(c->at[0].cand.tokens_per_second)) {
-			vp_buf_printf(o, "%-17s %5u fits, but %s\n", c->gpu->id,
-			    c->at[0].gpus, c->why);
+			vp_buf_printf(o, "%-17s %5u fits, but %s\n",
+			    ESC(c->gpu->id, e1), c->at[0].gpus,
+			    ESC(c->why, e2));
 			continue;
 		}
 		vp_buf_init(&lay);
@@ -97,7 +104,7 @@ vp_compare_text(const struct vp_compare_report *r, struct vp_buf *o)
 			vp_buf_printf(&lay, ", rc %s",
 			    vp_recomp_names[c->at[0].cand.plan.recompute]);
 		vp_buf_printf(o, "%-17s %5u %-30.30s %10.0f %10s %10s %10s %10s%s%s"
-		    "\n", c->gpu->id, c->at[0].gpus, lay.s,
+		    "\n", ESC(c->gpu->id, e1), c->at[0].gpus, lay.s,
 		    c->at[0].cand.tokens_per_second,
 		    vp_report_hours(b1, sizeof b1, c->at[0].hours),
 		    vp_report_usd(b2, sizeof b2, c->at[0].cost_usd),
@@ -117,12 +124,12 @@ vp_compare_text(const struct vp_compare_report *r, struct vp_buf *o)
 		const struct vp_card_result *c = &r->cards[cheap];
 
 		vp_buf_printf(o, "\nCheapest: %u x %s for %s in %s, at $%.2f per "
-		    "GPU-hour (%s, %s, %s)", c->at[0].gpus, c->gpu->id,
+		    "GPU-hour (%s, %s, %s)", c->at[0].gpus, ESC(c->gpu->id, e1),
 		    vp_report_usd(b1, sizeof b1, c->at[0].cost_usd),
 		    vp_report_hours(b2, sizeof b2, c->at[0].hours), c->usd_per_hour,
-		    c->price->provider ? c->price->provider : "?",
-		    c->price->offering ? c->price->offering : "",
-		    c->price->date ? c->price->date : "undated");
+		    c->price->provider ? ESC(c->price->provider, e2) : "?",
+		    c->price->offering ? ESC(c->price->offering, e3) : "",
+		    c->price->date ? ESC(c->price->date, e4) : "undated");
 		if (c->at[0].gpus_paid != c->at[0].gpus)
 			vp_buf_printf(o, ", %u GPUs paid for (sold %u at a time)",
 			    c->at[0].gpus_paid, c->price->unit_gpus);
@@ -140,7 +147,7 @@ vp_compare_text(const struct vp_compare_report *r, struct vp_buf *o)
 	}
 	if (fast >= 0)
 		vp_buf_printf(o, "Fastest on the fewest cards: %u x %s in %s.\n",
-		    r->cards[fast].at[0].gpus, r->cards[fast].gpu->id,
+		    r->cards[fast].at[0].gpus, ESC(r->cards[fast].gpu->id, e1),
 		    vp_report_hours(b1, sizeof b1, r->cards[fast].at[0].hours));
 	vp_buf_add(o, "Prices: each card's cheapest offering in the catalog (or "
 	    "--price) that rents the count as one job, paid in whole units "
@@ -272,6 +279,7 @@ void
 vp_compare_csv(const struct vp_compare_report *r, struct vp_buf *o)
 {
 	size_t i;
+	char e1[VP_ESC_LEN], e2[VP_ESC_LEN];
 
 	vp_buf_add(o, "gpu,fits,gpus_needed,tp,pp,dp,recompute,"
 	    "tokens_per_second,hours,cost_usd,usd_per_billion_tokens,"
@@ -281,21 +289,23 @@ vp_compare_csv(const struct vp_compare_report *r, struct vp_buf *o)
 		const struct vp_plan *p = &c->at[0].cand.plan;
 
 		if (!c->fits) {
-			vp_buf_printf(o, "%s,false,,,,,,,,,,,,,,\n", c->gpu->id);
+			vp_buf_printf(o, "%s,false,,,,,,,,,,,,,,\n",
+			    ESC(c->gpu->id, e1));
 			continue;
 		}
 		if (!c->meets) {
 			vp_buf_printf(o, "%s,true,%u,,,,,,,,,,,,false,\n",
-			    c->gpu->id, c->gpus_needed);
+			    ESC(c->gpu->id, e1), c->gpus_needed);
 			continue;
 		}
 		vp_buf_printf(o, "%s,true,%u,%u,%u,%u,%s,%.1f,%.3f,%.2f,%.2f,"
-		    "%.4g,%.0f,%s,true,%u\n", c->gpu->id, c->gpus_needed, p->tp,
+		    "%.4g,%.0f,%s,true,%u\n", ESC(c->gpu->id, e1),
+		    c->gpus_needed, p->tp,
 		    p->pp, p->dp, vp_recomp_names[p->recompute],
 		    c->at[0].cand.tokens_per_second, c->at[0].hours,
 		    c->at[0].cost_usd, c->usd_per_billion_tokens,
 		    c->usd_per_hour, c->purchase_usd,
-		    c->price && c->price->date ? c->price->date : "",
+		    c->price && c->price->date ? ESC(c->price->date, e2) : "",
 		    c->at[0].gpus);
 	}
 }
@@ -304,12 +314,20 @@ vp_compare_csv(const struct vp_compare_report *r, struct vp_buf *o)
 static void
 svg_text(struct vp_buf *o, const char *s)
 {
-	for (; *s; s++) {
-		if (*s == '<') vp_buf_add(o, "&lt;");
-		else if (*s == '>') vp_buf_add(o, "&gt;");
-		else if (*s == '&') vp_buf_add(o, "&amp;");
-		else vp_buf_addn(o, s, 1);
+	struct vp_buf e;
+	const char *p;
+
+	/* Control characters escaped as in the text report: XML 1.0 has no
+	 * way to write most of them, even as character references. */
+	vp_buf_init(&e);
+	vp_buf_add_esc(&e, s, 0);
+	for (p = e.s; *p; p++) {
+		if (*p == '<') vp_buf_add(o, "&lt;");
+		else if (*p == '>') vp_buf_add(o, "&gt;");
+		else if (*p == '&') vp_buf_add(o, "&amp;");
+		else vp_buf_addn(o, p, 1);
 	}
+	vp_buf_free(&e);
 }
 
 void

@@ -755,9 +755,11 @@ world_split(const struct vp_plan *p, const struct vp_model *m,
 		return refuse(d, "%u GPUs cannot be split into --tp %u x --pp "
 		    "%u x --cp %u (%llu GPUs per replica)", world, p->tp, p->pp,
 		    p->cp, (unsigned long long)mp);
+	/* The job's size may come from --gpus, a plan file's gpus or the
+	 * TUI: the message names none of them. */
 	if (p->dp && (uint64_t)p->dp * mp != world)
 		return refuse(d, "--dp %u x --tp %u x --pp %u x --cp %u is %llu "
-		    "GPUs, but --gpus gives %u", p->dp, p->tp, p->pp, p->cp,
+		    "GPUs, but the job has %u", p->dp, p->tp, p->pp, p->cp,
 		    (unsigned long long)((uint64_t)p->dp * mp), world);
 	return 0;
 }
@@ -1239,7 +1241,8 @@ ssm_plan(const struct vp_plan *p, const struct vp_model *m, unsigned world,
 
 	(void)world;
 	if (vp_model_traits(m).block != VP_BLOCK_MAMBA2 &&
-	    vp_model_traits(m).block != VP_BLOCK_HYBRID)
+	    vp_model_traits(m).block != VP_BLOCK_HYBRID &&
+	    vp_model_traits(m).block != VP_BLOCK_NEMOTRON_H)
 		return 0;
 	if (m->impl != VP_IMPL_HF)
 		what = "an implementation other than hf";

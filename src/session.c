@@ -91,6 +91,7 @@ plan(struct vp_session *s)
 {
 	const struct vp_open *op = &s->open;
 	struct vp_search srch;
+	struct vp_plan orig;	/* the fixed knobs, not the planner's choice */
 
 	if (!(op->tp || op->pp || op->cp || op->ep || op->shard ||
 	    op->recompute)) {
@@ -99,6 +100,7 @@ plan(struct vp_session *s)
 	}
 	search_setup(s, &srch);
 	s->plan.dp = 0;
+	orig = s->plan;
 	vp_search_run(&srch, &s->plan, &s->sres);
 	if (s->sres.nbest > 0) {
 		assert(vp_plan_rules(&s->sres.best[0].plan, s->model, s->world,
@@ -113,7 +115,8 @@ plan(struct vp_session *s)
 	s->rep.chosen = &s->chosen;
 	if (s->min_gpus || (s->sres.nbest == 0 && !s->no_auto_min_gpus)) {
 		s->rep.ask_min_gpus = true;
-		s->rep.min_gpus = vp_min_gpus(&srch, &s->plan, 4096, &s->mres);
+		s->rep.min_gpus = vp_min_gpus_in(&srch, &orig,
+		    s->min_gpus_node, 4096, &s->mres, NULL);
 		if (s->rep.min_gpus)
 			s->rep.min_gpus_plan = &s->mres.best[0];
 	}
@@ -217,6 +220,7 @@ fill_host(struct vp_session *s)
 		s->rep.host_note = "DOES NOT FIT in host RAM: the offloaded "
 		    "state exceeds --host-mem";
 		s->host_short = true;
+		s->rep.host_over = true;
 	} else if (!p->host_mem_bytes &&
 	    s->rep.host_per_node > (2048ULL << 30)) {
 		s->rep.host_note = "warning: more host RAM per node than a "
@@ -298,7 +302,8 @@ vp_session_run(struct vp_session *s, struct vp_diags *d)
 
 		search_setup(s, &srch);
 		r->ask_min_gpus = true;
-		r->min_gpus = vp_min_gpus(&srch, &s->plan, 4096, &s->mres);
+		r->min_gpus = vp_min_gpus_in(&srch, &s->plan,
+		    s->min_gpus_node, 4096, &s->mres, NULL);
 		if (r->min_gpus)
 			r->min_gpus_plan = &s->mres.best[0];
 	}

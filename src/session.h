@@ -34,6 +34,8 @@ struct vp_session {
 	struct vp_open open;		/* knobs the planner may change */
 	bool search;			/* run the planner when any is open */
 	bool min_gpus, max_seq;		/* the inverse queries */
+	unsigned min_gpus_node;		/* the fewest-GPU search's node size:
+					 * the one given, 0: the default */
 	bool explain;
 	int nplans;			/* alternatives to show (1-8) */
 	struct vp_profile profile;

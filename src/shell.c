@@ -48,11 +48,16 @@ vp_cli_flush(void)
 void
 vp_cli_print_diags(struct vp_diags *d)
 {
-	struct vp_buf b;
+	struct vp_buf b, e;
 
 	vp_buf_init(&b);
+	vp_buf_init(&e);
 	vp_diags_format(d, &b);
-	fputs(b.s, stderr);
+	/* File names and the values they quote are the user's text:
+	 * control characters escaped (util.h: vp_esc), newlines kept. */
+	vp_buf_add_esc(&e, b.s, 1);
+	fputs(e.s, stderr);
+	vp_buf_free(&e);
 	vp_buf_free(&b);
 	vp_diags_clear(d);
 }
@@ -142,6 +147,7 @@ vp_cli_resolve_model(const char *arg)
 	char **names;
 	size_t n;
 	const char *near;
+	char e1[VP_ESC_LEN], e2[VP_ESC_LEN];
 
 	if (access(arg, F_OK) == 0 || strchr(arg, '/') != NULL)
 		return xstrdup(arg);
@@ -157,11 +163,11 @@ vp_cli_resolve_model(const char *arg)
 	if (near)
 		fprintf(stderr, "vramplan: cannot find model '%s': no such "
 		    "file and not in the model library; did you mean '%s'?\n",
-		    arg, near);
+		    vp_esc(arg, e1, sizeof e1), vp_esc(near, e2, sizeof e2));
 	else
 		fprintf(stderr, "vramplan: cannot find model '%s': no such "
 		    "file and not in the model library (see 'vramplan "
-		    "models')\n", arg);
+		    "models')\n", vp_esc(arg, e1, sizeof e1));
 	vp_cli_names_free(names, n);
 	return NULL;
 }
@@ -190,9 +196,11 @@ merge_user_catalog(struct vp_catalog *c)
 		return;
 	}
 	if (vp_catalog_load(b.s, &user, &d) != 0) {
+		char e1[VP_ESC_LEN];
+
 		vp_cli_print_diags(&d);
 		fprintf(stderr, "vramplan: note: ignoring the user catalog '%s'; "
-		    "using the shipped one\n", b.s);
+		    "using the shipped one\n", vp_esc(b.s, e1, sizeof e1));
 	} else {
 		vp_catalog_merge(c, &user);
 		vp_catalog_free(&user);
@@ -221,44 +229,172 @@ vp_cli_load_catalog(const char *path, struct vp_catalog *c)
 	return rc;
 }
 
-/* Write text to path atomically: a temporary file beside it, renamed. */
+/* What a file of mode m is, for a message; NULL for a regular file. */
+static const char *
+not_regular(mode_t m)
+{
+	if (S_ISREG(m))
+		return NULL;
+	if (S_ISDIR(m))
+		return "a directory";
+	if (S_ISFIFO(m))
+		return "a FIFO";
+	if (S_ISCHR(m))
+		return "a character device";
+	if (S_ISBLK(m))
+		return "a block device";
+	if (S_ISSOCK(m))
+		return "a socket";
+	return "not a regular file";
+}
+
+/* Where a write to path lands: path itself or, when path is a symbolic
+ * link, the name at the end of its chain of links (relative targets taken
+ * from the link's directory; at most 40 links, as Linux allows).  0 with
+ * that name in out, *exists set and, when it exists, its lstat in st;
+ * -1 after printing why. */
+static int
+write_target(const char *path, struct vp_buf *out, struct stat *st,
+    int *exists)
+{
+	char link[4096];
+	ssize_t n;
+	int hops;
+
+	out->len = 0;
+	out->s[0] = '\0';
+	vp_buf_add(out, path);
+	for (hops = 0; hops <= 40; hops++) {
+		if (lstat(out->s, st) != 0) {
+			if (errno == ENOENT) {
+				*exists = 0;
+				return 0;
+			}
+			break;
+		}
+		if (!S_ISLNK(st->st_mode)) {
+			*exists = 1;
+			return 0;
+		}
+		n = readlink(out->s, link, sizeof link - 1);
+		if (n < 0)
+			break;
+		link[n] = '\0';
+		if (link[0] == '/') {
+			out->len = 0;
+			out->s[0] = '\0';
+		} else {
+			/* Keep the link's directory (up to its last '/'). */
+			char *slash = strrchr(out->s, '/');
+
+			out->len = slash != NULL ? (size_t)(slash - out->s) + 1 : 0;
+			out->s[out->len] = '\0';
+		}
+		vp_buf_add(out, link);
+	}
+	if (hops > 40)
+		errno = ELOOP;
+	{
+		const char *why = strerror(errno);
+		char e1[VP_ESC_LEN];
+
+		fprintf(stderr, "vramplan: cannot write '%s': %s\n",
+		    vp_esc(path, e1, sizeof e1), why);
+	}
+	return -1;
+}
+
+/* Write text to path atomically: a temporary file beside it, renamed.
+ * Only a regular file is ever replaced: a symbolic link is followed and
+ * its target written (the temporary file beside the target, the link
+ * kept); a directory, FIFO, device or socket is refused before anything
+ * is created, so `--svg /dev/full` run as root cannot replace the device.
+ * An existing file keeps its permission bits. */
 int
 vp_cli_write_atomic(const char *path, const char *text)
 {
-	struct vp_buf tmp;
+	struct vp_buf tmp, dest;
+	struct stat st;
+	const char *what, *shown;
 	FILE *f;
-	int fd, rc = 0;
+	int fd, exists, rc = 0;
+	mode_t mode;
+	char e1[VP_ESC_LEN], e2[VP_ESC_LEN];
 
-	vp_buf_init(&tmp);
-	vp_buf_printf(&tmp, "%s.tmpXXXXXX", path);
-	fd = mkstemp(tmp.s);
-	if (fd < 0) {
-		fprintf(stderr, "vramplan: cannot create '%s': %s\n", tmp.s,
-		    strerror(errno));
-		vp_buf_free(&tmp);
+	/* The path in messages, escaped (util.h: vp_esc). */
+	shown = vp_esc(path, e1, sizeof e1);
+	/* What the kernel reaches through any links first: /dev/stdout on
+	 * a pipe ends at /proc/self/fd/1 -> 'pipe:[N]', no path to follow,
+	 * yet stat says FIFO. */
+	if (stat(path, &st) == 0 && (what = not_regular(st.st_mode)) != NULL) {
+		struct stat lst;
+		bool link = lstat(path, &lst) == 0 && S_ISLNK(lst.st_mode);
+
+		fprintf(stderr, "vramplan: cannot write '%s': %s %s, not a "
+		    "regular file\n", shown, link ? "it leads to" : "it is",
+		    what);
 		return -1;
 	}
-	{
+	vp_buf_init(&dest);
+	if (write_target(path, &dest, &st, &exists) != 0) {
+		vp_buf_free(&dest);
+		return -1;
+	}
+	if (exists && (what = not_regular(st.st_mode)) != NULL) {
+		if (strcmp(dest.s, path) != 0)
+			fprintf(stderr, "vramplan: cannot write '%s': its link "
+			    "target '%s' is %s, not a regular file\n", shown,
+			    vp_esc(dest.s, e2, sizeof e2), what);
+		else
+			fprintf(stderr, "vramplan: cannot write '%s': it is "
+			    "%s, not a regular file\n", shown, what);
+		vp_buf_free(&dest);
+		return -1;
+	}
+	if (exists) {
+		mode = st.st_mode & 07777;
+	} else {
 		/* mkstemp makes 0600; give the file the usual mode. */
 		mode_t mask = umask(0);
 
 		umask(mask);
-		fchmod(fd, 0666 & ~mask);
+		mode = 0666 & ~mask;
 	}
+	vp_buf_init(&tmp);
+	vp_buf_printf(&tmp, "%s.tmpXXXXXX", dest.s);
+	fd = mkstemp(tmp.s);
+	if (fd < 0) {
+		const char *why = strerror(errno);
+
+		fprintf(stderr, "vramplan: cannot create '%s': %s\n",
+		    vp_esc(tmp.s, e2, sizeof e2), why);
+		vp_buf_free(&tmp);
+		vp_buf_free(&dest);
+		return -1;
+	}
+	fchmod(fd, mode);
 	f = fdopen(fd, "w");
 	if (f == NULL || fputs(text, f) == EOF || fflush(f) != 0 ||
 	    fsync(fd) != 0 || fclose(f) != 0) {
-		fprintf(stderr, "vramplan: cannot write '%s': %s\n", path,
+		fprintf(stderr, "vramplan: cannot write '%s': %s\n", shown,
 		    strerror(errno));
 		unlink(tmp.s);
 		rc = -1;
-	} else if (rename(tmp.s, path) != 0) {
-		fprintf(stderr, "vramplan: cannot write '%s': %s\n", path,
+	} else if (lstat(dest.s, &st) == 0 &&
+	    (what = not_regular(st.st_mode)) != NULL) {
+		/* It changed while we wrote: still replace only a file. */
+		fprintf(stderr, "vramplan: cannot write '%s': it is now %s, "
+		    "not a regular file\n", shown, S_ISLNK(st.st_mode) ?
+		    "a symbolic link" : what);
+		unlink(tmp.s);
+		rc = -1;
+	} else if (rename(tmp.s, dest.s) != 0) {
+		fprintf(stderr, "vramplan: cannot write '%s': %s\n", shown,
 		    strerror(errno));
 		unlink(tmp.s);
 		rc = -1;
 	}
 	vp_buf_free(&tmp);
+	vp_buf_free(&dest);
 	return rc;
 }
-

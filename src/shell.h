@@ -47,8 +47,10 @@ void vp_cli_names_free(char **names, size_t n);
  * (vp_cli_names_free releases them). */
 size_t vp_cli_library(char ***names);
 
-/* Temporary file beside path, fsync, rename: never half-written.  0, or
- * -1 after printing why. */
+/* Temporary file beside path, fsync, rename: never half-written.  Only
+ * a regular file is replaced (or a new one made): a symbolic link is
+ * followed and its target written; a directory, FIFO, device or socket is
+ * refused.  0, or -1 after printing why. */
 int vp_cli_write_atomic(const char *path, const char *text);
 /* Flush stdout: VP_EXIT_OK, or VP_EXIT_SYSTEM after printing why. */
 int vp_cli_flush(void);

@@ -216,8 +216,10 @@ start_curses(struct shell *sh)
 
 	if (newterm(NULL, stdout, stdin) == NULL) {
 		release_stderr(sh);
+		char e1[VP_ESC_LEN];
+
 		fprintf(stderr, "vramplan: tui: cannot use the terminal '%s'\n",
-		    term ? term : "(TERM not set)");
+		    term ? vp_esc(term, e1, sizeof e1) : "(TERM not set)");
 		return -1;
 	}
 	sh->curses = true;
@@ -360,7 +362,6 @@ load_model(struct shell *sh)
 	const char *name = sh->names[sh->t.pick_model];
 	struct vp_diags d = { 0 };
 	struct vp_model m;
-	struct vp_buf b;
 	char *path;
 
 	if ((path = vp_cli_resolve_model(name)) == NULL) {
@@ -375,11 +376,7 @@ load_model(struct shell *sh)
 
 		vp_tui_message(&sh->t, VP_LEVEL_BAD, "cannot load '%s': %s",
 		    name, e ? e->msg : "bad model file");
-		vp_buf_init(&b);
-		vp_diags_format(&d, &b);
-		fputs(b.s, stderr);
-		vp_buf_free(&b);
-		vp_diags_clear(&d);
+		vp_cli_print_diags(&d);	/* escaped, cleared */
 		vp_model_free(&m);
 		free(path);
 		return;

@@ -207,17 +207,16 @@ cell(struct vp_screen *s, const struct vp_rect *r, int col, int row)
 static int
 u8_char(const char *s, char out[5])
 {
-	unsigned char c = (unsigned char)s[0];
-	int n = c < 0x80 ? 1 : (c & 0xe0) == 0xc0 ? 2 : (c & 0xf0) == 0xe0 ?
-	    3 : (c & 0xf8) == 0xf0 ? 4 : 0, i;
+	uint32_t cp;
+	size_t n = vp_utf8_len((const unsigned char *)s, &cp);
 
-	for (i = 1; i < n; i++)
-		if (((unsigned char)s[i] & 0xc0) != 0x80)
-			n = 0;
-	if (n == 0 || c < 0x20 || c == 0x7f) {
+	/* Control characters (C0, DEL and C1, as in vp_esc) and bytes that
+	 * are not UTF-8 (an overlong form, a surrogate) never reach the
+	 * terminal: one '?' cell each, so the layout's widths hold. */
+	if (n == 0 || cp < 0x20 || cp == 0x7f || (cp >= 0x80 && cp <= 0x9f)) {
 		out[0] = '?';
 		out[1] = '\0';
-		return 1;
+		return n > 0 ? (int)n : 1;
 	}
 	memcpy(out, s, (size_t)n);
 	out[n] = '\0';

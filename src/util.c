@@ -161,6 +161,8 @@ void
 vp_buf_json_str(struct vp_buf *b, const char *s)
 {
 	const unsigned char *p;
+	uint32_t cp;
+	size_t n;
 
 	vp_buf_add(b, "\"");
 	for (p = (const unsigned char *)s; *p; p++) {
@@ -171,13 +173,139 @@ vp_buf_json_str(struct vp_buf *b, const char *s)
 		case '\t': vp_buf_add(b, "\\t"); break;
 		case '\r': vp_buf_add(b, "\\r"); break;
 		default:
-			if (*p < 0x20)
-				vp_buf_printf(b, "\\u%04x", *p);
+			/* Control characters as \u00XX: C0 (JSON requires
+			 * it), DEL and C1 (so that printing the JSON on a
+			 * terminal sends no escape sequence); a byte that is
+			 * not UTF-8 as U+FFFD (JSON text is UTF-8). */
+			n = vp_utf8_len(p, &cp);
+			if (n == 0)
+				vp_buf_add(b, "\\ufffd");
+			else if (cp < 0x20 || cp == 0x7f || (cp >= 0x80 &&
+			    cp <= 0x9f))
+				vp_buf_printf(b, "\\u%04x", (unsigned)cp);
 			else
-				vp_buf_addn(b, (const char *)p, 1);
+				vp_buf_addn(b, (const char *)p, n);
+			if (n > 1)
+				p += n - 1;
 		}
 	}
 	vp_buf_add(b, "\"");
+}
+
+size_t
+vp_utf8_len(const unsigned char *p, uint32_t *cp)
+{
+	uint32_t c;
+	size_t n, i;
+
+	if (p[0] < 0x80) {
+		*cp = p[0];
+		return 1;
+	}
+	if (p[0] >= 0xc2 && p[0] <= 0xdf)
+		n = 2, c = p[0] & 0x1f;
+	else if (p[0] >= 0xe0 && p[0] <= 0xef)
+		n = 3, c = p[0] & 0x0f;
+	else if (p[0] >= 0xf0 && p[0] <= 0xf4)
+		n = 4, c = p[0] & 0x07;
+	else
+		return 0;
+	for (i = 1; i < n; i++) {
+		if ((p[i] & 0xc0) != 0x80)	/* the NUL included */
+			return 0;
+		c = c << 6 | (p[i] & 0x3f);
+	}
+	/* Overlong three- and four-byte forms, surrogates, past U+10FFFF
+	 * (two-byte overlong forms are the 0xc0 and 0xc1 leads). */
+	if ((n == 3 && c < 0x800) || (n == 4 && c < 0x10000) ||
+	    (c >= 0xd800 && c <= 0xdfff) || c > 0x10ffff)
+		return 0;
+	*cp = c;
+	return n;
+}
+
+/* The bytes of one code point or stray byte at p, escaped into b; returns
+ * how many bytes of p it took. */
+static size_t
+esc_one(struct vp_buf *b, const unsigned char *p, int keep_newlines)
+{
+	uint32_t cp;
+	size_t n = vp_utf8_len(p, &cp), i;
+
+	if (n == 0) {
+		vp_buf_printf(b, "\\x%02x", p[0]);
+		return 1;
+	}
+	if (cp >= 0x20 && cp != 0x7f && (cp < 0x80 || cp > 0x9f)) {
+		vp_buf_addn(b, (const char *)p, n);
+		return n;
+	}
+	switch (cp) {
+	case '\n':
+		vp_buf_add(b, keep_newlines ? "\n" : "\\n");
+		break;
+	case '\t': vp_buf_add(b, "\\t"); break;
+	case '\r': vp_buf_add(b, "\\r"); break;
+	case 0x1b: vp_buf_add(b, "\\e"); break;
+	default:
+		for (i = 0; i < n; i++)
+			vp_buf_printf(b, "\\x%02x", p[i]);
+	}
+	return n;
+}
+
+void
+vp_buf_add_esc(struct vp_buf *b, const char *s, int keep_newlines)
+{
+	const unsigned char *p = (const unsigned char *)s;
+
+	while (*p)
+		p += esc_one(b, p, keep_newlines);
+}
+
+const char *
+vp_esc(const char *s, char *buf, size_t n)
+{
+	const unsigned char *p;
+	struct vp_buf b;
+	uint32_t cp;
+	size_t k, fit = 0;
+
+	if (s == NULL || n == 0)
+		return s;
+	for (p = (const unsigned char *)s; *p; p += k) {
+		k = vp_utf8_len(p, &cp);
+		if (k == 0 || cp < 0x20 || cp == 0x7f || (cp >= 0x80 &&
+		    cp <= 0x9f))
+			break;
+	}
+	if (*p == '\0')
+		return s;
+	vp_buf_init(&b);
+	vp_buf_add_esc(&b, s, 0);
+	if (b.len < n) {
+		fit = b.len;
+	} else {
+		/* Cut after the last whole character (or escape) that leaves
+		 * room for "..." and the NUL. */
+		b.len = 0;
+		for (p = (const unsigned char *)s; *p; ) {
+			p += esc_one(&b, p, 0);
+			if (b.len + 4 > n)
+				break;
+			fit = b.len;
+		}
+		b.len = fit;
+		b.s[fit] = '\0';
+		if (n >= 4) {
+			vp_buf_add(&b, "...");
+			fit = b.len;
+		}
+	}
+	memcpy(buf, b.s, fit);
+	buf[fit] = '\0';
+	vp_buf_free(&b);
+	return buf;
 }
 
 int
@@ -443,4 +571,30 @@ vp_buf_alternatives(struct vp_buf *b, const char *prefix,
 	for (i = 0; i < n; i++)
 		vp_buf_printf(b, "%s%s%s", i == 0 ? "" : i + 1 == n ? " or " :
 		    ", ", prefix, names[i]);
+}
+
+const char *
+vp_fmt_hours(char *b, size_t n, double h)
+{
+	if (isnan(h))
+		snprintf(b, n, "-");
+	else if (h < 48)
+		snprintf(b, n, "%.1f h", h);
+	else
+		snprintf(b, n, "%.1f d", h / 24);
+	return b;
+}
+
+const char *
+vp_fmt_usd(char *b, size_t n, double v)
+{
+	if (isnan(v))
+		snprintf(b, n, "no price");
+	else if (v >= 1e6)
+		snprintf(b, n, "$%.2fM", v / 1e6);
+	else if (v >= 1e4)
+		snprintf(b, n, "$%.0fk", v / 1e3);
+	else
+		snprintf(b, n, "$%.0f", v);
+	return b;
 }

@@ -81,7 +81,32 @@ void vp_nearest_divisors(uint64_t n, uint64_t v, uint64_t *lo, uint64_t *hi);
 
 /* Bytes as "12.34 GiB" (binary units, 2 decimals) into buf of size n. */
 const char *vp_fmt_bytes(char *buf, size_t n, uint64_t bytes);
+/* "7.0 h", "12.3 d" ("-" for NAN); "$217", "$12k", "$1.20M" ("no price"
+ * for NAN): as compare prints them. */
+const char *vp_fmt_hours(char *buf, size_t n, double hours);
+const char *vp_fmt_usd(char *buf, size_t n, double usd);
 /* A count as "8.03B", "124.4M", "7.5K". */
 const char *vp_fmt_count(char *buf, size_t n, uint64_t count);
+
+/*
+ * Text from the user (model names, file names, a catalog's card names) on
+ * a terminal: control characters and escape sequences must not reach it.
+ * A control character (C0, DEL, or C1 as UTF-8, U+0080 to U+009F) is
+ * shown C-style: \t, \n, \r and \e (ESC), every other byte as \xHH; a
+ * byte that is not part of valid UTF-8 as \xHH too.  A backslash is kept
+ * as it is (the text is for reading, not for parsing back).
+ *
+ * vp_utf8_len: bytes of the valid UTF-8 sequence at p (1 to 4), 0 when p
+ *   starts none (a stray continuation byte, an overlong form, a
+ *   surrogate, past U+10FFFF, or cut short); *cp gets the code point.
+ * vp_esc: s itself when it needs no escaping, else its escaped form in
+ *   buf of size n (cut with "..." when longer), for one printf field.
+ * vp_buf_add_esc: append s escaped; keep_newlines keeps '\n' (a
+ *   multi-line message).
+ */
+#define VP_ESC_LEN 256		/* a buffer for vp_esc: names are short */
+size_t vp_utf8_len(const unsigned char *p, uint32_t *cp);
+const char *vp_esc(const char *s, char *buf, size_t n);
+void vp_buf_add_esc(struct vp_buf *b, const char *s, int keep_newlines);
 
 #endif

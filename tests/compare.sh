@@ -175,6 +175,62 @@ then ok single-node-cards; else bad single-node-cards "$(cat "$tmp/ex")"; fi
 if /usr/bin/python3 "$top/tests/compare_rules.py" >"$tmp/r" 2>&1
 then ok "runnable-plans ($(tail -1 "$tmp/r"))"; else bad runnable-plans "$(cat "$tmp/r")"; fi
 
+# 7. Safe writes (issue 17, finding 1): only a regular file is replaced.
+# A symbolic link is followed and its target written, the link kept; a
+# FIFO, a directory and a device are refused with exit status 4, untouched.
+svg() { "$exe" compare gpt2 --tokens 1e9 --svg "$1" >/dev/null 2>"$tmp/e"; }
+echo old >"$tmp/target.svg"
+chmod 640 "$tmp/target.svg"
+mkdir "$tmp/sub"
+ln -s ../target.svg "$tmp/sub/link.svg"
+if svg "$tmp/sub/link.svg" && [ -L "$tmp/sub/link.svg" ] &&
+    grep -q '<svg' "$tmp/target.svg" &&
+    [ "$(ls -l "$tmp/target.svg" | cut -c1-10)" = "-rw-r-----" ] &&
+    ! ls "$tmp"/target.svg.tmp* "$tmp"/sub/link.svg.tmp* >/dev/null 2>&1
+then ok svg-symlink-followed; else bad svg-symlink-followed "$(cat "$tmp/e"; ls -l "$tmp" "$tmp/sub")"; fi
+ln -s new.svg "$tmp/dangling.svg"
+if svg "$tmp/dangling.svg" && [ -L "$tmp/dangling.svg" ] &&
+    grep -q '<svg' "$tmp/new.svg"
+then ok svg-dangling-symlink; else bad svg-dangling-symlink "$(cat "$tmp/e")"; fi
+refused() { # NAME PATH WHAT: exit 4, the path still what it was, nothing left
+	svg "$2"
+	st=$?
+	if [ "$st" = 4 ] && grep -q "cannot write '.*': .*$3, not a regular file" "$tmp/e" &&
+	    ! ls "$tmp"/*.tmp* >/dev/null 2>&1
+	then ok "$1"; else bad "$1" "exit $st: $(cat "$tmp/e")"; fi
+}
+if mkfifo "$tmp/fifo" 2>/dev/null; then
+	refused svg-fifo-refused "$tmp/fifo" "a FIFO"
+	[ -p "$tmp/fifo" ] || bad svg-fifo-kept "the FIFO was replaced"
+	ln -s fifo "$tmp/to-fifo"
+	refused svg-link-to-fifo-refused "$tmp/to-fifo" "a FIFO"
+fi
+# A link to standard output on a pipe (what /dev/stdout is): the chain
+# ends at /proc/self/fd/1 -> 'pipe:[N]', no file; refused as a FIFO.
+if [ -e /proc/self/fd/1 ]; then
+	ln -s /proc/self/fd/1 "$tmp/to-stdout"
+	( "$exe" compare gpt2 --tokens 1e9 --svg "$tmp/to-stdout" 2>"$tmp/e"
+	  echo $? >"$tmp/st" ) | cat >/dev/null
+	if [ "$(cat "$tmp/st")" = 4 ] && grep -q "leads to a FIFO" "$tmp/e" &&
+	    [ -L "$tmp/to-stdout" ]
+	then ok svg-stdout-pipe-refused
+	else bad svg-stdout-pipe-refused "exit $(cat "$tmp/st"): $(cat "$tmp/e")"; fi
+fi
+mkdir "$tmp/dir.svg"
+refused svg-directory-refused "$tmp/dir.svg" "a directory"
+[ -d "$tmp/dir.svg" ] || bad svg-directory-kept "the directory was replaced"
+# A device: where /dev is writable (root) a regression would replace
+# /dev/null itself, so there the test makes its own node in $tmp.
+dev=/dev/null
+if [ -w /dev ]; then
+	dev="$tmp/null"
+	mknod "$dev" c 1 3 2>/dev/null || dev=""
+fi
+if [ -n "$dev" ] && [ -w "$dev" ]; then
+	refused svg-device-refused "$dev" "a character device"
+	[ -c "$dev" ] || bad svg-device-kept "$dev was replaced"
+fi
+
 echo "$passed passed, $failed failed"
 [ "$failed" = 0 ] || exit 1
 [ -z "$norsvg" ] || missing compare "$norsvg"

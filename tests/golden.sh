@@ -276,6 +276,41 @@ run cli-gpus-unknown-option gpus --bogus
 # messages (it lacked --attention, --framework, --plan, ...).
 run cli-compare-lora-targets compare gpt2 --tokens 1e9 --lora-targets qq
 run cli-compare-micro-batch-range compare gpt2 --tokens 1e9 --micro-batch 2000000
+# Issue 17, finding 5: each numeric option its own documented range, the
+# message naming the option; the job at most 65,536 GPUs however it is
+# made; the degrees' product in 64 bits; a plan file's GPU count is not
+# called --gpus; --nodes past the GPU count suggests only what splits.
+run cli-compare-lora-range compare gpt2 --tokens 1e9 --lora 100000
+run cli-compare-global-batch-range compare gpt2 --tokens 1e9 --global-batch 200000000
+run cli-compare-max-gpus-range compare gpt2 --tokens 1e9 --max-gpus 65537
+run cli-nodes-times-gpn-over gpt2 --gpus H100 --nodes 65536 --gpus-per-node 1024
+run cli-nodes-times-gpn-max gpt2 --gpus H100 --nodes 8192 --gpus-per-node 8 \
+	--no-search --seq 256
+run cli-degrees-wrap-32 gpt2 --dp 4 --tp 1024 --pp 1024 --cp 1024
+run cli-dp-vs-plan-file-gpus models/llama-3-8b.yaml \
+	--plan tests/data/plans/llama-3-8b-2xa100.yaml --dp 3 --no-search
+run cli-nodes-past-gpus gpt2 --gpus 8xH100 --nodes 100
+# Issue 17, finding 7: control characters and escape sequences in user
+# text (a model's name, a key it quotes, a user catalog's card, name and
+# offering) are escaped in text output (\e, \xHH); the JSON escapes them
+# as \u00XX, C1 and DEL included.
+run esc-model-name tests/data/esc/evil-name.yaml --gpus 1xH100 --seq 128 \
+	--no-search
+run esc-model-name-json tests/data/esc/evil-name.yaml --gpus 1xH100 \
+	--seq 128 --no-search --json
+run esc-model-name-compare compare tests/data/esc/evil-name.yaml \
+	--tokens 1e9 --vendor AMD --max-gpus 2
+run esc-model-key tests/data/esc/evil-key.yaml
+run esc-model-not-found "$(printf 'no-such\033[31m-model')"
+(XDG_CONFIG_HOME=$TOP_SRCDIR/tests/data/xdg-esc
+export XDG_CONFIG_HOME
+limit "$GOLDEN_TIMEOUT" "$VRAMPLAN" gpus --vendor Example)
+compare esc-user-catalog-gpus
+(XDG_CONFIG_HOME=$TOP_SRCDIR/tests/data/xdg-esc
+export XDG_CONFIG_HOME
+limit "$GOLDEN_TIMEOUT" "$VRAMPLAN" compare gpt2 --tokens 1e9 \
+	--vendor Example --max-gpus 2)
+compare esc-user-catalog-compare
 run cli-compare-profile-file compare gpt2 --tokens 1e9 --profile x.yaml
 run compare-gpt2-plan-options compare gpt2 --tokens 1e9 --attention eager \
 	--framework deepspeed --zero 2 --max-gpus 8 --csv
@@ -420,6 +455,17 @@ run ft-offload llama-3.1-70b --gpus 8xA100 --zero 3 --offload optimizer+params \
 	--host-mem 512 --recompute full --seq 4096
 run ft-offload-nvme llama-3.1-70b --gpus 8xA100 --zero 3 --offload optimizer \
 	--offload-nvme --recompute full --seq 4096
+# Issue 17, finding 6: the GPUs have room but the node's host RAM does
+# not: text, JSON (fits false, host_fits false, verdict does_not_fit) and
+# CSV agree with the exit status 1.
+run host-mem-over llama-3-8b --gpus 8xH100 --zero 3 --offload optimizer \
+	--host-mem 64 --no-search --recompute full
+run host-mem-over-json llama-3-8b --gpus 8xH100 --zero 3 --offload optimizer \
+	--host-mem 64 --no-search --recompute full --json
+run host-mem-over-csv llama-3-8b --gpus 8xH100 --zero 3 --offload optimizer \
+	--host-mem 64 --no-search --recompute full --csv
+run host-mem-over-nogpus-json llama-3-8b --zero 3 --offload optimizer \
+	--host-mem 64 --recompute full --json
 # Without checkpointing it is refused (every save would be packed: not
 # modelled; the planner, when it may, picks a checkpointing recompute).
 run ft-activation-offload llama-3-8b --gpus 8xH100 --zero 3 --activation-offload \
@@ -847,6 +893,15 @@ run refuse-bamba-lora tests/data/hf-val/bamba.config.json --gpus 1xA100 \
 	--lora 16
 run est-own-bamba-tiny tests/data/ssm/bamba-tiny.yaml --device cpu \
 	--micro-batch 2 --seq 64 --attention eager
+# Nemotron-H: the validation config (Mamba-2, attention and relu2 MLP
+# blocks) on the CPU, LoRA on it refused, and the library's 8B on an H200
+# (tests/bad/90-hf-nemotron-h-moe.json: a MoE block, not modelled).
+run est-hf-nemotron-h-cpu tests/data/hf-val/nemotron-h.config.json \
+	--device cpu --micro-batch 2 --seq 64 --attention eager --explain
+run refuse-nemotron-h-lora tests/data/hf-val/nemotron-h.config.json \
+	--gpus 1xA100 --lora 16
+run est-nemotron-h-8b-1xh200 nemotron-h-8b --gpus 1xH200 --seq 4096 \
+	--recompute full --no-search
 
 # ---- inputs that are not regular files, and file messages (issue 17) ----
 # Findings 4 and 8.  A FIFO with no writer as any input hung forever; each

@@ -352,7 +352,7 @@ reader_errors(void **state)
 	} cases[] = {
 		{ "activation: swiglo", "unknown activation 'swiglo'; did you "
 		    "mean 'swiglu'? (one of: gelu, gelu-tanh, gelu-new, relu, "
-		    "swiglu, geglu, quick-gelu)", 13 },
+		    "swiglu, geglu, quick-gelu, relu2)", 13 },
 		{ "norm: batchnorm", "unknown norm 'batchnorm' (one of: "
 		    "layernorm, rmsnorm)", 7 },
 		{ "bias: maybe", "'bias' must be true or false, not 'maybe'",

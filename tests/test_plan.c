@@ -109,6 +109,56 @@ zero_paper(void **state)
 	}
 }
 
+/*
+ * Expert parallelism splits the routed experts ep ways, and ZeRO shards
+ * them over the expert-data-parallel group (dp / ep ranks: DeepSpeed's
+ * expert_data_parallel_group): under ZeRO 1-3 a rank's sharded master
+ * weights and optimizer states (and under ZeRO-3 its weights) are the
+ * same with or without EP, dense / dp + experts / dp.  The estimate once
+ * divided the experts by ep x dp.
+ */
+static void
+zero_expert_parallel(void **state)
+{
+	struct vp_model m;
+	struct vp_plan p;
+	struct vp_mem a, b;
+	unsigned z;
+
+	(void)state;
+	make_model(&m, 4, 1024, 16, 32000);
+	m.act = VP_ACT_SWIGLU;
+	m.norm = VP_NORM_RMSNORM;
+	m.bias = false;
+	m.pos = VP_POS_ROPE;
+	m.dropout = 0;
+	m.impl = VP_IMPL_HF;
+	m.has_moe = true;
+	m.moe.experts = 8;
+	m.moe.top_k = 2;
+	m.moe.ffn = 2048;
+	for (z = 1; z <= 3; z++) {
+		vp_plan_defaults(&p, &m);
+		p.framework = VP_FW_DEEPSPEED;
+		p.zero = z;
+		p.dp = 8;
+		p.seq = 512;
+		a = run(&m, &p, 8);
+		p.ep = 4;
+		b = run(&m, &p, 8);
+		print_message("ZeRO-%u, dp 8: master %llu B, states %llu B "
+		    "without EP; %llu, %llu with EP 4\n", z,
+		    (unsigned long long)a.master_bytes,
+		    (unsigned long long)a.optim_bytes,
+		    (unsigned long long)b.master_bytes,
+		    (unsigned long long)b.optim_bytes);
+		assert_true(fabs((double)b.optim_bytes / (double)a.optim_bytes -
+		    1.0) < 0.01);
+		assert_true(fabs((double)b.master_bytes /
+		    (double)a.master_bytes - 1.0) < 0.01);
+	}
+}
+
 static void
 megatron_bytes_per_param(void **state)
 {
@@ -681,6 +731,7 @@ main(void)
 		cmocka_unit_test(rule_book),
 		cmocka_unit_test(band_verdict),
 		cmocka_unit_test(time_exposed),
+		cmocka_unit_test(zero_expert_parallel),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -294,6 +294,41 @@ view_same_numbers(void **state)
 	job_close(&j);
 }
 
+/*
+ * Issue 17, finding 7: a model name with control characters (ESC, BEL,
+ * C1 CSI as UTF-8, a byte that is not UTF-8) reaches no cell: each is one
+ * '?' cell, and the text around it is drawn.
+ */
+static void
+view_control_characters(void **state)
+{
+	struct job j;
+	struct vp_screen s;
+	int x, y;
+
+	(void)state;
+	job_open(&j, "gpt2", "1xA100");
+	free(j.m.name);
+	j.m.name = xstrdup("Evil\x1b[2J\a\xc2\x9b" "31m\xff!");
+	assert_int_equal(vp_tui_init(&j.t), 0);
+	vp_screen_init(&s);
+	vp_screen_resize(&s, 120, 40);
+	vp_tui_draw(&j.t, &s);
+	assert_true(screen_has(&s, "Evil?[2J??31m?!"));
+	for (y = 0; y < s.h; y++)
+		for (x = 0; x < s.w; x++) {
+			const unsigned char *c = (const unsigned char *)
+			    vp_screen_at(&s, x, y)->ch;
+
+			if (c[0] < 0x20 || c[0] == 0x7f || (c[0] == 0xc2 &&
+			    c[1] >= 0x80 && c[1] <= 0x9f) || c[0] == 0xff)
+				fail_msg("cell %d,%d holds control byte 0x%02x",
+				    x, y, c[0]);
+		}
+	vp_screen_free(&s);
+	job_close(&j);
+}
+
 /* ---- knobs ----------------------------------------------------------- */
 
 static int
@@ -761,6 +796,7 @@ main(void)
 		cmocka_unit_test(layout_80x24),
 		cmocka_unit_test(view_every_size),
 		cmocka_unit_test(view_same_numbers),
+		cmocka_unit_test(view_control_characters),
 		cmocka_unit_test(knob_steps),
 		cmocka_unit_test(world_without_card),
 		cmocka_unit_test(keys),

@@ -434,14 +434,55 @@ json_escaping(void **state)
 
 	b.len = 0;
 	b.s[0] = '\0';
-	/* UTF-8 (é = C3 A9), DEL (0x7f) and '/' pass through unchanged. */
-	vp_buf_json_str(&b, "caf\xc3\xa9/\x7f");
-	assert_string_equal(b.s, "\"caf\xc3\xa9/\x7f\"");
+	/* UTF-8 (é = C3 A9) and '/' pass through unchanged; DEL (0x7f) and
+	 * C1 (U+009B, CSI) are escaped, so the JSON on a terminal sends no
+	 * escape sequence (issue 17, finding 7); a byte that is not UTF-8
+	 * becomes U+FFFD, so the JSON stays UTF-8. */
+	vp_buf_json_str(&b, "caf\xc3\xa9/\x7f\xc2\x9b[2J\x9b\xff\xe2\x82");
+	assert_string_equal(b.s, "\"caf\xc3\xa9/\\u007f\\u009b[2J\\ufffd"
+	    "\\ufffd\\ufffd\\ufffd\"");
 
 	b.len = 0;
 	b.s[0] = '\0';
 	vp_buf_json_str(&b, "");
 	assert_string_equal(b.s, "\"\"");
+	vp_buf_free(&b);
+}
+
+/* Issue 17, finding 7: user text on a terminal, escaped. */
+static void
+esc_text(void **state)
+{
+	char buf[64], small[12];
+	struct vp_buf b;
+	uint32_t cp;
+	const char *clean = "Llama-3 caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80";
+
+	(void)state;
+	/* Clean text (UTF-8 included) comes back as it is, not copied. */
+	assert_ptr_equal(vp_esc(clean, buf, sizeof buf), clean);
+	assert_null(vp_esc(NULL, buf, sizeof buf));
+	/* ESC, BEL, CR, LF, tab, DEL, C1 CSI (C2 9B), a stray byte. */
+	assert_string_equal(vp_esc("a\x1b[2Jb\a\r\n\t\x7f\xc2\x9b" "1\xff",
+	    buf, sizeof buf), "a\\e[2Jb\\x07\\r\\n\\t\\x7f\\xc2\\x9b1\\xff");
+	/* Overlong '/' (C0 AF), a surrogate (ED A0 80), past U+10FFFF
+	 * (F4 90 80 80) and a cut sequence are not UTF-8: byte by byte. */
+	assert_string_equal(vp_esc("\xc0\xaf|\xed\xa0\x80|\xf4\x90\x80\x80|"
+	    "\xe2\x82", buf, sizeof buf), "\\xc0\\xaf|\\xed\\xa0\\x80|"
+	    "\\xf4\\x90\\x80\\x80|\\xe2\\x82");
+	/* Too long for the buffer: cut at a whole escape, "..." added. */
+	assert_string_equal(vp_esc("ab\x1b\x1b\x1b\x1b\x1b", small,
+	    sizeof small), "ab\\e\\e\\e...");
+	assert_string_equal(vp_esc("abcdefgh\x01", small, sizeof small),
+	    "abcdefgh...");
+	assert_int_equal(vp_utf8_len((const unsigned char *)"\xe2\x82\xac",
+	    &cp), 3);
+	assert_int_equal(cp, 0x20ac);
+	assert_int_equal(vp_utf8_len((const unsigned char *)"\x80", &cp), 0);
+	/* A multi-line message keeps its newlines. */
+	vp_buf_init(&b);
+	vp_buf_add_esc(&b, "x.yaml:1:1: error: \x1b]0;t\a\nnext", 1);
+	assert_string_equal(b.s, "x.yaml:1:1: error: \\e]0;t\\x07\nnext");
 	vp_buf_free(&b);
 }
 
@@ -670,6 +711,7 @@ main(void)
 		cmocka_unit_test(buf_zeroed_starts_itself),
 		cmocka_unit_test(json_escaping),
 		cmocka_unit_test(alternatives),
+		cmocka_unit_test(esc_text),
 		cmocka_unit_test(edit_distance),
 		cmocka_unit_test(edit_distance_long),
 		cmocka_unit_test(closest),
