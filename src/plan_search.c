@@ -784,7 +784,8 @@ evaluate_fastest(const struct vp_search *s, const struct vp_plan *base,
 	/* worst_stage holds the enumeration index until replayed. */
 	for (i = 0; i < n; i++)
 		v[i].worst_stage = (unsigned)i;
-	qsort(v, n, sizeof *v, by_speed);
+	if (n > 1)	/* v is NULL when the rules left no candidate */
+		qsort(v, n, sizeof *v, by_speed);
 	for (i = 0; i < n; i++) {
 		double t = v[i].tokens_per_second;
 
