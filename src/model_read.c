@@ -18,7 +18,10 @@
 #include "plan.h"
 
 /* Ranges: generous, but past them the file is wrong, not the model big. */
-#define MAX_LAYERS 100000
+/* Blocks: the deepest trained transformers are about a thousand deep
+ * (DeepNet's 1000 layers); an exact replay's time grows with the count,
+ * and 4096 answers in under a second. */
+#define MAX_LAYERS 4096
 #define MAX_HIDDEN (1u << 20)
 #define MAX_HEADS 65536
 #define MAX_FFN (1u << 24)

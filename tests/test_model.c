@@ -327,16 +327,16 @@ absurd_size(void **state)
 	(void)state;
 	/*
 	 * Each number is within its own range, the product is not:
-	 * h = 65536 = 2^16, f = 2^20, 10000 layers, MHA, LayerNorm.
-	 *   attention 4 h^2 = 2^34          = 17179869184
-	 *   MLP 2 h f       = 2^37          = 137438953472
-	 *   norms 4h                        = 262144
-	 *   per layer                       = 154619084800
-	 *   10000 layers                    ≈ 1.546e15 > 10^15
+	 * h = 131072 = 2^17, f = 2^21, 4096 layers, MHA, LayerNorm.
+	 *   attention 4 h^2 = 2^36          = 68719476736
+	 *   MLP 2 h f       = 2^39          = 549755813888
+	 *   norms 4h                        = 524288
+	 *   per layer                       ≈ 6.18e11
+	 *   4096 layers                     ≈ 2.53e15 > 10^15
 	 */
-	assert_int_equal(load("name: x\nlayers: 10000\n"
-	    "hidden: 65536\n"		/* line 3, value col 9 */
-	    "heads: 64\nffn: 1048576\nvocab: 1000\n", &m, &d), -1);
+	assert_int_equal(load("name: x\nlayers: 4096\n"
+	    "hidden: 131072\n"		/* line 3, value col 9 */
+	    "heads: 64\nffn: 2097152\nvocab: 1000\n", &m, &d), -1);
 	expect_error_at(&d, "past any real model", 3, 9);
 	vp_model_free(&m);
 	vp_diags_clear(&d);
@@ -403,12 +403,12 @@ range_errors(void **state)
 
 	(void)state;
 	assert_int_equal(load("name: x\n"
-	    "layers: 200000\n"		/* line 2: past MAX_LAYERS 100000 */
+	    "layers: 200000\n"		/* line 2: past MAX_LAYERS 4096 */
 	    "hidden: 0\n"		/* line 3: below 1 */
 	    "heads: two\n"		/* line 4 */
 	    "ffn: 2e3\n"		/* exponent form: 2000, fine */
 	    "vocab: 100\n", &m, &d), -1);
-	expect_error_at(&d, "'layers' must be a whole number from 1 to 100000, "
+	expect_error_at(&d, "'layers' must be a whole number from 1 to 4096, "
 	    "not '200000'", 2, 9);
 	expect_error_at(&d, "'hidden' must be a whole number from 1 to 1048576, "
 	    "not '0'", 3, 9);
@@ -1264,7 +1264,7 @@ alias_bomb(void **state)
 	/* An alias is the anchored node itself, so the error carries the
 	 * anchor's position: line 9, where &i is defined. */
 	expect_error_at(&d, "'layers' must be a whole number from 1 to "
-	    "100000, not a list", 9, 0);
+	    "4096, not a list", 9, 0);
 	vp_model_free(&m);
 	vp_diags_clear(&d);
 	vp_buf_free(&t);
