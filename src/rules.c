@@ -1519,6 +1519,34 @@ mla_plan(const struct vp_plan *p, const struct vp_model *m, unsigned world,
 }
 
 /*
+ * What neither encoder family of its own (ModernBERT, DeBERTa) was
+ * measured with: the first of these the plan asks for, or NULL.
+ */
+static const char *
+encoder_unmeasured(const struct vp_plan *p)
+{
+	if (p->quant != VP_QUANT_NONE)
+		return "--quant";
+	if (p->compile || p->compile_loss)
+		return "--compile and --compile-loss";
+	if (p->float8 != VP_FLOAT8_NONE || p->precision == VP_PREC_FP8)
+		return "fp8 (--float8, --precision fp8)";
+	if (p->loss != VP_LOSS_FULL)
+		return "a chunked --loss";
+	if (p->load != VP_LOAD_NONE)
+		return "--load";
+	if (p->activation_offload)
+		return "--activation-offload";
+	if (p->offload != VP_OFFLOAD_NONE)
+		return "--offload";
+	if (p->optim_in_bwd)
+		return "--optimizer-in-backward";
+	if (p->framework == VP_FW_MEGATRON)
+		return "--framework megatron";
+	return NULL;
+}
+
+/*
  * ModernBERT (family modernbert): measured against transformers 5.24's
  * ModernBertForMaskedLM on PyTorch 2.13's CPU (tests/validate_hf.py) in
  * full training on one rank, eager or sdpa attention, recompute none or
@@ -1559,25 +1587,9 @@ modernbert_plan(const struct vp_plan *p, const struct vp_model *m,
 		    "block)";
 	else if (p->lora_rank > 0)
 		what = "--lora (Wqkv, Wi and Wo as PEFT targets)";
-	else if (p->quant != VP_QUANT_NONE)
-		what = "--quant";
-	else if (p->compile || p->compile_loss)
-		what = "--compile and --compile-loss";
-	else if (p->float8 != VP_FLOAT8_NONE || p->precision == VP_PREC_FP8)
-		what = "fp8 (--float8, --precision fp8)";
-	else if (p->loss != VP_LOSS_FULL)
-		what = "a chunked --loss";
-	else if (p->load != VP_LOAD_NONE)
-		what = "--load";
-	else if (p->activation_offload)
-		what = "--activation-offload";
-	else if (p->offload != VP_OFFLOAD_NONE)
-		what = "--offload";
-	else if (p->optim_in_bwd)
-		what = "--optimizer-in-backward";
-	else if (p->framework == VP_FW_MEGATRON)
-		what = "--framework megatron";
-	else if (vp_plan_dropout(p, m) > 0)
+	else
+		what = encoder_unmeasured(p);
+	if (what == NULL && vp_plan_dropout(p, m) > 0)
 		what = "dropout (attention_dropout, mlp_dropout, "
 		    "embedding_dropout: 0 in every released config; --dropout 0 "
 		    "plans without)";
@@ -1632,24 +1644,8 @@ deberta_plan(const struct vp_plan *p, const struct vp_model *m,
 	else if (p->lora_rank > 0)
 		what = "--lora (query_proj and key_proj also project the "
 		    "relative embeddings)";
-	else if (p->quant != VP_QUANT_NONE)
-		what = "--quant";
-	else if (p->compile || p->compile_loss)
-		what = "--compile and --compile-loss";
-	else if (p->float8 != VP_FLOAT8_NONE || p->precision == VP_PREC_FP8)
-		what = "fp8 (--float8, --precision fp8)";
-	else if (p->loss != VP_LOSS_FULL)
-		what = "a chunked --loss";
-	else if (p->load != VP_LOAD_NONE)
-		what = "--load";
-	else if (p->activation_offload)
-		what = "--activation-offload";
-	else if (p->offload != VP_OFFLOAD_NONE)
-		what = "--offload";
-	else if (p->optim_in_bwd)
-		what = "--optimizer-in-backward";
-	else if (p->framework == VP_FW_MEGATRON)
-		what = "--framework megatron";
+	else
+		what = encoder_unmeasured(p);
 	if (what == NULL)
 		return 0;
 	return refuse(d, "%s is not modelled for family deberta-v2 (%s; not "
