@@ -769,6 +769,32 @@ rms_normalize(struct lctx *x, int32_t in, uint64_t rows, uint64_t width)
  * to(input dtype), weight * x saves the normalised x.
  */
 /*
+ * A norm's weight applied in fp32 to its fp32 normalized rows hn (width
+ * elements each), then cast back to idt: the product keeps hn only for
+ * the weight's gradient (width elements in the gradient dtype), and its
+ * backward makes an fp32 temporary of hn's size.
+ */
+static int32_t
+fp32_weight_mul(struct lctx *x, const char *name, int32_t hn, uint64_t width,
+    enum vp_dtype idt)
+{
+	uint64_t n = elems_of(x, hn);
+	struct vp_op *o;
+	int32_t y;
+
+	o = opnew(x, name);
+	IN(o, hn);
+	y = tnew(x, n, VP_FP32, VP_CAT_ACT, name, !x->frozen || rg_of(x, hn));
+	OUT(o, y);
+	if (!x->frozen) {
+		SAVE(o, hn);
+		o->wgrad_bytes = vp_mul_sat(width, B(x->gd));
+	}
+	o->bwd_tmp = vp_mul_sat(n, B(VP_FP32));
+	return cast(x, y, idt, VP_CAT_ACT);
+}
+
+/*
  * Gemma's RMSNorm (Gemma3RMSNorm.forward, transformers 5.24):
  * output = _norm(x.float()) * (1.0 + weight.float()), then
  * .type_as(x).  The pow, the mean and the rsqrt are Llama's; the product
@@ -780,21 +806,10 @@ norm_1p(struct lctx *x, const char *name, int32_t in, uint64_t width)
 {
 	uint64_t n = elems_of(x, in), rows = n / width;
 	enum vp_dtype idt = dt_of(x, in);
-	struct vp_op *o;
-	int32_t hn, y;
+	int32_t hn;
 
 	hn = rms_core(x, in, rows, width);
-	o = opnew(x, name);
-	IN(o, hn);
-	y = tnew(x, n, VP_FP32, VP_CAT_ACT, name, !x->frozen || rg_of(x, hn));
-	OUT(o, y);
-	/* (1 + weight) * hn keeps hn only for the weight's gradient. */
-	if (!x->frozen) {
-		SAVE(o, hn);
-		o->wgrad_bytes = vp_mul_sat(width, B(x->gd));
-	}
-	o->bwd_tmp = vp_mul_sat(n, B(VP_FP32));
-	return cast(x, y, idt, VP_CAT_ACT);
+	return fp32_weight_mul(x, name, hn, width, idt);
 }
 
 /*
@@ -810,8 +825,7 @@ cohere_ln(struct lctx *x, const char *name, int32_t in, uint64_t rows,
 {
 	uint64_t n = rows * width;
 	enum vp_dtype idt = dt_of(x, in);
-	struct vp_op *o;
-	int32_t x32, mu, c, sq, var, ve, rs, hn, y;
+	int32_t x32, mu, c, sq, var, ve, rs, hn;
 
 	x32 = cast(x, in, VP_FP32, VP_CAT_ACT);
 	mu = ew(x, "cln mean", rows, VP_FP32, x32, -1, -1, -1, VP_CAT_ACT);
@@ -824,16 +838,7 @@ cohere_ln(struct lctx *x, const char *name, int32_t in, uint64_t rows,
 	save_result(x, rs);
 	c = ew(x, "cln sub", n, VP_FP32, x32, mu, -1, -1, VP_CAT_ACT);
 	hn = ew(x, "cln mul", n, VP_FP32, c, rs, c, rs, VP_CAT_ACT);
-	o = opnew(x, name);
-	IN(o, hn);
-	y = tnew(x, n, VP_FP32, VP_CAT_ACT, name, !x->frozen || rg_of(x, hn));
-	OUT(o, y);
-	if (!x->frozen) {
-		SAVE(o, hn);
-		o->wgrad_bytes = vp_mul_sat(width, B(x->gd));
-	}
-	o->bwd_tmp = vp_mul_sat(n, B(VP_FP32));
-	return cast(x, y, idt, VP_CAT_ACT);
+	return fp32_weight_mul(x, name, hn, width, idt);
 }
 
 static int32_t
