@@ -112,12 +112,12 @@ label_calibrated(struct vp_buf *label, const struct vp_profile_key *k,
  */
 static int
 check_foreign(const char *path, const struct vp_profile_key *k,
-    const struct vp_gpu *gpu, int device)
+    const struct vp_gpu *gpu, int device, struct vp_log *log)
 {
 	const char *want = device == VP_DEVICE_CPU ? "cpu" : "cuda";
 
 	if (strcmp(k->device, want) != 0) {
-		fprintf(stderr, "vramplan: profile '%s' was measured on %s, but "
+		vp_logf(log, "vramplan: profile '%s' was measured on %s, but "
 		    "this estimate is for %s (--device); calibrate with "
 		    "--device %s or leave out --profile\n", path, k->device,
 		    want, want);
@@ -125,7 +125,7 @@ check_foreign(const char *path, const struct vp_profile_key *k,
 	}
 	if (gpu != NULL && k->catalog_id != NULL &&
 	    !vp_strcaseeq(k->catalog_id, gpu->id)) {
-		fprintf(stderr, "vramplan: profile '%s' was measured on %s "
+		vp_logf(log, "vramplan: profile '%s' was measured on %s "
 		    "(%s), not on %s; calibrate that card, or leave out "
 		    "--profile\n", path, k->gpu ? k->gpu : k->catalog_id,
 		    k->catalog_id, gpu->id);
@@ -137,6 +137,13 @@ check_foreign(const char *path, const struct vp_profile_key *k,
 int
 vp_cli_profile(const char *path, const struct vp_gpu *gpu, int device,
     struct vp_profile *out, struct vp_buf *label)
+{
+	return vp_find_profile(path, gpu, device, out, label, NULL);
+}
+
+int
+vp_find_profile(const char *path, const struct vp_gpu *gpu, int device,
+    struct vp_profile *out, struct vp_buf *label, struct vp_log *log)
 {
 	struct vp_diags d = { 0 };
 	struct vp_profile_key key;
@@ -180,15 +187,15 @@ vp_cli_profile(const char *path, const struct vp_gpu *gpu, int device,
 		vp_buf_add(&found, path);
 	}
 	if (vp_profile_load(found.s, gpu, out, &key, &d) != 0 ||
-	    check_foreign(found.s, &key, gpu, device) != 0) {
-		vp_cli_print_diags(&d);
+	    check_foreign(found.s, &key, gpu, device, log) != 0) {
+		vp_log_diags(log, &d);
 		vp_profile_default(gpu, out);
 		if (path != NULL) {
 			rc = -1;
 		} else {
 			/* A stored profile that went bad must not stop
 			 * every estimate: say so and go on without it. */
-			fprintf(stderr, "vramplan: note: ignoring the profile "
+			vp_logf(log, "vramplan: note: ignoring the profile "
 			    "'%s'; using the built-in defaults\n", found.s);
 			vp_buf_add(label, builtin);
 		}

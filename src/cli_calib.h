@@ -11,6 +11,7 @@
 
 #include "calib.h"
 #include "gpu.h"
+#include "log.h"
 #include "util.h"
 
 /*
@@ -22,6 +23,10 @@
  */
 int vp_cli_profile(const char *path, const struct vp_gpu *gpu, int device,
     struct vp_profile *out, struct vp_buf *label);
+/* The same, why a profile is rejected or ignored into log (NULL:
+ * printed); what the set-up (setup.c) calls. */
+int vp_find_profile(const char *path, const struct vp_gpu *gpu, int device,
+    struct vp_profile *out, struct vp_buf *label, struct vp_log *log);
 /* vramplan calibrate [options]: an exit status (vramplan(1)). */
 int vp_cmd_calibrate(int argc, char **argv);
 

@@ -118,7 +118,13 @@ vp_cli_names_free(char **v, size_t n)
 size_t
 vp_cli_library(char ***names)
 {
-	size_t n = vp_cli_yaml_files(vp_data_dir(), names), i, k = 0;
+	return vp_library_in(vp_data_dir(), names);
+}
+
+size_t
+vp_library_in(const char *dir, char ***names)
+{
+	size_t n = vp_cli_yaml_files(dir, names), i, k = 0;
 
 	/* The stems of the model files; gpus.yaml is the catalog. */
 	for (i = 0; i < n; i++) {
@@ -143,6 +149,12 @@ vp_cli_library(char ***names)
 char *
 vp_cli_resolve_model(const char *arg)
 {
+	return vp_resolve_model(NULL, arg, NULL);
+}
+
+char *
+vp_resolve_model(const char *dir, const char *arg, struct vp_log *log)
+{
 	struct vp_buf b;
 	char **names;
 	size_t n;
@@ -152,20 +164,22 @@ vp_cli_resolve_model(const char *arg)
 	if (access(arg, F_OK) == 0 || strchr(arg, '/') != NULL)
 		return xstrdup(arg);
 	vp_buf_init(&b);
-	vp_buf_printf(&b, "%s/%s", vp_data_dir(), arg);
+	if (dir == NULL)
+		dir = vp_data_dir();
+	vp_buf_printf(&b, "%s/%s", dir, arg);
 	if (strlen(arg) < 5 || strcmp(arg + strlen(arg) - 5, ".yaml") != 0)
 		vp_buf_add(&b, ".yaml");
 	if (access(b.s, R_OK) == 0)
 		return b.s;
 	vp_buf_free(&b);
-	n = vp_cli_library(&names);
+	n = vp_library_in(dir, &names);
 	near = vp_closest(arg, (const char *const *)names, n);
 	if (near)
-		fprintf(stderr, "vramplan: cannot find model '%s': no such "
+		vp_logf(log, "vramplan: cannot find model '%s': no such "
 		    "file and not in the model library; did you mean '%s'?\n",
 		    vp_esc(arg, e1, sizeof e1), vp_esc(near, e2, sizeof e2));
 	else
-		fprintf(stderr, "vramplan: cannot find model '%s': no such "
+		vp_logf(log, "vramplan: cannot find model '%s': no such "
 		    "file and not in the model library (see 'vramplan "
 		    "models')\n", vp_esc(arg, e1, sizeof e1));
 	vp_cli_names_free(names, n);
@@ -179,7 +193,7 @@ vp_cli_resolve_model(const char *arg)
  * catalog still works.
  */
 static void
-merge_user_catalog(struct vp_catalog *c)
+merge_user_catalog(struct vp_catalog *c, struct vp_log *log)
 {
 	const char *xdg = getenv("XDG_CONFIG_HOME"), *home = getenv("HOME");
 	struct vp_diags d = { 0 };
@@ -198,8 +212,8 @@ merge_user_catalog(struct vp_catalog *c)
 	if (vp_catalog_load(b.s, &user, &d) != 0) {
 		char e1[VP_ESC_LEN];
 
-		vp_cli_print_diags(&d);
-		fprintf(stderr, "vramplan: note: ignoring the user catalog '%s'; "
+		vp_log_diags(log, &d);
+		vp_logf(log, "vramplan: note: ignoring the user catalog '%s'; "
 		    "using the shipped one\n", vp_esc(b.s, e1, sizeof e1));
 	} else {
 		vp_catalog_merge(c, &user);
@@ -212,20 +226,27 @@ merge_user_catalog(struct vp_catalog *c)
 int
 vp_cli_load_catalog(const char *path, struct vp_catalog *c)
 {
+	return vp_load_catalog(NULL, path, c, NULL);
+}
+
+int
+vp_load_catalog(const char *dir, const char *path, struct vp_catalog *c,
+    struct vp_log *log)
+{
 	struct vp_diags d = { 0 };
 	struct vp_buf b;
 	int rc;
 
 	vp_buf_init(&b);
 	if (path == NULL)
-		vp_buf_printf(&b, "%s/gpus.yaml", vp_data_dir());
+		vp_buf_printf(&b, "%s/gpus.yaml", dir ? dir : vp_data_dir());
 	else
 		vp_buf_add(&b, path);
 	rc = vp_catalog_load(b.s, c, &d);
-	vp_cli_print_diags(&d);
+	vp_log_diags(log, &d);
 	vp_buf_free(&b);
 	if (rc == 0 && path == NULL)
-		merge_user_catalog(c);
+		merge_user_catalog(c, log);
 	return rc;
 }
 
