@@ -13,6 +13,7 @@
  * that card (or on cpu) find it there.
  */
 #define _POSIX_C_SOURCE 200809L
+#define _XOPEN_SOURCE 700	/* realpath */
 #include "config.h"
 
 #include "cli_calib.h"
