@@ -60,6 +60,8 @@ main(int argc, char **argv)
 		printf("capacity_bytes %" PRIu64 "\n",
 		    vramplan_capacity_bytes(h));
 		printf("fits %d\n", vramplan_fits(h));
+		printf("verdict %s\n", vramplan_verdict(h) ?
+		    vramplan_verdict(h) : "null");
 		for (i = 0; i < sizeof knobs / sizeof knobs[0]; i++) {
 			const char *v = vramplan_plan_value(h, knobs[i]);
 

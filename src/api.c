@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "band.h"
 #include "diag.h"
 #include "log.h"
 #include "options.h"
@@ -408,6 +409,17 @@ vramplan_fits(const vramplan *h)
 	if (!h->have_report || r->fits < 0)
 		return -1;
 	return r->fits == 1 && !r->host_over && !h->job.ses.host_short;
+}
+
+const char *
+vramplan_verdict(const vramplan *h)
+{
+	const struct vp_report *r = &h->job.ses.rep;
+
+	if (!h->have_report || r->gpus == NULL)
+		return NULL;
+	/* As report.c's JSON: host RAM short is does_not_fit. */
+	return vp_verdict_names[r->host_over ? VP_VERDICT_NOFIT : r->verdict];
 }
 
 const char *

@@ -143,6 +143,10 @@ uint64_t vramplan_capacity_bytes(const vramplan *h);
 /* 1 fits, 0 does not fit (GPU or host memory), -1 no "gpus" or no
  * report. */
 int vramplan_fits(const vramplan *h);
+/* The verdict as --json spells it: "fits" (the estimate's whole
+ * uncertainty band is within the card), "tight" (the band crosses the
+ * card's capacity) or "does_not_fit"; NULL without "gpus" or a report. */
+const char *vramplan_verdict(const vramplan *h);
 /*
  * A knob of the plan the estimate ran (after the planner's choice), as a
  * plan file spells it: vramplan_plan_value(h, "tp") is "2",

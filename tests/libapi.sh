@@ -53,6 +53,7 @@ want = {k: d['per_gpu'][k] for k in
         ('allocated_peak_bytes', 'reserved_peak_bytes', 'device_peak_bytes')}
 want['capacity_bytes'] = d['per_gpu'].get('capacity_bytes') or 0
 want['fits'] = -1 if d.get('fits') is None else int(d['fits'])
+want['verdict'] = d.get('verdict') or 'null'
 knobs = 0
 for k, v in d['plan'].items():
     name = k.replace('_', '-')
