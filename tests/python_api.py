@@ -10,6 +10,7 @@ import json
 import os
 import subprocess
 import sys
+import warnings
 
 import vramplan
 
@@ -47,7 +48,9 @@ for n, (model, *opts) in enumerate(cases, 1):
     cli = subprocess.run([exe, model] + opts + ["--json"],
                          capture_output=True, text=True)
     try:
-        got = vramplan.estimate(model, **kwargs(opts))
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            got = vramplan.estimate(model, **kwargs(opts))
     except vramplan.Error as e:
         want = {2: vramplan.UsageError, 3: vramplan.InputError}.get(
             cli.returncode)
@@ -72,9 +75,16 @@ for n, (model, *opts) in enumerate(cases, 1):
         w = json.loads(cli.stdout)
         diff = [k for k in set(got) | set(w) if got.get(k) != w.get(k)]
         bad(name, "differs from --json in %s" % diff)
+    elif [str(c.message) for c in caught] != [
+            l.split(": ", 1)[1].split("warning: ", 1)[-1].split(
+                "note: ", 1)[-1] for l in cli.stderr.splitlines()
+            if l.startswith("vramplan: ")]:
+        bad(name, "warnings %r, program's stderr %r"
+            % ([str(c.message) for c in caught], cli.stderr))
     else:
-        ok(name, "the same document as --json (%d members, fits %s)"
-           % (len(got), got.get("fits")))
+        ok(name, "the same document as --json (%d members, fits %s)%s"
+           % (len(got), got.get("fits"), ", %d warnings/notes as on "
+              "stderr" % len(caught) if caught else ""))
 
 # plan(): the planner's answer, the same document as the estimate with
 # the same options; refused without gpus.

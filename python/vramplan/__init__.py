@@ -15,7 +15,10 @@ on the same inputs; plan() asks for the planner (it needs gpus=) and
 returns the same document, whose "plan" is the chosen plan and
 "search" its alternatives.  A plan that does not fit is an answer
 ("fits": False), not an error; a bad option, value or input raises an
-Error subclass carrying the exit status and the diagnostics.
+Error subclass carrying the exit status and the diagnostics.  The
+warnings and notes of an estimate that ran (a DeepSpeed key that is not
+modelled, an option with no effect) are issued as vramplan.Warning
+(the warnings module).
 
 The library is found through the environment variable VRAMPLAN_LIB (its
 path), the build tree (src/.libs next to this package's python/
@@ -30,10 +33,11 @@ import ctypes.util
 import json
 import os
 import threading
+import warnings
 from collections import namedtuple
 
 __all__ = ["estimate", "plan", "Error", "UsageError", "InputError",
-           "SystemFailure", "Diagnostic", "version"]
+           "SystemFailure", "Diagnostic", "Warning", "version"]
 
 OK, NOFIT, USAGE, INPUT, SYSTEM = 0, 1, 2, 3, 4
 _SEVERITY = {0: "error", 1: "warning", 2: "note"}
@@ -65,6 +69,16 @@ class InputError(Error):
 
 class SystemFailure(Error):
     """A system failure (exit status 4)."""
+
+
+class Warning(UserWarning):  # noqa: A001 (vramplan.Warning)
+    """A warning or note of an estimate that ran (what the program
+    prints on stderr next to its report); .diagnostic is the
+    Diagnostic."""
+
+    def __init__(self, diagnostic):
+        super().__init__(diagnostic.message)
+        self.diagnostic = diagnostic
 
 
 _ERRORS = {USAGE: UsageError, INPUT: InputError, SYSTEM: SystemFailure}
@@ -148,14 +162,17 @@ def _s(b):
     return None if b is None else b.decode("utf-8", "replace")
 
 
+def _diagnostics(lib, h):
+    return [Diagnostic(_SEVERITY.get(lib.vramplan_diag_severity(h, i)),
+                       _s(lib.vramplan_diag_file(h, i)),
+                       lib.vramplan_diag_line(h, i),
+                       lib.vramplan_diag_column(h, i),
+                       _s(lib.vramplan_diag_message(h, i)))
+            for i in range(lib.vramplan_diag_count(h))]
+
+
 def _raise(lib, h, status):
-    diags = [Diagnostic(_SEVERITY.get(lib.vramplan_diag_severity(h, i)),
-                        _s(lib.vramplan_diag_file(h, i)),
-                        lib.vramplan_diag_line(h, i),
-                        lib.vramplan_diag_column(h, i),
-                        _s(lib.vramplan_diag_message(h, i)))
-             for i in range(lib.vramplan_diag_count(h))]
-    raise _ERRORS.get(status, Error)(status, diags,
+    raise _ERRORS.get(status, Error)(status, _diagnostics(lib, h),
                                      _s(lib.vramplan_diag_text(h)))
 
 
@@ -178,6 +195,8 @@ def _run(search, model, data_dir, options):
                   lib.vramplan_estimate)(h)
         if rc not in (OK, NOFIT):
             _raise(lib, h, rc)
+        for d in _diagnostics(lib, h):
+            warnings.warn(Warning(d), stacklevel=3)
         return json.loads(lib.vramplan_json(h).decode())
     finally:
         lib.vramplan_free(h)
