@@ -34,7 +34,10 @@ int vp_cmd_compare(int argc, char **argv);
 /* Most values one repeatable option (--price) may have. */
 #define VP_CLI_MAXREPEAT 64
 /* Options of cmd (VP_CMD_ESTIMATE or VP_CMD_TUI) and MODEL into a job
- * ready for vp_session_run; an exit status (job->done: --help said it). */
+ * ready for vp_session_run: argv parsed here, the rest is vp_setup
+ * (setup.h), its messages on stderr; an exit status (job->done: --help
+ * or --version said it).  vp_cli_job_free releases the job in every
+ * case (it is zeroed first thing). */
 int vp_cli_setup(int argc, char **argv, unsigned cmd,
     struct vp_cli_job *job);
 

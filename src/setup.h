@@ -25,12 +25,11 @@
 #include "util.h"
 
 /*
- * The estimate's set-up, shared by the estimate and the TUI: options
- * (and --plan FILE) into an override set, MODEL read, the plan built, the
- * GPU set and the job's size, the open knobs and the profile; the session
- * is ready to run.  Returns VP_EXIT_OK, or the exit status after printing
- * why; job->done when --help or --version was answered.  vp_cli_job_free
- * releases the job in every case (it is zeroed first thing).
+ * One estimate's set-up, shared by the estimate, the TUI and the library:
+ * options (and --plan FILE) in an override set, MODEL read, the plan
+ * built, the GPU set and the job's size, the open knobs and the profile;
+ * the session ready to run.  (The name is the command line's, kept so
+ * that the commands' code did not change.)
  */
 struct vp_cli_job {
 	struct vp_model model;
