@@ -8,14 +8,16 @@
  * runs vp_setup and vp_session_run as vp_cmd_estimate does, with a log
  * (log.h) instead of stderr.  Nothing here prints or exits.
  */
-#define _POSIX_C_SOURCE 200809L
+#define _GNU_SOURCE	/* dladdr */
 #include "config.h"
 
 #include "vramplan.h"
 
+#include <dlfcn.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "band.h"
 #include "diag.h"
@@ -261,6 +263,48 @@ vramplan_reset(vramplan *h)
 	vp_optset_free(&h->opts);
 }
 
+/*
+ * The model library relative to this library's file, as the program looks
+ * relative to itself (paths.h): LIBDIR/../share/vramplan/models (libdir
+ * is PREFIX/lib), LIBDIR/../../share/vramplan/models (a multiarch
+ * PREFIX/lib/TRIPLET, and the build tree's src/.libs next to the
+ * share/vramplan links `make` makes); the first that holds gpus.yaml.
+ * Linked statically, the file is the program's: BINDIR/../share.
+ */
+static bool
+beside_library(struct vp_buf *out)
+{
+	static const char *const rel[] = {
+		"/../share/" PACKAGE "/models",
+		"/../../share/" PACKAGE "/models",
+	};
+	Dl_info info;
+	const char *slash;
+	size_t i;
+
+	if (dladdr((void *)vramplan_new, &info) == 0 ||
+	    info.dli_fname == NULL ||
+	    (slash = strrchr(info.dli_fname, '/')) == NULL)
+		return false;
+	for (i = 0; i < VP_NELEM(rel); i++) {
+		struct vp_buf marker;
+		bool found;
+
+		out->len = 0;
+		out->s[0] = '\0';
+		vp_buf_addn(out, info.dli_fname,
+		    (size_t)(slash - info.dli_fname));
+		vp_buf_add(out, rel[i]);
+		vp_buf_init(&marker);
+		vp_buf_printf(&marker, "%s/gpus.yaml", out->s);
+		found = access(marker.s, R_OK) == 0;
+		vp_buf_free(&marker);
+		if (found)
+			return true;
+	}
+	return false;
+}
+
 /* The model library's directory (vramplan.h, vramplan_set_data_dir). */
 static void
 find_data_dir(vramplan *h)
@@ -273,8 +317,11 @@ find_data_dir(vramplan *h)
 		vp_buf_add(&h->dir, h->data_dir);
 	else if (env != NULL && *env)
 		vp_buf_add(&h->dir, env);
-	else
+	else if (!beside_library(&h->dir)) {
+		h->dir.len = 0;
+		h->dir.s[0] = '\0';
 		vp_buf_add(&h->dir, PKGDATADIR "/models");
+	}
 }
 
 static int

@@ -84,8 +84,10 @@ void vramplan_free(vramplan *h);
 /*
  * Where the model library (NAME.yaml) and the GPU catalog (gpus.yaml)
  * are: dir, or with NULL (the default) the environment variable
- * VRAMPLAN_DATA when set and not empty, else the installed
- * $(pkgdatadir)/models.  Always VRAMPLAN_OK.
+ * VRAMPLAN_DATA when set and not empty, else relative to the library's
+ * own file as the program looks relative to itself (LIBDIR/../share/
+ * vramplan/models, or ../../share for a multiarch libdir and the build
+ * tree), else the configured $(pkgdatadir)/models.  Always VRAMPLAN_OK.
  */
 int vramplan_set_data_dir(vramplan *h, const char *dir);
 

@@ -117,12 +117,22 @@ if [ -n "$so" ] && command -v pkg-config >/dev/null 2>&1; then
 	flags=$(PKG_CONFIG_PATH=$lib/pkgconfig pkg-config \
 	    --define-variable=prefix="$root$VP_PREFIX" --cflags --libs vramplan)
 	# shellcheck disable=SC2086
+	# In the GNU layout the library finds the DESTDIR tree beside
+	# itself (vramplan(3)); elsewhere it is told.
+	if [ "$VP_LIBDIR" = "$VP_EXEC_PREFIX/lib" ] &&
+	    [ "$VP_PKGDATADIR" = "$VP_PREFIX/share/vramplan" ]; then
+		where=beside
+	else
+		where=$data
+	fi
 	if ${VP_CC:-cc} $VP_CFLAGS -o "$tmp/estimate" "$top/examples/estimate.c" \
 	    $flags $VP_LDFLAGS >"$tmp/out" 2>&1 &&
-	    (cd / && LD_LIBRARY_PATH=$lib VRAMPLAN_DATA=$data \
-	    "$tmp/estimate" llama-3-8b gpus=2xA100) >"$tmp/out" 2>&1 &&
+	    (cd / && if [ "$where" = beside ]; then unset VRAMPLAN_DATA
+	    else VRAMPLAN_DATA=$where; export VRAMPLAN_DATA; fi
+	    LD_LIBRARY_PATH=$lib "$tmp/estimate" llama-3-8b gpus=2xA100) \
+	    >"$tmp/out" 2>&1 &&
 	    grep -q '^device_peak_bytes [1-9]' "$tmp/out"; then
-		ok "examples/estimate.c built with pkg-config vramplan answers"
+		ok "examples/estimate.c built with pkg-config vramplan answers (models: $where)"
 	else
 		bad "examples/estimate.c built with pkg-config vramplan" "$tmp/out"
 	fi

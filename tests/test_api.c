@@ -4,10 +4,12 @@
  * unset and reset, reports come in three formats and not before an
  * estimate, diagnostics carry file:line:col and severity, a bad data
  * directory is an input error, and four threads with a handle each give
- * the single-threaded answers (thread-compatible, no hidden state).
+ * the single-threaded answers (thread-compatible, no hidden state), and
+ * without VRAMPLAN_DATA the model library is found beside the library.
  * Public API only; prints "ok"/"FAIL" lines; exit 0 or 1.
  * Env: VRAMPLAN_DATA, TOP_SRCDIR.
  */
+#define _POSIX_C_SOURCE 200809L	/* unsetenv */
 #include <inttypes.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -155,6 +157,12 @@ main(void)
 			    want[i].peak > 0 &&
 			    strcmp(got[t][i].tp, want[i].tp) == 0;
 	check(same, "4 threads x 3 models (planner on): the same answers");
+	/* No directory given and no VRAMPLAN_DATA: beside the library (the
+	 * build tree's share/vramplan/models, which make links). */
+	unsetenv("VRAMPLAN_DATA");
+	run_job(&got[0][2]);
+	check(got[0][2].peak == want[2].peak,
+	    "without VRAMPLAN_DATA: the library beside libvramplan");
 	printf("%d passed, %d failed\n", passed, failed);
 	return failed != 0;
 }

@@ -24,8 +24,8 @@ The library is found through the environment variable VRAMPLAN_LIB (its
 path), the build tree (src/.libs next to this package's python/
 directory, or under build/), the libdir it was installed with, and the
 system's library path (ctypes.util.find_library).  The model library is
-found as the library finds it: data_dir=, else VRAMPLAN_DATA, else the
-installed one.
+found as the library finds it: data_dir=, else VRAMPLAN_DATA, else
+beside the library (vramplan(3)).
 """
 
 import ctypes
