@@ -139,7 +139,13 @@ if [ -n "$so" ] && command -v pkg-config >/dev/null 2>&1; then
 fi
 if [ -n "$VP_PYTHONDIR" ] && [ -d "$root$VP_PYTHONDIR/vramplan" ] &&
     command -v python3 >/dev/null 2>&1; then
-	if (cd / && PYTHONPATH=$root$VP_PYTHONDIR VRAMPLAN_LIB=$so \
+	# An ASan build's library needs its runtime first in the
+	# interpreter (as tests/python_api.sh does).
+	asan=$(ldd "$so" 2>/dev/null | awk '/libasan/ { print $3 }')
+	if (cd / && if [ -n "$asan" ]; then
+	    LD_PRELOAD=$asan ASAN_OPTIONS=detect_leaks=0
+	    export LD_PRELOAD ASAN_OPTIONS; fi
+	    PYTHONPATH=$root$VP_PYTHONDIR VRAMPLAN_LIB=$so \
 	    VRAMPLAN_DATA=$data python3 -c '
 import vramplan, vramplan._libdir as d
 r = vramplan.estimate("gpt2", micro_batch=2)
