@@ -55,6 +55,8 @@ static const struct {
 	{ VP_O_CSV, "vramplan_report chooses the format" },
 	{ VP_O_HELP, "see vramplan(3)" },
 	{ VP_O_VERSION, "vramplan_version gives it" },
+	/* The library writes no files: the report comes back as text. */
+	{ VP_O_SVG, "the library writes no files" },
 };
 
 const char *

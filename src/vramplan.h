@@ -101,8 +101,9 @@ int vramplan_set_model(vramplan *h, const char *model);
  * "4"); a flag ("sp", "no-search") takes NULL.  Checked at once against
  * the option's own range: VRAMPLAN_OK, or VRAMPLAN_USAGE with the
  * message as a diagnostic ("--seq '0' is too small ...").  Setting an
- * option again replaces its value.  "json", "csv", "help" and "version"
- * are not options here (vramplan_report chooses the format).
+ * option again replaces its value.  "json", "csv", "help", "version"
+ * and "svg" are not options here (vramplan_report chooses the format;
+ * the library writes no files).
  */
 int vramplan_set(vramplan *h, const char *option, const char *value);
 /* Forget an option (VRAMPLAN_OK, or VRAMPLAN_USAGE for an unknown name). */

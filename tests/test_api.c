@@ -121,9 +121,10 @@ main(void)
 	    "reset: no gpus, no verdict");
 	check(vramplan_set(h, "json", NULL) == VRAMPLAN_USAGE &&
 	    vramplan_set(h, "sort", "cost") == VRAMPLAN_USAGE &&
+	    vramplan_set(h, "svg", "x.svg") == VRAMPLAN_USAGE &&
 	    vramplan_set(h, "no-search", "1") == VRAMPLAN_USAGE &&
 	    vramplan_unset(h, "frob") == VRAMPLAN_USAGE,
-	    "refused: --json, compare's --sort, a flag's value, unknown");
+	    "refused: --json, compare's --sort, --svg, a flag's value, unknown");
 	snprintf(path, sizeof path, "%s/tests/bad/07-unknown-key-near-miss.yaml",
 	    top ? top : ".");
 	vramplan_set_model(h, path);
