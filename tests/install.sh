@@ -106,8 +106,9 @@ so=$(ls "$lib"/libvramplan.so.* 2>/dev/null | head -1)
 [ -f "$root$VP_INCLUDEDIR/vramplan.h" ] && [ -n "$so" ] &&
     [ -f "$lib/libvramplan.a" ] && [ -f "$lib/pkgconfig/vramplan.pc" ] &&
     [ -f "$root$VP_MANDIR/man3/vramplan.3" ] &&
-    ok "vramplan.h, libvramplan.so and .a, vramplan.pc, vramplan.3" ||
-    bad "vramplan.h, libvramplan.so and .a, vramplan.pc, vramplan.3"
+    [ -h "$root$VP_MANDIR/man3/vramplan_set.3" ] &&
+    ok "vramplan.h, libvramplan.so and .a, vramplan.pc, vramplan.3 (and its links)" ||
+    bad "vramplan.h, libvramplan.so and .a, vramplan.pc, vramplan.3 (and its links)"
 if [ -n "$so" ]; then
 	if notree "$so"; then ok "${so#$root}: no source or build tree path"
 	else bad "${so#$root}: names the source or build tree" "$tmp/hits"

@@ -92,6 +92,25 @@ elif command -v nm >/dev/null 2>&1; then
 	fi
 fi
 
+# 2b. The header, the exports and vramplan(3)'s NAME list agree: every
+# function declared is exported and documented, and nothing else is.
+sed -n 's/^[a-z].*[ *]\(vramplan_[a-z_]*\)(.*/\1/p' "$top/src/vramplan.h" |
+    sort >"$tmp/header"
+sed -n 's/^\.Nm \(vramplan_[a-z_]*\).*/\1/p' "$top/man/vramplan.3" |
+    sort >"$tmp/man"
+if [ -n "$so" ] && command -v nm >/dev/null 2>&1; then
+	nm -D --defined-only "$so" | awk '$3 ~ /^vramplan_/ { print $3 }' |
+	    sort >"$tmp/exports"
+else
+	cp "$tmp/header" "$tmp/exports"
+fi
+if [ -s "$tmp/header" ] && cmp -s "$tmp/header" "$tmp/man" &&
+    cmp -s "$tmp/header" "$tmp/exports"; then
+	ok "vramplan.h, the exports and vramplan(3) name the same $(wc -l <"$tmp/header") functions"
+else
+	bad "header-exports-manual" "$(diff "$tmp/header" "$tmp/man" | head -3) $(diff "$tmp/header" "$tmp/exports" | head -3)"
+fi
+
 # 3. The manual of the library lints clean.
 if command -v mandoc >/dev/null 2>&1; then
 	if mandoc -Tlint -Wwarning "$top/man/vramplan.3" >"$tmp/lint" 2>&1; then
