@@ -259,6 +259,7 @@ vp_compare_json(const struct vp_compare_report *r, struct vp_buf *o)
 
 	vp_json_init(&j, o);
 	vp_json_object(&j, NULL, VP_JSON_INLINE);
+	vp_json_str(&j, "schema_version", VP_COMPARE_SCHEMA_VERSION);
 	vp_json_str(&j, "model", r->model->name);
 	vp_json_fixed(&j, "tokens", r->job->tokens, 0);
 	vp_json_str(&j, "sort", r->sort);
