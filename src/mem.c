@@ -294,17 +294,26 @@ sub(struct sim *s, enum vp_cat c, uint64_t b)
  * twice as many events from then on, so the whole step always fits.
  */
 static void
-tl_record(struct vp_timeline *tl, uint64_t v, enum vp_phase ph)
+tl_set(struct vp_timeline *tl, size_t i, uint64_t v, enum vp_phase ph,
+    const uint64_t *cat, uint64_t extra, enum vp_cat extra_cat)
+{
+	tl->live[i] = v;
+	tl->phase[i] = (uint8_t)ph;
+	memcpy(tl->term[i], cat, sizeof tl->term[i]);
+	tl->term[i][extra_cat] += extra;
+}
+
+static void
+tl_record(struct vp_timeline *tl, uint64_t v, enum vp_phase ph,
+    const uint64_t *cat, uint64_t extra, enum vp_cat extra_cat)
 {
 	size_t i;
 
 	tl->events++;
 	if (tl->n > 0 && tl->fill < tl->per_point) {
 		tl->fill++;
-		if (v > tl->live[tl->n - 1]) {
-			tl->live[tl->n - 1] = v;
-			tl->phase[tl->n - 1] = (uint8_t)ph;
-		}
+		if (v > tl->live[tl->n - 1])
+			tl_set(tl, tl->n - 1, v, ph, cat, extra, extra_cat);
 		return;
 	}
 	if (tl->n == VP_TIMELINE_MAX) {
@@ -314,12 +323,12 @@ tl_record(struct vp_timeline *tl, uint64_t v, enum vp_phase ph)
 
 			tl->live[i] = tl->live[k];
 			tl->phase[i] = tl->phase[k];
+			memcpy(tl->term[i], tl->term[k], sizeof tl->term[i]);
 		}
 		tl->n = VP_TIMELINE_MAX / 2;
 		tl->per_point *= 2;
 	}
-	tl->live[tl->n] = v;
-	tl->phase[tl->n] = (uint8_t)ph;
+	tl_set(tl, tl->n, v, ph, cat, extra, extra_cat);
 	tl->n++;
 	tl->fill = 1;
 }
@@ -462,7 +471,7 @@ check(struct sim *s, uint64_t extra, enum vp_cat extra_cat)
 	v = s->live + extra;
 	s->events++;
 	if (s->tl != NULL)
-		tl_record(s->tl, v, s->phase);
+		tl_record(s->tl, v, s->phase, s->cat, extra, extra_cat);
 	if (s->stop_at && s->events == s->stop_at && !s->stopped) {
 		s->stopped = true;
 		s->stop_extra = extra;
@@ -2476,6 +2485,8 @@ tl_finish(struct vp_timeline *tl, uint64_t inflight)
 	tl->peak = 0;
 	for (i = 0; i < tl->n; i++) {
 		tl->live[i] = vp_add_sat(tl->live[i], inflight);
+		tl->term[i][VP_CAT_ACT] = vp_add_sat(tl->term[i][VP_CAT_ACT],
+		    inflight);
 		if (tl->live[i] > tl->live[tl->peak])
 			tl->peak = i;
 	}

@@ -145,6 +145,11 @@ int vp_mem_estimate(const struct vp_model *m, const struct vp_plan *p,
 #define VP_TIMELINE_MAX 512
 struct vp_timeline {
 	uint64_t live[VP_TIMELINE_MAX];	/* bytes at the point */
+	/* The same bytes by term (they sum to live[i]): what is alive at
+	 * that event, the bytes a framework holds beside the tensors (FSDP
+	 * and ZeRO-3 gathers, DDP and DeepSpeed buckets) as the peak's
+	 * breakdown counts them, and the in-flight share in activations. */
+	uint64_t term[VP_TIMELINE_MAX][VP_CAT_COUNT];
 	uint8_t phase[VP_TIMELINE_MAX];	/* enum vp_phase of that value */
 	size_t n;			/* points */
 	size_t peak;			/* index of the highest point */
