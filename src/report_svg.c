@@ -437,7 +437,7 @@ vp_report_svg(const struct vp_report *r, const struct vp_timeline *tl,
     struct vp_buf *o)
 {
 	const struct vp_mem *m = r->mem;
-	struct frame f;
+	struct frame f = { 0 };
 	double top = gib(vp_band_high(m->allocated_peak,
 	    &r->band[VP_LVL_ALLOCATED]));
 	unsigned nbars = r->nstages > 1 ? r->nstages : 1;
@@ -445,7 +445,7 @@ vp_report_svg(const struct vp_report *r, const struct vp_timeline *tl,
 	enum vp_cat used[VP_NELEM(order)];
 	size_t i, c, nused = 0;
 
-	assert(tl->n > 0 && tl->n <= VP_TIMELINE_MAX);
+	assert(tl->n <= VP_TIMELINE_MAX);
 	for (i = 0; i < tl->n; i++)
 		top = fmax(top, gib(tl->live[i]));
 	if (r->plan->device == VP_DEVICE_CUDA)
@@ -456,16 +456,24 @@ vp_report_svg(const struct vp_report *r, const struct vp_timeline *tl,
 	if (!(top > 0))
 		top = 1;
 	f.n = tl->n;
-	frame_x(&f, tl);
+	if (tl->n > 0)
+		frame_x(&f, tl);
 	f.top_gib = ceil(top * 1.06 / tick_step(top * 1.06)) *
 	    tick_step(top * 1.06);
 	vp_svg_open(o, W, h);
 	title(r, o);
-	phases(o, &f, tl);
-	areas(o, &f, tl);
-	peak(r, o, &f, tl);
-	levels(r, o, &f);
-	axes(o, &f, tl);
+	if (tl->n > 0) {
+		phases(o, &f, tl);
+		areas(o, &f, tl);
+		peak(r, o, &f, tl);
+		levels(r, o, &f);
+		axes(o, &f, tl);
+	} else {
+		/* The replay did not run: a step past 2^60 bytes (mem.c). */
+		vp_svg_label(o, L + PW / 2, TOP + PH / 2, "middle", 14, "No "
+		    "timeline: the step needs more than an exabyte, which "
+		    "the replay does not run");
+	}
 	/* The legend names the terms that are anywhere in the picture. */
 	for (c = 0; c < VP_NELEM(order); c++) {
 		bool any = false;

@@ -115,14 +115,15 @@ if len(names) < 20:
 
 DS = os.path.join(top, "tests/data/deepspeed/zero3-offload-auto.json")
 # A calibrated profile (for the error bars), fitted from the synthetic
-# H200 measurements of tests/data/calib and stored in a directory of ours.
+# H200 measurements of tests/data/calib (whose model paths are relative to
+# the source tree) and stored in a directory of ours.
 tmp = tempfile.mkdtemp(prefix="vramplan-json-schema.")
 PROFILE = os.path.join(tmp, "h200.yaml")
 subprocess.run([exe, "calibrate", "--measurements",
                 os.path.join(top, "tests/data/calib/h200-synthetic-measurements.yaml"),
                 "--probe", os.path.join(top, "tests/data/calib/h200-probe-example.yaml"),
                 "--out", PROFILE], check=True, capture_output=True,
-               env=dict(os.environ, XDG_DATA_HOME=tmp))
+               cwd=top, env=dict(os.environ, XDG_DATA_HOME=tmp))
 cases = []
 for m in names:
     cases.append([m])
@@ -239,6 +240,10 @@ for f in sorted(glob.glob(os.path.join(top, "tests/golden/*.out"))):
     try:
         d = json.loads(text)
     except ValueError:
+        continue
+    # Only vramplan's own documents (other goldens may print JSON that
+    # is not, such as an exported launch config).
+    if not isinstance(d, dict) or not ("cards" in d or "per_gpu" in d):
         continue
     docs.append(("golden/" + os.path.basename(f),
                  "compare" if "cards" in d else "estimate", d))

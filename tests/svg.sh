@@ -97,7 +97,16 @@ if "$exe" "$top/tests/data/esc/evil-name.yaml" --gpus 1xH100 --seq 128 \
     ! LC_ALL=C grep -q "$(printf '\033')" "$tmp/x.svg" && has "$tmp/x.svg" 'Evil\\e'
 then ok svg-escaped; else bad svg-escaped "control characters in the SVG"; fi
 
-# 5. Unwritable targets: exit 4, a message naming the file, nothing on
+# 5. A step past an exabyte is not replayed: the picture says so, with
+# its bars, and still renders.
+"$exe" llama-3.1-405b --seq 100000000 --micro-batch 1000000 --no-search \
+    --svg "$tmp/h.svg" >/dev/null 2>"$tmp/err"
+st=$?
+if [ "$st" -le 1 ] && has "$tmp/h.svg" 'No timeline' && has "$tmp/h.svg" '</svg>$'
+then ok "svg-no-timeline"; render no-timeline "$tmp/h.svg"
+else bad svg-no-timeline "exit $st: $(cat "$tmp/err")"; fi
+
+# 6. Unwritable targets: exit 4, a message naming the file, nothing on
 # stdout, nothing left; an existing file is kept as it was.
 "$exe" gpt2 --svg "$tmp/no/such/dir/e.svg" >"$tmp/out" 2>"$tmp/err"
 st=$?
@@ -118,7 +127,7 @@ if [ "$(id -u)" != 0 ]; then
 	then ok svg-read-only-dir; else bad svg-read-only-dir "exit $st: $(cat "$tmp/err")"; fi
 fi
 
-# 6. An estimate that fails (a refused plan) writes no picture.
+# 7. An estimate that fails (a refused plan) writes no picture.
 "$exe" gpt2 --tp 5 --svg "$tmp/never.svg" >/dev/null 2>&1
 st=$?
 if [ "$st" = 3 ] && [ ! -e "$tmp/never.svg" ]
