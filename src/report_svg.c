@@ -276,9 +276,10 @@ peak(const struct vp_report *r, struct vp_buf *o, const struct frame *f,
 	    TOP + PH);
 	vp_buf_printf(o, "<path d=\"M%.1f %.1f l-6 -10 l12 0 Z\" "
 	    "fill=\"#d0462a\"/>\n", x, y - 2);
+	/* Named at the top of its line, under the phase's name. */
 	vp_buf_printf(o, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"%s\" "
-	    "fill=\"#d0462a\">peak</text>\n", x > L + PW / 2 ? x - 8 : x + 8,
-	    y - 6, x > L + PW / 2 ? "end" : "start");
+	    "fill=\"#d0462a\">peak</text>\n", x > L + PW / 2 ? x - 4 : x + 4,
+	    TOP + 30, x > L + PW / 2 ? "end" : "start");
 	snprintf(t, sizeof t, "Allocated peak %.2f GiB (%s) in the %s phase%s%s",
 	    gib(m->allocated_peak), r->plan->device == VP_DEVICE_CUDA ?
 	    "torch.cuda.max_memory_allocated" : "live tensor bytes",
