@@ -38,6 +38,9 @@ import tempfile
 import jsonschema
 
 exe, enums_exe, top = sys.argv[1:4]
+top = os.path.abspath(top)
+if os.sep in exe:
+    exe = os.path.abspath(exe)
 failed = 0
 
 
