@@ -110,7 +110,7 @@ else bad svg-no-timeline "exit $st: $(cat "$tmp/err")"; fi
 # stdout, nothing left; an existing file is kept as it was.
 "$exe" gpt2 --svg "$tmp/no/such/dir/e.svg" >"$tmp/out" 2>"$tmp/err"
 st=$?
-if [ "$st" = 4 ] && [ ! -s "$tmp/out" ] && has "$tmp/err" "cannot create '$tmp/no/such/dir/e.svg"
+if [ "$st" = 4 ] && [ ! -s "$tmp/out" ] && has "$tmp/err" "cannot create '$tmp/no/such/dir/e.svg'"
 then ok svg-unwritable; else bad svg-unwritable "exit $st, stderr: $(cat "$tmp/err")"; fi
 mkdir "$tmp/d"
 "$exe" gpt2 --svg "$tmp/d" >"$tmp/out" 2>"$tmp/err"
