@@ -27,6 +27,7 @@
 #include "plan_search.h"
 #include "report.h"
 #include "report_compare.h"
+#include "report_svg.h"
 #include "session.h"
 #include "cost.h"
 #include "finetune.h"
@@ -278,6 +279,7 @@ vp_cmd_estimate(int argc, char **argv)
 	struct vp_cli_job job;
 	struct vp_diags d = { 0 };
 	struct vp_buf out;
+	struct vp_timeline *tl = NULL;
 	bool nofit;
 	int rc, e;
 
@@ -286,14 +288,31 @@ vp_cmd_estimate(int argc, char **argv)
 		vp_cli_job_free(&job);
 		return rc;
 	}
+	/* --svg: the exact replay keeps the worst stage's timeline. */
+	if (job.opts.has[VP_O_SVG])
+		job.ses.timeline = tl = xcalloc(1, sizeof *tl);
 	rc = vp_session_run(&job.ses, &d);
 	vp_cli_print_diags(&d);
 	if (rc != 0) {
+		free(tl);
 		vp_cli_job_free(&job);
 		return VP_EXIT_INPUT;
 	}
 	job.ses.rep.color = isatty(STDOUT_FILENO) && getenv("NO_COLOR") == NULL;
 	vp_buf_init(&out);
+	/* The picture first, as compare's: when it cannot be written,
+	 * nothing is printed (exit 4). */
+	if (tl != NULL) {
+		vp_report_svg(&job.ses.rep, tl, &out);
+		free(tl);
+		if (vp_cli_write_atomic(job.opts.val[VP_O_SVG].s, out.s) != 0) {
+			vp_buf_free(&out);
+			vp_cli_job_free(&job);
+			return VP_EXIT_SYSTEM;
+		}
+		out.len = 0;
+		out.s[0] = '\0';
+	}
 	if (job.json)
 		vp_report_json(&job.ses.rep, &out);
 	else if (job.csv)

@@ -258,7 +258,9 @@ const struct vp_optdef vp_options[VP_O_COUNT] = {
     false, "GiB, from 0 to 1000000", CMP | VP_CMD_GPUS, false, false, VP_OPEN_NONE,
     "GiB", "only cards with at least this memory" },
 [VP_O_SVG] = { "svg", VP_OK_STRING, NOF, NULL, 0, NULL, 0, 0, false, NULL,
-    CMP, false, false, VP_OPEN_NONE, "FILE", "draw cost against time" },
+    VP_CMD_ESTIMATE | CMP, false, false, VP_OPEN_NONE, "FILE",
+    "also draw a picture into FILE (the estimate: memory through the step "
+    "and per GPU; compare: cost against time)" },
 [VP_O_NO_SEARCH] = { "no-search", VP_OK_FLAG, NOF, NULL, 0, NULL, 0, 0,
     false, NULL, EST, false, false, VP_OPEN_NONE, NULL,
     "no planner: open options take their defaults" },

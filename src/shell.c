@@ -387,8 +387,10 @@ vp_cli_write_atomic(const char *path, const char *text)
 	if (fd < 0) {
 		const char *why = strerror(errno);
 
-		fprintf(stderr, "vramplan: cannot create '%s': %s\n",
-		    vp_esc(tmp.s, e2, sizeof e2), why);
+		/* The file is written beside its target and renamed. */
+		fprintf(stderr, "vramplan: cannot create '%s' (written as a "
+		    "temporary file beside it, then renamed): %s\n", shown,
+		    why);
 		vp_buf_free(&tmp);
 		vp_buf_free(&dest);
 		return -1;
