@@ -37,13 +37,14 @@ struct vramplan {
 	struct vp_optset opts;		/* the options set (strings owned) */
 	struct vp_log log;
 	struct vp_buf text;		/* vramplan_diag_text */
+	bool have_text;
 	int status;
 	bool have_job;			/* job holds a set-up to free */
 	bool have_report;		/* and a report */
 	struct vp_cli_job job;
 	struct vp_buf out[NFORMATS];
 	bool have_out[NFORMATS];
-	struct vp_buf value;		/* vramplan_plan_value */
+	char *value[VP_O_COUNT];	/* vramplan_plan_value, per option */
 };
 
 /* Options the library takes by another road, or not at all. */
@@ -74,7 +75,6 @@ vramplan_new(void)
 	vp_optset_init(&h->opts);
 	vp_buf_init(&h->dir);
 	vp_buf_init(&h->text);
-	vp_buf_init(&h->value);
 	for (i = 0; i < NFORMATS; i++)
 		vp_buf_init(&h->out[i]);
 	return h;
@@ -91,6 +91,10 @@ clear_results(vramplan *h)
 	h->have_job = h->have_report = false;
 	for (i = 0; i < NFORMATS; i++)
 		h->have_out[i] = false;
+	for (i = 0; i < VP_O_COUNT; i++) {
+		free(h->value[i]);
+		h->value[i] = NULL;
+	}
 }
 
 /* A new call: its own diagnostics. */
@@ -98,6 +102,7 @@ static void
 begin(vramplan *h)
 {
 	vp_log_free(&h->log);
+	h->have_text = false;
 	h->status = VRAMPLAN_OK;
 }
 
@@ -122,7 +127,6 @@ vramplan_free(vramplan *h)
 	free(h->data_dir);
 	vp_buf_free(&h->dir);
 	vp_buf_free(&h->text);
-	vp_buf_free(&h->value);
 	for (i = 0; i < NFORMATS; i++)
 		vp_buf_free(&h->out[i]);
 	free(h);
@@ -480,10 +484,14 @@ vramplan_plan_value(vramplan *h, const char *option)
 	    (id = vp_option_find(option)) < 0 ||
 	    vp_options[id].field == VP_OF_NONE)
 		return NULL;
-	h->value.len = 0;
-	h->value.s[0] = '\0';
-	vp_option_value((enum vp_optid)id, &h->job.ses.plan, &h->value);
-	return h->value.s;
+	if (h->value[id] == NULL) {
+		struct vp_buf b;
+
+		vp_buf_init(&b);
+		vp_option_value((enum vp_optid)id, &h->job.ses.plan, &b);
+		h->value[id] = b.s;	/* the buffer's text, kept */
+	}
+	return h->value[id];
 }
 
 size_t
@@ -528,8 +536,11 @@ vramplan_diag_message(const vramplan *h, size_t i)
 const char *
 vramplan_diag_text(vramplan *h)
 {
-	h->text.len = 0;
-	h->text.s[0] = '\0';
-	vp_log_format(&h->log, &h->text);
+	if (!h->have_text) {
+		h->text.len = 0;
+		h->text.s[0] = '\0';
+		vp_log_format(&h->log, &h->text);
+		h->have_text = true;
+	}
 	return h->text.s;
 }

@@ -20,8 +20,9 @@
  *
  * Ownership: strings passed in are copied; strings returned are owned by
  * the handle and stay valid until the next call on it that changes its
- * inputs or results (vramplan_set*, vramplan_unset, vramplan_estimate,
- * vramplan_search, vramplan_free).
+ * inputs or results (vramplan_set*, vramplan_unset, vramplan_reset,
+ * vramplan_estimate, vramplan_search, vramplan_free); reading calls
+ * (the report, plan values, diagnostics) never invalidate each other.
  *
  * Threads: the library keeps no global state beyond read-only tables.
  * Handles are independent: different threads may use different handles

@@ -101,6 +101,15 @@ main(void)
 	check(vramplan_estimate(h) == rc &&
 	    vramplan_device_peak_bytes(h) == first,
 	    "a second estimate on the handle: the same peak");
+	{
+		const char *tp = vramplan_plan_value(h, "tp");
+		const char *pp = vramplan_plan_value(h, "pp");
+
+		check(tp != NULL && pp != NULL && tp != pp &&
+		    tp == vramplan_plan_value(h, "tp") &&
+		    vramplan_plan_value(h, "json") == NULL,
+		    "plan values stay valid side by side; --json is no knob");
+	}
 	check(vramplan_report(h, VRAMPLAN_TEXT) != NULL &&
 	    strstr(vramplan_report(h, VRAMPLAN_TEXT), "Llama-3-8B") != NULL &&
 	    vramplan_report(h, VRAMPLAN_CSV) != NULL &&
