@@ -295,7 +295,9 @@ zsh_spec(struct vp_buf *out, int id)
 	const struct vp_optdef *od = &vp_options[id];
 	enum vkind k = value_kind(id);
 
-	vp_buf_printf(out, "    %s'--%s[", od->repeat ? "'*'" : "", od->name);
+	/* "--name=": the value after '=' or in the next word. */
+	vp_buf_printf(out, "    %s'--%s%s[", od->repeat ? "'*'" : "", od->name,
+	    k == V_NONE ? "" : "=");
 	add_zdesc(out, od->help);
 	vp_buf_add(out, "]");
 	switch (k) {
@@ -336,7 +338,7 @@ zsh_script(const struct vp_cmd *cmds, size_t n, struct vp_buf *out)
 "\n"
 "_vramplan_models() {\n"
 "  local -a names\n"
-"  names=(${(f)\"$(${words[1]} models --names 2>/dev/null)\"})\n"
+"  names=(${(f)\"$($_vp_prog models --names 2>/dev/null)\"})\n"
 "  _alternative 'models:library model:compadd -a names' 'files:file:_files'\n"
 "}\n"
 "\n"
@@ -344,7 +346,7 @@ zsh_script(const struct vp_cmd *cmds, size_t n, struct vp_buf *out)
 "  local count=${PREFIX%%[xX]*} ids\n"
 "  [[ $PREFIX == *[xX]* ]] || count=${PREFIX:-1}\n"
 "  [[ $count == <-> ]] || return 1\n"
-"  ids=(${(f)\"$(${words[1]} gpus --ids 2>/dev/null)\"})\n"
+"  ids=(${(f)\"$($_vp_prog gpus --ids 2>/dev/null)\"})\n"
 "  compset -P '*[xX]'\n"
 "  compadd -P \"${count}x\" -a ids\n"
 "}\n"
@@ -357,8 +359,9 @@ zsh_script(const struct vp_cmd *cmds, size_t n, struct vp_buf *out)
 				const char *words;
 				enum vkind k = calib_kind(co, &words);
 
-				vp_buf_printf(out, "    %s'--%s", strcmp(co->name,
-				    "model") == 0 ? "'*'" : "", co->name);
+				vp_buf_printf(out, "    %s'--%s%s", strcmp(co->name,
+				    "model") == 0 ? "'*'" : "", co->name,
+				    k == V_NONE ? "" : "=");
 				if (k == V_MODEL)
 					vp_buf_add(out, ":MODEL:_vramplan_models");
 				else if (k == V_ENUM)
@@ -375,12 +378,18 @@ zsh_script(const struct vp_cmd *cmds, size_t n, struct vp_buf *out)
 					zsh_spec(out, id);
 		if (cmd_rows[c].model)
 			vp_buf_add(out, "    '1:MODEL:_vramplan_models'\n");
-		else
-			vp_buf_add(out, "    ': :'\n");
+		else {
+			/* No operand: end the command at the last spec. */
+			out->len -= 3;
+			out->s[out->len] = '\0';
+			vp_buf_add(out, "\n");
+		}
 		vp_buf_add(out, "}\n\n");
 	}
 	vp_buf_add(out,
 "_vramplan() {\n"
+"  # The program completed, for the helpers' listings (words shifts).\n"
+"  local _vp_prog=${~words[1]}\n"
 "  if (( CURRENT == 2 )); then\n"
 "    local -a cmds\n"
 "    cmds=(");
@@ -473,7 +482,7 @@ fish_script(const struct vp_cmd *cmds, size_t n, struct vp_buf *out)
 "\n"
 "function __vramplan_gpus\n"
 "    set -l w (commandline -opc)\n"
-"    set -l cur (commandline -ct)\n"
+"    set -l cur (string replace -r -- '^--[^=]*=' '' (commandline -ct))\n"
 "    set -l count (string match -r '^[0-9]*' -- $cur)\n"
 "    test -n \"$count\"; or set count 1\n"
 "    for id in ($w[1] gpus --ids 2>/dev/null)\n"

@@ -152,6 +152,9 @@ if command -v fish >/dev/null 2>&1; then
 	fcase "--recompute f" "full" "vramplan gpt2 --recompute f"
 	fcase "--gpus 2xA1" "$("$prog" gpus --ids | grep '^A1' |
 	    sed 's/^/2x/')" "vramplan gpt2 --gpus 2xA1"
+	fcase "--gpus=2xA1" "$("$prog" gpus --ids | grep '^A1' |
+	    sed 's/^/--gpus=2x/')" "vramplan gpt2 --gpus=2xA1"
+	fcase "tui MODEL" "gpt2-xl" "vramplan tui gpt2-x"
 	fcase "compare --sort" "cost
 gpus
 time" "vramplan compare gpt2 --sort "
