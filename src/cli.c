@@ -31,6 +31,7 @@
 #include "cost.h"
 #include "finetune.h"
 #include "paths.h"
+#include "hfcache.h"
 
 void
 vp_usage(void)
@@ -206,7 +207,7 @@ help(void)
 "       vramplan compare MODEL --tokens N [--sort cost|time|gpus] [--svg FILE]\n"
 "       vramplan tui MODEL [options]      (interactive what-if explorer)\n"
 "       vramplan calibrate [--device cuda|cpu] [--model M]... | --show\n"
-"       vramplan models [--names] | gpus [--ids]\n"
+"       vramplan models [--names] [--cached] | gpus [--ids]\n"
 "       vramplan completions bash|zsh|fish\n"
 "\n"
 "Estimate the GPU memory of one training step and whether it fits; with\n"
@@ -671,7 +672,7 @@ vp_cmd_models(int argc, char **argv)
 	vp_optset_init(&o);
 	if ((rc = parse_options(argc, argv, VP_CMD_MODELS, &o, prices,
 	    &nprices, &first)) != VP_EXIT_OK) {
-		fputs("usage: vramplan models [--names]\n", stderr);
+		fputs("usage: vramplan models [--names] [--cached]\n", stderr);
 		return rc;
 	}
 	if (first < argc) {
@@ -679,18 +680,26 @@ vp_cmd_models(int argc, char **argv)
 		    "'%s'\n", argv[first]);
 		return VP_EXIT_USAGE;
 	}
+	if (o.has[VP_O_NAMES] || o.has[VP_O_CACHED]) {
+		/* For shell completion (completion.c): names alone; the
+		 * library's, then the cache's. */
+		n = o.has[VP_O_NAMES] ? vp_cli_library(&names) : 0;
+		for (i = 0; i < n; i++)
+			puts(names[i]);
+		if (o.has[VP_O_NAMES])
+			vp_cli_names_free(names, n);
+		n = o.has[VP_O_CACHED] ? vp_hfcache_list(&names) : 0;
+		for (i = 0; i < n; i++)
+			puts(names[i]);
+		if (o.has[VP_O_CACHED])
+			vp_hfcache_list_free(names, n);
+		return vp_cli_flush();
+	}
 	n = vp_cli_library(&names);
 	if (n == 0) {
 		fprintf(stderr, "vramplan: no models found in '%s'\n",
 		    vp_data_dir());
 		return VP_EXIT_INPUT;
-	}
-	if (o.has[VP_O_NAMES]) {
-		/* For shell completion (completion.c): names alone. */
-		for (i = 0; i < n; i++)
-			puts(names[i]);
-		vp_cli_names_free(names, n);
-		return vp_cli_flush();
 	}
 	printf("%-18s %-24s %10s %7s %7s %6s %s\n", "NAME", "MODEL", "PARAMS",
 	    "LAYERS", "HIDDEN", "HEADS", "NOTES");

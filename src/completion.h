@@ -8,7 +8,9 @@
  * by their commands; calibrate's from vp_calib_options), enum values from
  * the rows' names, files for FILE values, and asks the program for the
  * dynamic lists: `vramplan gpus --ids` for --gpus NxCARD, `vramplan
- * models --names` for MODEL (with files and directories beside them).
+ * models --names --cached` for MODEL (library names and the repositories
+ * of the local Hugging Face cache, with files and directories beside
+ * them).
  *
  * Shell side: prints; only the program links it.  Depends on cli.h (the
  * command table's type) and cli_calib.h.

@@ -322,3 +322,72 @@ out:
 	vp_buf_free(&dir);
 	return rc;
 }
+
+static int
+cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+size_t
+vp_hfcache_list(char ***ids)
+{
+	struct vp_buf dir, snap, err;
+	const char *from;
+	struct dirent *e;
+	size_t n = 0, cap = 0;
+	DIR *dp;
+
+	*ids = NULL;
+	vp_buf_init(&dir);
+	if (!vp_hfcache_dir(&dir, &from) || (dp = opendir(dir.s)) == NULL) {
+		vp_buf_free(&dir);
+		return 0;
+	}
+	while ((e = readdir(dp)) != NULL) {
+		const char *rest = e->d_name + 8, *sep;
+		struct vp_buf id, rd;
+
+		/* models--ORG--NAME: ids hold no "--", so it splits once. */
+		if (strncmp(e->d_name, "models--", 8) != 0)
+			continue;
+		vp_buf_init(&id);
+		if ((sep = strstr(rest, "--")) != NULL) {
+			vp_buf_addn(&id, rest, (size_t)(sep - rest));
+			vp_buf_add(&id, "/");
+			vp_buf_add(&id, sep + 2);
+		} else
+			vp_buf_add(&id, rest);
+		vp_buf_init(&rd);
+		vp_buf_printf(&rd, "%s/%s", dir.s, e->d_name);
+		vp_buf_init(&snap);
+		vp_buf_init(&err);
+		if (vp_hfcache_repo_id(id.s) && newest_snapshot(rd.s, &snap,
+		    &err)) {
+			if (n == cap) {
+				cap = cap ? cap * 2 : 16;
+				*ids = xreallocarray(*ids, cap, sizeof **ids);
+			}
+			(*ids)[n++] = xstrdup(id.s);
+		}
+		vp_buf_free(&err);
+		vp_buf_free(&snap);
+		vp_buf_free(&rd);
+		vp_buf_free(&id);
+	}
+	closedir(dp);
+	vp_buf_free(&dir);
+	if (n > 1)
+		qsort(*ids, n, sizeof **ids, cmp_str);
+	return n;
+}
+
+void
+vp_hfcache_list_free(char **ids, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		free(ids[i]);
+	free(ids);
+}

@@ -49,4 +49,10 @@ enum vp_hfcache_rc {
 enum vp_hfcache_rc vp_hfcache_find(const char *repo, const char *revision,
     char **path, struct vp_buf *note, struct vp_buf *err);
 
+/* The repositories of the cache with a snapshot holding config.json, as
+ * ORG/NAME (NAME alone for an id without one), sorted; 0 when none or no
+ * cache.  Free with vp_hfcache_list_free. */
+size_t vp_hfcache_list(char ***ids);
+void vp_hfcache_list_free(char **ids, size_t n);
+
 #endif

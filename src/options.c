@@ -330,6 +330,10 @@ const struct vp_optdef vp_options[VP_O_COUNT] = {
 [VP_O_IDS] = { "ids", VP_OK_FLAG, NOF, NULL, 0, NULL, 0, 0, false, NULL,
     VP_CMD_GPUS, false, false, VP_OPEN_NONE, NULL,
     "gpus: the catalog's card ids alone, one a line" },
+[VP_O_CACHED] = { "cached", VP_OK_FLAG, NOF, NULL, 0, NULL, 0, 0, false,
+    NULL, VP_CMD_MODELS, false, false, VP_OPEN_NONE, NULL,
+    "models: the repositories of the local Hugging Face cache that hold a "
+    "config.json (ORG/NAME), one a line" },
 };
 #undef F
 #undef E

@@ -72,7 +72,8 @@
 	X(IMAGE, "image") \
 	X(DEADLINE, "deadline") X(BUDGET, "budget") \
 	X(UNDATED_PRICES, "undated-prices") \
-	X(REVISION, "revision") X(NAMES, "names") X(IDS, "ids")
+	X(REVISION, "revision") X(NAMES, "names") X(IDS, "ids") \
+	X(CACHED, "cached")
 #define X(e, s) VP_O_##e,
 enum vp_optid { VP_OPTION_LIST(X) VP_O_COUNT };
 #undef X

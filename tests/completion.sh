@@ -6,7 +6,8 @@
 # programmable completion calls it (COMP_WORDS, COMP_CWORD set; COMPREPLY
 # read back): a card id after the count (--gpus 2xA1, --gpus=8xH1), an
 # option value (--recompute f -> full; compare's --sort), option names
-# (per command), a library model name, a subcommand, calibrate's options.
+# (per command), a library model name, a repository of the Hugging Face
+# cache, a subcommand, calibrate's options.
 # The script make built (completions/vramplan) is the one the program
 # prints.  zsh and fish: parsed (zsh -n, fish -n) when installed, and
 # fish's own `complete -C` asked the same questions; skipped with a note
@@ -26,6 +27,12 @@ tmp=$(mktemp -d) || exit 1
 trap 'rm -rf "$tmp"' EXIT INT TERM
 LC_ALL=C
 export LC_ALL
+# A Hugging Face cache of our own, holding one repository (MODEL
+# completes the cache's repositories too), not the user's.
+mkdir -p "$tmp/hub/models--meta-llama--Meta-Llama-3-8B/snapshots/c1"
+echo '{}' >"$tmp/hub/models--meta-llama--Meta-Llama-3-8B/snapshots/c1/config.json"
+HF_HUB_CACHE=$tmp/hub
+export HF_HUB_CACHE
 
 for sh in bash zsh fish; do
 	if "$prog" completions $sh >"$tmp/vramplan.$sh" 2>"$tmp/err" &&
@@ -101,6 +108,8 @@ gpus" compare gpt2 --sort ""
 	bcase "MODEL: library names" "llama-3.1-405b
 llama-3.1-70b
 llama-3.1-8b" llama-3.1-
+	bcase "MODEL: a repository of the Hugging Face cache" \
+	    "meta-llama/Meta-Llama-3-8B" meta-
 	bcase "tui MODEL" "gpt2-large
 gpt2-medium
 gpt2-xl" tui gpt2-
@@ -155,6 +164,7 @@ if command -v fish >/dev/null 2>&1; then
 	fcase "--gpus=2xA1" "$("$prog" gpus --ids | grep '^A1' |
 	    sed 's/^/--gpus=2x/')" "vramplan gpt2 --gpus=2xA1"
 	fcase "tui MODEL" "gpt2-xl" "vramplan tui gpt2-x"
+	fcase "MODEL from the cache" "meta-llama/Meta-Llama-3-8B" "vramplan meta-"
 	fcase "compare --sort" "cost
 gpus
 time" "vramplan compare gpt2 --sort "

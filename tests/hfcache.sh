@@ -181,6 +181,14 @@ same "a library name before the cache" HF_HOME="$tmp/hf" "$prog" gpt2
 run_ref "$hf/opt-125m-hf.config.json"
 same "NAME without ORG from the cache" HF_HOME="$tmp/hf" "$prog" opt-local
 
+# models --cached: the repositories holding a config.json, sorted; not
+# one whose snapshots have none.
+mkdir -p "$tmp/hf/hub/models--x--no-config/snapshots/$c1"
+HF_HOME="$tmp/hf" "$prog" models --cached >"$tmp/out" 2>"$tmp/err"
+printf '%s\n' gpt2 meta-llama/Meta-Llama-3-8B opt-local >"$tmp/want"
+cmp -s "$tmp/out" "$tmp/want" && ok "models --cached" ||
+    { diff "$tmp/want" "$tmp/out" >"$tmp/diff"; bad "models --cached" "$tmp/diff"; }
+
 # compare takes the cached model too.
 "$prog" compare "$hf/llama-3-8b.config.json" --tokens 1e9 --segment consumer \
     >"$tmp/ref.out" 2>/dev/null
