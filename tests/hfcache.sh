@@ -145,6 +145,28 @@ says "broken blob link: said" "config.json' is a broken link to '../../blobs/mis
 says "broken blob link: how to fetch it again" \
     "fetch its config with: hf download $m config.json"
 printf '%s' "$c1" >"$repo/refs/main"
+rm "$repo/snapshots/$c3/config.json"
+
+# An unreadable blob (not testable as root, who reads it anyway).
+chmod 000 "$repo/blobs/a1b2c3"
+if [ -r "$repo/blobs/a1b2c3" ]; then
+	echo "note: running as root: the unreadable-file message is not tested"
+else
+	HF_HOME="$tmp/hf" "$prog" "$m" >"$tmp/out" 2>"$tmp/err"
+	[ $? = 3 ] && ok "unreadable config.json: exit 3" ||
+	    bad "unreadable config.json: exit 3" "$tmp/err"
+	says "unreadable config.json: said" "cannot read '$repo/snapshots/$c1/config.json': Permission denied"
+fi
+chmod 644 "$repo/blobs/a1b2c3"
+# A config.json that is a directory.
+mkdir -p "$repo/snapshots/$c3/config.json"
+printf '%s' "$c3" >"$repo/refs/main"
+HF_HOME="$tmp/hf" "$prog" "$m" >"$tmp/out" 2>"$tmp/err"
+[ $? = 3 ] && ok "config.json a directory: exit 3" ||
+    bad "config.json a directory: exit 3" "$tmp/err"
+says "config.json a directory: said" "snapshots/$c3/config.json' is not a regular file"
+rmdir "$repo/snapshots/$c3/config.json"
+printf '%s' "$c1" >"$repo/refs/main"
 
 # Unknown revision.
 HF_HOME="$tmp/hf" "$prog" "$m" --revision nosuch >"$tmp/out" 2>"$tmp/err"
