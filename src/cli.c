@@ -675,6 +675,10 @@ vp_cmd_models(int argc, char **argv)
 		fputs("usage: vramplan models [--names] [--cached]\n", stderr);
 		return rc;
 	}
+	if (o.has[VP_O_HELP]) {		/* -h */
+		puts("usage: vramplan models [--names] [--cached]");
+		return vp_cli_flush();
+	}
 	if (first < argc) {
 		fprintf(stderr, "vramplan: models takes no arguments, not "
 		    "'%s'\n", argv[first]);

@@ -261,6 +261,7 @@ run cli-gpus-filtered gpus --vendor NVIDIA --segment datacenter --min-mem 80
 run cli-models-names models --names
 run cli-gpus-ids gpus --ids --vendor NVIDIA --segment datacenter --min-mem 80
 run cli-models-option-elsewhere models --json
+run cli-models-short-help models -h
 run cli-completions-unknown-shell completions tcsh
 run cli-completions-no-shell completions
 run cli-compare compare x
