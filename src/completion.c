@@ -347,8 +347,12 @@ zsh_script(const struct vp_cmd *cmds, size_t n, struct vp_buf *out)
 "  [[ $PREFIX == *[xX]* ]] || count=${PREFIX:-1}\n"
 "  [[ $count == <-> ]] || return 1\n"
 "  ids=(${(f)\"$($_vp_prog gpus --ids 2>/dev/null)\"})\n"
-"  compset -P '*[xX]'\n"
-"  compadd -P \"${count}x\" -a ids\n"
+"  if [[ $PREFIX == *[xX]* ]]; then\n"
+"    compset -P '*[xX]'\n"
+"    compadd -a ids\n"
+"  else\n"
+"    compadd -U -S '' -P \"${count}x\" -a ids\n"
+"  fi\n"
 "}\n"
 "\n");
 	for (c = 0; c < VP_NELEM(cmd_rows); c++) {

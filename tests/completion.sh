@@ -9,12 +9,14 @@
 # (per command), a library model name, a repository of the Hugging Face
 # cache, a subcommand, calibrate's options.
 # The script make built (completions/vramplan) is the one the program
-# prints.  zsh and fish: parsed (zsh -n, fish -n) when installed, and
-# fish's own `complete -C` asked the same questions; skipped with a note
-# when absent.
+# prints.  zsh and fish, when installed (skipped with a note when not):
+# parsed (zsh -n, fish -n); zsh completing 14 command lines in a
+# pseudo-terminal (zsh/zpty), fish answering `complete -C`.
 #
-# Env (make check sets them): VRAMPLAN, VRAMPLAN_DATA, TOP_BUILDDIR.
+# Env (make check sets them): VRAMPLAN, VRAMPLAN_DATA, TOP_BUILDDIR,
+# TOP_SRCDIR.
 
+top=$(cd "${TOP_SRCDIR:-$(dirname "$0")/..}" && pwd) || exit 1
 prog=${VRAMPLAN:-./src/vramplan}
 case $prog in /*) ;; *) prog=$(pwd)/$prog ;; esac
 pass=0 fail=0
@@ -136,6 +138,39 @@ if command -v zsh >/dev/null 2>&1; then
 	[ "$(cat "$tmp/got")" = _vramplan ] &&
 	    ok "zsh: compinit binds _vramplan to vramplan" ||
 	    bad "zsh: compinit binds _vramplan to vramplan" "$tmp/got"
+	# Completing in zsh itself, through a pseudo-terminal
+	# (tests/data/completion/zpty.zsh): the edit buffer after TAB.
+	if zsh -f -c 'zmodload zsh/zpty' 2>/dev/null; then
+		mkdir -p "$tmp/bin" "$tmp/zhome"
+		ln -sf "$prog" "$tmp/bin/vramplan"
+		(cd "$tmp/cwd" && timeout 60 zsh -f "$top/tests/data/completion/zpty.zsh" \
+		    "$tmp/fpath" "$tmp/bin" "$tmp/zhome" \
+		    'vramplan gpt2 --recompute f' 'vramplan gpt2 --recompute full ' \
+		    'vramplan gpt2 --gpus 4xH2' 'vramplan gpt2 --gpus 4xH200-141G-SXM ' \
+		    'vramplan gpt2 --gpus=4xB2' 'vramplan gpt2 --gpus=4xB200-180G-SXM ' \
+		    'vramplan gpt2 --gpus 4' 'vramplan gpt2 --gpus 4x' \
+		    'vramplan gpt2 --recompute=fu' 'vramplan gpt2 --recompute=full ' \
+		    'vramplan gpus --i' 'vramplan gpus --ids ' \
+		    'vramplan models --c' 'vramplan models --cached ' \
+		    'vramplan tui gpt2-x' 'vramplan tui gpt2-xl ' \
+		    'vramplan compare gpt2 --so' 'vramplan compare gpt2 --sort=' \
+		    'vramplan calibrate --device cu' 'vramplan calibrate --device cuda ' \
+		    'vramplan calibrate --model qwen3-8' 'vramplan calibrate --model qwen3-8b ' \
+		    'vramplan llama-3.1-4' 'vramplan llama-3.1-405b ' \
+		    'vramplan meta-' 'vramplan meta-llama/Meta-Llama-3-8B ' \
+		    'vramplan completions f' 'vramplan completions fish ') \
+		    >"$tmp/zpty.out" 2>&1
+		st=$?
+		n=$(grep -c '^ok ' "$tmp/zpty.out")
+		if [ "$st" = 0 ] && [ "$n" = 14 ] && ! grep -q '^FAIL' "$tmp/zpty.out"; then
+			ok "zsh: 14 command lines completed in zsh (zpty)"
+		else
+			echo "exit status $st" >>"$tmp/zpty.out"
+			bad "zsh: 14 command lines completed in zsh (zpty)" "$tmp/zpty.out"
+		fi
+	else
+		echo "skip zsh completing: no zsh/zpty module"
+	fi
 else
 	echo "skip zsh: not installed"
 fi
@@ -143,7 +178,7 @@ if command -v fish >/dev/null 2>&1; then
 	fish -n "$tmp/vramplan.fish" 2>"$tmp/err" && ok "fish: parses" ||
 	    bad "fish: parses" "$tmp/err"
 	mkdir -p "$tmp/bin"
-	ln -s "$prog" "$tmp/bin/vramplan"
+	ln -sf "$prog" "$tmp/bin/vramplan"
 	# $1 name, $2 expected replies, $3 the command line.
 	fcase() {
 		(cd "$tmp/cwd" && PATH="$tmp/bin:$PATH" HOME="$tmp" \
