@@ -255,6 +255,15 @@ run cli-models models
 run cli-models-extra-argument models gpt2
 run cli-gpus gpus
 run cli-gpus-filtered gpus --vendor NVIDIA --segment datacenter --min-mem 80
+# The quiet listings the shell completions read, and the completions
+# command's refusal of a shell it does not know (tests/completion.sh runs
+# the scripts themselves).
+run cli-models-names models --names
+run cli-gpus-ids gpus --ids --vendor NVIDIA --segment datacenter --min-mem 80
+run cli-models-option-elsewhere models --json
+run cli-models-short-help models -h
+run cli-completions-unknown-shell completions tcsh
+run cli-completions-no-shell completions
 run cli-compare compare x
 run cli-compare-no-tokens compare gpt2
 run cli-compare-bad-price compare gpt2 --tokens 1e9 --price H100

@@ -95,5 +95,18 @@ else
 	fi
 fi
 
+# 4. The shell completions (configure's --with-*-completion-dir: under the
+# prefix unless told otherwise), each the script the program prints.
+for f in vramplan _vramplan vramplan.fish; do
+	[ -f "$build/completions/$f" ] || continue
+	hit=$(find "$root" -name "$f" -path '*complet*' -o -name "$f" \
+	    -path '*site-functions*' | head -n 1)
+	if [ -n "$hit" ] && cmp -s "$hit" "$build/completions/$f"; then
+		ok "completion ${hit#$root}"
+	else
+		bad "completion $f installed"
+	fi
+done
+
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
