@@ -109,6 +109,33 @@ same "--revision COMMIT" HF_HOME="$tmp/hf" "$prog" "$m" --revision "$c1"
 echo $? >"$tmp/ref.rc"
 same "JSON: same as the file" HF_HOME="$tmp/hf" "$prog" "$m" --json
 
+# The issue's own example, meta-llama/Llama-3.1-8B.  Its config.json is
+# Meta-Llama-3-8B's (tests/data/hf) with the two keys Llama 3.1 changed,
+# as models/llama-3.1-8b.yaml records them: max_position_embeddings
+# 131072 and the llama3 RoPE scaling (factor 8, low/high frequency
+# factors 1 and 4, original 8192 positions).  Offline, it is the library
+# model's estimate (the same architecture, to the parameter).
+r31=$tmp/hf31/hub/models--meta-llama--Llama-3.1-8B
+mkdir -p "$r31/refs" "$r31/snapshots/$c1"
+sed -e 's/"max_position_embeddings": 8192/"max_position_embeddings": 131072/' \
+    -e 's/"rope_scaling": null/"rope_scaling": {"factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0, "original_max_position_embeddings": 8192, "rope_type": "llama3"}/' \
+    "$hf/llama-3-8b.config.json" >"$r31/snapshots/$c1/config.json"
+printf '%s' "$c1" >"$r31/refs/main"
+HF_HUB_CACHE="$tmp/hf31/hub" "$prog" meta-llama/Llama-3.1-8B --gpus 1xH100 \
+    --seq 8192 --json >"$tmp/o31" 2>"$tmp/e31"
+rc31=$?
+"$prog" llama-3.1-8b --gpus 1xH100 --seq 8192 --json >"$tmp/l31" 2>/dev/null
+p31=$(grep -o '"params": *[0-9]*' "$tmp/o31" | head -1)
+l31=$(grep -o '"params": *[0-9]*' "$tmp/l31" | head -1)
+if grep -q '131072' "$r31/snapshots/$c1/config.json" &&
+    grep -q 'llama3' "$r31/snapshots/$c1/config.json" &&
+    [ "$rc31" -le 1 ] && [ -n "$p31" ] && [ "$p31" = "$l31" ]; then
+	ok "meta-llama/Llama-3.1-8B --gpus 1xH100 offline ($p31, as the library's)"
+else
+	{ echo "rc $rc31, '$p31' against the library's '$l31'"; cat "$tmp/e31"; } >"$tmp/why"
+	bad "meta-llama/Llama-3.1-8B --gpus 1xH100 offline" "$tmp/why"
+fi
+
 # A directory holding config.json.
 mkdir -p "$tmp/dir"
 cp "$hf/llama-3-8b.config.json" "$tmp/dir/config.json"
