@@ -1242,7 +1242,8 @@ ssm_plan(const struct vp_plan *p, const struct vp_model *m, unsigned world,
 	(void)world;
 	if (vp_model_traits(m).block != VP_BLOCK_MAMBA2 &&
 	    vp_model_traits(m).block != VP_BLOCK_HYBRID &&
-	    vp_model_traits(m).block != VP_BLOCK_NEMOTRON_H)
+	    vp_model_traits(m).block != VP_BLOCK_NEMOTRON_H &&
+	    vp_model_traits(m).block != VP_BLOCK_ZAMBA2)
 		return 0;
 	if (m->impl != VP_IMPL_HF)
 		what = "an implementation other than hf";

@@ -425,6 +425,13 @@ GRID = [
     ("nemotron-h", "fp32", "adamw", 2, 64, "none", "sdpa"),
     ("nemotron-h", "bf16-mixed", "adamw", 2, 64, "full", "sdpa"),
     ("nemotron-h", "bf16", "adamw", 2, 56, "none", "sdpa"),
+    # Zamba2 (Mamba-2 blocks 0, 2, 4; hybrid blocks 1, 3, 5 calling two
+    # shared transformer blocks in turn, RoPE, attention and MLP
+    # adapters), b2 s64, chunks of 16.
+    ("zamba2", "fp32", "adamw", 2, 64, "none", "eager"),
+    ("zamba2", "fp32", "adamw", 2, 64, "none", "sdpa"),
+    ("zamba2", "bf16", "adamw", 2, 64, "none", "sdpa"),
+    ("zamba2", "bf16-mixed", "adamw", 2, 64, "none", "sdpa"),
 ]
 
 # Left out of make check (--quick, tests/validate_hf.sh) to keep CI's
