@@ -3200,7 +3200,13 @@ nemotron_h_block(struct lctx *x, int32_t in)
  * accumulates the calls' weight gradients in the AccumulateGrad node's
  * input buffer (InputBuffer::accumulate, in place): the first to arrive,
  * from the last call's backward, is the buffer that becomes .grad, the
- * others are transients added into it (zamba2_share).  Under autocast
+ * others are transients added into it (zamba2_share).  A linear's
+ * weight gradient leaves its matmul as a view (TBackward0), which the
+ * buffer cannot add into: the second to arrive (the last call but one)
+ * makes the sum out of place, beside both addends, and the sum is the
+ * buffer the later ones add into in place (as chunked_output_ce's
+ * head; measured: TBackward0's aten::add live at the backward peak of
+ * calib/hf_models.py's zamba2-grad).  Under autocast
  * the weight's 16-bit copy is cached and shared by the calls, so their
  * 16-bit gradients meet in the copy's ToCopyBackward0 instead, from the
  * last call's backward to the first's, which then makes the fp32
@@ -3210,6 +3216,7 @@ nemotron_h_block(struct lctx *x, int32_t in)
 struct zcall {
 	unsigned blk;		/* the shared block called */
 	bool first, last;	/* its first call, its last */
+	bool second;		/* its last but one */
 };
 
 static const struct lin LIN_Z_Q = { "shared q_proj", 0, LIN_LOCAL };
@@ -3249,9 +3256,17 @@ zamba2_share(struct lctx *x, size_t op0, const struct zcall *zc, int k)
 		if (wc >= 0) {
 			int32_t *first = &x->z_wc[zc->blk][k];
 
+			uint64_t w16 = x->g->t[wc].bytes;
+
 			if (zc->first) {
 				*first = wc;
 				x->g->t[wc].requires_grad = true;
+				/* Called again: its 16-bit gradient joins the
+				 * buffer (the copy's), which ToCopyBackward0
+				 * then casts: the buffer and the fp32 gradient
+				 * are the peak, the addend is gone. */
+				if (!zc->last)
+					o->wgrad_tmp = 0;
 				continue;
 			}
 			assert(*first >= 0);
@@ -3260,11 +3275,16 @@ zamba2_share(struct lctx *x, size_t op0, const struct zcall *zc, int k)
 			SAVE(o, *first);
 			o->wgrad_bytes = o->wgrad_tmp = 0;
 			o->wgrad_bias_bytes = 0;
+			/* The out-of-place sum beside both addends. */
+			if (zc->second)
+				o->bwd_tmp = vp_add_sat(o->bwd_tmp, w16);
 			continue;
 		}
 		if (zc->last)
 			continue;
 		o->wgrad_tmp = vp_add_sat(o->wgrad_tmp, o->wgrad_bytes);
+		if (zc->second && k >= 0)
+			o->wgrad_sum = o->wgrad_bytes;
 		o->wgrad_bytes = o->wgrad_bias_bytes = 0;
 	}
 }
@@ -3354,6 +3374,7 @@ zamba2_block(struct lctx *x, int32_t in)
 	zc.blk = (unsigned)(call % m->zamba2.mem_blocks);
 	zc.first = call < m->zamba2.mem_blocks;
 	zc.last = call + m->zamba2.mem_blocks >= nh;
+	zc.second = !zc.last && call + 2 * m->zamba2.mem_blocks >= nh;
 
 	/* Zamba2AttentionDecoderLayer. */
 	c = ew(x, "concat", n * w2, promote(dt_of(x, in), dt_of(x,

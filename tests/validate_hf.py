@@ -432,6 +432,15 @@ GRID = [
     ("zamba2", "fp32", "adamw", 2, 64, "none", "sdpa"),
     ("zamba2", "bf16", "adamw", 2, 64, "none", "sdpa"),
     ("zamba2", "bf16-mixed", "adamw", 2, 64, "none", "sdpa"),
+    ("zamba2", "bf16", "adamw", 2, 64, "full", "eager"),
+    ("zamba2", "bf16-mixed", "adamw", 2, 64, "full", "sdpa"),
+    ("zamba2-grad", "fp32", "sgd", 1, 16, "full", "sdpa"),
+    ("zamba2-grad", "fp32", "adamw", 1, 16, "none", "sdpa"),
+    ("zamba2-grad", "bf16", "adamw", 1, 16, "none", "eager"),
+    ("zamba2-grad", "fp32", "sgd", 1, 16, "none", "sdpa"),
+    ("zamba2-grad", "bf16", "sgd", 1, 16, "none", "eager"),
+    ("zamba2-grad", "bf16-mixed", "sgd", 1, 16, "none", "sdpa"),
+    ("zamba2-grad", "bf16-mixed", "adamw", 1, 16, "none", "sdpa"),
 ]
 
 # Left out of make check (--quick, tests/validate_hf.sh) to keep CI's
