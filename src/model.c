@@ -1034,6 +1034,11 @@ vp_model_validate(struct vp_model *m, struct vp_diags *d)
 		    m->ssm.pattern[0] ? "pattern" : "attention_layers",
 		    m->ssm.pattern[0] ? "nemotron-h" : "bamba",
 		    vp_family_names[vp_model_family(m)]);
+	if (m->zamba2.mem_blocks && vp_family_info[vp_model_family(m)].block !=
+	    VP_BLOCK_ZAMBA2)
+		vp_diag_add(d, m->file, m->where[VP_F_FAMILY], VP_ERROR,
+		    "'zamba2' is for family zamba2 only, not %s",
+		    vp_family_names[vp_model_family(m)]);
 	/* The parallel builder has an ungated MLP after RoPE attention,
 	 * the only layout measured (Phi). */
 	if (vp_family_info[vp_model_family(m)].block == VP_BLOCK_PARALLEL &&

@@ -910,6 +910,10 @@ run est-hf-zamba2-cpu tests/data/hf-val/zamba2.config.json --device cpu \
 	--micro-batch 2 --seq 64 --attention eager --explain
 run refuse-zamba2-lora tests/data/hf-val/zamba2.config.json \
 	--gpus 1xA100 --lora 16
+run refuse-zamba2-grad-accum tests/data/hf-val/zamba2.config.json \
+	--gpus 1xA100 --grad-accum 4
+run est-own-zamba2-tiny tests/data/ssm/zamba2-tiny.yaml --device cpu \
+	--micro-batch 2 --seq 64 --attention eager
 
 # ---- inputs that are not regular files, and file messages (issue 17) ----
 # Findings 4 and 8.  A FIFO with no writer as any input hung forever; each
