@@ -33,11 +33,11 @@ const char *const vp_cat_names[VP_CAT_COUNT] = { VP_CAT_LIST(X) };
  * linears, their LoRA A and B, and attention. */
 #define VP_REGION_MAXCI 32
 
-/* Lowering context: dimensions local to this rank, dtypes, flags. */
-/* Zamba2's distinct shared blocks the lowering tracks (rules.c refuses
- * more). */
+/* Zamba2's distinct shared blocks the lowering tracks (vp_model_validate
+ * refuses more). */
 #define VP_ZAMBA2_MAX_MEM 8
 
+/* Lowering context: dimensions local to this rank, dtypes, flags. */
 struct lctx {
 	struct vp_graph *g;
 	const struct vp_model *m;

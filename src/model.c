@@ -998,10 +998,12 @@ vp_model_validate(struct vp_model *m, struct vp_diags *d)
 			    "family 'zamba2' needs 'tie_embeddings: true' "
 			    "(transformers 5.24 shares the transformer blocks "
 			    "only with the head tied)");
-		if (m->zamba2.mem_blocks == 0 || m->zamba2.adapter_rank == 0)
+		if (m->zamba2.mem_blocks == 0 || m->zamba2.adapter_rank == 0 ||
+		    m->zamba2.mem_blocks > 8)
 			vp_diag_add(d, m->file, m->where[VP_F_FAMILY], VP_ERROR,
 			    "family 'zamba2' needs 'zamba2' with 'mem_blocks' "
-			    "and 'adapter_rank', both at least 1");
+			    "(1 to 8, the shared blocks modelled) and "
+			    "'adapter_rank', at least 1");
 		if (m->heads == 0 || (2 * m->hidden) % m->heads != 0 ||
 		    (m->head_dim && m->head_dim != 2 * m->hidden / m->heads) ||
 		    (m->kv_heads && m->kv_heads != m->heads))
