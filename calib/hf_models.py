@@ -177,6 +177,14 @@ CONFIGS = {
                                    mamba_d_conv=4, mamba_expand=2, chunk_size=16, num_mem_blocks=2,
                                    use_shared_attention_adapter=True, adapter_rank=32, use_mem_rope=True,
                                    max_position_embeddings=2048, tie_word_embeddings=True)),
+    # zamba2-grad with one shared block (Zamba2-1.2B's layout): its three calls' gradients, the second summed out
+    # of place, the third added in place.
+    "zamba2-one": ("zamba2", dict(vocab_size=256, hidden_size=256, intermediate_size=1024, num_hidden_layers=6,
+                                  layers_block_type=["mamba", "hybrid", "mamba", "hybrid", "mamba", "hybrid"],
+                                  num_attention_heads=4, n_mamba_heads=8, mamba_ngroups=1, mamba_d_state=16,
+                                  mamba_d_conv=4, mamba_expand=2, chunk_size=16, num_mem_blocks=1,
+                                  use_shared_attention_adapter=True, adapter_rank=32, use_mem_rope=True,
+                                  max_position_embeddings=2048, tie_word_embeddings=True)),
     "bert": ("bert", dict(vocab_size=4096, hidden_size=128, num_hidden_layers=2, num_attention_heads=4,
                           intermediate_size=512, max_position_embeddings=512, hidden_dropout_prob=0.0,
                           attention_probs_dropout_prob=0.0)),
