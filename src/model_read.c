@@ -3060,11 +3060,11 @@ hf_nemotron_h(const struct ynode *root, const char *file, struct vp_model *m,
  * num_mem_blocks (1), adapter_rank (128), use_shared_attention_adapter
  * (false), use_mem_rope (false); intermediate_size null is 4 hidden, the
  * head tied by default (and only then are the shared blocks shared:
- * tie_word_embeddings false ties nothing, refused).  add_bias_linear (biases on in_proj, out_proj,
- * gate_up_proj and down_proj), another hidden_act than gelu, kv heads
- * other than the heads and the pre-integration configs' 'm'/'g' block
- * list (which 5.24 builds as all Mamba-2 blocks of its default sizes)
- * are refused: not measured.
+ * tie_word_embeddings false ties nothing, refused).  add_bias_linear
+ * (biases on in_proj, out_proj, gate_up_proj and down_proj), another
+ * hidden_act than gelu, kv heads other than the heads and the
+ * pre-integration configs' 'm'/'g' block list (which 5.24 builds as all
+ * Mamba-2 blocks of its default sizes) are refused: not measured.
  */
 static void
 hf_zamba2(const struct ynode *root, const char *file, struct vp_model *m,
