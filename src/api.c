@@ -170,7 +170,8 @@ find_option(vramplan *h, const char *name)
 	if (id >= 0 && !(vp_options[id].cmds & VP_CMD_ESTIMATE)) {
 		vp_logf(&h->log, "vramplan: --%s belongs to '%s', not to the "
 		    "estimate\n", name, vp_options[id].cmds & VP_CMD_COMPARE ?
-		    "vramplan compare" : "vramplan gpus");
+		    "vramplan compare" : vp_options[id].cmds & VP_CMD_MODELS ?
+		    "vramplan models" : "vramplan gpus");
 		return -1;
 	}
 	for (i = 0; id >= 0 && i < VP_NELEM(not_here); i++)

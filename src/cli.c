@@ -32,6 +32,7 @@
 #include "cost.h"
 #include "finetune.h"
 #include "paths.h"
+#include "hfcache.h"
 
 void
 vp_usage(void)
@@ -68,7 +69,8 @@ static const char *
 cmd_prefix(unsigned cmd)
 {
 	return cmd == VP_CMD_COMPARE ? "compare: " : cmd == VP_CMD_TUI ?
-	    "tui: " : cmd == VP_CMD_GPUS ? "gpus: " : "";
+	    "tui: " : cmd == VP_CMD_GPUS ? "gpus: " : cmd == VP_CMD_MODELS ?
+	    "models: " : "";
 }
 
 /*
@@ -203,17 +205,22 @@ help(void)
 "       vramplan compare MODEL --tokens N [--sort cost|time|gpus] [--svg FILE]\n"
 "       vramplan tui MODEL [options]      (interactive what-if explorer)\n"
 "       vramplan calibrate [--device cuda|cpu] [--model M]... | --show\n"
-"       vramplan models | gpus\n"
+"       vramplan models [--names] [--cached] | gpus [--ids]\n"
+"       vramplan completions bash|zsh|fish\n"
 "\n"
 "Estimate the GPU memory of one training step and whether it fits; with\n"
 "--gpus, a planner chooses the parallel, sharding and recompute options\n"
 "left out (those given stay fixed).  MODEL is a vramplan YAML file, a\n"
-"Hugging Face config.json, or a library name ('vramplan models').\n"
+"Hugging Face config.json or its directory, a library name ('vramplan\n"
+"models'), or ORG/NAME from the local Hugging Face cache (offline).\n"
 "compare: for every card, the fewest GPUs that fit, time and cost of N tokens.\n"
 "\n");
 	vp_options_help(VP_CMD_ESTIMATE, 0, &b);
 	vp_buf_add(&b, "\ncompare also takes:\n");
 	vp_options_help(VP_CMD_COMPARE, VP_CMD_ESTIMATE, &b);
+	vp_buf_add(&b, "\nmodels and gpus also take:\n");
+	vp_options_help(VP_CMD_MODELS | VP_CMD_GPUS, VP_CMD_ESTIMATE |
+	    VP_CMD_COMPARE, &b);
 	vp_buf_add(&b,
 "\n"
 "Exit status: 0 fits (or no --gpus), 1 does not fit, 2 usage error,\n"
@@ -333,15 +340,43 @@ int
 vp_cmd_models(int argc, char **argv)
 {
 	char **names;
-	size_t n = vp_cli_library(&names), i;
-	int bad = 0;
+	size_t n, i;
+	int bad = 0, rc, first;
+	struct vp_optset o;
+	const char *prices[1];
+	size_t nprices = 0;
 
-	if (argc > 1) {
+	vp_optset_init(&o);
+	if ((rc = parse_options(argc, argv, VP_CMD_MODELS, &o, prices,
+	    &nprices, &first)) != VP_EXIT_OK) {
+		fputs("usage: vramplan models [--names] [--cached]\n", stderr);
+		return rc;
+	}
+	if (o.has[VP_O_HELP]) {		/* -h */
+		puts("usage: vramplan models [--names] [--cached]");
+		return vp_cli_flush();
+	}
+	if (first < argc) {
 		fprintf(stderr, "vramplan: models takes no arguments, not "
-		    "'%s'\n", argv[1]);
-		vp_cli_names_free(names, n);
+		    "'%s'\n", argv[first]);
 		return VP_EXIT_USAGE;
 	}
+	if (o.has[VP_O_NAMES] || o.has[VP_O_CACHED]) {
+		/* For shell completion (completion.c): names alone; the
+		 * library's, then the cache's. */
+		n = o.has[VP_O_NAMES] ? vp_cli_library(&names) : 0;
+		for (i = 0; i < n; i++)
+			puts(names[i]);
+		if (o.has[VP_O_NAMES])
+			vp_cli_names_free(names, n);
+		n = o.has[VP_O_CACHED] ? vp_hfcache_list(&names) : 0;
+		for (i = 0; i < n; i++)
+			puts(names[i]);
+		if (o.has[VP_O_CACHED])
+			vp_hfcache_list_free(names, n);
+		return vp_cli_flush();
+	}
+	n = vp_cli_library(&names);
 	if (n == 0) {
 		fprintf(stderr, "vramplan: no models found in '%s'\n",
 		    vp_data_dir());
@@ -446,6 +481,14 @@ vp_cmd_gpus(int argc, char **argv)
 	}
 	if (vp_cli_load_catalog(NULL, &cat) != 0)
 		return VP_EXIT_INPUT;
+	if (o.has[VP_O_IDS]) {
+		/* For shell completion (completion.c): ids alone. */
+		for (i = 0; i < cat.n; i++)
+			if (card_selected(&cat.v[i], &filt))
+				puts(cat.v[i].id);
+		vp_catalog_free(&cat);
+		return vp_cli_flush();
+	}
 	printf("%-17s %-34s %7s %10s %9s %9s %9s\n", "ID", "NAME", "MEMORY",
 	    "USABLE", "BF16 TF", "BW GB/s", "$/GPU-h");
 	for (i = 0; i < cat.n; i++) {

@@ -354,22 +354,25 @@ calib_bad_option(const struct option *opts, const char *arg)
 	fprintf(stderr, "vramplan: calibrate: unknown option '%s'\n", arg);
 }
 
+/* calibrate's options (getopt_long's table; completion.c lists them). */
+const struct option vp_calib_options[] = {
+	{ "device", required_argument, NULL, 'd' },
+	{ "model", required_argument, NULL, 'm' },
+	{ "measurements", required_argument, NULL, 'M' },
+	{ "probe", required_argument, NULL, 'R' },
+	{ "out", required_argument, NULL, 'o' },
+	{ "profile", required_argument, NULL, 'p' },
+	{ "python", required_argument, NULL, 'P' },
+	{ "show", no_argument, NULL, 's' },
+	{ "quick", no_argument, NULL, 'q' },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
+
 static int
 calib_args(int argc, char **argv, struct calib_opts *o)
 {
-	static const struct option opts[] = {
-		{ "device", required_argument, NULL, 'd' },
-		{ "model", required_argument, NULL, 'm' },
-		{ "measurements", required_argument, NULL, 'M' },
-		{ "probe", required_argument, NULL, 'R' },
-		{ "out", required_argument, NULL, 'o' },
-		{ "profile", required_argument, NULL, 'p' },
-		{ "python", required_argument, NULL, 'P' },
-		{ "show", no_argument, NULL, 's' },
-		{ "quick", no_argument, NULL, 'q' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
+	const struct option *opts = vp_calib_options;
 	int c;
 
 	memset(o, 0, sizeof *o);

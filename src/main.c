@@ -10,6 +10,9 @@
 
 #include "cli.h"
 #include "cli_calib.h"
+#include "completion.h"
+
+static int completions(int argc, char **argv);
 
 static const struct vp_cmd cmds[] = {
 	{ "models", "vramplan models", vp_cmd_models },
@@ -18,7 +21,16 @@ static const struct vp_cmd cmds[] = {
 	{ "tui", "vramplan tui MODEL [options]", vp_cmd_tui },
 	{ "calibrate", "vramplan calibrate [--device cuda|cpu]",
 	    vp_cmd_calibrate },
+	{ "completions", "vramplan completions bash|zsh|fish", completions },
 };
+
+/* The completion scripts know the commands of this table. */
+static int
+completions(int argc, char **argv)
+{
+	return vp_cmd_completions(argc, argv, cmds,
+	    sizeof cmds / sizeof cmds[0]);
+}
 
 int
 main(int argc, char **argv)

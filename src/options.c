@@ -322,6 +322,20 @@ const struct vp_optdef vp_options[VP_O_COUNT] = {
     0, 0, false, NULL, CMP, false, false, VP_OPEN_NONE, NULL,
     "rank cards priced from undated listings with the dated ones (by "
     "default after them)" },
+[VP_O_REVISION] = { "revision", VP_OK_STRING, NOF, NULL, 0, NULL, 0, 0,
+    false, NULL, ALL, false, false, VP_OPEN_NONE, "REV",
+    "with ORG/NAME from the Hugging Face cache: the snapshot of this "
+    "branch, tag or commit (default main)" },
+[VP_O_NAMES] = { "names", VP_OK_FLAG, NOF, NULL, 0, NULL, 0, 0, false, NULL,
+    VP_CMD_MODELS, false, false, VP_OPEN_NONE, NULL,
+    "models: the library's names alone, one a line" },
+[VP_O_IDS] = { "ids", VP_OK_FLAG, NOF, NULL, 0, NULL, 0, 0, false, NULL,
+    VP_CMD_GPUS, false, false, VP_OPEN_NONE, NULL,
+    "gpus: the catalog's card ids alone, one a line" },
+[VP_O_CACHED] = { "cached", VP_OK_FLAG, NOF, NULL, 0, NULL, 0, 0, false,
+    NULL, VP_CMD_MODELS, false, false, VP_OPEN_NONE, NULL,
+    "models: the repositories of the local Hugging Face cache that hold a "
+    "config.json (ORG/NAME), one a line" },
 };
 #undef F
 #undef E

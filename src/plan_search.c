@@ -236,7 +236,8 @@ const char *const vp_time_assumptions =
     "attention, A = 2 s (q/k width + v width) over the blocks that attend, "
     "halved when causal (2 L s h for a Llama decoder; MLA's head widths; "
     "none for Mamba-2 or MLP blocks); a Mamba-2 block's chunked scan "
-    "6 (Q (n + p) + 2 n p) per head at the matmul rate; full recompute "
+    "6 (Q (n + p) + 2 n p) per head, and a Zamba2 shared block's matmuls "
+    "at every call, at the matmul rate; full recompute "
     "adds 2 P + A and the scan, selective recompute with eager attention "
     "A, op recompute P (every second matmul) plus A unless attention is "
     "sdpa (with --recompute-stride N, times the share of blocks "
@@ -426,11 +427,22 @@ roofline(const struct vp_model *m, unsigned tp, double M, double rate,
  * tokens: C.B within a chunk over the state n, those times x over the
  * head dim p, the chunk's state and its read-out, 2 n p: per head
  * Q (n + p) + 2 n p multiply-adds a token).  A Nemotron-H MLP block
- * mixes nothing.  *att_blocks is how many blocks attend.  MLA's q/k
+ * mixes nothing; a Zamba2 hybrid block does both (its shared block's
+ * attention, then a Mamba-2 block), and *scan also counts the shared
+ * blocks' calls beyond their first (the matmuls 2 P leaves out).
+ * *att_blocks is how many blocks attend.  MLA's q/k
  * head is nope + rope wide and its v head v_dim; other families' both
  * are head_dim, which is hidden / heads in most (not Gemma's or
  * Qwen3's).
  */
+/* Whether Zamba2's block l is a hybrid one (a shared block's call). */
+static bool
+zamba2_hybrid(const struct vp_model *m, uint64_t l)
+{
+	return vp_family_info[vp_model_family(m)].block == VP_BLOCK_ZAMBA2 &&
+	    l < strlen(m->ssm.pattern) && m->ssm.pattern[l] == 'H';
+}
+
 static void
 mixer_flops(const struct vp_model *m, double s, double *att, double *scan,
     double *att_blocks)
@@ -452,12 +464,24 @@ mixer_flops(const struct vp_model *m, double s, double *att, double *scan,
 		q = s;
 	*att = *scan = *att_blocks = 0;
 	for (l = 0; l < m->layers; l++) {
-		if (vp_layer_ssm(m, l))
+		bool ssm = vp_layer_ssm(m, l);
+
+		if (ssm)
 			*scan += 2.0 * sh * (q * (sn + sp) + 2.0 * sn * sp);
-		else if (vp_layer_kind(m, l) != '-') {
+		if ((!ssm && vp_layer_kind(m, l) != '-') || zamba2_hybrid(m, l)) {
 			*att += 2.0 * causal * s * (qk + v);
 			*att_blocks += 1;
 		}
+	}
+	/* Zamba2's shared blocks run at every hybrid block, but 2 P
+	 * counts each of the mem_blocks once: the other calls' matmuls. */
+	if (vp_family_info[vp_model_family(m)].block == VP_BLOCK_ZAMBA2) {
+		uint64_t calls = vp_zamba2_hybrids_before(m, m->layers);
+		uint64_t first = calls < m->zamba2.mem_blocks ? calls :
+		    m->zamba2.mem_blocks;
+
+		*scan += 2.0 * (double)(calls - first) *
+		    (double)vp_zamba2_shared_params(m);
 	}
 }
 

@@ -250,7 +250,8 @@ vp_load_model_plan(const char *dir, const char *model_arg,
 			file->has[VP_O_GPUS_PER_NODE] = false;
 		vp_optset_merge(o, file);
 	}
-	path = vp_resolve_model(dir, model_arg, log);
+	path = vp_resolve_model(dir, model_arg, o->has[VP_O_REVISION] ?
+	    o->val[VP_O_REVISION].s : NULL, log);
 	rc = path == NULL ? -1 : vp_model_load_ex(path,
 	    o->has[VP_O_TEXT_ONLY] ? VP_READ_TEXT_ONLY : 0, m, &d);
 	free(path);

@@ -31,12 +31,20 @@ enum vp_exit {
  * found); the text stays valid until the next call. */
 const char *vp_data_dir(void);
 
-/* MODEL: a path, or a library name (with or without .yaml): a malloc'd
- * path, or NULL after printing why (with the nearest library name). */
+/* MODEL: a path, a directory holding config.json, a library name (with
+ * or without .yaml), or a Hugging Face repository id in the local cache:
+ * a malloc'd path, or NULL after printing why (with the nearest library
+ * name). */
 char *vp_cli_resolve_model(const char *arg);
+/* The same with a revision for a model from the Hugging Face cache
+ * (hfcache.h; NULL: main); the order MODEL is looked up in is vramplan(1)'s
+ * (shell.c).  A revision with any other kind of MODEL is an error. */
+char *vp_cli_resolve_model_at(const char *arg, const char *revision);
 /* The same in the library directory dir (NULL: vp_data_dir()), why
- * into log (NULL: printed); what the library calls. */
-char *vp_resolve_model(const char *dir, const char *arg, struct vp_log *log);
+ * into log (NULL: printed); what the set-up (setup.c) and the library
+ * call. */
+char *vp_resolve_model(const char *dir, const char *arg, const char *revision,
+    struct vp_log *log);
 /* The catalog at path, or the shipped one with the user's merged in
  * ($XDG_CONFIG_HOME/vramplan/gpus.yaml); 0, or -1 after the diagnostics. */
 int vp_cli_load_catalog(const char *path, struct vp_catalog *c);

@@ -95,7 +95,20 @@ else
 	fi
 fi
 
-# 4. The public library (vramplan(3)): header, shared library, pkg-config
+# 4. The shell completions (configure's --with-*-completion-dir: under the
+# prefix unless told otherwise), each the script the program prints.
+for f in vramplan _vramplan vramplan.fish; do
+	[ -f "$build/completions/$f" ] || continue
+	hit=$(find "$root" -name "$f" -path '*complet*' -o -name "$f" \
+	    -path '*site-functions*' | head -n 1)
+	if [ -n "$hit" ] && cmp -s "$hit" "$build/completions/$f"; then
+		ok "completion ${hit#$root}"
+	else
+		bad "completion $f installed"
+	fi
+done
+
+# 5. The public library (vramplan(3)): header, shared library, pkg-config
 # file, manual and Python module in their places; the shared library names
 # no tree; examples/estimate.c builds from the installed header and
 # library through the installed vramplan.pc and answers; the installed
