@@ -86,6 +86,51 @@ for n, (model, *opts) in enumerate(cases, 1):
            % (len(got), got.get("fits"), ", %d warnings/notes as on "
               "stderr" % len(caught) if caught else ""))
 
+# ORG/NAME from a Hugging Face cache layout (hfcache.h): the library
+# resolves models as the program does, --revision included.
+import shutil
+import tempfile
+cache = tempfile.mkdtemp()
+try:
+    repo = os.path.join(cache, "models--meta-llama--Meta-Llama-3-8B")
+    for c, f in (("c1", "llama-3-8b"), ("c2", "llama-3.2-1b")):
+        os.makedirs(os.path.join(repo, "snapshots", c))
+        shutil.copy(os.path.join(top, "tests", "data", "hf",
+                                 f + ".config.json"),
+                    os.path.join(repo, "snapshots", c, "config.json"))
+    os.makedirs(os.path.join(repo, "refs"))
+    for ref, c in (("main", "c1"), ("v2", "c2")):
+        with open(os.path.join(repo, "refs", ref), "w") as f:
+            f.write(c)
+    os.environ["HF_HUB_CACHE"] = cache
+    for model, kw in (("meta-llama/Meta-Llama-3-8B", {}),
+                      ("meta-llama/Meta-Llama-3-8B", {"revision": "v2"}),
+                      ("meta-llama/Not-Cached", {})):
+        opts = ["--%s=%s" % (k, v) for k, v in kw.items()]
+        name = "hf-cache %s %s" % (model, " ".join(opts))
+        cli = subprocess.run([exe, model, "--gpus", "1xH100", "--json"] +
+                             opts, capture_output=True, text=True)
+        try:
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                got = vramplan.estimate(model, gpus="1xH100", **kw)
+            if cli.returncode <= 1 and got == json.loads(cli.stdout):
+                ok(name, "the same document as --json (%s, %d notes)"
+                   % (got["model"]["name"], len(caught)))
+            else:
+                bad(name, "differs from the program (exit %d)"
+                    % cli.returncode)
+        except vramplan.Error as e:
+            if e.status == cli.returncode and e.text == cli.stderr:
+                ok(name, "%s, status %d, the program's stderr"
+                   % (type(e).__name__, e.status))
+            else:
+                bad(name, "%r / %r, program %d / %r"
+                    % (e.status, e.text, cli.returncode, cli.stderr))
+    del os.environ["HF_HUB_CACHE"]
+finally:
+    shutil.rmtree(cache)
+
 # plan(): the planner's answer, the same document as the estimate with
 # the same options; refused without gpus.
 p = vramplan.plan("llama-3-8b", gpus="8xH100")
