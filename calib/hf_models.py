@@ -157,6 +157,15 @@ CONFIGS = {
                                       head_dim=32, mamba_num_heads=8, mamba_head_dim=32, n_groups=2,
                                       ssm_state_size=24, conv_kernel=4, chunk_size=16, max_position_embeddings=2048,
                                       tie_word_embeddings=False)),
+    # Jamba (JambaForCausalLM, Mamba-1 mixers on mamba_selective_scan's recurrent loop without mamba_ssm): 4 blocks,
+    # attention in block 1 (attn_layer_period 4, offset 1; 4 heads of 32, 2 KV heads, no positions), Mamba-1 in 0, 2
+    # and 3 (expand 2: intermediate 256, d_state 16, d_conv 4, dt_rank 8); 4 experts of 256, top 2, in blocks 1 and 3
+    # (expert_layer_period 2, offset 1), a SwiGLU MLP of 256 in 0 and 2; vocab 256, untied.
+    "jamba": ("jamba", dict(vocab_size=256, hidden_size=128, intermediate_size=256, num_hidden_layers=4,
+                            num_attention_heads=4, num_key_value_heads=2, attn_layer_period=4, attn_layer_offset=1,
+                            expert_layer_period=2, expert_layer_offset=1, num_experts=4, num_experts_per_tok=2,
+                            mamba_d_state=16, mamba_d_conv=4, mamba_expand=2, mamba_dt_rank=8,
+                            max_position_embeddings=2048, tie_word_embeddings=False)),
     "bert": ("bert", dict(vocab_size=4096, hidden_size=128, num_hidden_layers=2, num_attention_heads=4,
                           intermediate_size=512, max_position_embeddings=512, hidden_dropout_prob=0.0,
                           attention_probs_dropout_prob=0.0)),

@@ -502,6 +502,28 @@ const struct vp_family_info vp_family_info[VP_FAMILY_COUNT] = {
 		    [VP_ROLE_V] = "v_proj", [VP_ROLE_O] = "o_proj",
 		    [VP_ROLE_FC] = "up_proj", [VP_ROLE_DOWN] = "down_proj" },
 	},
+	/*
+	 * Jamba (JambaForCausalLM, transformers 5.24's
+	 * models/jamba/modeling_jamba.py, without mamba_ssm): pre-norm
+	 * blocks (input_layernorm, a mixer, the residual, pre_ff_layernorm,
+	 * the feed-forward, the residual), the mixer attention in the
+	 * model's ssm.attn blocks (attn_layer_period, attn_layer_offset:
+	 * Llama's attention without positions, q, k, v, o without biases)
+	 * and JambaMambaMixer, a Mamba-1 mixer, in the others (graph.c,
+	 * mamba1_mixer: mamba_selective_scan's recurrent loop over the
+	 * tokens); the feed-forward Mixtral-style experts on the sparse step
+	 * (JambaSparseMoeBlock: a softmax router, top-k left unnormalized,
+	 * grouped_mm experts) or a SwiGLU MLP.  The code is 5.24's, so the
+	 * traits Llama's row gets through hf_changes are set here.
+	 */
+	[VP_FAMILY_JAMBA] = {
+		.source = "transformers JambaForCausalLM (v5.24, without "
+		    "mamba_ssm)",
+		.arch = VP_ARCH_DECODER, .block = VP_BLOCK_JAMBA,
+		.head = VP_HEAD_LM, .repeat_kv = true, .softmax_fp32 = true,
+		.mask_fp32 = true, .loss_fp32 = true, .pad_labels = true,
+		.sdpa_gqa = true, .q_view = true, .lin = DECODER_LINEARS,
+	},
 };
 
 enum vp_family
@@ -952,6 +974,36 @@ vp_model_validate(struct vp_model *m, struct vp_diags *d)
 			    "rmsnorm', 'position: none', 'activation: relu2' "
 			    "and no moe, post_norms, soft-capping or sliding "
 			    "window");
+	} else if (vp_family_info[vp_model_family(m)].block ==
+	    VP_BLOCK_JAMBA) {
+		const struct vp_ssm *q = &m->ssm;
+		uint32_t i;
+
+		if (q->state == 0 || q->conv_kernel == 0 || q->expand == 0 ||
+		    q->dt_rank == 0)
+			vp_diag_add(d, m->file, m->where[VP_F_FAMILY], VP_ERROR,
+			    "family 'jamba' needs 'ssm' with 'state', "
+			    "'conv_kernel', 'expand' and 'dt_rank', all at "
+			    "least 1");
+		for (i = 0; i < q->n_attn; i++)
+			if (q->attn[i] >= m->layers)
+				vp_diag_add(d, m->file, m->where[VP_F_FAMILY],
+				    VP_ERROR, "attention block %u of the "
+				    "hybrid is past its %llu layers",
+				    (unsigned)q->attn[i],
+				    (unsigned long long)m->layers);
+		if (m->post_norms || m->attn_softcap || m->logit_softcap ||
+		    m->window || m->norm != VP_NORM_RMSNORM || m->pos !=
+		    VP_POS_NONE || m->act != VP_ACT_SWIGLU || m->bias ||
+		    m->qkv_bias > 0 || m->o_bias > 0 || (m->has_moe &&
+		    (m->moe.shared_experts || m->moe.first_dense ||
+		    m->moe.n_mlp_only)))
+			vp_diag_add(d, m->file, m->where[VP_F_FAMILY], VP_ERROR,
+			    "family 'jamba' is modelled with 'norm: rmsnorm', "
+			    "'position: none', 'activation: swiglu', no "
+			    "biases, post_norms, soft-capping or sliding "
+			    "window, and experts (if any) on 'sparse_step' "
+			    "alone, without shared experts");
 	} else if (m->ssm.state != 0) {
 		vp_diag_add(d, m->file, m->where[VP_F_FAMILY], VP_ERROR,
 		    "'ssm' needs 'family: mamba2' or a hybrid, not %s",
@@ -960,11 +1012,12 @@ vp_model_validate(struct vp_model *m, struct vp_diags *d)
 	/* Each hybrid's own way of saying which block mixes how. */
 	if ((m->ssm.pattern[0] && vp_family_info[vp_model_family(m)].block !=
 	    VP_BLOCK_NEMOTRON_H) || (m->ssm.n_attn && vp_family_info[
-	    vp_model_family(m)].block != VP_BLOCK_HYBRID))
+	    vp_model_family(m)].block != VP_BLOCK_HYBRID &&
+	    vp_family_info[vp_model_family(m)].block != VP_BLOCK_JAMBA))
 		vp_diag_add(d, m->file, m->where[VP_F_FAMILY], VP_ERROR,
 		    "'ssm.%s' is for family %s only, not %s",
 		    m->ssm.pattern[0] ? "pattern" : "attention_layers",
-		    m->ssm.pattern[0] ? "nemotron-h" : "bamba",
+		    m->ssm.pattern[0] ? "nemotron-h" : "bamba or jamba",
 		    vp_family_names[vp_model_family(m)]);
 	/* The parallel builder has an ungated MLP after RoPE attention,
 	 * the only layout measured (Phi). */
@@ -1267,6 +1320,7 @@ vp_layer_ssm(const struct vp_model *m, uint64_t l)
 	case VP_BLOCK_MAMBA2:
 		return true;
 	case VP_BLOCK_HYBRID:
+	case VP_BLOCK_JAMBA:
 		for (i = 0; i < m->ssm.n_attn; i++)
 			if (m->ssm.attn[i] == l)
 				return false;
@@ -1276,6 +1330,61 @@ vp_layer_ssm(const struct vp_model *m, uint64_t l)
 	default:
 		return false;
 	}
+}
+
+/*
+ * JambaMambaMixer's parameters: in_proj h -> 2 inner (x and the gate;
+ * mamba_proj_bias puts biases on it and on out_proj), the depthwise
+ * conv1d over inner channels (d_conv taps, a bias when mamba_conv_bias),
+ * x_proj inner -> dt_rank + 2 state without bias, dt_proj dt_rank ->
+ * inner with its bias, A_log (inner x state), D (inner), out_proj inner
+ * -> h, and the RMSNorms of dt (dt_rank), B and C (state each).
+ */
+uint64_t
+vp_mamba1_mixer_params(const struct vp_model *m)
+{
+	const struct vp_ssm *q = &m->ssm;
+	uint64_t h = m->hidden, di = vp_mul_sat(q->expand, h), p;
+	uint64_t r = q->dt_rank, n = q->state;
+
+	p = vp_mul_sat(h, vp_mul_sat(2, di));
+	p = vp_add_sat(p, vp_mul_sat(di, q->conv_kernel));
+	if (q->conv_bias)
+		p = vp_add_sat(p, di);
+	p = vp_add_sat(p, vp_mul_sat(di, r + 2 * n));
+	p = vp_add_sat(p, vp_mul_sat(r + 1, di));
+	p = vp_add_sat(p, vp_mul_sat(di, n + 1));
+	p = vp_add_sat(p, vp_mul_sat(di, h));
+	if (q->proj_bias)
+		p = vp_add_sat(p, vp_add_sat(vp_mul_sat(2, di), h));
+	return vp_add_sat(p, r + 2 * n);
+}
+
+/*
+ * A Jamba block: its two RMSNorms, its mixer (attention without biases,
+ * or the Mamba-1 mixer) and its feed-forward (the router and every
+ * expert, top_k of them when `active`, on the sparse step; a SwiGLU MLP
+ * otherwise).
+ */
+uint64_t
+vp_jamba_block_params(const struct vp_model *m, uint64_t l, bool active)
+{
+	uint64_t h = m->hidden, qd = vp_mul_sat(m->heads, m->head_dim);
+	uint64_t kd = vp_mul_sat(m->kv_heads, m->head_dim), p;
+
+	p = vp_mul_sat(2, h);
+	if (vp_layer_ssm(m, l))
+		p = vp_add_sat(p, vp_mamba1_mixer_params(m));
+	else
+		p = vp_add_sat(p, vp_mul_sat(h, vp_add_sat(vp_mul_sat(2, qd),
+		    vp_mul_sat(2, kd))));
+	if (vp_moe_layer_sparse(m, l))
+		p = vp_add_sat(p, vp_add_sat(vp_mul_sat(h, m->moe.experts),
+		    vp_mul_sat(active ? m->moe.top_k : m->moe.experts,
+		    vp_mlp_params(m, m->moe.ffn))));
+	else
+		p = vp_add_sat(p, vp_mlp_params(m, m->ffn));
+	return p;
 }
 
 char
@@ -1456,7 +1565,7 @@ vp_model_params(const struct vp_model *m, struct vp_param_count *out)
 	uint64_t h = m->hidden, q = vp_mul_sat(m->heads, m->head_dim);
 	uint64_t kv = vp_mul_sat(m->kv_heads, m->head_dim);
 	uint64_t attn, mlp, mlp_active, norms, layer, layer_active;
-	uint64_t ssm_layer = 0;
+	uint64_t ssm_layer = 0, jamba_active = 0;
 
 	memset(out, 0, sizeof *out);
 	/* A layer graph: all of it is the one block. */
@@ -1574,7 +1683,29 @@ vp_model_params(const struct vp_model *m, struct vp_param_count *out)
 		    vp_ssm_mixer_params(m), norm_params(m));
 		layer_active = m->layers ? out->layers / m->layers : 0;
 	}
-	if (m->has_moe && vp_moe_dense_blocks(m, 0, m->layers)) {
+	/* Jamba: each block its own mixer and feed-forward; per_layer is
+	 * a Mamba-1 block's with experts, dense_layer one with the MLP. */
+	if (vp_family_info[vp_model_family(m)].block == VP_BLOCK_JAMBA) {
+		uint64_t l, act = 0;
+
+		out->layers = 0;
+		out->per_layer = out->dense_layer = 0;
+		for (l = 0; l < m->layers; l++) {
+			uint64_t bp = vp_jamba_block_params(m, l, false);
+
+			out->layers = vp_add_sat(out->layers, bp);
+			act = vp_add_sat(act, vp_jamba_block_params(m, l,
+			    true));
+			if (vp_moe_layer_sparse(m, l) && bp > out->per_layer)
+				out->per_layer = bp;
+			if (!vp_moe_layer_sparse(m, l) && bp >
+			    out->dense_layer)
+				out->dense_layer = bp;
+		}
+		jamba_active = act;
+	}
+	if (m->has_moe && vp_moe_dense_blocks(m, 0, m->layers) &&
+	    vp_family_info[vp_model_family(m)].block != VP_BLOCK_JAMBA) {
 		/* DeepSeek: the first blocks keep a dense MLP; Qwen-MoE: the
 		 * mlp_only_layers and those off the sparse step. */
 		uint64_t fd = vp_moe_dense_blocks(m, 0, m->layers);
@@ -1713,4 +1844,7 @@ vp_model_params(const struct vp_model *m, struct vp_param_count *out)
 	if (ssm_layer || vp_family_info[vp_model_family(m)].block ==
 	    VP_BLOCK_NEMOTRON_H)
 		out->active = out->total;
+	if (vp_family_info[vp_model_family(m)].block == VP_BLOCK_JAMBA)
+		out->active = vp_add_sat(vp_add_sat(out->embedding,
+		    jamba_active), out->head);
 }

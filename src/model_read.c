@@ -742,6 +742,8 @@ static const struct hf_family hf_families[] = {
 	{ "nemotron_h", "NemotronH", VP_FAMILY_NEMOTRON_H, VP_NORM_RMSNORM,
 	    VP_POS_NONE, VP_ACT_RELU2, false, false, false, false, false,
 	    false },
+	{ "jamba", "Jamba", VP_FAMILY_JAMBA, VP_NORM_RMSNORM, VP_POS_NONE,
+	    VP_ACT_SWIGLU, false, false, false, false, false, false },
 };
 #undef D
 
@@ -861,14 +863,6 @@ hf_unsupported(const char *file, struct vp_srcpos pos, struct vp_diags *d,
  * describe them either.
  */
 static const struct { const char *model_type, *cls, *why; } hf_refused[] = {
-	{ "jamba", "Jamba", "Jamba's Mamba-1 mixers (JambaMambaMixer) run "
-	    "the selective scan token by token in Python where mamba_ssm is "
-	    "not installed (mamba_selective_scan's recurrent loop, which "
-	    "keeps a batch x intermediate x d_state state per token for "
-	    "backward), with dt, B and C RMSNorms, and its blocks alternate "
-	    "with attention every attn_layer_period and Mixtral-style "
-	    "experts every expert_layer_period: none of it is modelled (not "
-	    "measured)" },
 	{ "zamba2", "Zamba2", "Zamba2's hybrid blocks run a transformer "
 	    "block whose weights are shared across the blocks that call it "
 	    "(num_mem_blocks copies), on the concatenation of the hidden "
@@ -2887,6 +2881,122 @@ hf_bamba(const struct ynode *root, const char *file, struct vp_model *m,
 }
 
 /*
+ * JambaConfig (transformers 5.24): block l's mixer is attention when
+ * l % attn_layer_period == attn_layer_offset (layers_block_type), the
+ * Mamba-1 mixer otherwise (mamba_d_state 16, mamba_d_conv 4,
+ * mamba_expand 2, mamba_dt_rank "auto" = ceil(hidden / 16),
+ * mamba_conv_bias true, mamba_proj_bias false); its feed-forward has
+ * num_experts experts (16, top num_experts_per_tok = 2, of
+ * intermediate_size) when l % expert_layer_period == expert_layer_offset
+ * (layers_num_experts; a count of 1 is the dense JambaMLP), lowered as
+ * the sparse step, so only an offset of period - 1 is read (every
+ * released config's 2 and 1).  No positions, no biases on the attention;
+ * hidden_act the SwiGLU's and the conv's activation (silu).  The sizes it
+ * leaves out are its defaults (hidden 4096, 32 layers, 32 heads, 8 KV
+ * heads, intermediate 14336, vocab 65536).  output_router_logits (the
+ * auxiliary loss over every block's router logits) is not modelled.
+ */
+static void
+hf_jamba(const struct ynode *root, const char *file, struct vp_model *m,
+    struct vp_diags *d)
+{
+	const struct ynode *n;
+	struct vp_ssm *q = &m->ssm;
+	uint64_t ap = 8, ao = 4, ep = 2, eo = 1, e = 16, l;
+	bool b;
+
+	if (m->family != VP_FAMILY_JAMBA)
+		return;
+	if (ynode_get(root, "hidden_size") == NULL) m->hidden = 4096;
+	if (ynode_get(root, "num_hidden_layers") == NULL) m->layers = 32;
+	if (ynode_get(root, "num_attention_heads") == NULL) m->heads = 32;
+	if (ynode_get(root, "num_key_value_heads") == NULL) m->kv_heads = 8;
+	if (ynode_get(root, "intermediate_size") == NULL) m->ffn = 14336;
+	if (ynode_get(root, "vocab_size") == NULL) m->vocab = 65536;
+	*q = (struct vp_ssm){ .state = 16, .conv_kernel = 4, .expand = 2,
+	    .conv_bias = true };
+	m->max_seq = 0;
+	m->qkv_bias = m->o_bias = 0;
+	hf_u64(root, file, "mamba_d_state", 1, MAX_HEADS, &q->state, -1, m, d);
+	hf_u64(root, file, "mamba_d_conv", 1, MAX_HEADS, &q->conv_kernel, -1, m, d);
+	hf_u64(root, file, "mamba_expand", 1, MAX_HEADS, &q->expand, -1, m, d);
+	if (hf_bool(root, file, "mamba_conv_bias", &b, d) > 0)
+		q->conv_bias = b;
+	if (hf_bool(root, file, "mamba_proj_bias", &b, d) > 0)
+		q->proj_bias = b;
+	n = ynode_get(root, "mamba_dt_rank");
+	if (n != NULL && !ynode_is_null(n) && !(n->kind == YN_SCALAR &&
+	    strcmp(n->str, "auto") == 0))
+		hf_u64(root, file, "mamba_dt_rank", 1, MAX_FFN, &q->dt_rank, -1,
+		    m, d);
+	else
+		q->dt_rank = (m->hidden + 15) / 16;
+	if ((n = ynode_get(root, "hidden_act")) != NULL &&
+	    !ynode_is_null(n) && (n->kind != YN_SCALAR ||
+	    strcmp(n->str, "silu") != 0))
+		vp_diag_add(d, file, n->pos, VP_ERROR, "hidden_act '%s' is "
+		    "not modelled for jamba; its MLP and conv1d are lowered "
+		    "with 'silu', JambaConfig's default and every released "
+		    "config's", n->kind == YN_SCALAR ? n->str :
+		    ynode_kind_name(n));
+	if (hf_bool(root, file, "output_router_logits", &b, d) > 0 && b)
+		vp_diag_add(d, file, ynode_get(root,
+		    "output_router_logits")->pos, VP_ERROR,
+		    "output_router_logits: true (the router's auxiliary "
+		    "loss over every block's logits) is not modelled");
+	if (hf_bool(root, file, "use_mambapy", &b, d) > 0 && b)
+		vp_diag_add(d, file, ynode_get(root, "use_mambapy")->pos,
+		    VP_ERROR, "use_mambapy: true (mamba.py's parallel scan "
+		    "instead of the recurrent loop) is not modelled");
+	hf_u64(root, file, "attn_layer_period", 1, MAX_LAYERS, &ap, -1, m, d);
+	hf_u64(root, file, "attn_layer_offset", 0, MAX_LAYERS, &ao, -1, m, d);
+	hf_u64(root, file, "expert_layer_period", 1, MAX_LAYERS, &ep, -1, m, d);
+	hf_u64(root, file, "expert_layer_offset", 0, MAX_LAYERS, &eo, -1, m, d);
+	if (ao >= ap || eo >= ep) {
+		vp_diag_add(d, file, root->pos, VP_ERROR, "attn_layer_offset "
+		    "and expert_layer_offset (%llu, %llu) must be below their "
+		    "periods (%llu, %llu), as JambaConfig checks",
+		    (unsigned long long)ao, (unsigned long long)eo,
+		    (unsigned long long)ap, (unsigned long long)ep);
+		return;
+	}
+	q->n_attn = 0;
+	for (l = ao; l < m->layers; l += ap) {
+		if (q->n_attn == VP_SSM_MAX_ATTN) {
+			vp_diag_add(d, file, root->pos, VP_ERROR, "more than "
+			    "%d attention blocks are not modelled",
+			    VP_SSM_MAX_ATTN);
+			return;
+		}
+		q->attn[q->n_attn++] = (uint32_t)l;
+	}
+	if (ynode_get(root, "num_experts") == NULL &&
+	    ynode_get(root, "num_local_experts") == NULL) {
+		m->has_moe = true;
+		m->moe.experts = (uint32_t)e;
+	}
+	if (ynode_get(root, "num_experts_per_tok") == NULL)
+		m->moe.top_k = 2;
+	/* num_experts: 1 is JambaMLP everywhere. */
+	if (m->has_moe && m->moe.experts <= 1) {
+		m->has_moe = false;
+		memset(&m->moe, 0, sizeof m->moe);
+		return;
+	}
+	if (eo + 1 != ep) {
+		vp_diag_add(d, file, root->pos, VP_ERROR, "expert_layer_offset "
+		    "%llu with expert_layer_period %llu is not modelled: the "
+		    "experts are lowered on every period-th block from the "
+		    "period - 1-th (offset %llu, every released config's "
+		    "layout)", (unsigned long long)eo, (unsigned long long)ep,
+		    (unsigned long long)(ep - 1));
+		return;
+	}
+	m->moe.sparse_step = (uint32_t)ep;
+	m->moe.ffn = m->ffn;
+}
+
+/*
  * NemotronHConfig (transformers 5.24): the blocks from
  * hybrid_override_pattern ('M' Mamba-2, '*' attention, '-' MLP, 'E'
  * MoE) or layers_block_type (mamba/linear_attention, attention/
@@ -3194,6 +3304,7 @@ read_hf(const struct ynode *root, const char *file, unsigned flags,
 	hf_mamba2(text, file, m, d);
 	hf_bamba(text, file, m, d);
 	hf_nemotron_h(text, file, m, d);
+	hf_jamba(text, file, m, d);
 	hf_required(text, file, where, m, before, d);
 	return vp_diags_count(d, VP_ERROR) == before ? 0 : -1;
 }

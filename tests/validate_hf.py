@@ -425,6 +425,15 @@ GRID = [
     ("nemotron-h", "fp32", "adamw", 2, 64, "none", "sdpa"),
     ("nemotron-h", "bf16-mixed", "adamw", 2, 64, "full", "sdpa"),
     ("nemotron-h", "bf16", "adamw", 2, 56, "none", "sdpa"),
+    # Jamba (Mamba-1 mixers in blocks 0, 2 and 3 on mamba_selective_scan's
+    # recurrent loop, attention in block 1; 4 experts of 256, top 2, in
+    # blocks 1 and 3, SwiGLU MLPs in 0 and 2).
+    ("jamba", "fp32", "adamw", 2, 32, "none", "eager"),
+    ("jamba", "bf16-mixed", "adamw", 2, 32, "none", "sdpa"),
+    ("jamba", "bf16", "adamw", 2, 32, "full", "eager"),
+    ("jamba", "fp32", "adamw", 2, 64, "none", "sdpa"),
+    ("jamba", "bf16-mixed", "adamw", 2, 64, "full", "sdpa"),
+    ("jamba", "bf16", "adamw", 2, 16, "none", "sdpa"),
 ]
 
 # Left out of make check (--quick, tests/validate_hf.sh) to keep CI's
