@@ -1019,6 +1019,12 @@ vp_model_validate(struct vp_model *m, struct vp_diags *d)
 		    m->ssm.pattern[0] ? "pattern" : "attention_layers",
 		    m->ssm.pattern[0] ? "nemotron-h" : "bamba or jamba",
 		    vp_family_names[vp_model_family(m)]);
+	/* Jamba's Mamba-1 sizes. */
+	if ((m->ssm.expand || m->ssm.dt_rank) && vp_family_info[
+	    vp_model_family(m)].block != VP_BLOCK_JAMBA)
+		vp_diag_add(d, m->file, m->where[VP_F_FAMILY], VP_ERROR,
+		    "'ssm.expand' and 'ssm.dt_rank' are for family jamba "
+		    "only, not %s", vp_family_names[vp_model_family(m)]);
 	/* The parallel builder has an ungated MLP after RoPE attention,
 	 * the only layout measured (Phi). */
 	if (vp_family_info[vp_model_family(m)].block == VP_BLOCK_PARALLEL &&

@@ -157,7 +157,7 @@ static const struct key ssm_keys[] = {
 	{ "state", K_U64, 1, MAX_HEADS, NULL, 0, -1,
 	    "the SSM state size (state_size), e.g. 128", true },
 	{ "groups", K_U64, 1, MAX_HEADS, NULL, 0, -1,
-	    "the groups of B and C (n_groups), e.g. 8", true },
+	    "the groups of B and C (n_groups), e.g. 8", false },
 	{ "conv_kernel", K_U64, 1, MAX_HEADS, NULL, 0, -1, NULL, false },
 	{ "chunk", K_U64, 1, MAX_SEQ, NULL, 0, -1, NULL, false },
 	{ "conv_bias", K_BOOL, 0, 0, NULL, 0, -1, NULL, false },
@@ -167,6 +167,8 @@ static const struct key ssm_keys[] = {
 	{ "bias", K_BOOL, 0, 0, NULL, 0, -1, NULL, false },
 	{ "attention_layers", K_STR, 0, 0, NULL, 0, -1, NULL, false },
 	{ "pattern", K_STR, 0, 0, NULL, 0, -1, NULL, false },
+	{ "expand", K_U64, 1, MAX_HEADS, NULL, 0, -1, NULL, false },
+	{ "dt_rank", K_U64, 1, MAX_FFN, NULL, 0, -1, NULL, false },
 };
 
 static const struct key train_keys[] = {
@@ -355,6 +357,8 @@ set_ssm(struct reading *r, const char *k, union val v)
 	else if (!strcmp(k, "bias")) q->proj_bias = v.b;
 	else if (!strcmp(k, "attention_layers")) r->ssm_attn = v.s;
 	else if (!strcmp(k, "pattern")) r->ssm_pattern = v.s;
+	else if (!strcmp(k, "expand")) q->expand = v.u;
+	else if (!strcmp(k, "dt_rank")) q->dt_rank = v.u;
 }
 
 /* "9,18,27": a hybrid's attention blocks, ascending.  0 or -1. */

@@ -902,6 +902,17 @@ run refuse-nemotron-h-lora tests/data/hf-val/nemotron-h.config.json \
 	--gpus 1xA100 --lora 16
 run est-nemotron-h-8b-1xh200 nemotron-h-8b --gpus 1xH200 --seq 4096 \
 	--recompute full --no-search
+# Jamba: the validation config (Mamba-1 blocks on the recurrent scan,
+# attention, experts) on the CPU, LoRA on it refused, a tiny config known
+# by its architectures alone, and the library's v0.1 on eight H200s.
+run est-hf-jamba-cpu tests/data/hf-val/jamba.config.json --device cpu \
+	--micro-batch 2 --seq 32 --attention eager --explain
+run refuse-jamba-lora tests/data/hf-val/jamba.config.json --gpus 1xA100 \
+	--lora 16
+run est-hf-jamba-architectures tests/data/hf/jamba-tiny-architectures.config.json \
+	--device cpu --seq 16
+run est-jamba-v0.1-8xh200 jamba-v0.1 --gpus 8xH200 --seq 4096 \
+	--recompute full --no-search
 
 # ---- inputs that are not regular files, and file messages (issue 17) ----
 # Findings 4 and 8.  A FIFO with no writer as any input hung forever; each
