@@ -166,6 +166,11 @@ CONFIGS = {
                             expert_layer_period=2, expert_layer_offset=1, num_experts=4, num_experts_per_tok=2,
                             mamba_d_state=16, mamba_d_conv=4, mamba_expand=2, mamba_dt_rank=8,
                             max_position_embeddings=2048, tie_word_embeddings=False)),
+    # Mamba (MambaForCausalLM, the same mixer as Jamba's without the dt/B/C norms, mamba_selective_scan's loop):
+    # 3 blocks, hidden 128, expand 2 (intermediate 256), state 16, conv kernel 4, time_step_rank 8, residual in fp32,
+    # vocab 256, tied (MambaConfig's default).
+    "mamba": ("mamba", dict(vocab_size=256, hidden_size=128, num_hidden_layers=3, state_size=16, expand=2,
+                            conv_kernel=4, time_step_rank=8)),
     "bert": ("bert", dict(vocab_size=4096, hidden_size=128, num_hidden_layers=2, num_attention_heads=4,
                           intermediate_size=512, max_position_embeddings=512, hidden_dropout_prob=0.0,
                           attention_probs_dropout_prob=0.0)),

@@ -3312,9 +3312,16 @@ mamba1_mixer(struct lctx *x, int32_t h1)
 	dbc = linear(x, LIN_M1_X, xr, I, r + 2 * n, false, true, VP_CAT_ACT);
 	xn[0] = N * r; xn[1] = N * n; xn[2] = N * n;
 	split_views(x, dbc, xn, 3, xc);
-	tdt = norm_rows(x, "dt_layernorm", xc[0], N, r);
-	tB = norm_rows(x, "b_layernorm", xc[1], N, n);
-	tC = norm_rows(x, "c_layernorm", xc[2], N, n);
+	if (x->fam.block == VP_BLOCK_JAMBA) {
+		tdt = norm_rows(x, "dt_layernorm", xc[0], N, r);
+		tB = norm_rows(x, "b_layernorm", xc[1], N, n);
+		tC = norm_rows(x, "c_layernorm", xc[2], N, n);
+	} else {
+		/* MambaMixer: the views themselves. */
+		tdt = xc[0];
+		tB = xc[1];
+		tC = xc[2];
+	}
 	/* dt_proj.weight @ dt^T, without the bias (added in the scan). */
 	dtp = linear(x, LIN_M1_DT, tdt, r, I, false, true, VP_CAT_ACT);
 
@@ -3365,6 +3372,27 @@ mamba1_mixer(struct lctx *x, int32_t h1)
 	release(x, "mixer return", dtp, tB, tC);
 	release(x, "mixer return", y, h1, -1);
 	return yo;
+}
+
+/*
+ * MambaBlock (transformers 5.24): hidden_states.to(norm weight dtype),
+ * MambaRMSNorm (Llama's), the residual in fp32 (residual_in_fp32), the
+ * mixer (MambaMixer: Jamba's without the dt, B and C norms), the sum;
+ * the caller's hidden_states holds the block input until the block
+ * returns, as in Mamba2Block.
+ */
+static int32_t
+mamba1_block(struct lctx *x, int32_t in)
+{
+	int32_t h1, res, out;
+
+	h1 = norm(x, "input norm", cast(x, in, x->w, VP_CAT_ACT));
+	res = x->m->ssm.residual_fp32 ? cast(x, in, VP_FP32, VP_CAT_ACT) : in;
+	out = mamba1_mixer(x, h1);
+	out = ew(x, "residual add", elems_of(x, in), promote(dt_of(x, res),
+	    dt_of(x, out)), res, out, -1, -1, VP_CAT_ACT);
+	x->g->op[x->g->nop - 1].keep[0] = in;
+	return out;
 }
 
 /*
@@ -3427,6 +3455,7 @@ static const block_fn block_builders[VP_BLOCK_COUNT] = {
 	[VP_BLOCK_HYBRID] = hybrid_block,
 	[VP_BLOCK_NEMOTRON_H] = nemotron_h_block,
 	[VP_BLOCK_JAMBA] = jamba_block,
+	[VP_BLOCK_MAMBA1] = mamba1_block,
 };
 
 /*
@@ -3701,12 +3730,14 @@ lm_head(struct lctx *x, int32_t hsd, uint64_t *rows, int32_t held[2])
 	 * cast. */
 	if (x->fam.block == VP_BLOCK_MAMBA2 || x->fam.block ==
 	    VP_BLOCK_HYBRID || x->fam.block == VP_BLOCK_NEMOTRON_H ||
-	    x->fam.block == VP_BLOCK_JAMBA) {
+	    x->fam.block == VP_BLOCK_JAMBA || x->fam.block ==
+	    VP_BLOCK_MAMBA1) {
 		mamba_out = hsd;
 		if (x->g->layer_input[1] >= 0)
 			release(x, "backbone return", x->g->layer_input[1], -1,
 			    -1);
-		if (x->fam.block == VP_BLOCK_MAMBA2)
+		if (x->fam.block == VP_BLOCK_MAMBA2 || x->fam.block ==
+		    VP_BLOCK_MAMBA1)
 			hsd = cast(x, hsd, x->w, VP_CAT_ACT);
 	}
 	lg = linear(x, LIN_LM_HEAD, hsd, x->h, x->V, x->fam.head_bias, true,
@@ -5434,8 +5465,9 @@ persistent_terms(struct vp_graph *g, const struct lctx *x,
 		if (ip > big)
 			big = ip;
 	}
-	/* Jamba: the Mamba-1 in_proj, h x 2 inner. */
-	if (x->fam.block == VP_BLOCK_JAMBA &&
+	/* Jamba and Mamba: the Mamba-1 in_proj, h x 2 inner. */
+	if ((x->fam.block == VP_BLOCK_JAMBA || x->fam.block ==
+	    VP_BLOCK_MAMBA1) &&
 	    vp_mul_sat(x->h, 2 * m->ssm.expand * x->h) > big)
 		big = vp_mul_sat(x->h, 2 * m->ssm.expand * x->h);
 	g->largest_param_bytes = vp_mul_sat(big, B(x->w));

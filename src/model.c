@@ -524,6 +524,23 @@ const struct vp_family_info vp_family_info[VP_FAMILY_COUNT] = {
 		.mask_fp32 = true, .loss_fp32 = true, .pad_labels = true,
 		.sdpa_gqa = true, .q_view = true, .lin = DECODER_LINEARS,
 	},
+	/*
+	 * Mamba (MambaForCausalLM, transformers 5.24's
+	 * models/mamba/modeling_mamba.py, without mamba_ssm: MambaMixer's
+	 * mamba_inner_fn is then None and the mixer runs the same PyTorch
+	 * path as Jamba's, mamba_selective_scan's loop, without the dt, B
+	 * and C norms): each block an RMSNorm of the input cast to its
+	 * weight's dtype, the mixer, the residual (fp32 with
+	 * residual_in_fp32), as Mamba2Block; norm_f, the lm_head on the
+	 * hidden states cast to its dtype, fp32 logits, ForCausalLMLoss.
+	 * No attention and no MLP: lin[] is empty.
+	 */
+	[VP_FAMILY_MAMBA] = {
+		.source = "transformers MambaForCausalLM (v5.24, without "
+		    "mamba_ssm)",
+		.arch = VP_ARCH_DECODER, .block = VP_BLOCK_MAMBA1,
+		.head = VP_HEAD_LM, .logits_fp32 = true, .pad_labels = true,
+	},
 };
 
 enum vp_family
@@ -563,7 +580,7 @@ vp_model_traits(const struct vp_model *m)
 	/* A Mamba-2 block has neither attention nor MLP linears (and a
 	 * hybrid's attention blocks are Hugging Face's, never fused). */
 	if (t.block == VP_BLOCK_MAMBA2 || t.block == VP_BLOCK_HYBRID ||
-	    t.block == VP_BLOCK_NEMOTRON_H)
+	    t.block == VP_BLOCK_NEMOTRON_H || t.block == VP_BLOCK_MAMBA1)
 		return t;
 	assert(t.lin[t.fused_qkv ? VP_ROLE_QKV : VP_ROLE_Q] != NULL);
 	assert(t.lin[VP_ROLE_O] != NULL && t.lin[VP_ROLE_DOWN] != NULL);
@@ -1004,6 +1021,34 @@ vp_model_validate(struct vp_model *m, struct vp_diags *d)
 			    "biases, post_norms, soft-capping or sliding "
 			    "window, and experts (if any) on 'sparse_step' "
 			    "alone, without shared experts");
+	} else if (vp_family_info[vp_model_family(m)].block ==
+	    VP_BLOCK_MAMBA1) {
+		const struct vp_ssm *q = &m->ssm;
+
+		if (q->state == 0 || q->conv_kernel == 0 || q->expand == 0 ||
+		    q->dt_rank == 0)
+			vp_diag_add(d, m->file, m->where[VP_F_FAMILY], VP_ERROR,
+			    "family 'mamba' needs 'ssm' with 'state', "
+			    "'conv_kernel', 'expand' and 'dt_rank', all at "
+			    "least 1");
+		else if (m->heads != 1 || m->ffn != vp_mul_sat(q->expand,
+		    m->hidden))
+			vp_diag_add(d, m->file, m->where[VP_F_FFN], VP_ERROR,
+			    "a mamba model has 'heads: 1' and 'ffn' the "
+			    "mixer's inner width, 'ssm.expand' x 'hidden' "
+			    "(%llu x %llu), not %llu heads and %llu",
+			    (unsigned long long)q->expand,
+			    (unsigned long long)m->hidden,
+			    (unsigned long long)m->heads,
+			    (unsigned long long)m->ffn);
+		if (m->has_moe || m->post_norms || m->attn_softcap ||
+		    m->logit_softcap || m->window || m->norm !=
+		    VP_NORM_RMSNORM || m->pos != VP_POS_NONE || m->bias)
+			vp_diag_add(d, m->file, m->where[VP_F_FAMILY], VP_ERROR,
+			    "family 'mamba' is modelled with 'norm: rmsnorm', "
+			    "'position: none', 'bias: false' (ssm.bias for "
+			    "the projections) and no moe, post_norms, "
+			    "soft-capping or sliding window");
 	} else if (m->ssm.state != 0) {
 		vp_diag_add(d, m->file, m->where[VP_F_FAMILY], VP_ERROR,
 		    "'ssm' needs 'family: mamba2' or a hybrid, not %s",
@@ -1019,12 +1064,14 @@ vp_model_validate(struct vp_model *m, struct vp_diags *d)
 		    m->ssm.pattern[0] ? "pattern" : "attention_layers",
 		    m->ssm.pattern[0] ? "nemotron-h" : "bamba or jamba",
 		    vp_family_names[vp_model_family(m)]);
-	/* Jamba's Mamba-1 sizes. */
+	/* The Mamba-1 sizes. */
 	if ((m->ssm.expand || m->ssm.dt_rank) && vp_family_info[
-	    vp_model_family(m)].block != VP_BLOCK_JAMBA)
+	    vp_model_family(m)].block != VP_BLOCK_JAMBA && vp_family_info[
+	    vp_model_family(m)].block != VP_BLOCK_MAMBA1)
 		vp_diag_add(d, m->file, m->where[VP_F_FAMILY], VP_ERROR,
-		    "'ssm.expand' and 'ssm.dt_rank' are for family jamba "
-		    "only, not %s", vp_family_names[vp_model_family(m)]);
+		    "'ssm.expand' and 'ssm.dt_rank' are for the families "
+		    "jamba and mamba only, not %s",
+		    vp_family_names[vp_model_family(m)]);
 	/* The parallel builder has an ungated MLP after RoPE attention,
 	 * the only layout measured (Phi). */
 	if (vp_family_info[vp_model_family(m)].block == VP_BLOCK_PARALLEL &&
@@ -1324,6 +1371,7 @@ vp_layer_ssm(const struct vp_model *m, uint64_t l)
 
 	switch (vp_family_info[vp_model_family(m)].block) {
 	case VP_BLOCK_MAMBA2:
+	case VP_BLOCK_MAMBA1:
 		return true;
 	case VP_BLOCK_HYBRID:
 	case VP_BLOCK_JAMBA:
@@ -1363,6 +1411,9 @@ vp_mamba1_mixer_params(const struct vp_model *m)
 	p = vp_add_sat(p, vp_mul_sat(di, h));
 	if (q->proj_bias)
 		p = vp_add_sat(p, vp_add_sat(vp_mul_sat(2, di), h));
+	/* MambaMixer has no dt, B and C norms. */
+	if (vp_family_info[vp_model_family(m)].block != VP_BLOCK_JAMBA)
+		return p;
 	return vp_add_sat(p, r + 2 * n);
 }
 
@@ -1688,6 +1739,13 @@ vp_model_params(const struct vp_model *m, struct vp_param_count *out)
 		out->per_layer = out->dense_layer = vp_add_sat(
 		    vp_ssm_mixer_params(m), norm_params(m));
 		layer_active = m->layers ? out->layers / m->layers : 0;
+	}
+	/* Mamba: the block's RMSNorm and the Mamba-1 mixer. */
+	if (vp_family_info[vp_model_family(m)].block == VP_BLOCK_MAMBA1) {
+		layer = layer_active = vp_add_sat(norm_params(m),
+		    vp_mamba1_mixer_params(m));
+		out->per_layer = out->dense_layer = layer;
+		out->layers = vp_mul_sat(m->layers, layer);
 	}
 	/* Jamba: each block its own mixer and feed-forward; per_layer is
 	 * a Mamba-1 block's with experts, dense_layer one with the MLP. */

@@ -47,14 +47,14 @@ struct vp_model;
 	X(VIT, "vit") X(CLIP, "clip") \
 	X(GPTJ, "gptj") X(FALCON, "falcon") X(COHERE, "cohere") \
 	X(MAMBA2, "mamba2") X(BAMBA, "bamba") \
-	X(NEMOTRON_H, "nemotron-h") X(JAMBA, "jamba")
+	X(NEMOTRON_H, "nemotron-h") X(JAMBA, "jamba") X(MAMBA, "mamba")
 /* Block builders of the lowering (graph.c's block_builders[]): where the
  * norms sit relative to the residual adds. */
 #define VP_BLOCK_LIST(X) X(PRE_NORM, "pre-norm") X(POST_NORM, "post-norm") \
 	X(LLAMA4, "llama4") X(MLA, "mla-pre-norm") X(PARALLEL, "parallel") \
 	X(MODERNBERT, "modernbert") X(DEBERTA, "deberta") \
 	X(MAMBA2, "mamba2") X(HYBRID, "mamba2-hybrid") \
-	X(NEMOTRON_H, "nemotron-h") X(JAMBA, "jamba")
+	X(NEMOTRON_H, "nemotron-h") X(JAMBA, "jamba") X(MAMBA1, "mamba")
 /* What follows the last block (graph.c's head_builders[]). */
 #define VP_HEAD_LIST(X) \
 	X(LM, "lm-head") X(MLM, "mlm-head") X(LINEAR, "linear-head") \
@@ -291,7 +291,8 @@ struct vp_ssm {
 	uint64_t chunk;		/* chunk_size */
 	bool conv_bias;		/* use_conv_bias */
 	bool residual_fp32;	/* residual_in_fp32 */
-	/* Jamba's Mamba-1 mixer (block jamba): in_proj makes x and the
+	/* The Mamba-1 mixer (Jamba's, block jamba, and Mamba's, block
+	 * mamba, which has no dt/B/C norms): in_proj makes x and the
 	 * gate z (expand x hidden each), x_proj dt (dt_rank wide), B and C
 	 * (state each), dt_proj dt_rank -> inner; the attention blocks are
 	 * attn[] (read from attn_layer_period and attn_layer_offset). */

@@ -748,6 +748,8 @@ static const struct hf_family hf_families[] = {
 	    false },
 	{ "jamba", "Jamba", VP_FAMILY_JAMBA, VP_NORM_RMSNORM, VP_POS_NONE,
 	    VP_ACT_SWIGLU, false, false, false, false, false, false },
+	{ "mamba", "Mamba", VP_FAMILY_MAMBA, VP_NORM_RMSNORM, VP_POS_NONE,
+	    VP_ACT_SWIGLU, false, false, false, true, false, false },
 };
 #undef D
 
@@ -2885,6 +2887,63 @@ hf_bamba(const struct ynode *root, const char *file, struct vp_model *m,
 }
 
 /*
+ * MambaConfig (transformers 5.24): hidden 768, 32 layers, vocab 50280,
+ * state_size 16, conv_kernel 4, expand 2 (intermediate_size = expand x
+ * hidden), time_step_rank "auto" = ceil(hidden / 16), use_bias false,
+ * use_conv_bias true, residual_in_fp32 true, tied embeddings.  The model
+ * has one "head", head_dim and ffn the inner width (no attention).
+ */
+static void
+hf_mamba(const struct ynode *root, const char *file, struct vp_model *m,
+    struct vp_diags *d)
+{
+	const struct ynode *n;
+	struct vp_ssm *q = &m->ssm;
+	bool b;
+
+	if (m->family != VP_FAMILY_MAMBA)
+		return;
+	if (ynode_get(root, "hidden_size") == NULL) m->hidden = 768;
+	if (ynode_get(root, "num_hidden_layers") == NULL) m->layers = 32;
+	if (ynode_get(root, "vocab_size") == NULL) m->vocab = 50280;
+	*q = (struct vp_ssm){ .state = 16, .conv_kernel = 4, .expand = 2,
+	    .conv_bias = true, .residual_fp32 = true };
+	m->bias = false;
+	m->max_seq = 0;
+	hf_u64(root, file, "state_size", 1, MAX_HEADS, &q->state, -1, m, d);
+	hf_u64(root, file, "conv_kernel", 1, MAX_HEADS, &q->conv_kernel, -1, m, d);
+	hf_u64(root, file, "expand", 1, MAX_HEADS, &q->expand, -1, m, d);
+	if (hf_bool(root, file, "use_bias", &b, d) > 0)
+		q->proj_bias = b;
+	if (hf_bool(root, file, "use_conv_bias", &b, d) > 0)
+		q->conv_bias = b;
+	if (hf_bool(root, file, "residual_in_fp32", &b, d) > 0)
+		q->residual_fp32 = b;
+	n = ynode_get(root, "time_step_rank");
+	if (n != NULL && !ynode_is_null(n) && !(n->kind == YN_SCALAR &&
+	    strcmp(n->str, "auto") == 0))
+		hf_u64(root, file, "time_step_rank", 1, MAX_FFN, &q->dt_rank,
+		    -1, m, d);
+	else
+		q->dt_rank = (m->hidden + 15) / 16;
+	if ((n = ynode_get(root, "hidden_act")) != NULL &&
+	    !ynode_is_null(n) && (n->kind != YN_SCALAR ||
+	    strcmp(n->str, "silu") != 0))
+		vp_diag_add(d, file, n->pos, VP_ERROR, "hidden_act '%s' is "
+		    "not modelled for mamba; the conv1d's activation is "
+		    "'silu' in MambaConfig and every released config",
+		    n->kind == YN_SCALAR ? n->str : ynode_kind_name(n));
+	if (hf_bool(root, file, "use_mambapy", &b, d) > 0 && b)
+		vp_diag_add(d, file, ynode_get(root, "use_mambapy")->pos,
+		    VP_ERROR, "use_mambapy: true (mamba.py's parallel scan "
+		    "instead of the recurrent loop) is not modelled");
+	m->ffn = vp_mul_sat(q->expand, m->hidden);
+	m->heads = m->kv_heads = 1;
+	m->head_dim = m->ffn;
+	m->qkv_bias = m->o_bias = 0;
+}
+
+/*
  * JambaConfig (transformers 5.24): block l's mixer is attention when
  * l % attn_layer_period == attn_layer_offset (layers_block_type), the
  * Mamba-1 mixer otherwise (mamba_d_state 16, mamba_d_conv 4,
@@ -3309,6 +3368,7 @@ read_hf(const struct ynode *root, const char *file, unsigned flags,
 	hf_bamba(text, file, m, d);
 	hf_nemotron_h(text, file, m, d);
 	hf_jamba(text, file, m, d);
+	hf_mamba(text, file, m, d);
 	hf_required(text, file, where, m, before, d);
 	return vp_diags_count(d, VP_ERROR) == before ? 0 : -1;
 }

@@ -913,6 +913,15 @@ run est-hf-jamba-architectures tests/data/hf/jamba-tiny-architectures.config.jso
 	--device cpu --seq 16
 run est-jamba-v0.1-8xh200 jamba-v0.1 --gpus 8xH200 --seq 4096 \
 	--recompute full --no-search
+# Mamba (MambaForCausalLM, the same Mamba-1 mixer without the norms): the
+# validation config on the CPU, and on a GPU (the note on mamba_ssm's
+# mamba_inner_fn), --compile refused.
+run est-hf-mamba-cpu tests/data/hf-val/mamba.config.json --device cpu \
+	--micro-batch 2 --seq 32 --explain
+run est-hf-mamba-1xa100 tests/data/hf-val/mamba.config.json --gpus 1xA100 \
+	--micro-batch 2 --seq 1024 --no-search
+run refuse-mamba-compile tests/data/hf-val/mamba.config.json --gpus 1xA100 \
+	--compile
 
 # ---- inputs that are not regular files, and file messages (issue 17) ----
 # Findings 4 and 8.  A FIFO with no writer as any input hung forever; each
