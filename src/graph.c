@@ -3223,8 +3223,7 @@ mamba1_scan_loop(struct lctx *x, int32_t dA, int32_t dBu, int32_t C,
 	SAVE(o, cc >= 0 ? cc : C);
 	SAVE(o, z0);
 	o->fwd_tmp = vp_mul_sat(bIn, B(VP_FP32));
-	o->bwd_tmp = vp_add_sat(vp_mul_sat(N * I * n, B(VP_FP32)),
-	    vp_mul_sat(3 * bIn, B(VP_FP32)));
+	o->bwd_tmp = vp_mul_sat(N * I * n, B(VP_FP32));
 	*list = out;
 	return out;
 }
@@ -3326,12 +3325,13 @@ mamba1_mixer(struct lctx *x, int32_t h1)
 	dtp = linear(x, LIN_M1_DT, tdt, r, I, false, true, VP_CAT_ACT);
 
 	/* 3. mamba_selective_scan. */
-	dt1 = ew(x, "dt bias", N * I, f, dtp, -1, -1, -1, VP_CAT_ACT);
-	o = &x->g->op[x->g->nop - 1];
-	o->wgrad_bytes = vp_mul_sat(I, B(x->gd));
-	if (x->cpu && dt_of(x, dtp) != f)
-		o->fwd_tmp = vp_mul_sat(N * I, B(f));
-	sp = ew(x, "dt softplus", N * I, f, dt1, -1, dt1, -1, VP_CAT_ACT);
+	/* dt + delta_bias.to(dt.dtype): in dt's dtype (16 bit under
+	 * autocast and in bf16), then softplus, which keeps its input. */
+	dt1 = ew(x, "dt bias", N * I, dt_of(x, dtp), dtp, -1, -1, -1,
+	    VP_CAT_ACT);
+	x->g->op[x->g->nop - 1].wgrad_bytes = vp_mul_sat(I, B(x->gd));
+	sp = ew(x, "dt softplus", N * I, dt_of(x, dtp), dt1, -1, dt1, -1,
+	    VP_CAT_ACT);
 	adt = ew(x, "A dt", N * I * n, f, A, sp, A, sp, VP_CAT_ACT);
 	x->g->op[x->g->nop - 1].bwd_tmp = vp_mul_sat(N * I * n, B(f));
 	dA = ew(x, "dA exp", N * I * n, f, adt, -1, -1, -1, VP_CAT_ACT);
