@@ -3047,7 +3047,11 @@ hf_jamba(const struct ynode *root, const char *file, struct vp_model *m,
 		return;
 	}
 	if (eo + 1 != ep) {
-		vp_diag_add(d, file, root->pos, VP_ERROR, "expert_layer_offset "
+		n = ynode_get(root, "expert_layer_offset");
+		if (n == NULL)
+			n = ynode_get(root, "expert_layer_period");
+		vp_diag_add(d, file, n != NULL ? n->pos : root->pos, VP_ERROR,
+		    "expert_layer_offset "
 		    "%llu with expert_layer_period %llu is not modelled: the "
 		    "experts are lowered on every period-th block from the "
 		    "period - 1-th (offset %llu, every released config's "

@@ -922,6 +922,12 @@ run est-hf-mamba-1xa100 tests/data/hf-val/mamba.config.json --gpus 1xA100 \
 	--micro-batch 2 --seq 1024 --no-search
 run refuse-mamba-compile tests/data/hf-val/mamba.config.json --gpus 1xA100 \
 	--compile
+# The two validation configs in the own schema: the same estimates
+# (tests/bad/96 and 97: an expert offset and mamba.py's scan, refused).
+run est-own-jamba-tiny tests/data/ssm/jamba-tiny.yaml --device cpu \
+	--micro-batch 2 --seq 32 --attention eager --dropout 0
+run est-own-mamba-tiny tests/data/ssm/mamba-tiny.yaml --device cpu \
+	--micro-batch 2 --seq 32 --attention eager --dropout 0
 
 # ---- inputs that are not regular files, and file messages (issue 17) ----
 # Findings 4 and 8.  A FIFO with no writer as any input hung forever; each
