@@ -3191,7 +3191,7 @@ static const struct lin LIN_M1_OUT = { "out_proj", 0, LIN_LOCAL };
  */
 static int32_t
 mamba1_scan_loop(struct lctx *x, int32_t dA, int32_t dBu, int32_t C,
-    int32_t z0, enum vp_dtype idt, int32_t *list)
+    int32_t z0, enum vp_dtype idt, int32_t *list, int32_t *last)
 {
 	uint64_t b = x->b, s = x->s, N = b * s, I = x->m->ssm.expand * x->h;
 	uint64_t n = x->m->ssm.state, bIn = b * I * n;
@@ -3203,8 +3203,18 @@ mamba1_scan_loop(struct lctx *x, int32_t dA, int32_t dBu, int32_t C,
 	IN(o, dBu);
 	IN(o, C);
 	IN(o, z0);
-	st = tnew(x, s * bIn, VP_FP32, VP_CAT_ACT, "scan states", true);
+	/* With a 16-bit input the matmul saves the state's copy, so the
+	 * last state is saved by nothing: the local ssm_state holds it
+	 * until the scan returns. */
+	st = tnew(x, (idt != VP_FP32 ? s - 1 : s) * bIn, VP_FP32, VP_CAT_ACT,
+	    "scan states", true);
 	OUT(o, st);
+	*last = -1;
+	if (idt != VP_FP32) {
+		*last = tnew(x, bIn, VP_FP32, VP_CAT_ACT, "scan last state",
+		    true);
+		OUT(o, *last);
+	}
 	if (idt != VP_FP32) {
 		cp = tnew(x, s * bIn, idt, VP_CAT_ACT, "scan state copies",
 		    true);
@@ -3249,7 +3259,7 @@ mamba1_mixer(struct lctx *x, int32_t h1)
 	enum vp_dtype f = VP_FP32, pd, idt;
 	int32_t proj, pc[2], xs, gate, A, xin, cv, sx, xr, dbc, xc[3];
 	int32_t tdt, tB, tC, dtp, dt1, sp, adt, dA, bf, dB, xf, dBu, z0;
-	int32_t list, st, hD, y, sz, yo;
+	int32_t list, last, st, hD, y, sz, yo;
 	struct vp_op *o;
 
 	proj = linear(x, LIN_M1_IN, h1, x->h, 2 * I, q->proj_bias, true,
@@ -3341,7 +3351,7 @@ mamba1_mixer(struct lctx *x, int32_t h1)
 	xf = cast(x, sx, f, VP_CAT_ACT);
 	dBu = bcast_mul(x, "dBu", N * I * n, dB, xf);
 	z0 = ew(x, "scan zeros", b * I * n, idt, -1, -1, -1, -1, VP_CAT_ACT);
-	(void)mamba1_scan_loop(x, dA, dBu, tC, z0, idt, &list);
+	(void)mamba1_scan_loop(x, dA, dBu, tC, z0, idt, &list, &last);
 	st = ew(x, "scan stack", N * I, dt_of(x, list), list, -1, -1, -1,
 	    VP_CAT_ACT);
 	hD = ew(x, "D mul", N * I, promote(idt, f), sx, -1, sx, -1,
@@ -3357,6 +3367,8 @@ mamba1_mixer(struct lctx *x, int32_t h1)
 	/* The scan's locals at its return: dBu (saved by nothing), the
 	 * list of outputs, the initial state. */
 	release(x, "scan return", dBu, list, z0);
+	if (last >= 0)
+		release(x, "scan return", last, -1, -1);
 
 	/* 4. out_proj(scan_output.transpose(1, 2).to(dtype)). */
 	yo = cast(x, y, dt_of(x, h1), VP_CAT_ACT);
