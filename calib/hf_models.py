@@ -171,6 +171,9 @@ CONFIGS = {
     # vocab 256, tied (MambaConfig's default).
     "mamba": ("mamba", dict(vocab_size=256, hidden_size=128, num_hidden_layers=3, state_size=16, expand=2,
                             conv_kernel=4, time_step_rank=8)),
+    # Falcon-Mamba (FalconMambaForCausalLM): Mamba's with weightless RMSNorms on dt, B and C; the same sizes.
+    "falcon-mamba": ("falcon_mamba", dict(vocab_size=256, hidden_size=128, num_hidden_layers=3, state_size=16,
+                                          expand=2, conv_kernel=4, time_step_rank=8)),
     "bert": ("bert", dict(vocab_size=4096, hidden_size=128, num_hidden_layers=2, num_attention_heads=4,
                           intermediate_size=512, max_position_embeddings=512, hidden_dropout_prob=0.0,
                           attention_probs_dropout_prob=0.0)),

@@ -3330,6 +3330,12 @@ mamba1_mixer(struct lctx *x, int32_t h1)
 		tdt = norm_rows(x, "dt_layernorm", xc[0], N, r);
 		tB = norm_rows(x, "b_layernorm", xc[1], N, n);
 		tC = norm_rows(x, "c_layernorm", xc[2], N, n);
+	} else if (vp_model_family(x->m) == VP_FAMILY_FALCON_MAMBA) {
+		/* FalconMambaWeightlessRMSNorm: .float(), normalized,
+		 * .type_as(x), no weight. */
+		tdt = rms_normalize(x, xc[0], N, r);
+		tB = rms_normalize(x, xc[1], N, n);
+		tC = rms_normalize(x, xc[2], N, n);
 	} else {
 		/* MambaMixer: the views themselves. */
 		tdt = xc[0];

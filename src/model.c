@@ -541,6 +541,20 @@ const struct vp_family_info vp_family_info[VP_FAMILY_COUNT] = {
 		.arch = VP_ARCH_DECODER, .block = VP_BLOCK_MAMBA1,
 		.head = VP_HEAD_LM, .logits_fp32 = true, .pad_labels = true,
 	},
+	/*
+	 * Falcon-Mamba (FalconMambaForCausalLM, transformers 5.24's
+	 * models/falcon_mamba/modeling_falcon_mamba.py): Mamba's block,
+	 * mixer and head, with FalconMambaWeightlessRMSNorm on dt, B and C
+	 * after x_proj (to fp32, the RMS normalization, back to the input's
+	 * dtype; no weight: its "weight" is a non-persistent buffer of ones,
+	 * I + 2 state per block, not counted).
+	 */
+	[VP_FAMILY_FALCON_MAMBA] = {
+		.source = "transformers FalconMambaForCausalLM (v5.24, without "
+		    "mamba_ssm)",
+		.arch = VP_ARCH_DECODER, .block = VP_BLOCK_MAMBA1,
+		.head = VP_HEAD_LM, .logits_fp32 = true, .pad_labels = true,
+	},
 };
 
 enum vp_family
@@ -1028,15 +1042,16 @@ vp_model_validate(struct vp_model *m, struct vp_diags *d)
 		if (q->state == 0 || q->conv_kernel == 0 || q->expand == 0 ||
 		    q->dt_rank == 0)
 			vp_diag_add(d, m->file, m->where[VP_F_FAMILY], VP_ERROR,
-			    "family 'mamba' needs 'ssm' with 'state', "
+			    "family '%s' needs 'ssm' with 'state', "
 			    "'conv_kernel', 'expand' and 'dt_rank', all at "
-			    "least 1");
+			    "least 1", vp_family_names[vp_model_family(m)]);
 		else if (m->heads != 1 || m->ffn != vp_mul_sat(q->expand,
 		    m->hidden))
 			vp_diag_add(d, m->file, m->where[VP_F_FFN], VP_ERROR,
-			    "a mamba model has 'heads: 1' and 'ffn' the "
+			    "a %s model has 'heads: 1' and 'ffn' the "
 			    "mixer's inner width, 'ssm.expand' x 'hidden' "
 			    "(%llu x %llu), not %llu heads and %llu",
+			    vp_family_names[vp_model_family(m)],
 			    (unsigned long long)q->expand,
 			    (unsigned long long)m->hidden,
 			    (unsigned long long)m->heads,
@@ -1045,10 +1060,11 @@ vp_model_validate(struct vp_model *m, struct vp_diags *d)
 		    m->logit_softcap || m->window || m->norm !=
 		    VP_NORM_RMSNORM || m->pos != VP_POS_NONE || m->bias)
 			vp_diag_add(d, m->file, m->where[VP_F_FAMILY], VP_ERROR,
-			    "family 'mamba' is modelled with 'norm: rmsnorm', "
+			    "family '%s' is modelled with 'norm: rmsnorm', "
 			    "'position: none', 'bias: false' (ssm.bias for "
 			    "the projections) and no moe, post_norms, "
-			    "soft-capping or sliding window");
+			    "soft-capping or sliding window",
+			    vp_family_names[vp_model_family(m)]);
 	} else if (m->ssm.state != 0) {
 		vp_diag_add(d, m->file, m->where[VP_F_FAMILY], VP_ERROR,
 		    "'ssm' needs 'family: mamba2' or a hybrid, not %s",
@@ -1070,7 +1086,7 @@ vp_model_validate(struct vp_model *m, struct vp_diags *d)
 	    vp_model_family(m)].block != VP_BLOCK_MAMBA1)
 		vp_diag_add(d, m->file, m->where[VP_F_FAMILY], VP_ERROR,
 		    "'ssm.expand' and 'ssm.dt_rank' are for the families "
-		    "jamba and mamba only, not %s",
+		    "jamba, mamba and falcon-mamba only, not %s",
 		    vp_family_names[vp_model_family(m)]);
 	/* The parallel builder has an ungated MLP after RoPE attention,
 	 * the only layout measured (Phi). */

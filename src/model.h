@@ -47,7 +47,8 @@ struct vp_model;
 	X(VIT, "vit") X(CLIP, "clip") \
 	X(GPTJ, "gptj") X(FALCON, "falcon") X(COHERE, "cohere") \
 	X(MAMBA2, "mamba2") X(BAMBA, "bamba") \
-	X(NEMOTRON_H, "nemotron-h") X(JAMBA, "jamba") X(MAMBA, "mamba")
+	X(NEMOTRON_H, "nemotron-h") X(JAMBA, "jamba") X(MAMBA, "mamba") \
+	X(FALCON_MAMBA, "falcon-mamba")
 /* Block builders of the lowering (graph.c's block_builders[]): where the
  * norms sit relative to the residual adds. */
 #define VP_BLOCK_LIST(X) X(PRE_NORM, "pre-norm") X(POST_NORM, "post-norm") \

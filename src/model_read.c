@@ -750,6 +750,9 @@ static const struct hf_family hf_families[] = {
 	    VP_ACT_SWIGLU, false, false, false, false, false, false },
 	{ "mamba", "Mamba", VP_FAMILY_MAMBA, VP_NORM_RMSNORM, VP_POS_NONE,
 	    VP_ACT_SWIGLU, false, false, false, true, false, false },
+	{ "falcon_mamba", "FalconMamba", VP_FAMILY_FALCON_MAMBA,
+	    VP_NORM_RMSNORM, VP_POS_NONE, VP_ACT_SWIGLU, false, false, false,
+	    true, false, false },
 };
 #undef D
 
@@ -2901,7 +2904,7 @@ hf_mamba(const struct ynode *root, const char *file, struct vp_model *m,
 	struct vp_ssm *q = &m->ssm;
 	bool b;
 
-	if (m->family != VP_FAMILY_MAMBA)
+	if (m->family != VP_FAMILY_MAMBA && m->family != VP_FAMILY_FALCON_MAMBA)
 		return;
 	if (ynode_get(root, "hidden_size") == NULL) m->hidden = 768;
 	if (ynode_get(root, "num_hidden_layers") == NULL) m->layers = 32;
@@ -2937,6 +2940,29 @@ hf_mamba(const struct ynode *root, const char *file, struct vp_model *m,
 		vp_diag_add(d, file, ynode_get(root, "use_mambapy")->pos,
 		    VP_ERROR, "use_mambapy: true (mamba.py's parallel scan "
 		    "instead of the recurrent loop) is not modelled");
+	if (hf_bool(root, file, "use_falcon_mambapy", &b, d) > 0 && b)
+		vp_diag_add(d, file, ynode_get(root, "use_falcon_mambapy")->pos,
+		    VP_ERROR, "use_falcon_mambapy: true (mamba.py's parallel "
+		    "scan instead of the recurrent loop) is not modelled");
+	/* An intermediate_size the config gives is the class's (it wins
+	 * over expand: tiiuae/falcon-mamba-7b says expand 16 and 8192). */
+	if ((n = ynode_get(root, "intermediate_size")) != NULL &&
+	    !ynode_is_null(n)) {
+		uint64_t is = 0;
+
+		if (ynode_u64(n, file, "intermediate_size", 1, MAX_FFN, &is,
+		    d) == 0) {
+			if (m->hidden && is % m->hidden == 0)
+				q->expand = is / m->hidden;
+			else
+				vp_diag_add(d, file, n->pos, VP_ERROR,
+				    "intermediate_size %llu is not a multiple "
+				    "of hidden_size %llu: the mixer's inner "
+				    "width is modelled as expand x hidden",
+				    (unsigned long long)is,
+				    (unsigned long long)m->hidden);
+		}
+	}
 	m->ffn = vp_mul_sat(q->expand, m->hidden);
 	m->heads = m->kv_heads = 1;
 	m->head_dim = m->ffn;

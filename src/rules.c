@@ -1254,7 +1254,7 @@ falcon_plan(const struct vp_plan *p, const struct vp_model *m,
 /* Mamba's MambaMixer, where mamba_ssm is installed, runs the whole
  * mixer as its mamba_inner_fn (MambaInnerFn: in_proj's output, the
  * conv's, x_proj's, dt and the scan's chunk states are what it saves). */
-#define MAMBA1_GPU_NOTE "Mamba's Mamba-1 mixers are lowered as " \
+#define MAMBA1_GPU_NOTE "The Mamba-1 mixers are lowered as " \
 	"transformers' mamba_selective_scan recurrent loop in PyTorch, what " \
 	"runs when mamba_ssm is not installed (a state of batch x inner x " \
 	"state kept per token, the discretized A, B and B x of batch x inner " \

@@ -922,6 +922,9 @@ run est-hf-mamba-1xa100 tests/data/hf-val/mamba.config.json --gpus 1xA100 \
 	--micro-batch 2 --seq 1024 --no-search
 run refuse-mamba-compile tests/data/hf-val/mamba.config.json --gpus 1xA100 \
 	--compile
+# Falcon-Mamba: the library's 7B on an H100, bf16 with full recompute.
+run est-falcon-mamba-7b-1xh100 falcon-mamba-7b --gpus 1xH100 --seq 2048 --precision bf16 \
+	--recompute full --no-search
 # The two validation configs in the own schema: the same estimates
 # (tests/bad/96 and 97: an expert offset and mamba.py's scan, refused).
 run est-own-jamba-tiny tests/data/ssm/jamba-tiny.yaml --device cpu \
