@@ -185,6 +185,23 @@ CONFIGS = {
                                   mamba_d_conv=4, mamba_expand=2, chunk_size=16, num_mem_blocks=1,
                                   use_shared_attention_adapter=True, adapter_rank=32, use_mem_rope=True,
                                   max_position_embeddings=2048, tie_word_embeddings=True)),
+    # Jamba (JambaForCausalLM, Mamba-1 mixers on mamba_selective_scan's recurrent loop without mamba_ssm): 4 blocks,
+    # attention in block 1 (attn_layer_period 4, offset 1; 4 heads of 32, 2 KV heads, no positions), Mamba-1 in 0, 2
+    # and 3 (expand 2: intermediate 256, d_state 16, d_conv 4, dt_rank 8); 4 experts of 256, top 2, in blocks 1 and 3
+    # (expert_layer_period 2, offset 1), a SwiGLU MLP of 256 in 0 and 2; vocab 256, untied.
+    "jamba": ("jamba", dict(vocab_size=256, hidden_size=128, intermediate_size=256, num_hidden_layers=4,
+                            num_attention_heads=4, num_key_value_heads=2, attn_layer_period=4, attn_layer_offset=1,
+                            expert_layer_period=2, expert_layer_offset=1, num_experts=4, num_experts_per_tok=2,
+                            mamba_d_state=16, mamba_d_conv=4, mamba_expand=2, mamba_dt_rank=8,
+                            max_position_embeddings=2048, tie_word_embeddings=False)),
+    # Mamba (MambaForCausalLM, the same mixer as Jamba's without the dt/B/C norms, mamba_selective_scan's loop):
+    # 3 blocks, hidden 128, expand 2 (intermediate 256), state 16, conv kernel 4, time_step_rank 8, residual in fp32,
+    # vocab 256, tied (MambaConfig's default).
+    "mamba": ("mamba", dict(vocab_size=256, hidden_size=128, num_hidden_layers=3, state_size=16, expand=2,
+                            conv_kernel=4, time_step_rank=8)),
+    # Falcon-Mamba (FalconMambaForCausalLM): Mamba's with weightless RMSNorms on dt, B and C; the same sizes.
+    "falcon-mamba": ("falcon_mamba", dict(vocab_size=256, hidden_size=128, num_hidden_layers=3, state_size=16,
+                                          expand=2, conv_kernel=4, time_step_rank=8)),
     "bert": ("bert", dict(vocab_size=4096, hidden_size=128, num_hidden_layers=2, num_attention_heads=4,
                           intermediate_size=512, max_position_embeddings=512, hidden_dropout_prob=0.0,
                           attention_probs_dropout_prob=0.0)),

@@ -3439,6 +3439,308 @@ zamba2_model_tensors(struct lctx *x, int32_t emb)
 }
 
 
+/*
+ * Jamba's Mamba-1 mixer (JambaMambaMixer.forward and
+ * mamba_selective_scan, transformers 5.24, the path without mamba_ssm and
+ * causal_conv1d: the CPU's).  Sizes: N = b s tokens, I = expand h the
+ * inner width, n the state, r dt_rank, k the conv taps.
+ */
+static const struct lin LIN_M1_IN = { "in_proj", 0, LIN_LOCAL };
+static const struct lin LIN_M1_X = { "x_proj", 0, LIN_LOCAL };
+static const struct lin LIN_M1_DT = { "dt_proj", 0, LIN_LOCAL };
+static const struct lin LIN_M1_OUT = { "out_proj", 0, LIN_LOCAL };
+
+/*
+ * The recurrent loop of mamba_selective_scan, s iterations as one op:
+ * ssm_state = dA[:, :, i] * ssm_state + dBu[:, :, i] (a new b x I x n
+ * fp32 state each token, which the next token's mul and the matmul save;
+ * the product is a transient), scan_output = ssm_state.to(input dtype) @
+ * C[:, i] (a 16-bit input keeps the state's copy per token, autocast C's
+ * slice cast too), the (b, I) outputs kept in the Python list.  The op's
+ * outputs are the s states (one tensor), their copies, the C casts and
+ * the list; it saves dA (through its slices), the states and copies, C
+ * (or its casts) and the zero initial state (saved by the first mul).
+ * Backward, token by token from the last: each slice's SelectBackward
+ * makes a zeroed tensor of the whole dA (or dBu) and accumulates it into
+ * their gradients, which exist from the first token on: both gradients
+ * and one such tensor (measured: one-block fp32 runs match to 56 B; a
+ * token's state gradients are gone by then).
+ */
+static int32_t
+mamba1_scan_loop(struct lctx *x, int32_t dA, int32_t dBu, int32_t C,
+    int32_t z0, enum vp_dtype idt, int32_t *list, int32_t *last)
+{
+	uint64_t b = x->b, s = x->s, N = b * s, I = x->m->ssm.expand * x->h;
+	uint64_t n = x->m->ssm.state, bIn = b * I * n;
+	enum vp_dtype odt = x->autocast ? x->c : promote(idt, dt_of(x, C));
+	struct vp_op *o = opnew(x, "selective scan loop");
+	int32_t st, cp = -1, cc = -1, out;
+
+	IN(o, dA);
+	IN(o, dBu);
+	IN(o, C);
+	IN(o, z0);
+	/* With a 16-bit input the matmul saves the state's copy, so the
+	 * last state is saved by nothing: the local ssm_state holds it
+	 * until the scan returns. */
+	st = tnew(x, (idt != VP_FP32 ? s - 1 : s) * bIn, VP_FP32, VP_CAT_ACT,
+	    "scan states", true);
+	OUT(o, st);
+	*last = -1;
+	if (idt != VP_FP32) {
+		*last = tnew(x, bIn, VP_FP32, VP_CAT_ACT, "scan last state",
+		    true);
+		OUT(o, *last);
+	}
+	if (idt != VP_FP32) {
+		cp = tnew(x, s * bIn, idt, VP_CAT_ACT, "scan state copies",
+		    true);
+		OUT(o, cp);
+	}
+	if (x->autocast && dt_of(x, C) != x->c) {
+		cc = tnew(x, N * n, x->c, VP_CAT_ACT, "scan C casts", false);
+		OUT(o, cc);
+	}
+	out = tnew(x, N * I, odt, VP_CAT_ACT, "scan outputs", true);
+	OUT(o, out);
+	SAVE(o, dA);
+	SAVE(o, st);
+	if (cp >= 0)
+		SAVE(o, cp);
+	SAVE(o, cc >= 0 ? cc : C);
+	SAVE(o, z0);
+	o->fwd_tmp = vp_mul_sat(bIn, B(VP_FP32));
+	o->bwd_tmp = vp_mul_sat(N * I * n, B(VP_FP32));
+	*list = out;
+	return out;
+}
+
+/*
+ * The mixer: in_proj (x and the gate, views of one output, transposed),
+ * A = -exp(A_log.float()), the causal conv1d (as Mamba-2's: under
+ * autocast an fp32 copy of x for the weight's dtype and autocast's cast
+ * back) and its SiLU, x_proj on the SiLU's output transposed (matmul's
+ * reshape copies it), dt, B and C split from it (Jamba: RMSNormed;
+ * Mamba: the views), dt_proj's weight @ dt^T; the scan: dt +
+ * dt_proj.bias in dt's dtype, softplus, dA = exp(A dt) (fp32, the
+ * product a transient), dB = dt B.float(), dBu = dB x.float(), the loop
+ * (mamba1_scan_loop), the stack, + x D, times silu(gate); out_proj on
+ * the output transposed, cast to the mixer's input dtype (and by
+ * autocast), which matmul's reshape copies again.  Measured with
+ * tests/validate_hf.py's jamba and mamba configs (one-block runs at two
+ * lengths told the tensors that scale with b s I from those that do
+ * not).
+ */
+static int32_t
+mamba1_mixer(struct lctx *x, int32_t h1)
+{
+	const struct vp_ssm *q = &x->m->ssm;
+	uint64_t b = x->b, s = x->s, N = b * s, I = q->expand * x->h;
+	uint64_t n = q->state, r = q->dt_rank, pn[2], xn[3];
+	enum vp_dtype f = VP_FP32, pd, idt;
+	int32_t proj, pc[2], xs, gate, A, xin, cv, sx, xr, dbc, xc[3];
+	int32_t tdt, tB, tC, dtp, dt1, sp, adt, dA, bf, dB, xf, dBu, z0;
+	int32_t list, last, st, hD, y, sz, yo;
+	struct vp_op *o;
+
+	proj = linear(x, LIN_M1_IN, h1, x->h, 2 * I, q->proj_bias, true,
+	    VP_CAT_ACT);
+	pn[0] = pn[1] = N * I;
+	split_views(x, proj, pn, 2, pc);
+	xs = pc[0];
+	gate = pc[1];
+	pd = dt_of(x, proj);
+
+	/* A = -exp(A_log.float()): (I, n), A_log's gradient. */
+	A = ew(x, "A exp", I * n, f, -1, -1, -1, -1, VP_CAT_ACT);
+	x->g->t[A].requires_grad = !x->frozen;
+	save_result(x, A);
+	x->g->op[x->g->nop - 1].wgrad_bytes = vp_mul_sat(I * n, B(x->gd));
+	A = ew(x, "A neg", I * n, f, A, -1, -1, -1, VP_CAT_ACT);
+
+	/* The causal conv1d and its SiLU. */
+	xin = cast(x, xs, x->w, VP_CAT_ACT);
+	o = opnew(x, "conv1d");
+	IN(o, xin);
+	{
+		int32_t ci = xin, wc;
+
+		if (x->autocast && dt_of(x, xin) != x->c) {
+			ci = tnew(x, N * I, x->c, VP_CAT_ACT, "conv1d input",
+			    false);
+			OUT(o, ci);
+			o->bwd_tmp = vp_mul_sat(N * I, B(x->c));
+		}
+		wc = x->autocast && x->w != x->c ? tnew(x, I * q->conv_kernel,
+		    x->c, VP_CAT_ACT, "conv1d weight", false) : -1;
+		if (wc >= 0)
+			OUT(o, wc);
+		cv = tnew(x, b * I * (s + q->conv_kernel - 1), dt_of(x, ci),
+		    VP_CAT_ACT, "conv1d", true);
+		OUT(o, cv);
+		SAVE(o, ci);
+		if (wc >= 0)
+			SAVE(o, wc);
+		/* Saving a view of in_proj's output keeps all of it. */
+		if (ci == xs)
+			SAVE(o, gate);
+		o->wgrad_bytes = vp_mul_sat(I * (q->conv_kernel +
+		    (q->conv_bias ? 1 : 0)), B(x->gd));
+		if (q->conv_bias)
+			o->wgrad_bias_bytes = vp_mul_sat(I, B(x->gd));
+	}
+	sx = ew(x, "conv silu", N * I, dt_of(x, cv), cv, -1, cv, -1,
+	    VP_CAT_ACT);
+	x->g->op[x->g->nop - 1].bwd_tmp = vp_mul_sat(N * I, B(dt_of(x, cv)));
+	sx = cast(x, sx, pd, VP_CAT_ACT);
+	idt = dt_of(x, sx);
+
+	/* x_proj on the transposed SiLU output: reshape's copy, then dt, B
+	 * and C (views) through their RMSNorms. */
+	xr = ew(x, "x_proj input copy", N * I, x->autocast ? x->c : idt, sx,
+	    -1, -1, -1, VP_CAT_ACT);
+	dbc = linear(x, LIN_M1_X, xr, I, r + 2 * n, false, true, VP_CAT_ACT);
+	xn[0] = N * r; xn[1] = N * n; xn[2] = N * n;
+	split_views(x, dbc, xn, 3, xc);
+	if (x->fam.block == VP_BLOCK_JAMBA) {
+		tdt = norm_rows(x, "dt_layernorm", xc[0], N, r);
+		tB = norm_rows(x, "b_layernorm", xc[1], N, n);
+		tC = norm_rows(x, "c_layernorm", xc[2], N, n);
+	} else if (vp_model_family(x->m) == VP_FAMILY_FALCON_MAMBA) {
+		/* FalconMambaWeightlessRMSNorm: .float(), normalized,
+		 * .type_as(x), no weight. */
+		tdt = rms_normalize(x, xc[0], N, r);
+		tB = rms_normalize(x, xc[1], N, n);
+		tC = rms_normalize(x, xc[2], N, n);
+	} else {
+		/* MambaMixer: the views themselves. */
+		tdt = xc[0];
+		tB = xc[1];
+		tC = xc[2];
+	}
+	/* dt_proj.weight @ dt^T, without the bias (added in the scan). */
+	dtp = linear(x, LIN_M1_DT, tdt, r, I, false, true, VP_CAT_ACT);
+
+	/* 3. mamba_selective_scan. */
+	/* dt + delta_bias.to(dt.dtype): in dt's dtype (16 bit under
+	 * autocast and in bf16), then softplus, which keeps its input. */
+	dt1 = ew(x, "dt bias", N * I, dt_of(x, dtp), dtp, -1, -1, -1,
+	    VP_CAT_ACT);
+	x->g->op[x->g->nop - 1].wgrad_bytes = vp_mul_sat(I, B(x->gd));
+	sp = ew(x, "dt softplus", N * I, dt_of(x, dtp), dt1, -1, dt1, -1,
+	    VP_CAT_ACT);
+	adt = ew(x, "A dt", N * I * n, f, A, sp, A, sp, VP_CAT_ACT);
+	x->g->op[x->g->nop - 1].bwd_tmp = vp_mul_sat(N * I * n, B(f));
+	dA = ew(x, "dA exp", N * I * n, f, adt, -1, -1, -1, VP_CAT_ACT);
+	save_result(x, dA);
+	bf = cast(x, tB, f, VP_CAT_ACT);
+	dB = bcast_mul(x, "dB", N * I * n, sp, bf);
+	xf = cast(x, sx, f, VP_CAT_ACT);
+	dBu = bcast_mul(x, "dBu", N * I * n, dB, xf);
+	z0 = ew(x, "scan zeros", b * I * n, idt, -1, -1, -1, -1, VP_CAT_ACT);
+	(void)mamba1_scan_loop(x, dA, dBu, tC, z0, idt, &list, &last);
+	st = ew(x, "scan stack", N * I, dt_of(x, list), list, -1, -1, -1,
+	    VP_CAT_ACT);
+	hD = ew(x, "D mul", N * I, promote(idt, f), sx, -1, sx, -1,
+	    VP_CAT_ACT);
+	o = &x->g->op[x->g->nop - 1];
+	o->wgrad_bytes = vp_mul_sat(I, B(x->gd));
+	o->bwd_tmp = vp_mul_sat(N * I, B(f));
+	y = ew(x, "D add", N * I, promote(dt_of(x, st), dt_of(x, hD)), st, hD,
+	    -1, -1, VP_CAT_ACT);
+	sz = ew(x, "gate silu", N * I, pd, gate, -1, gate, -1, VP_CAT_ACT);
+	y = ew2(x, "gate mul", N * I, promote(dt_of(x, y), pd), y, sz,
+	    VP_CAT_ACT);
+	/* The scan's locals at its return: dBu (saved by nothing), the
+	 * list of outputs, the initial state. */
+	release(x, "scan return", dBu, list, z0);
+	if (last >= 0)
+		release(x, "scan return", last, -1, -1);
+
+	/* 4. out_proj(scan_output.transpose(1, 2).to(dtype)). */
+	yo = cast(x, y, dt_of(x, h1), VP_CAT_ACT);
+	if (x->autocast)
+		yo = cast(x, yo, x->c, VP_CAT_ACT);
+	yo = ew(x, "out_proj input copy", N * I, dt_of(x, yo), yo, -1, -1,
+	    -1, VP_CAT_ACT);
+	yo = linear(x, LIN_M1_OUT, yo, I, x->h, q->proj_bias, true,
+	    VP_CAT_ACT);
+	/* The mixer's locals through out_proj: in_proj's output, the
+	 * SiLU's, dt, B and C, the scan's output and the input. */
+	release(x, "mixer return", xs, gate, sx);
+	release(x, "mixer return", dtp, tB, tC);
+	release(x, "mixer return", y, h1, -1);
+	return yo;
+}
+
+/*
+ * MambaBlock (transformers 5.24): hidden_states.to(norm weight dtype),
+ * MambaRMSNorm (Llama's), the residual in fp32 (residual_in_fp32), the
+ * mixer (MambaMixer: Jamba's without the dt, B and C norms), the sum;
+ * the caller's hidden_states holds the block input until the block
+ * returns, as in Mamba2Block.
+ */
+static int32_t
+mamba1_block(struct lctx *x, int32_t in)
+{
+	int32_t h1, res, out;
+
+	h1 = norm(x, "input norm", cast(x, in, x->w, VP_CAT_ACT));
+	res = x->m->ssm.residual_fp32 ? cast(x, in, VP_FP32, VP_CAT_ACT) : in;
+	out = mamba1_mixer(x, h1);
+	out = ew(x, "residual add", elems_of(x, in), promote(dt_of(x, res),
+	    dt_of(x, out)), res, out, -1, -1, VP_CAT_ACT);
+	x->g->op[x->g->nop - 1].keep[0] = in;
+	return out;
+}
+
+/*
+ * A Jamba block (JambaAttentionDecoderLayer, JambaMambaDecoderLayer):
+ * input_layernorm, the mixer (attention in the model's ssm.attn blocks:
+ * JambaAttention, q, k, v views transposed, no positions, the attention
+ * interface, the output reshaped, o_proj; the Mamba-1 mixer in the
+ * others), the residual, pre_ff_layernorm, the feed-forward (the experts
+ * on the sparse step, JambaSparseMoeBlock; a SwiGLU MLP otherwise), the
+ * residual.
+ */
+static int32_t
+jamba_block(struct lctx *x, int32_t in)
+{
+	const struct vp_model *m = x->m;
+	const struct vp_family_info *fam = &x->fam;
+	uint64_t n = x->b * x->s, qd = x->a * x->d, kd = x->kv * x->d;
+	int32_t h1, o, res, h2, ff;
+
+	h1 = norm(x, "input norm", in);
+	if (vp_layer_ssm(m, x->global_layer)) {
+		o = mamba1_mixer(x, h1);
+	} else {
+		int32_t q, k, v, ctx;
+
+		q = linear(x, block_lin(x, VP_ROLE_Q), h1, x->h, qd, false,
+		    true, VP_CAT_ACT);
+		k = linear(x, block_lin(x, VP_ROLE_K), h1, x->h, kd, false,
+		    true, VP_CAT_ACT);
+		v = linear(x, block_lin(x, VP_ROLE_V), h1, x->h, kd, false,
+		    true, VP_CAT_ACT);
+		(void)repeat_kv(x, &k, &v);
+		ctx = attention_core(x, q, k, v, fam->softmax_fp32,
+		    fam->mask_fp32);
+		if (!attn_out_view(x))
+			ctx = ew(x, "attn transpose", n * qd, dt_of(x, ctx),
+			    ctx, -1, -1, -1, VP_CAT_ACT);
+		o = linear(x, block_lin(x, VP_ROLE_O), ctx, qd, x->h, false,
+		    true, VP_CAT_ACT);
+	}
+	res = ew(x, "residual add", elems_of(x, in), promote(dt_of(x, in),
+	    dt_of(x, o)), in, o, -1, -1, VP_CAT_ACT);
+	h2 = norm(x, "pre ff norm", res);
+	ff = vp_moe_layer_sparse(m, x->global_layer) ? moe(x, h2) :
+	    mlp_block(x, h2, x->f);
+	return ew(x, "residual add", elems_of(x, res), promote(dt_of(x, res),
+	    dt_of(x, ff)), res, ff, -1, -1, VP_CAT_ACT);
+}
+
 typedef int32_t (*block_fn)(struct lctx *x, int32_t in);
 static const block_fn block_builders[VP_BLOCK_COUNT] = {
 	[VP_BLOCK_PRE_NORM] = prenorm_block,
@@ -3452,6 +3754,8 @@ static const block_fn block_builders[VP_BLOCK_COUNT] = {
 	[VP_BLOCK_HYBRID] = hybrid_block,
 	[VP_BLOCK_NEMOTRON_H] = nemotron_h_block,
 	[VP_BLOCK_ZAMBA2] = zamba2_block,
+	[VP_BLOCK_JAMBA] = jamba_block,
+	[VP_BLOCK_MAMBA1] = mamba1_block,
 };
 
 /*
@@ -3726,12 +4030,14 @@ lm_head(struct lctx *x, int32_t hsd, uint64_t *rows, int32_t held[2])
 	 * cast. */
 	if (x->fam.block == VP_BLOCK_MAMBA2 || x->fam.block ==
 	    VP_BLOCK_HYBRID || x->fam.block == VP_BLOCK_NEMOTRON_H ||
-	    x->fam.block == VP_BLOCK_ZAMBA2) {
+	    x->fam.block == VP_BLOCK_ZAMBA2 || x->fam.block ==
+	    VP_BLOCK_JAMBA || x->fam.block == VP_BLOCK_MAMBA1) {
 		mamba_out = hsd;
 		if (x->g->layer_input[1] >= 0)
 			release(x, "backbone return", x->g->layer_input[1],
 			    x->z_orig, x->z_cs);
-		if (x->fam.block == VP_BLOCK_MAMBA2)
+		if (x->fam.block == VP_BLOCK_MAMBA2 || x->fam.block ==
+		    VP_BLOCK_MAMBA1)
 			hsd = cast(x, hsd, x->w, VP_CAT_ACT);
 	}
 	lg = linear(x, LIN_LM_HEAD, hsd, x->h, x->V, x->fam.head_bias, true,
@@ -5342,6 +5648,16 @@ rank_params(struct vp_graph *g, const struct vp_model *m,
 		    pc.per_layer;
 		g->stage_block_params = g->params;
 	}
+	/* Jamba (one rank, rules.c): each block its mixer and its
+	 * feed-forward. */
+	if (vp_model_traits(m).block == VP_BLOCK_JAMBA) {
+		uint64_t l;
+
+		g->params = 0;
+		for (l = offset; l < offset + real_blocks; l++)
+			g->params = vp_add_sat(g->params,
+			    vp_jamba_block_params(m, l, false));
+	}
 	/* Nemotron-H (one rank, rules.c): each block its own kind. */
 	if (vp_model_traits(m).block == VP_BLOCK_NEMOTRON_H) {
 		uint64_t l;
@@ -5472,6 +5788,11 @@ persistent_terms(struct vp_graph *g, const struct lctx *x,
 		big = zq > big ? zq : big;
 		big = zg > big ? zg : big;
 	}
+	/* Jamba and Mamba: the Mamba-1 in_proj, h x 2 inner. */
+	if ((x->fam.block == VP_BLOCK_JAMBA || x->fam.block ==
+	    VP_BLOCK_MAMBA1) &&
+	    vp_mul_sat(x->h, 2 * m->ssm.expand * x->h) > big)
+		big = vp_mul_sat(x->h, 2 * m->ssm.expand * x->h);
 	g->largest_param_bytes = vp_mul_sat(big, B(x->w));
 }
 

@@ -524,6 +524,59 @@ const struct vp_family_info vp_family_info[VP_FAMILY_COUNT] = {
 		.head = VP_HEAD_LM, .repeat_kv = true, .softmax_fp32 = true,
 		.mask_fp32 = true, .logits_fp32 = true, .q_view = true,
 	},
+	/*
+	 * Jamba (JambaForCausalLM, transformers 5.24's
+	 * models/jamba/modeling_jamba.py, without mamba_ssm): pre-norm
+	 * blocks (input_layernorm, a mixer, the residual, pre_ff_layernorm,
+	 * the feed-forward, the residual), the mixer attention in the
+	 * model's ssm.attn blocks (attn_layer_period, attn_layer_offset:
+	 * Llama's attention without positions, q, k, v, o without biases)
+	 * and JambaMambaMixer, a Mamba-1 mixer, in the others (graph.c,
+	 * mamba1_mixer: mamba_selective_scan's recurrent loop over the
+	 * tokens); the feed-forward Mixtral-style experts on the sparse step
+	 * (JambaSparseMoeBlock: a softmax router, top-k left unnormalized,
+	 * grouped_mm experts) or a SwiGLU MLP.  The code is 5.24's, so the
+	 * traits Llama's row gets through hf_changes are set here.
+	 */
+	[VP_FAMILY_JAMBA] = {
+		.source = "transformers JambaForCausalLM (v5.24, without "
+		    "mamba_ssm)",
+		.arch = VP_ARCH_DECODER, .block = VP_BLOCK_JAMBA,
+		.head = VP_HEAD_LM, .repeat_kv = true, .softmax_fp32 = true,
+		.mask_fp32 = true, .loss_fp32 = true, .pad_labels = true,
+		.sdpa_gqa = true, .q_view = true, .lin = DECODER_LINEARS,
+	},
+	/*
+	 * Mamba (MambaForCausalLM, transformers 5.24's
+	 * models/mamba/modeling_mamba.py, without mamba_ssm: MambaMixer's
+	 * mamba_inner_fn is then None and the mixer runs the same PyTorch
+	 * path as Jamba's, mamba_selective_scan's loop, without the dt, B
+	 * and C norms): each block an RMSNorm of the input cast to its
+	 * weight's dtype, the mixer, the residual (fp32 with
+	 * residual_in_fp32), as Mamba2Block; norm_f, the lm_head on the
+	 * hidden states cast to its dtype, fp32 logits, ForCausalLMLoss.
+	 * No attention and no MLP: lin[] is empty.
+	 */
+	[VP_FAMILY_MAMBA] = {
+		.source = "transformers MambaForCausalLM (v5.24, without "
+		    "mamba_ssm)",
+		.arch = VP_ARCH_DECODER, .block = VP_BLOCK_MAMBA1,
+		.head = VP_HEAD_LM, .logits_fp32 = true, .pad_labels = true,
+	},
+	/*
+	 * Falcon-Mamba (FalconMambaForCausalLM, transformers 5.24's
+	 * models/falcon_mamba/modeling_falcon_mamba.py): Mamba's block,
+	 * mixer and head, with FalconMambaWeightlessRMSNorm on dt, B and C
+	 * after x_proj (to fp32, the RMS normalization, back to the input's
+	 * dtype; no weight: its "weight" is a non-persistent buffer of ones,
+	 * I + 2 state per block, not counted).
+	 */
+	[VP_FAMILY_FALCON_MAMBA] = {
+		.source = "transformers FalconMambaForCausalLM (v5.24, without "
+		    "mamba_ssm)",
+		.arch = VP_ARCH_DECODER, .block = VP_BLOCK_MAMBA1,
+		.head = VP_HEAD_LM, .logits_fp32 = true, .pad_labels = true,
+	},
 };
 
 enum vp_family
@@ -563,7 +616,8 @@ vp_model_traits(const struct vp_model *m)
 	/* A Mamba-2 block has neither attention nor MLP linears (and a
 	 * hybrid's attention blocks are Hugging Face's, never fused). */
 	if (t.block == VP_BLOCK_MAMBA2 || t.block == VP_BLOCK_HYBRID ||
-	    t.block == VP_BLOCK_NEMOTRON_H || t.block == VP_BLOCK_ZAMBA2)
+	    t.block == VP_BLOCK_NEMOTRON_H || t.block == VP_BLOCK_ZAMBA2 ||
+	    t.block == VP_BLOCK_MAMBA1)
 		return t;
 	assert(t.lin[t.fused_qkv ? VP_ROLE_QKV : VP_ROLE_Q] != NULL);
 	assert(t.lin[VP_ROLE_O] != NULL && t.lin[VP_ROLE_DOWN] != NULL);
@@ -1021,6 +1075,66 @@ vp_model_validate(struct vp_model *m, struct vp_diags *d)
 			    "rmsnorm', 'activation: geglu' (GELU gate times "
 			    "up) and no biases, moe, post_norms, soft-capping "
 			    "or sliding window");
+	} else if (vp_family_info[vp_model_family(m)].block ==
+	    VP_BLOCK_JAMBA) {
+		const struct vp_ssm *q = &m->ssm;
+		uint32_t i;
+
+		if (q->state == 0 || q->conv_kernel == 0 || q->expand == 0 ||
+		    q->dt_rank == 0)
+			vp_diag_add(d, m->file, m->where[VP_F_FAMILY], VP_ERROR,
+			    "family 'jamba' needs 'ssm' with 'state', "
+			    "'conv_kernel', 'expand' and 'dt_rank', all at "
+			    "least 1");
+		for (i = 0; i < q->n_attn; i++)
+			if (q->attn[i] >= m->layers)
+				vp_diag_add(d, m->file, m->where[VP_F_FAMILY],
+				    VP_ERROR, "attention block %u of the "
+				    "hybrid is past its %llu layers",
+				    (unsigned)q->attn[i],
+				    (unsigned long long)m->layers);
+		if (m->post_norms || m->attn_softcap || m->logit_softcap ||
+		    m->window || m->norm != VP_NORM_RMSNORM || m->pos !=
+		    VP_POS_NONE || m->act != VP_ACT_SWIGLU || m->bias ||
+		    m->qkv_bias > 0 || m->o_bias > 0 || (m->has_moe &&
+		    (m->moe.shared_experts || m->moe.first_dense ||
+		    m->moe.n_mlp_only)))
+			vp_diag_add(d, m->file, m->where[VP_F_FAMILY], VP_ERROR,
+			    "family 'jamba' is modelled with 'norm: rmsnorm', "
+			    "'position: none', 'activation: swiglu', no "
+			    "biases, post_norms, soft-capping or sliding "
+			    "window, and experts (if any) on 'sparse_step' "
+			    "alone, without shared experts");
+	} else if (vp_family_info[vp_model_family(m)].block ==
+	    VP_BLOCK_MAMBA1) {
+		const struct vp_ssm *q = &m->ssm;
+
+		if (q->state == 0 || q->conv_kernel == 0 || q->expand == 0 ||
+		    q->dt_rank == 0)
+			vp_diag_add(d, m->file, m->where[VP_F_FAMILY], VP_ERROR,
+			    "family '%s' needs 'ssm' with 'state', "
+			    "'conv_kernel', 'expand' and 'dt_rank', all at "
+			    "least 1", vp_family_names[vp_model_family(m)]);
+		else if (m->heads != 1 || m->ffn != vp_mul_sat(q->expand,
+		    m->hidden))
+			vp_diag_add(d, m->file, m->where[VP_F_FFN], VP_ERROR,
+			    "a %s model has 'heads: 1' and 'ffn' the "
+			    "mixer's inner width, 'ssm.expand' x 'hidden' "
+			    "(%llu x %llu), not %llu heads and %llu",
+			    vp_family_names[vp_model_family(m)],
+			    (unsigned long long)q->expand,
+			    (unsigned long long)m->hidden,
+			    (unsigned long long)m->heads,
+			    (unsigned long long)m->ffn);
+		if (m->has_moe || m->post_norms || m->attn_softcap ||
+		    m->logit_softcap || m->window || m->norm !=
+		    VP_NORM_RMSNORM || m->pos != VP_POS_NONE || m->bias)
+			vp_diag_add(d, m->file, m->where[VP_F_FAMILY], VP_ERROR,
+			    "family '%s' is modelled with 'norm: rmsnorm', "
+			    "'position: none', 'bias: false' (ssm.bias for "
+			    "the projections) and no moe, post_norms, "
+			    "soft-capping or sliding window",
+			    vp_family_names[vp_model_family(m)]);
 	} else if (m->ssm.state != 0) {
 		vp_diag_add(d, m->file, m->where[VP_F_FAMILY], VP_ERROR,
 		    "'ssm' needs 'family: mamba2' or a hybrid, not %s",
@@ -1030,11 +1144,21 @@ vp_model_validate(struct vp_model *m, struct vp_diags *d)
 	if ((m->ssm.pattern[0] && vp_family_info[vp_model_family(m)].block !=
 	    VP_BLOCK_NEMOTRON_H && vp_family_info[vp_model_family(m)].block !=
 	    VP_BLOCK_ZAMBA2) || (m->ssm.n_attn && vp_family_info[
-	    vp_model_family(m)].block != VP_BLOCK_HYBRID))
+	    vp_model_family(m)].block != VP_BLOCK_HYBRID &&
+	    vp_family_info[vp_model_family(m)].block != VP_BLOCK_JAMBA))
 		vp_diag_add(d, m->file, m->where[VP_F_FAMILY], VP_ERROR,
 		    "'ssm.%s' is for family %s only, not %s",
 		    m->ssm.pattern[0] ? "pattern" : "attention_layers",
-		    m->ssm.pattern[0] ? "nemotron-h" : "bamba",
+		    m->ssm.pattern[0] ? "nemotron-h or zamba2" :
+		    "bamba or jamba",
+		    vp_family_names[vp_model_family(m)]);
+	/* The Mamba-1 sizes. */
+	if ((m->ssm.expand || m->ssm.dt_rank) && vp_family_info[
+	    vp_model_family(m)].block != VP_BLOCK_JAMBA && vp_family_info[
+	    vp_model_family(m)].block != VP_BLOCK_MAMBA1)
+		vp_diag_add(d, m->file, m->where[VP_F_FAMILY], VP_ERROR,
+		    "'ssm.expand' and 'ssm.dt_rank' are for the families "
+		    "jamba, mamba and falcon-mamba only, not %s",
 		    vp_family_names[vp_model_family(m)]);
 	if (m->zamba2.mem_blocks && vp_family_info[vp_model_family(m)].block !=
 	    VP_BLOCK_ZAMBA2)
@@ -1340,8 +1464,10 @@ vp_layer_ssm(const struct vp_model *m, uint64_t l)
 
 	switch (vp_family_info[vp_model_family(m)].block) {
 	case VP_BLOCK_MAMBA2:
+	case VP_BLOCK_MAMBA1:
 		return true;
 	case VP_BLOCK_HYBRID:
+	case VP_BLOCK_JAMBA:
 		for (i = 0; i < m->ssm.n_attn; i++)
 			if (m->ssm.attn[i] == l)
 				return false;
@@ -1353,6 +1479,64 @@ vp_layer_ssm(const struct vp_model *m, uint64_t l)
 	default:
 		return false;
 	}
+}
+
+/*
+ * JambaMambaMixer's parameters: in_proj h -> 2 inner (x and the gate;
+ * mamba_proj_bias puts biases on it and on out_proj), the depthwise
+ * conv1d over inner channels (d_conv taps, a bias when mamba_conv_bias),
+ * x_proj inner -> dt_rank + 2 state without bias, dt_proj dt_rank ->
+ * inner with its bias, A_log (inner x state), D (inner), out_proj inner
+ * -> h, and the RMSNorms of dt (dt_rank), B and C (state each).
+ */
+uint64_t
+vp_mamba1_mixer_params(const struct vp_model *m)
+{
+	const struct vp_ssm *q = &m->ssm;
+	uint64_t h = m->hidden, di = vp_mul_sat(q->expand, h), p;
+	uint64_t r = q->dt_rank, n = q->state;
+
+	p = vp_mul_sat(h, vp_mul_sat(2, di));
+	p = vp_add_sat(p, vp_mul_sat(di, q->conv_kernel));
+	if (q->conv_bias)
+		p = vp_add_sat(p, di);
+	p = vp_add_sat(p, vp_mul_sat(di, r + 2 * n));
+	p = vp_add_sat(p, vp_mul_sat(r + 1, di));
+	p = vp_add_sat(p, vp_mul_sat(di, n + 1));
+	p = vp_add_sat(p, vp_mul_sat(di, h));
+	if (q->proj_bias)
+		p = vp_add_sat(p, vp_add_sat(vp_mul_sat(2, di), h));
+	/* MambaMixer has no dt, B and C norms. */
+	if (vp_family_info[vp_model_family(m)].block != VP_BLOCK_JAMBA)
+		return p;
+	return vp_add_sat(p, r + 2 * n);
+}
+
+/*
+ * A Jamba block: its two RMSNorms, its mixer (attention without biases,
+ * or the Mamba-1 mixer) and its feed-forward (the router and every
+ * expert, top_k of them when `active`, on the sparse step; a SwiGLU MLP
+ * otherwise).
+ */
+uint64_t
+vp_jamba_block_params(const struct vp_model *m, uint64_t l, bool active)
+{
+	uint64_t h = m->hidden, qd = vp_mul_sat(m->heads, m->head_dim);
+	uint64_t kd = vp_mul_sat(m->kv_heads, m->head_dim), p;
+
+	p = vp_mul_sat(2, h);
+	if (vp_layer_ssm(m, l))
+		p = vp_add_sat(p, vp_mamba1_mixer_params(m));
+	else
+		p = vp_add_sat(p, vp_mul_sat(h, vp_add_sat(vp_mul_sat(2, qd),
+		    vp_mul_sat(2, kd))));
+	if (vp_moe_layer_sparse(m, l))
+		p = vp_add_sat(p, vp_add_sat(vp_mul_sat(h, m->moe.experts),
+		    vp_mul_sat(active ? m->moe.top_k : m->moe.experts,
+		    vp_mlp_params(m, m->moe.ffn))));
+	else
+		p = vp_add_sat(p, vp_mlp_params(m, m->ffn));
+	return p;
 }
 
 char
@@ -1590,7 +1774,7 @@ vp_model_params(const struct vp_model *m, struct vp_param_count *out)
 	uint64_t h = m->hidden, q = vp_mul_sat(m->heads, m->head_dim);
 	uint64_t kv = vp_mul_sat(m->kv_heads, m->head_dim);
 	uint64_t attn, mlp, mlp_active, norms, layer, layer_active;
-	uint64_t ssm_layer = 0;
+	uint64_t ssm_layer = 0, jamba_active = 0;
 
 	memset(out, 0, sizeof *out);
 	/* A layer graph: all of it is the one block. */
@@ -1721,7 +1905,36 @@ vp_model_params(const struct vp_model *m, struct vp_param_count *out)
 		    vp_ssm_mixer_params(m), norm_params(m));
 		layer_active = m->layers ? out->layers / m->layers : 0;
 	}
-	if (m->has_moe && vp_moe_dense_blocks(m, 0, m->layers)) {
+	/* Mamba: the block's RMSNorm and the Mamba-1 mixer. */
+	if (vp_family_info[vp_model_family(m)].block == VP_BLOCK_MAMBA1) {
+		layer = layer_active = vp_add_sat(norm_params(m),
+		    vp_mamba1_mixer_params(m));
+		out->per_layer = out->dense_layer = layer;
+		out->layers = vp_mul_sat(m->layers, layer);
+	}
+	/* Jamba: each block its own mixer and feed-forward; per_layer is
+	 * a Mamba-1 block's with experts, dense_layer one with the MLP. */
+	if (vp_family_info[vp_model_family(m)].block == VP_BLOCK_JAMBA) {
+		uint64_t l, act = 0;
+
+		out->layers = 0;
+		out->per_layer = out->dense_layer = 0;
+		for (l = 0; l < m->layers; l++) {
+			uint64_t bp = vp_jamba_block_params(m, l, false);
+
+			out->layers = vp_add_sat(out->layers, bp);
+			act = vp_add_sat(act, vp_jamba_block_params(m, l,
+			    true));
+			if (vp_moe_layer_sparse(m, l) && bp > out->per_layer)
+				out->per_layer = bp;
+			if (!vp_moe_layer_sparse(m, l) && bp >
+			    out->dense_layer)
+				out->dense_layer = bp;
+		}
+		jamba_active = act;
+	}
+	if (m->has_moe && vp_moe_dense_blocks(m, 0, m->layers) &&
+	    vp_family_info[vp_model_family(m)].block != VP_BLOCK_JAMBA) {
 		/* DeepSeek: the first blocks keep a dense MLP; Qwen-MoE: the
 		 * mlp_only_layers and those off the sparse step. */
 		uint64_t fd = vp_moe_dense_blocks(m, 0, m->layers);
@@ -1861,4 +2074,7 @@ vp_model_params(const struct vp_model *m, struct vp_param_count *out)
 	    VP_BLOCK_NEMOTRON_H || vp_family_info[vp_model_family(m)].block ==
 	    VP_BLOCK_ZAMBA2)
 		out->active = out->total;
+	if (vp_family_info[vp_model_family(m)].block == VP_BLOCK_JAMBA)
+		out->active = vp_add_sat(vp_add_sat(out->embedding,
+		    jamba_active), out->head);
 }

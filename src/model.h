@@ -47,14 +47,15 @@ struct vp_model;
 	X(VIT, "vit") X(CLIP, "clip") \
 	X(GPTJ, "gptj") X(FALCON, "falcon") X(COHERE, "cohere") \
 	X(MAMBA2, "mamba2") X(BAMBA, "bamba") \
-	X(NEMOTRON_H, "nemotron-h") X(ZAMBA2, "zamba2")
+	X(NEMOTRON_H, "nemotron-h") X(ZAMBA2, "zamba2") X(JAMBA, "jamba") X(MAMBA, "mamba") \
+	X(FALCON_MAMBA, "falcon-mamba")
 /* Block builders of the lowering (graph.c's block_builders[]): where the
  * norms sit relative to the residual adds. */
 #define VP_BLOCK_LIST(X) X(PRE_NORM, "pre-norm") X(POST_NORM, "post-norm") \
 	X(LLAMA4, "llama4") X(MLA, "mla-pre-norm") X(PARALLEL, "parallel") \
 	X(MODERNBERT, "modernbert") X(DEBERTA, "deberta") \
 	X(MAMBA2, "mamba2") X(HYBRID, "mamba2-hybrid") \
-	X(NEMOTRON_H, "nemotron-h") X(ZAMBA2, "zamba2")
+	X(NEMOTRON_H, "nemotron-h") X(ZAMBA2, "zamba2") X(JAMBA, "jamba") X(MAMBA1, "mamba")
 /* What follows the last block (graph.c's head_builders[]). */
 #define VP_HEAD_LIST(X) \
 	X(LM, "lm-head") X(MLM, "mlm-head") X(LINEAR, "linear-head") \
@@ -291,6 +292,13 @@ struct vp_ssm {
 	uint64_t chunk;		/* chunk_size */
 	bool conv_bias;		/* use_conv_bias */
 	bool residual_fp32;	/* residual_in_fp32 */
+	/* The Mamba-1 mixer (Jamba's, block jamba, and Mamba's, block
+	 * mamba, which has no dt/B/C norms): in_proj makes x and the
+	 * gate z (expand x hidden each), x_proj dt (dt_rank wide), B and C
+	 * (state each), dt_proj dt_rank -> inner; the attention blocks are
+	 * attn[] (read from attn_layer_period and attn_layer_offset). */
+	uint64_t expand;	/* mamba_expand */
+	uint64_t dt_rank;	/* mamba_dt_rank */
 };
 
 /*
@@ -543,6 +551,12 @@ uint64_t vp_zamba2_block_params(const struct vp_model *m, uint64_t l);
 uint64_t vp_zamba2_shared_params(const struct vp_model *m);
 /* One call's adapters. */
 uint64_t vp_zamba2_adapter_params(const struct vp_model *m);
+/* Jamba: the parameters of one Mamba-1 mixer (JambaMambaMixer), and of
+ * block l (its two norms, its mixer, its MLP or experts; with `active`
+ * the top_k experts only). */
+uint64_t vp_mamba1_mixer_params(const struct vp_model *m);
+uint64_t vp_jamba_block_params(const struct vp_model *m, uint64_t l,
+    bool active);
 
 bool vp_act_gated(enum vp_act a);
 /* Parameters of one MLP block (gated or not) of intermediate size ffn. */

@@ -158,7 +158,7 @@ static const struct key ssm_keys[] = {
 	{ "state", K_U64, 1, MAX_HEADS, NULL, 0, -1,
 	    "the SSM state size (state_size), e.g. 128", true },
 	{ "groups", K_U64, 1, MAX_HEADS, NULL, 0, -1,
-	    "the groups of B and C (n_groups), e.g. 8", true },
+	    "the groups of B and C (n_groups), e.g. 8", false },
 	{ "conv_kernel", K_U64, 1, MAX_HEADS, NULL, 0, -1, NULL, false },
 	{ "chunk", K_U64, 1, MAX_SEQ, NULL, 0, -1, NULL, false },
 	{ "conv_bias", K_BOOL, 0, 0, NULL, 0, -1, NULL, false },
@@ -168,6 +168,8 @@ static const struct key ssm_keys[] = {
 	{ "bias", K_BOOL, 0, 0, NULL, 0, -1, NULL, false },
 	{ "attention_layers", K_STR, 0, 0, NULL, 0, -1, NULL, false },
 	{ "pattern", K_STR, 0, 0, NULL, 0, -1, NULL, false },
+	{ "expand", K_U64, 1, MAX_HEADS, NULL, 0, -1, NULL, false },
+	{ "dt_rank", K_U64, 1, MAX_FFN, NULL, 0, -1, NULL, false },
 };
 
 /* Zamba2's shared transformer blocks (struct vp_zamba2). */
@@ -367,6 +369,8 @@ set_ssm(struct reading *r, const char *k, union val v)
 	else if (!strcmp(k, "bias")) q->proj_bias = v.b;
 	else if (!strcmp(k, "attention_layers")) r->ssm_attn = v.s;
 	else if (!strcmp(k, "pattern")) r->ssm_pattern = v.s;
+	else if (!strcmp(k, "expand")) q->expand = v.u;
+	else if (!strcmp(k, "dt_rank")) q->dt_rank = v.u;
 }
 
 static void
@@ -773,6 +777,13 @@ static const struct hf_family hf_families[] = {
 	    false },
 	{ "zamba2", "Zamba2", VP_FAMILY_ZAMBA2, VP_NORM_RMSNORM, VP_POS_NONE,
 	    VP_ACT_GEGLU, false, false, false, true, true, false },
+	{ "jamba", "Jamba", VP_FAMILY_JAMBA, VP_NORM_RMSNORM, VP_POS_NONE,
+	    VP_ACT_SWIGLU, false, false, false, false, false, false },
+	{ "mamba", "Mamba", VP_FAMILY_MAMBA, VP_NORM_RMSNORM, VP_POS_NONE,
+	    VP_ACT_SWIGLU, false, false, false, true, false, false },
+	{ "falcon_mamba", "FalconMamba", VP_FAMILY_FALCON_MAMBA,
+	    VP_NORM_RMSNORM, VP_POS_NONE, VP_ACT_SWIGLU, false, false, false,
+	    true, false, false },
 };
 #undef D
 
@@ -892,14 +903,6 @@ hf_unsupported(const char *file, struct vp_srcpos pos, struct vp_diags *d,
  * describe them either.
  */
 static const struct { const char *model_type, *cls, *why; } hf_refused[] = {
-	{ "jamba", "Jamba", "Jamba's Mamba-1 mixers (JambaMambaMixer) run "
-	    "the selective scan token by token in Python where mamba_ssm is "
-	    "not installed (mamba_selective_scan's recurrent loop, which "
-	    "keeps a batch x intermediate x d_state state per token for "
-	    "backward), with dt, B and C RMSNorms, and its blocks alternate "
-	    "with attention every attn_layer_period and Mixtral-style "
-	    "experts every expert_layer_period: none of it is modelled (not "
-	    "measured)" },
 	{ "zamba", "Zamba", "Zamba's Mamba-1 mixers (a recurrent scan "
 	    "token by token without mamba_ssm) and its shared attention "
 	    "block on the concatenated embeddings are not modelled (not "
@@ -2912,6 +2915,206 @@ hf_bamba(const struct ynode *root, const char *file, struct vp_model *m,
 }
 
 /*
+ * MambaConfig (transformers 5.24): hidden 768, 32 layers, vocab 50280,
+ * state_size 16, conv_kernel 4, expand 2 (intermediate_size = expand x
+ * hidden), time_step_rank "auto" = ceil(hidden / 16), use_bias false,
+ * use_conv_bias true, residual_in_fp32 true, tied embeddings.  The model
+ * has one "head", head_dim and ffn the inner width (no attention).
+ */
+static void
+hf_mamba(const struct ynode *root, const char *file, struct vp_model *m,
+    struct vp_diags *d)
+{
+	const struct ynode *n;
+	struct vp_ssm *q = &m->ssm;
+	bool b;
+
+	if (m->family != VP_FAMILY_MAMBA && m->family != VP_FAMILY_FALCON_MAMBA)
+		return;
+	if (ynode_get(root, "hidden_size") == NULL) m->hidden = 768;
+	if (ynode_get(root, "num_hidden_layers") == NULL) m->layers = 32;
+	if (ynode_get(root, "vocab_size") == NULL) m->vocab = 50280;
+	*q = (struct vp_ssm){ .state = 16, .conv_kernel = 4, .expand = 2,
+	    .conv_bias = true, .residual_fp32 = true };
+	m->bias = false;
+	m->max_seq = 0;
+	hf_u64(root, file, "state_size", 1, MAX_HEADS, &q->state, -1, m, d);
+	hf_u64(root, file, "conv_kernel", 1, MAX_HEADS, &q->conv_kernel, -1, m, d);
+	hf_u64(root, file, "expand", 1, MAX_HEADS, &q->expand, -1, m, d);
+	if (hf_bool(root, file, "use_bias", &b, d) > 0)
+		q->proj_bias = b;
+	if (hf_bool(root, file, "use_conv_bias", &b, d) > 0)
+		q->conv_bias = b;
+	if (hf_bool(root, file, "residual_in_fp32", &b, d) > 0)
+		q->residual_fp32 = b;
+	n = ynode_get(root, "time_step_rank");
+	if (n != NULL && !ynode_is_null(n) && !(n->kind == YN_SCALAR &&
+	    strcmp(n->str, "auto") == 0))
+		hf_u64(root, file, "time_step_rank", 1, MAX_FFN, &q->dt_rank,
+		    -1, m, d);
+	else
+		q->dt_rank = (m->hidden + 15) / 16;
+	if ((n = ynode_get(root, "hidden_act")) != NULL &&
+	    !ynode_is_null(n) && (n->kind != YN_SCALAR ||
+	    strcmp(n->str, "silu") != 0))
+		vp_diag_add(d, file, n->pos, VP_ERROR, "hidden_act '%s' is "
+		    "not modelled for mamba; the conv1d's activation is "
+		    "'silu' in MambaConfig and every released config",
+		    n->kind == YN_SCALAR ? n->str : ynode_kind_name(n));
+	if (hf_bool(root, file, "use_mambapy", &b, d) > 0 && b)
+		vp_diag_add(d, file, ynode_get(root, "use_mambapy")->pos,
+		    VP_ERROR, "use_mambapy: true (mamba.py's parallel scan "
+		    "instead of the recurrent loop) is not modelled");
+	if (hf_bool(root, file, "use_falcon_mambapy", &b, d) > 0 && b)
+		vp_diag_add(d, file, ynode_get(root, "use_falcon_mambapy")->pos,
+		    VP_ERROR, "use_falcon_mambapy: true (mamba.py's parallel "
+		    "scan instead of the recurrent loop) is not modelled");
+	/* An intermediate_size the config gives is the class's (it wins
+	 * over expand: tiiuae/falcon-mamba-7b says expand 16 and 8192). */
+	if ((n = ynode_get(root, "intermediate_size")) != NULL &&
+	    !ynode_is_null(n)) {
+		uint64_t is = 0;
+
+		if (ynode_u64(n, file, "intermediate_size", 1, MAX_FFN, &is,
+		    d) == 0) {
+			if (m->hidden && is % m->hidden == 0)
+				q->expand = is / m->hidden;
+			else
+				vp_diag_add(d, file, n->pos, VP_ERROR,
+				    "intermediate_size %llu is not a multiple "
+				    "of hidden_size %llu: the mixer's inner "
+				    "width is modelled as expand x hidden",
+				    (unsigned long long)is,
+				    (unsigned long long)m->hidden);
+		}
+	}
+	m->ffn = vp_mul_sat(q->expand, m->hidden);
+	m->heads = m->kv_heads = 1;
+	m->head_dim = m->ffn;
+	m->qkv_bias = m->o_bias = 0;
+}
+
+/*
+ * JambaConfig (transformers 5.24): block l's mixer is attention when
+ * l % attn_layer_period == attn_layer_offset (layers_block_type), the
+ * Mamba-1 mixer otherwise (mamba_d_state 16, mamba_d_conv 4,
+ * mamba_expand 2, mamba_dt_rank "auto" = ceil(hidden / 16),
+ * mamba_conv_bias true, mamba_proj_bias false); its feed-forward has
+ * num_experts experts (16, top num_experts_per_tok = 2, of
+ * intermediate_size) when l % expert_layer_period == expert_layer_offset
+ * (layers_num_experts; a count of 1 is the dense JambaMLP), lowered as
+ * the sparse step, so only an offset of period - 1 is read (every
+ * released config's 2 and 1).  No positions, no biases on the attention;
+ * hidden_act the SwiGLU's and the conv's activation (silu).  The sizes it
+ * leaves out are its defaults (hidden 4096, 32 layers, 32 heads, 8 KV
+ * heads, intermediate 14336, vocab 65536).  output_router_logits (the
+ * auxiliary loss over every block's router logits) is not modelled.
+ */
+static void
+hf_jamba(const struct ynode *root, const char *file, struct vp_model *m,
+    struct vp_diags *d)
+{
+	const struct ynode *n;
+	struct vp_ssm *q = &m->ssm;
+	uint64_t ap = 8, ao = 4, ep = 2, eo = 1, e = 16, l;
+	bool b;
+
+	if (m->family != VP_FAMILY_JAMBA)
+		return;
+	if (ynode_get(root, "hidden_size") == NULL) m->hidden = 4096;
+	if (ynode_get(root, "num_hidden_layers") == NULL) m->layers = 32;
+	if (ynode_get(root, "num_attention_heads") == NULL) m->heads = 32;
+	if (ynode_get(root, "num_key_value_heads") == NULL) m->kv_heads = 8;
+	if (ynode_get(root, "intermediate_size") == NULL) m->ffn = 14336;
+	if (ynode_get(root, "vocab_size") == NULL) m->vocab = 65536;
+	*q = (struct vp_ssm){ .state = 16, .conv_kernel = 4, .expand = 2,
+	    .conv_bias = true };
+	m->max_seq = 0;
+	m->qkv_bias = m->o_bias = 0;
+	hf_u64(root, file, "mamba_d_state", 1, MAX_HEADS, &q->state, -1, m, d);
+	hf_u64(root, file, "mamba_d_conv", 1, MAX_HEADS, &q->conv_kernel, -1, m, d);
+	hf_u64(root, file, "mamba_expand", 1, MAX_HEADS, &q->expand, -1, m, d);
+	if (hf_bool(root, file, "mamba_conv_bias", &b, d) > 0)
+		q->conv_bias = b;
+	if (hf_bool(root, file, "mamba_proj_bias", &b, d) > 0)
+		q->proj_bias = b;
+	n = ynode_get(root, "mamba_dt_rank");
+	if (n != NULL && !ynode_is_null(n) && !(n->kind == YN_SCALAR &&
+	    strcmp(n->str, "auto") == 0))
+		hf_u64(root, file, "mamba_dt_rank", 1, MAX_FFN, &q->dt_rank, -1,
+		    m, d);
+	else
+		q->dt_rank = (m->hidden + 15) / 16;
+	if ((n = ynode_get(root, "hidden_act")) != NULL &&
+	    !ynode_is_null(n) && (n->kind != YN_SCALAR ||
+	    strcmp(n->str, "silu") != 0))
+		vp_diag_add(d, file, n->pos, VP_ERROR, "hidden_act '%s' is "
+		    "not modelled for jamba; its MLP and conv1d are lowered "
+		    "with 'silu', JambaConfig's default and every released "
+		    "config's", n->kind == YN_SCALAR ? n->str :
+		    ynode_kind_name(n));
+	if (hf_bool(root, file, "output_router_logits", &b, d) > 0 && b)
+		vp_diag_add(d, file, ynode_get(root,
+		    "output_router_logits")->pos, VP_ERROR,
+		    "output_router_logits: true (the router's auxiliary "
+		    "loss over every block's logits) is not modelled");
+	if (hf_bool(root, file, "use_mambapy", &b, d) > 0 && b)
+		vp_diag_add(d, file, ynode_get(root, "use_mambapy")->pos,
+		    VP_ERROR, "use_mambapy: true (mamba.py's parallel scan "
+		    "instead of the recurrent loop) is not modelled");
+	hf_u64(root, file, "attn_layer_period", 1, MAX_LAYERS, &ap, -1, m, d);
+	hf_u64(root, file, "attn_layer_offset", 0, MAX_LAYERS, &ao, -1, m, d);
+	hf_u64(root, file, "expert_layer_period", 1, MAX_LAYERS, &ep, -1, m, d);
+	hf_u64(root, file, "expert_layer_offset", 0, MAX_LAYERS, &eo, -1, m, d);
+	if (ao >= ap || eo >= ep) {
+		vp_diag_add(d, file, root->pos, VP_ERROR, "attn_layer_offset "
+		    "and expert_layer_offset (%llu, %llu) must be below their "
+		    "periods (%llu, %llu), as JambaConfig checks",
+		    (unsigned long long)ao, (unsigned long long)eo,
+		    (unsigned long long)ap, (unsigned long long)ep);
+		return;
+	}
+	q->n_attn = 0;
+	for (l = ao; l < m->layers; l += ap) {
+		if (q->n_attn == VP_SSM_MAX_ATTN) {
+			vp_diag_add(d, file, root->pos, VP_ERROR, "more than "
+			    "%d attention blocks are not modelled",
+			    VP_SSM_MAX_ATTN);
+			return;
+		}
+		q->attn[q->n_attn++] = (uint32_t)l;
+	}
+	if (ynode_get(root, "num_experts") == NULL &&
+	    ynode_get(root, "num_local_experts") == NULL) {
+		m->has_moe = true;
+		m->moe.experts = (uint32_t)e;
+	}
+	if (ynode_get(root, "num_experts_per_tok") == NULL)
+		m->moe.top_k = 2;
+	/* num_experts: 1 is JambaMLP everywhere. */
+	if (m->has_moe && m->moe.experts <= 1) {
+		m->has_moe = false;
+		memset(&m->moe, 0, sizeof m->moe);
+		return;
+	}
+	if (eo + 1 != ep) {
+		n = ynode_get(root, "expert_layer_offset");
+		if (n == NULL)
+			n = ynode_get(root, "expert_layer_period");
+		vp_diag_add(d, file, n != NULL ? n->pos : root->pos, VP_ERROR,
+		    "expert_layer_offset "
+		    "%llu with expert_layer_period %llu is not modelled: the "
+		    "experts are lowered on every period-th block from the "
+		    "period - 1-th (offset %llu, every released config's "
+		    "layout)", (unsigned long long)eo, (unsigned long long)ep,
+		    (unsigned long long)(ep - 1));
+		return;
+	}
+	m->moe.sparse_step = (uint32_t)ep;
+	m->moe.ffn = m->ffn;
+}
+
+/*
  * NemotronHConfig (transformers 5.24): the blocks from
  * hybrid_override_pattern ('M' Mamba-2, '*' attention, '-' MLP, 'E'
  * MoE) or layers_block_type (mamba/linear_attention, attention/
@@ -3388,6 +3591,8 @@ read_hf(const struct ynode *root, const char *file, unsigned flags,
 	hf_bamba(text, file, m, d);
 	hf_nemotron_h(text, file, m, d);
 	hf_zamba2(text, file, m, d);
+	hf_jamba(text, file, m, d);
+	hf_mamba(text, file, m, d);
 	hf_required(text, file, where, m, before, d);
 	return vp_diags_count(d, VP_ERROR) == before ? 0 : -1;
 }

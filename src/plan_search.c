@@ -236,7 +236,8 @@ const char *const vp_time_assumptions =
     "attention, A = 2 s (q/k width + v width) over the blocks that attend, "
     "halved when causal (2 L s h for a Llama decoder; MLA's head widths; "
     "none for Mamba-2 or MLP blocks); a Mamba-2 block's chunked scan "
-    "6 (Q (n + p) + 2 n p) per head, and a Zamba2 shared block's matmuls "
+    "6 (Q (n + p) + 2 n p) per head (a Mamba-1 block's 30 inner x state), "
+    "and a Zamba2 shared block's matmuls "
     "at every call, at the matmul rate; full recompute "
     "adds 2 P + A and the scan, selective recompute with eager attention "
     "A, op recompute P (every second matmul) plus A unless attention is "
@@ -426,7 +427,10 @@ roofline(const struct vp_model *m, unsigned tp, double M, double rate,
  * causal mask), and each Mamba-2 block's chunked scan (SSD, chunks of Q
  * tokens: C.B within a chunk over the state n, those times x over the
  * head dim p, the chunk's state and its read-out, 2 n p: per head
- * Q (n + p) + 2 n p multiply-adds a token).  A Nemotron-H MLP block
+ * Q (n + p) + 2 n p multiply-adds a token); a Mamba-1 block (Jamba,
+ * Mamba) its recurrent scan, about five multiply-adds per element of
+ * the inner width x state a token (discretizing A and B x, the update,
+ * the read-out).  A Nemotron-H MLP block
  * mixes nothing; a Zamba2 hybrid block does both (its shared block's
  * attention, then a Mamba-2 block), and *scan also counts the shared
  * blocks' calls beyond their first (the matmuls 2 P leaves out).
@@ -453,6 +457,10 @@ mixer_flops(const struct vp_model *m, double s, double *att, double *scan,
 	double sp = (double)(m->ssm.head_dim ? m->ssm.head_dim :
 	    m->head_dim), sn = (double)m->ssm.state;
 	double q = (double)m->ssm.chunk;
+	double inner = (double)m->ssm.expand * (double)m->hidden;
+	bool mamba1 = vp_family_info[vp_model_family(m)].block ==
+	    VP_BLOCK_JAMBA || vp_family_info[vp_model_family(m)].block ==
+	    VP_BLOCK_MAMBA1;
 	uint64_t l;
 
 	if (vp_family_info[vp_model_family(m)].mla) {
@@ -466,7 +474,9 @@ mixer_flops(const struct vp_model *m, double s, double *att, double *scan,
 	for (l = 0; l < m->layers; l++) {
 		bool ssm = vp_layer_ssm(m, l);
 
-		if (ssm)
+		if (ssm && mamba1)
+			*scan += 10.0 * inner * sn;
+		else if (ssm)
 			*scan += 2.0 * sh * (q * (sn + sp) + 2.0 * sn * sp);
 		if ((!ssm && vp_layer_kind(m, l) != '-') || zamba2_hybrid(m, l)) {
 			*att += 2.0 * causal * s * (qk + v);

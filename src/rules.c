@@ -1232,18 +1232,53 @@ falcon_plan(const struct vp_plan *p, const struct vp_model *m,
 	"(mamba_ssm/ops/triton/ssd_combined.py, save_for_backward), which " \
 	"is not modelled: this estimate is then an upper bound"
 
+/*
+ * Jamba's Mamba-1 mixers are lowered as mamba_selective_scan's recurrent
+ * loop (graph.c, mamba1_mixer): where mamba_ssm is installed (CUDA),
+ * transformers calls its selective_scan_fn instead, whose
+ * SelectiveScanFn saves the scan's inputs (u, delta, A, B, C, D, z,
+ * delta_bias), the states of its chunks (x: b x inner x chunks x 2
+ * state) and its output (mamba_ssm/ops/selective_scan_interface.py),
+ * not a b x inner x state state per token nor the b x inner x seq x
+ * state discretized A, B and their product: far less.
+ */
+#define JAMBA_GPU_NOTE "Jamba's Mamba-1 mixers are lowered as " \
+	"transformers' mamba_selective_scan recurrent loop in PyTorch, what " \
+	"runs when mamba_ssm is not installed (a state of batch x inner x " \
+	"state kept per token, the discretized A, B and B x of batch x inner " \
+	"x seq x state in fp32); with it, its selective_scan_fn keeps only " \
+	"the scan's inputs, the states of its chunks and its output " \
+	"(mamba_ssm/ops/selective_scan_interface.py, save_for_backward), " \
+	"which is not modelled: this estimate is then an upper bound"
+
+/* Mamba's MambaMixer, where mamba_ssm is installed, runs the whole
+ * mixer as its mamba_inner_fn (MambaInnerFn: in_proj's output, the
+ * conv's, x_proj's, dt and the scan's chunk states are what it saves). */
+#define MAMBA1_GPU_NOTE "The Mamba-1 mixers are lowered as " \
+	"transformers' mamba_selective_scan recurrent loop in PyTorch, what " \
+	"runs when mamba_ssm is not installed (a state of batch x inner x " \
+	"state kept per token, the discretized A, B and B x of batch x inner " \
+	"x seq x state in fp32); with it, training runs its fused " \
+	"mamba_inner_fn, which keeps only in_proj's, the conv's and " \
+	"x_proj's outputs, dt, B, C, the states of the scan's chunks and " \
+	"its output " \
+	"(mamba_ssm/ops/selective_scan_interface.py, MambaInnerFn), which " \
+	"is not modelled: this estimate is then an upper bound"
+
 static int
 ssm_plan(const struct vp_plan *p, const struct vp_model *m, unsigned world,
     struct vp_diags *d)
 {
-	const char *what = NULL;
+	const char *what = NULL, *note;
 	size_t i;
 
 	(void)world;
 	if (vp_model_traits(m).block != VP_BLOCK_MAMBA2 &&
 	    vp_model_traits(m).block != VP_BLOCK_HYBRID &&
 	    vp_model_traits(m).block != VP_BLOCK_NEMOTRON_H &&
-	    vp_model_traits(m).block != VP_BLOCK_ZAMBA2)
+	    vp_model_traits(m).block != VP_BLOCK_ZAMBA2 &&
+	    vp_model_traits(m).block != VP_BLOCK_JAMBA &&
+	    vp_model_traits(m).block != VP_BLOCK_MAMBA1)
 		return 0;
 	if (m->impl != VP_IMPL_HF)
 		what = "an implementation other than hf";
@@ -1289,17 +1324,24 @@ ssm_plan(const struct vp_plan *p, const struct vp_model *m, unsigned world,
 	if (what != NULL)
 		return refuse(d, "%s is not modelled for family %s (not "
 		    "measured); it is modelled for full training through "
-		    "transformers 5.24's torch_forward path on one rank (data "
+		    "transformers 5.24's %s on one rank (data "
 		    "parallel with ZeRO 0-2 at most), --recompute none or "
 		    "full, --loss full", what,
-		    vp_family_names[vp_model_family(m)]);
+		    vp_family_names[vp_model_family(m)],
+		    vp_model_traits(m).block == VP_BLOCK_JAMBA ||
+		    vp_model_traits(m).block == VP_BLOCK_MAMBA1 ?
+		    "PyTorch path without mamba_ssm (mamba_selective_scan's "
+		    "loop)" : "torch_forward path");
 	if (d == NULL || p->device == VP_DEVICE_CPU)
 		return 0;
+	note = vp_model_traits(m).block == VP_BLOCK_JAMBA ? JAMBA_GPU_NOTE :
+	    vp_model_traits(m).block == VP_BLOCK_MAMBA1 ? MAMBA1_GPU_NOTE :
+	    SSM_GPU_NOTE;
 	for (i = 0; i < d->n; i++)
-		if (strcmp(d->v[i].msg, SSM_GPU_NOTE) == 0)
+		if (strcmp(d->v[i].msg, note) == 0)
 			return 0;
 	vp_diag_add(d, NULL, (struct vp_srcpos){ 0, 0 }, VP_NOTE, "%s",
-	    SSM_GPU_NOTE);
+	    note);
 	return 0;
 }
 

@@ -923,6 +923,35 @@ run refuse-zamba2-grad-accum tests/data/hf-val/zamba2.config.json \
 	--gpus 1xA100 --grad-accum 4
 run est-own-zamba2-tiny tests/data/ssm/zamba2-tiny.yaml --device cpu \
 	--micro-batch 2 --seq 64 --attention eager
+# Jamba: the validation config (Mamba-1 blocks on the recurrent scan,
+# attention, experts) on the CPU, LoRA on it refused, a tiny config known
+# by its architectures alone, and the library's v0.1 on eight H200s.
+run est-hf-jamba-cpu tests/data/hf-val/jamba.config.json --device cpu \
+	--micro-batch 2 --seq 32 --attention eager --explain
+run refuse-jamba-lora tests/data/hf-val/jamba.config.json --gpus 1xA100 \
+	--lora 16
+run est-hf-jamba-architectures tests/data/hf/jamba-tiny-architectures.config.json \
+	--device cpu --seq 16
+run est-jamba-v0.1-8xh200 jamba-v0.1 --gpus 8xH200 --seq 4096 \
+	--recompute full --no-search
+# Mamba (MambaForCausalLM, the same Mamba-1 mixer without the norms): the
+# validation config on the CPU, and on a GPU (the note on mamba_ssm's
+# mamba_inner_fn), --compile refused.
+run est-hf-mamba-cpu tests/data/hf-val/mamba.config.json --device cpu \
+	--micro-batch 2 --seq 32 --explain
+run est-hf-mamba-1xa100 tests/data/hf-val/mamba.config.json --gpus 1xA100 \
+	--micro-batch 2 --seq 1024 --no-search
+run refuse-mamba-compile tests/data/hf-val/mamba.config.json --gpus 1xA100 \
+	--compile
+# Falcon-Mamba: the library's 7B on an H100, bf16 with full recompute.
+run est-falcon-mamba-7b-1xh100 falcon-mamba-7b --gpus 1xH100 --seq 2048 --precision bf16 \
+	--recompute full --no-search
+# The two validation configs in the own schema: the same estimates
+# (tests/bad/96 and 97: an expert offset and mamba.py's scan, refused).
+run est-own-jamba-tiny tests/data/ssm/jamba-tiny.yaml --device cpu \
+	--micro-batch 2 --seq 32 --attention eager --dropout 0
+run est-own-mamba-tiny tests/data/ssm/mamba-tiny.yaml --device cpu \
+	--micro-batch 2 --seq 32 --attention eager --dropout 0
 
 # ---- inputs that are not regular files, and file messages (issue 17) ----
 # Findings 4 and 8.  A FIFO with no writer as any input hung forever; each

@@ -2139,11 +2139,12 @@ family_rows_complete(void **state)
 		assert_non_null(fi->source);
 		assert_true(fi->block < VP_BLOCK_COUNT);
 		assert_true(fi->head < VP_HEAD_COUNT);
-		/* A Mamba-2 block has no linear of the roles (its in_proj and
-		 * out_proj are the builder's own, not LoRA targets), nor
-		 * has Zamba2's (its shared blocks' linears are its own). */
+		/* A Mamba-2 or Mamba block has no linear of the roles (its
+		 * in_proj and out_proj are the builder's own, not LoRA
+		 * targets), nor has Zamba2's (its shared blocks' linears are
+		 * its own). */
 		if (fi->block == VP_BLOCK_MAMBA2 || fi->block ==
-		    VP_BLOCK_ZAMBA2) {
+		    VP_BLOCK_ZAMBA2 || fi->block == VP_BLOCK_MAMBA1) {
 			int r;
 
 			for (r = 0; r < VP_ROLE_COUNT; r++)

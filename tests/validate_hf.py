@@ -450,6 +450,53 @@ GRID = [
     # +0.12% (fp32), +0.22% (bf16 eager).
     ("zamba2-one", "fp32", "sgd", 1, 16, "none", "sdpa"),
     ("zamba2-one", "bf16", "sgd", 1, 16, "none", "eager"),
+    # Jamba (Mamba-1 mixers in blocks 0, 2 and 3 on mamba_selective_scan's
+    # recurrent loop, attention in block 1; 4 experts of 256, top 2, in
+    # blocks 1 and 3, SwiGLU MLPs in 0 and 2).  Measured when it landed:
+    # -0.01% (fp32 s32 eager), -0.10% (bf16-mixed s32 sdpa), +0.14% (bf16
+    # full recompute s32), -0.02% (fp32 s64), +0.07% (bf16-mixed full
+    # recompute s64), +0.15% (bf16 s16), and at s256, where the scan's
+    # b x I x s x n tensors make most of the peak: -0.02% (fp32), -0.33%
+    # (bf16-mixed eager), -0.00% (bf16), +0.03% (bf16-mixed full
+    # recompute); every phase right.  Before dt + delta_bias was lowered
+    # in dt's dtype (16 bit outside fp32: `delta_bias.to(dt.dtype)`) and
+    # the last state as saved by nothing in 16 bit (the matmul saves its
+    # copy) the 16-bit cases were 0.8-1.8% high.  What is left in 16 bit,
+    # about 30 KB a Mamba-1 block at b2 whatever s, is in the loop's
+    # backward (its last tokens' states and copies are freed before the
+    # peak), not modelled.  The s256 cases take up to a minute each (the
+    # loop's backward zero-fills a b x I x s x n tensor per token): full
+    # grid only.
+    ("jamba", "fp32", "adamw", 2, 32, "none", "eager"),
+    ("jamba", "bf16-mixed", "adamw", 2, 32, "none", "sdpa"),
+    ("jamba", "bf16", "adamw", 2, 32, "full", "eager"),
+    ("jamba", "fp32", "adamw", 2, 64, "none", "sdpa"),
+    ("jamba", "bf16-mixed", "adamw", 2, 64, "full", "sdpa"),
+    ("jamba", "bf16", "adamw", 2, 16, "none", "sdpa"),
+    ("jamba", "fp32", "adamw", 2, 256, "none", "sdpa"),
+    ("jamba", "bf16-mixed", "adamw", 2, 256, "none", "eager"),
+    ("jamba", "bf16", "adamw", 2, 256, "none", "sdpa"),
+    ("jamba", "bf16-mixed", "adamw", 2, 256, "full", "sdpa"),
+    # Mamba (MambaForCausalLM: the Mamba-1 mixer without the norms, the
+    # block as Mamba-2's, fp32 residual), 3 blocks, tied, eager (no
+    # attention).  Measured when it landed: -0.00% (fp32 s32), -0.30%
+    # (bf16-mixed s64), +0.25% (bf16 full recompute s32), +0.11%
+    # (bf16-mixed full recompute s64), -0.00% (fp32 s128), +0.26% (bf16
+    # s16, the 16-bit remainder of Jamba's notes, three blocks of it);
+    # every phase right.
+    ("mamba", "fp32", "adamw", 2, 32, "none", "eager"),
+    ("mamba", "bf16-mixed", "adamw", 2, 64, "none", "eager"),
+    ("mamba", "bf16", "adamw", 2, 32, "full", "eager"),
+    ("mamba", "bf16-mixed", "adamw", 2, 64, "full", "eager"),
+    ("mamba", "fp32", "adamw", 2, 128, "none", "eager"),
+    ("mamba", "bf16", "adamw", 2, 16, "none", "eager"),
+    # Falcon-Mamba (Mamba's sizes, the weightless dt/B/C RMSNorms).
+    # Measured when it landed: -0.02% (fp32), +0.12% (bf16-mixed full
+    # recompute), +0.16% (bf16), -0.28% (bf16-mixed); every phase right.
+    ("falcon-mamba", "fp32", "adamw", 2, 32, "none", "eager"),
+    ("falcon-mamba", "bf16-mixed", "adamw", 2, 64, "full", "eager"),
+    ("falcon-mamba", "bf16", "adamw", 2, 32, "none", "eager"),
+    ("falcon-mamba", "bf16-mixed", "adamw", 2, 64, "none", "eager"),
 ]
 
 # Left out of make check (--quick, tests/validate_hf.sh) to keep CI's
@@ -568,6 +615,21 @@ FULL_ONLY = {
     "zamba2-grad/fp32/sgd/b1s16/rc/sdpa",
     "zamba2-one/fp32/sgd/b1s16/norc/sdpa",
     "zamba2-one/bf16/sgd/b1s16/norc/eager",
+    "jamba/bf16-mixed/adamw/b2s32/norc/sdpa",
+    "jamba/bf16/adamw/b2s32/rc/eager",
+    "jamba/fp32/adamw/b2s64/norc/sdpa",
+    "jamba/bf16/adamw/b2s16/norc/sdpa",
+    "jamba/fp32/adamw/b2s256/norc/sdpa",
+    "jamba/bf16-mixed/adamw/b2s256/norc/eager",
+    "jamba/bf16/adamw/b2s256/norc/sdpa",
+    "jamba/bf16-mixed/adamw/b2s256/rc/sdpa",
+    "mamba/bf16-mixed/adamw/b2s64/norc/eager",
+    "mamba/bf16/adamw/b2s32/rc/eager",
+    "mamba/fp32/adamw/b2s128/norc/eager",
+    "mamba/bf16/adamw/b2s16/norc/eager",
+    "falcon-mamba/bf16-mixed/adamw/b2s64/rc/eager",
+    "falcon-mamba/bf16/adamw/b2s32/norc/eager",
+    "falcon-mamba/bf16-mixed/adamw/b2s64/norc/eager",
 }
 
 # Configs whose dropout the estimate takes from the config (the case is
