@@ -10,6 +10,7 @@
 
 #include "cli.h"
 #include "cli_calib.h"
+#include "cli_export.h"
 
 static const struct vp_cmd cmds[] = {
 	{ "models", "vramplan models", vp_cmd_models },
@@ -18,6 +19,8 @@ static const struct vp_cmd cmds[] = {
 	{ "tui", "vramplan tui MODEL [options]", vp_cmd_tui },
 	{ "calibrate", "vramplan calibrate [--device cuda|cpu]",
 	    vp_cmd_calibrate },
+	{ "export", "vramplan export FORMAT MODEL [options] [-o FILE]",
+	    vp_cmd_export },
 };
 
 int
