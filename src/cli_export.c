@@ -184,18 +184,19 @@ vp_cmd_export(int argc, char **argv)
 			free(nargv);
 			return VP_EXIT_USAGE;
 		}
+	vp_buf_init(&notes);
 	vp_export_skips((enum vp_export_fmt)fmt, &job.ses.plan,
-	    &job.ses.open.skip_recompute, &job.ses.open.skip_fsdp);
+	    &job.ses.open, &notes);
 	rc = vp_session_run(&job.ses, &d);
 	vp_cli_print_diags(&d);
 	if (rc != 0) {
+		vp_buf_free(&notes);
 		vp_cli_job_free(&job);
 		free(nargv);
 		return VP_EXIT_INPUT;
 	}
 	path = job.opts.has[VP_O_OUTPUT] ? job.opts.val[VP_O_OUTPUT].s : NULL;
 	vp_buf_init(&out);
-	vp_buf_init(&notes);
 	vp_buf_init(&err);
 	vp_buf_init(&cmd);
 	vp_buf_init(&rt);
@@ -209,6 +210,13 @@ vp_cmd_export(int argc, char **argv)
 	if (job.ses.open.shard && job.ses.open.skip_fsdp &&
 	    !user_gives(uargc, uargv, "--fsdp"))
 		add_option(&cmd, "--fsdp", vp_fsdp_names[job.ses.plan.fsdp]);
+	if (job.ses.open.shard && job.ses.open.skip_zero &&
+	    !user_gives(uargc, uargv, "--zero")) {
+		char z[8];
+
+		snprintf(z, sizeof z, "%u", job.ses.plan.zero);
+		add_option(&cmd, "--zero", z);
+	}
 	in.model = &job.model;
 	in.plan = &job.ses.plan;
 	in.world = job.ses.rep.world ? job.ses.rep.world : 1;

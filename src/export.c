@@ -10,6 +10,8 @@
 const char *const vp_export_names[VP_EXPORT_COUNT] = { VP_EXPORT_LIST(X) };
 #undef X
 
+static void note(struct vp_buf *notes, const char *fmt, ...);
+
 /* What a format implies; the user's options win. */
 static const char *const pins_ds[] = { "--framework", "deepspeed", "--tp",
     "1", "--pp", "1", "--cp", "1", "--ep", "1", "--precision", "bf16-master",
@@ -40,32 +42,54 @@ vp_export_pins(enum vp_export_fmt f)
 
 void
 vp_export_skips(enum vp_export_fmt f, const struct vp_plan *p,
-    unsigned *skip_recompute, unsigned *skip_fsdp)
+    struct vp_open *open, struct vp_buf *notes)
 {
 	/* Whole blocks or nothing: DeepSpeed (the model's gradient
 	 * checkpointing), accelerate, the Trainer, torchtune. */
 	const unsigned blocks = 1u << VP_RECOMP_SELECTIVE | 1u << VP_RECOMP_OP;
+	const unsigned ds_stages = 1u << 1 | 1u << 2 | 1u << 3;
+	bool mixed = p->precision == VP_PREC_BF16_MIXED ||
+	    p->precision == VP_PREC_FP16_MIXED;
+	bool master = p->precision == VP_PREC_BF16_MASTER ||
+	    p->precision == VP_PREC_FP16_MASTER;
 
-	*skip_recompute = *skip_fsdp = 0;
+	open->skip_recompute = open->skip_fsdp = open->skip_zero = 0;
 	switch (f) {
 	case VP_EXPORT_TORCHTITAN:
-		*skip_recompute = 1u << VP_RECOMP_SELECTIVE;
+		open->skip_recompute = 1u << VP_RECOMP_SELECTIVE;
 		break;
 	case VP_EXPORT_MEGATRON:
-		*skip_recompute = 1u << VP_RECOMP_OP;
+		open->skip_recompute = 1u << VP_RECOMP_OP;
+		/* The distributed optimizer is ZeRO-1. */
+		open->skip_zero = 1u << 2 | 1u << 3;
 		break;
 	case VP_EXPORT_TORCHTUNE:
-		*skip_recompute = blocks;
-		*skip_fsdp = 1u << VP_FSDP_HYBRID;
+		open->skip_recompute = blocks;
+		open->skip_fsdp = 1u << VP_FSDP_HYBRID;
 		break;
 	case VP_EXPORT_ACCELERATE:
 	case VP_EXPORT_HF:
-		*skip_recompute = blocks;
+		open->skip_recompute = blocks;
 		if (p->framework == VP_FW_FSDP2)
-			*skip_fsdp = 1u << VP_FSDP_HYBRID;
+			open->skip_fsdp = 1u << VP_FSDP_HYBRID;
+		if (p->framework != VP_FW_TORCH)
+			break;
+		/* --zero N under plain PyTorch is DeepSpeed, whose bf16 and
+		 * fp16 are the -master precisions; autocast is DDP's. */
+		if (mixed) {
+			open->skip_zero = ds_stages;
+			if (open->shard)
+				note(notes, "DeepSpeed plans not tried: under "
+				    "DeepSpeed, %s's bf16/fp16 is DeepSpeed's "
+				    "own (--precision bf16-master or "
+				    "fp16-master); FSDP with --framework fsdp1 "
+				    "or fsdp2", f == VP_EXPORT_HF ? "the Trainer"
+				    : "accelerate");
+		} else if (master)
+			open->skip_zero = 1u << 0;
 		break;
 	default:
-		*skip_recompute = blocks;
+		open->skip_recompute = blocks;
 		break;
 	}
 }

@@ -24,6 +24,7 @@
 
 #include "model.h"
 #include "plan.h"
+#include "plan_search.h"
 #include "util.h"
 
 #define VP_EXPORT_LIST(X) X(DEEPSPEED, "deepspeed") \
@@ -44,12 +45,13 @@ extern const char *const vp_export_names[VP_EXPORT_COUNT];
 const char *const *vp_export_pins(enum vp_export_fmt f);
 
 /*
- * The values of the planner's open knobs a format cannot launch (bit sets
- * of enum vp_recompute and enum vp_fsdp, struct vp_open's skip_*), for
- * the plan as set up (its framework): the planner does not try them.
+ * The values of the planner's open knobs a format cannot launch (struct
+ * vp_open's skip_recompute, skip_fsdp, skip_zero), for the plan as set up
+ * (its framework and precision): the planner does not try them.  A note
+ * for notes when that leaves out what another option would allow.
  */
 void vp_export_skips(enum vp_export_fmt f, const struct vp_plan *p,
-    unsigned *skip_recompute, unsigned *skip_fsdp);
+    struct vp_open *open, struct vp_buf *notes);
 
 struct vp_export_in {
 	const struct vp_model *model;

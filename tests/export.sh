@@ -190,7 +190,7 @@ done
 # --- Refusals ---------------------------------------------------------------
 refused 6 hf llama-3.1-8b --gpus 8xH100 --pp 2
 refused 6 accelerate llama-3.1-8b --gpus 8xH100 --framework fsdp2 --compile
-refused 6 accelerate llama-3.1-8b --gpus 8xH100
+refused 6 accelerate llama-3.1-8b --gpus 8xH100 --zero 3
 refused 6 deepspeed llama-3.1-8b --gpus 8xH100 --offload optimizer \
     --offload-nvme
 refused 6 deepspeed llama-3.1-8b --gpus 8xH100 --tp 2
