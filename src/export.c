@@ -288,8 +288,16 @@ ds_body(const struct vp_export_in *in, struct vp_buf *o, bool provenance)
 		vp_buf_printf(o, ",\n    \"device_peak_gib\": %.2f,\n",
 		    gib(in->device_peak));
 		vp_buf_add(o, "    \"environment\": ");
-		vp_buf_json_str(o, p->alloc_conf[0] ? p->alloc_conf :
-		    "PYTORCH_CUDA_ALLOC_CONF unset");
+		if (p->alloc_conf[0]) {
+			struct vp_buf e;
+
+			vp_buf_init(&e);
+			vp_buf_printf(&e, "PYTORCH_CUDA_ALLOC_CONF=%s",
+			    p->alloc_conf);
+			vp_buf_json_str(o, e.s);
+			vp_buf_free(&e);
+		} else
+			vp_buf_json_str(o, "PYTORCH_CUDA_ALLOC_CONF unset");
 		if (in->roundtrip) {
 			vp_buf_add(o, ",\n    \"read_back\": ");
 			vp_buf_json_str(o, in->roundtrip);
@@ -536,12 +544,17 @@ export_accelerate(const struct vp_export_in *in, struct vp_buf *out,
 		}
 		vp_buf_printf(out, "  fsdp_offload_params: %s\n",
 		    p->offload == VP_OFFLOAD_ALL ? "true" : "false");
-		vp_buf_printf(out, "  fsdp_activation_checkpointing: %s\n",
-		    rc ? "true" : "false");
-	} else if (rc)
+		/* Not FSDP's own wrapper: the model's checkpointing, as
+		 * tests/validate_fsdp.py measured it (below). */
+		vp_buf_add(out, "  fsdp_activation_checkpointing: false\n");
+	}
+	if (rc)
 		note(notes, "recompute full: model.gradient_checkpointing_enable"
 		    "(gradient_checkpointing_kwargs={\"use_reentrant\": False}) "
-		    "in the training script");
+		    "in the training script%s", fw == VP_FW_FSDP1 || fw ==
+		    VP_FW_FSDP2 ? " (each block checkpointed outside its FSDP "
+		    "unit, as vramplan measured it; not "
+		    "fsdp_activation_checkpointing)" : "");
 	if (fw != VP_FW_DEEPSPEED)
 		note(notes, "the optimizer is the training script's: %s with "
 		    "%s kernels", vp_opt_names[p->optimizer],
@@ -582,6 +595,7 @@ export_hf(const struct vp_export_in *in, struct vp_buf *out,
 	enum vp_framework fw = vp_plan_framework(p);
 	const char *mp, *opt, *cls = layer_class(in->model);
 	bool ac = p->transformers_version >= 524;
+	bool fsdp = fw == VP_FW_FSDP1 || fw == VP_FW_FSDP2;
 	int rc;
 
 	if (common_checks(in, "the Hugging Face Trainer", err) != 0 ||
@@ -593,9 +607,13 @@ export_hf(const struct vp_export_in *in, struct vp_buf *out,
 		    "the Hugging Face Trainer does not launch");
 	if (fw == VP_FW_DEEPSPEED && ds_under(in, "the Trainer", err) != 0)
 		return -1;
-	if ((fw == VP_FW_FSDP1 || fw == VP_FW_FSDP2) &&
-	    fsdp_checks(in, "TrainingArguments", err) != 0)
+	if (fsdp && fsdp_checks(in, "TrainingArguments", err) != 0)
 		return -1;
+	if (fsdp && !ac)
+		return refuse(err, "TrainingArguments' FSDP settings are written "
+		    "as transformers 5.24 reads them (fsdp_config); the plan is "
+		    "for transformers %u.%02u (give --transformers 5.24)",
+		    p->transformers_version / 100, p->transformers_version % 100);
 	if ((mp = acc_precision(p, fw == VP_FW_DEEPSPEED)) == NULL)
 		return refuse(err, "--precision %s cannot be expressed in "
 		    "TrainingArguments (bf16/fp16 are autocast: bf16-mixed or "
@@ -620,6 +638,10 @@ export_hf(const struct vp_export_in *in, struct vp_buf *out,
 	/* transformers 5.24 renamed gradient_checkpointing(_kwargs) to
 	 * activation_checkpointing(_kwargs) (the old names are deprecated
 	 * aliases there); earlier releases know the old names only. */
+	/* The model's checkpointing, under FSDP too: each block checkpointed
+	 * outside its FSDP unit, as tests/validate_fsdp.py measured it (not
+	 * fsdp_config's activation_checkpointing, FSDP's own wrapper inside
+	 * the unit, which vramplan has not measured). */
 	vp_buf_printf(out, "  \"%s_checkpointing\": %s,\n", ac ?
 	    "activation" : "gradient", rc ? "true" : "false");
 	if (rc)
@@ -636,28 +658,39 @@ export_hf(const struct vp_export_in *in, struct vp_buf *out,
 		    "write it with `vramplan export deepspeed` and the same "
 		    "options", in->ds_file);
 	}
-	if (fw == VP_FW_FSDP1 || fw == VP_FW_FSDP2) {
-		vp_buf_printf(out, "  \"fsdp\": \"%s auto_wrap%s\",\n",
-		    p->fsdp == VP_FSDP_GRAD_OP ? "shard_grad_op" :
-		    p->fsdp == VP_FSDP_HYBRID ? "hybrid_shard" : "full_shard",
-		    p->offload == VP_OFFLOAD_ALL ? " offload" : "");
+	if (fsdp) {
+		/* transformers 5.24 (_process_fsdp_args): fsdp true and every
+		 * setting in fsdp_config (the string form is deprecated);
+		 * FSDP1's reshard_after_forward is the strategy's name. */
+		vp_buf_add(out, "  \"fsdp\": true,\n");
 		vp_buf_printf(out, "  \"fsdp_config\": {\n    \"version\": %d,\n",
 		    fw == VP_FW_FSDP2 ? 2 : 1);
-		if (cls)
-			vp_buf_printf(out, "    \"transformer_layer_cls_to_wrap\":"
-			    " [\"%s\"],\n", cls);
 		if (fw == VP_FW_FSDP2)
-			vp_buf_printf(out, "    \"reshard_after_forward\": %s\n",
+			vp_buf_printf(out, "    \"reshard_after_forward\": %s,\n",
 			    p->fsdp == VP_FSDP_GRAD_OP || p->reshard_after_forward
 			    == VP_NO ? "false" : "true");
 		else
+			vp_buf_printf(out, "    \"reshard_after_forward\": "
+			    "\"%s\",\n", p->fsdp == VP_FSDP_GRAD_OP ?
+			    "shard_grad_op" : p->fsdp == VP_FSDP_HYBRID ?
+			    "hybrid_shard" : "full_shard");
+		vp_buf_printf(out, "    \"cpu_offload\": %s,\n",
+		    p->offload == VP_OFFLOAD_ALL ? "true" : "false");
+		vp_buf_add(out, "    \"auto_wrap_policy\": "
+		    "\"TRANSFORMER_BASED_WRAP\",\n");
+		if (cls)
+			vp_buf_printf(out, "    \"transformer_layer_cls_to_wrap\":"
+			    " [\"%s\"],\n", cls);
+		if (fw == VP_FW_FSDP1)
 			vp_buf_printf(out, "    \"backward_prefetch\": \"%s\",\n"
-			    "    \"use_orig_params\": %s\n",
+			    "    \"forward_prefetch\": false,\n"
+			    "    \"use_orig_params\": %s,\n",
 			    p->fsdp_prefetch == VP_FSDP_PREFETCH_PRE ?
-			    "backward_pre" : p->fsdp_prefetch ==
-			    VP_FSDP_PREFETCH_POST ? "backward_post" :
-			    "no_prefetch", p->fsdp_orig_params == VP_YES ?
+			    "BACKWARD_PRE" : p->fsdp_prefetch ==
+			    VP_FSDP_PREFETCH_POST ? "BACKWARD_POST" :
+			    "NO_PREFETCH", p->fsdp_orig_params == VP_YES ?
 			    "true" : "false");
+		vp_buf_add(out, "    \"activation_checkpointing\": false\n");
 		vp_buf_add(out, "  },\n");
 	}
 	vp_buf_add(out, "  \"torch_compile\": false\n}\n");
