@@ -555,6 +555,10 @@ export_accelerate(const struct vp_export_in *in, struct vp_buf *out,
 		    VP_FW_FSDP2 ? " (each block checkpointed outside its FSDP "
 		    "unit, as vramplan measured it; not "
 		    "fsdp_activation_checkpointing)" : "");
+	if (in->nodes > 1)
+		note(notes, "num_machines %u: set machine_rank, "
+		    "main_process_ip and main_process_port on each machine",
+		    in->nodes);
 	if (fw != VP_FW_DEEPSPEED)
 		note(notes, "the optimizer is the training script's: %s with "
 		    "%s kernels", vp_opt_names[p->optimizer],
@@ -747,6 +751,14 @@ export_torchtitan(const struct vp_export_in *in, struct vp_buf *out,
 		    "torchtitan does not have", p->activation_offload ?
 		    "activation offloading" : p->optim_in_bwd ?
 		    "optimizer in backward" : "chunked loss");
+	if (p->compile && p->recompute == VP_RECOMP_FULL &&
+	    !p->compile_wraps_ckpt)
+		return refuse(err, "torchtitan compiles each checkpoint-wrapped "
+		    "block (apply_ac, then apply_compile); the plan compiles "
+		    "inside the checkpoint (give --compile-wraps-checkpoint)");
+	if (p->compile_loss && !p->compile)
+		return refuse(err, "--compile-loss without --compile: "
+		    "torchtitan's compile.components name the model too");
 	if (p->vpp > 1)
 		return refuse(err, "--vpp %u: the interleaved schedule's "
 		    "stages per rank are not written (give --vpp 1)", p->vpp);
@@ -878,6 +890,15 @@ export_torchtune(const struct vp_export_in *in, struct vp_buf *out,
 		    "cannot switch the builder");
 	if (p->loss == VP_LOSS_CHUNKED)
 		return refuse(err, "--loss chunked is not torchtune's loss");
+	if (p->compile != p->compile_loss)
+		return refuse(err, "torchtune's compile=True compiles the model's "
+		    "layers and the loss together; give both --compile and "
+		    "--compile-loss, or neither");
+	if (p->compile && p->recompute == VP_RECOMP_FULL &&
+	    p->compile_wraps_ckpt)
+		return refuse(err, "torchtune compiles each block inside its "
+		    "checkpoint; --compile-wraps-checkpoint is torchtitan's "
+		    "order");
 	if (p->optim_in_bwd && p->lora_rank > 0)
 		return refuse(err, "--optimizer-in-backward: torchtune's LoRA "
 		    "recipes do not read optimizer_in_bwd");

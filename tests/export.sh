@@ -175,6 +175,8 @@ export_one torchtune tune-lora.txt 1 llama-3.1-8b --gpus 1xRTX4090-24G \
 export_one torchtune tune-oib.txt 1 llama-3.1-8b --gpus 1xH200-141G-SXM \
     --optimizer-in-backward --activation-offload --recompute full \
     --seq 2048
+export_one torchtune tune-compile.txt 8 llama-3.1-8b --gpus 8xH100 \
+    --compile --compile-loss --recompute full
 export_one megatron mega-70b.sh 1 llama-3.1-70b --gpus 16xH100
 export_one megatron mega-8b.sh 8 llama-3.1-8b --gpus 8xH100 --zero 1 \
     --recompute selective --attention eager --tp 1 --pp 1 --cp 1
@@ -183,6 +185,7 @@ for f in acc-ddp.yaml:accelerate acc-fsdp1.yaml:accelerate \
     hf-fsdp2.json:hf hf-ds.json:hf hf-lora.json:hf titan-8b.toml:torchtitan \
     titan-70b.toml:torchtitan titan-op.toml:torchtitan \
     tune-full.txt:torchtune tune-lora.txt:torchtune tune-oib.txt:torchtune \
+    tune-compile.txt:torchtune \
     mega-70b.sh:megatron mega-8b.sh:megatron; do
 	[ -s "$tmp/${f%%:*}" ] && same_peak "${f%%:*}" "${f##*:}"
 done
@@ -197,6 +200,7 @@ refused 6 deepspeed llama-3.1-8b --gpus 8xH100 --tp 2
 refused 6 megatron gpt2 --gpus 8xH100
 refused 6 torchtune llama-3.1-8b --gpus 1xH100 --lora 8 --quant nf4
 refused 6 torchtitan llama-3.1-8b --gpus 8xH100 --lora 8
+refused 6 torchtune llama-3.1-8b --gpus 8xH100 --compile
 refused 2 frobnicate llama-3.1-8b
 refused 2 deepspeed llama-3.1-8b --gpus 8xH100 --json
 
