@@ -208,6 +208,8 @@ vp_cmd_export(int argc, char **argv)
 		add_option(&cmd, "--recompute",
 		    vp_recomp_names[job.ses.plan.recompute]);
 	if (job.ses.open.shard && job.ses.open.skip_fsdp &&
+	    (job.ses.plan.fsdp != VP_FSDP_NONE ||
+	    vp_fw_info[job.ses.plan.framework].fsdp_sharding) &&
 	    !user_gives(uargc, uargv, "--fsdp"))
 		add_option(&cmd, "--fsdp", vp_fsdp_names[job.ses.plan.fsdp]);
 	if (job.ses.open.shard && job.ses.open.skip_zero &&
