@@ -92,6 +92,11 @@ vp_export_skips(enum vp_export_fmt f, const struct vp_plan *p,
 		open->skip_recompute = blocks;
 		break;
 	}
+	/* DeepSpeed offloads parameters at stage 3 only. */
+	if ((f == VP_EXPORT_DEEPSPEED || ((f == VP_EXPORT_ACCELERATE ||
+	    f == VP_EXPORT_HF) && p->framework == VP_FW_DEEPSPEED)) &&
+	    (p->offload == VP_OFFLOAD_PARAMS || p->offload == VP_OFFLOAD_ALL))
+		open->skip_zero |= 1u << 0 | 1u << 1 | 1u << 2;
 }
 
 /* A refusal: the reason into err, -1. */
@@ -263,6 +268,11 @@ ds_checks(const struct vp_export_in *in, struct vp_buf *err)
 		return refuse(err, "--optimizer %s is not one DeepSpeed builds "
 		    "(Adam, AdamW, Lion) as vramplan models it",
 		    vp_opt_names[p->optimizer]);
+	if ((p->offload == VP_OFFLOAD_PARAMS || p->offload == VP_OFFLOAD_ALL) &&
+	    p->zero != 3)
+		return refuse(err, "--offload %s with ZeRO-%u: DeepSpeed offloads "
+		    "parameters (offload_param) at stage 3 only; give --zero 3",
+		    vp_offload_names[p->offload], p->zero);
 	if (p->offload_nvme)
 		return refuse(err, "--offload-nvme needs nvme_path, a directory "
 		    "on the nodes that vramplan does not know; export with CPU "

@@ -197,6 +197,7 @@ refused 6 accelerate llama-3.1-8b --gpus 8xH100 --zero 3
 refused 6 deepspeed llama-3.1-8b --gpus 8xH100 --offload optimizer \
     --offload-nvme
 refused 6 deepspeed llama-3.1-8b --gpus 8xH100 --tp 2
+refused 6 deepspeed llama-3.1-8b --gpus 8xH100 --zero 2 --offload params
 refused 6 megatron gpt2 --gpus 8xH100
 refused 6 torchtune llama-3.1-8b --gpus 1xH100 --lora 8 --quant nf4
 refused 6 torchtitan llama-3.1-8b --gpus 8xH100 --lora 8
