@@ -94,7 +94,8 @@ vp_export_skips(enum vp_export_fmt f, const struct vp_plan *p,
 	}
 	/* DeepSpeed offloads parameters at stage 3 only. */
 	if ((f == VP_EXPORT_DEEPSPEED || ((f == VP_EXPORT_ACCELERATE ||
-	    f == VP_EXPORT_HF) && p->framework == VP_FW_DEEPSPEED)) &&
+	    f == VP_EXPORT_HF) && (p->framework == VP_FW_DEEPSPEED ||
+	    (p->framework == VP_FW_TORCH && master)))) &&
 	    (p->offload == VP_OFFLOAD_PARAMS || p->offload == VP_OFFLOAD_ALL))
 		open->skip_zero |= 1u << 0 | 1u << 1 | 1u << 2;
 }
