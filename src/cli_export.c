@@ -113,7 +113,8 @@ vp_cmd_export(int argc, char **argv)
 {
 	struct vp_cli_job job;
 	struct vp_diags d = { 0 };
-	struct vp_buf out, notes, err, cmd, rt;
+	struct vp_buf out, notes, err, cmd, rt, ds_out;
+	bool ds_side;
 	struct vp_export_in in = { 0 };
 	const char *const *pins;
 	const char *path, *p;
@@ -197,6 +198,7 @@ vp_cmd_export(int argc, char **argv)
 	}
 	path = job.opts.has[VP_O_OUTPUT] ? job.opts.val[VP_O_OUTPUT].s : NULL;
 	vp_buf_init(&out);
+	vp_buf_init(&ds_out);
 	vp_buf_init(&err);
 	vp_buf_init(&cmd);
 	vp_buf_init(&rt);
@@ -237,12 +239,37 @@ vp_cmd_export(int argc, char **argv)
 	    job.ses.rep.gpus->gpu->id : NULL;
 	in.fits = job.ses.rep.fits;
 	in.ds_file = job.opts.has[VP_O_DS_FILE] ?
-	    job.opts.val[VP_O_DS_FILE].s : "ds_config.json";
-	if (fmt == VP_EXPORT_DEEPSPEED) {
+	    job.opts.val[VP_O_DS_FILE].s : NULL;
+	ds_side = vp_export_needs_ds_file((enum vp_export_fmt)fmt,
+	    &job.ses.plan);
+	if (ds_side && in.ds_file == NULL) {
+		/* What cannot be written at all is said first (exit 6). */
+		in.ds_file = "FILE";
+		if (vp_export((enum vp_export_fmt)fmt, &in, &out, &notes,
+		    &err) != 0) {
+			fprintf(stderr, "vramplan: export %s: %s\n", argv[1],
+			    err.s);
+			rc = VP_EXIT_EXPORT;
+		} else {
+			fprintf(stderr, "vramplan: export %s: the plan is "
+			    "DeepSpeed ZeRO-%u, whose settings %s reads from a "
+			    "DeepSpeed config: give --deepspeed-file FILE, and it "
+			    "is written there from the same plan\n", argv[1],
+			    job.ses.plan.zero, fmt == VP_EXPORT_HF ?
+			    "the Trainer" : "accelerate");
+			rc = VP_EXIT_USAGE;
+		}
+		goto done;
+	}
+	if (fmt == VP_EXPORT_DEEPSPEED || ds_side) {
 		/* The estimate read back: the user's words, the file, and
 		 * what a DeepSpeed config does not hold. */
 		command_line(&rt, uargc, uargv, true);
-		add_option(&rt, "--deepspeed-config", path ? path : "FILE");
+		add_option(&rt, "--deepspeed-config", fmt == VP_EXPORT_DEEPSPEED ?
+		    (path ? path : "FILE") : in.ds_file);
+		if (fmt == VP_EXPORT_HF && !user_gives(uargc, uargv,
+		    "--trainer"))
+			add_option(&rt, "--trainer", "hf");
 		if (!user_gives(uargc, uargv, "--recompute"))
 			add_option(&rt, "--recompute",
 			    vp_recomp_names[job.ses.plan.recompute]);
@@ -255,29 +282,44 @@ vp_cmd_export(int argc, char **argv)
 			add_option(&rt, "--recompute-stride", s);
 		}
 		/* The engine is DeepSpeed's even at stage 0, and what each
-		 * knob saves is measured against DeepSpeed's defaults. */
-		if (!user_gives(uargc, uargv, "--framework"))
+		 * knob saves is measured against DeepSpeed's defaults (as
+		 * the estimate did where it was given --framework
+		 * deepspeed; --zero under plain PyTorch measures against
+		 * DDP). */
+		if (job.ses.plan.framework == VP_FW_DEEPSPEED &&
+		    !user_gives(uargc, uargv, "--framework"))
 			add_option(&rt, "--framework", "deepspeed");
 		if (job.model.has_moe && !user_gives(uargc, uargv, "--ep"))
 			add_option(&rt, "--ep", "1");
 		in.roundtrip = rt.s;
 	}
 	rc = VP_EXIT_OK;
-	if (vp_export((enum vp_export_fmt)fmt, &in, &out, &notes, &err) != 0) {
+	if (vp_export((enum vp_export_fmt)fmt, &in, &out, &notes, &err) != 0 ||
+	    (ds_side && vp_export(VP_EXPORT_DEEPSPEED, &in, &ds_out, &notes,
+	    &err) != 0)) {
 		fprintf(stderr, "vramplan: export %s: %s\n", argv[1], err.s);
 		rc = VP_EXIT_EXPORT;
 	} else {
 		for (p = notes.s; p && *p;) {
 			const char *nl = strchr(p, '\n');
 			int n = nl ? (int)(nl - p) : (int)strlen(p);
+			const char *q;
 
-			fprintf(stderr, "vramplan: note: %.*s\n", n, p);
+			/* Once each: the DeepSpeed file beside another
+			 * format says some of the same. */
+			for (q = notes.s; q < p; q = strchr(q, '\n') + 1)
+				if (strncmp(q, p, (size_t)n + 1) == 0)
+					break;
+			if (q == p)
+				fprintf(stderr, "vramplan: note: %.*s\n", n, p);
 			p += n + (nl != NULL);
 		}
 		if (in.roundtrip)
 			fprintf(stderr, "vramplan: note: read back: %s\n",
 			    in.roundtrip);
-		if (path) {
+		if (ds_side && vp_cli_write_atomic(in.ds_file, ds_out.s) != 0)
+			rc = VP_EXIT_SYSTEM;
+		else if (path) {
 			if (vp_cli_write_atomic(path, out.s) != 0)
 				rc = VP_EXIT_SYSTEM;
 		} else {
@@ -292,6 +334,8 @@ vp_cmd_export(int argc, char **argv)
 			rc = VP_EXIT_NOFIT;
 		}
 	}
+done:
+	vp_buf_free(&ds_out);
 	vp_buf_free(&rt);
 	vp_buf_free(&cmd);
 	vp_buf_free(&err);

@@ -245,6 +245,17 @@ ds_optimizer(enum vp_optimizer o)
 	}
 }
 
+/* Whether the estimate's optimizer is a client one: a torch.optim
+ * optimizer the script (or the Trainer's optim) builds and hands to
+ * deepspeed.initialize, which --optimizer-impl given under DeepSpeed
+ * means (vp_plan_optimizer_impl); else DeepSpeed builds its own from the
+ * config's optimizer section. */
+static bool
+ds_client_optimizer(const struct vp_plan *p)
+{
+	return p->optimizer_impl != VP_OPTIMPL_DEFAULT;
+}
+
 /* The ZeRO part of a DeepSpeed config: checks shared with accelerate and
  * TrainingArguments, which name the file. */
 static int
@@ -265,7 +276,7 @@ ds_checks(const struct vp_export_in *in, struct vp_buf *err)
 		    "DeepSpeed config (bf16 and fp16 are bf16-master and "
 		    "fp16-master: 16-bit weights, fp32 partitions; neither is "
 		    "fp32)", vp_prec_names[p->precision]);
-	if (ds_optimizer(p->optimizer) == NULL)
+	if (!ds_client_optimizer(p) && ds_optimizer(p->optimizer) == NULL)
 		return refuse(err, "--optimizer %s is not one DeepSpeed builds "
 		    "(Adam, AdamW, Lion) as vramplan models it",
 		    vp_opt_names[p->optimizer]);
@@ -325,8 +336,11 @@ ds_body(const struct vp_export_in *in, struct vp_buf *o, bool provenance)
 	    p->precision == VP_PREC_BF16_MASTER ? "true" : "false");
 	vp_buf_printf(o, "  \"fp16\": { \"enabled\": %s },\n",
 	    p->precision == VP_PREC_FP16_MASTER ? "true" : "false");
-	vp_buf_printf(o, "  \"optimizer\": { \"type\": \"%s\" },\n",
-	    ds_optimizer(p->optimizer));
+	if (ds_client_optimizer(p))
+		vp_buf_add(o, "  \"zero_allow_untested_optimizer\": true,\n");
+	else
+		vp_buf_printf(o, "  \"optimizer\": { \"type\": \"%s\" },\n",
+		    ds_optimizer(p->optimizer));
 	vp_buf_add(o, "  \"zero_optimization\": {\n");
 	vp_buf_printf(o, "    \"stage\": %u,\n", p->zero);
 	vp_buf_printf(o, "    \"offload_optimizer\": { \"device\": \"%s\" },\n",
@@ -377,6 +391,11 @@ export_deepspeed(const struct vp_export_in *in, struct vp_buf *out,
 	if (ds_checks(in, err) != 0)
 		return -1;
 	ds_body(in, out, true);
+	if (ds_client_optimizer(p))
+		note(notes, "the optimizer is the client's: torch.optim's %s "
+		    "with %s kernels, built by the script (the Trainer's optim) "
+		    "and handed to deepspeed.initialize", vp_opt_names[p->optimizer],
+		    vp_optimpl_names[p->optimizer_impl]);
 	if (p->recompute == VP_RECOMP_FULL && p->recompute_stride <= 1)
 		note(notes, "recompute full is the model's, not DeepSpeed's: "
 		    "model.gradient_checkpointing_enable() (the Trainer's "
@@ -517,9 +536,8 @@ export_accelerate(const struct vp_export_in *in, struct vp_buf *out,
 		vp_buf_json_str(out, in->ds_file);
 		vp_buf_add(out, "\n  zero3_init_flag: ");
 		vp_buf_add(out, p->zero == 3 ? "true\n" : "false\n");
-		note(notes, "accelerate reads DeepSpeed's settings from %s: "
-		    "write it with `vramplan export deepspeed` and the same "
-		    "options", in->ds_file);
+		note(notes, "accelerate reads DeepSpeed's settings from %s, "
+		    "written with this file from the same plan", in->ds_file);
 	}
 	if (fw == VP_FW_FSDP1 || fw == VP_FW_FSDP2) {
 		bool v2 = fw == VP_FW_FSDP2;
@@ -634,12 +652,14 @@ export_hf(const struct vp_export_in *in, struct vp_buf *out,
 		    "TrainingArguments (bf16/fp16 are autocast: bf16-mixed or "
 		    "fp16-mixed; under DeepSpeed bf16-master or fp16-master)",
 		    vp_prec_names[p->precision]);
-	if (fw != VP_FW_DEEPSPEED && (opt = hf_optim(p)) == NULL)
+	/* Under DeepSpeed the Trainer's optim is the client optimizer, or
+	 * none: the config's optimizer section (ds_client_optimizer). */
+	opt = NULL;
+	if ((fw != VP_FW_DEEPSPEED || ds_client_optimizer(p)) &&
+	    (opt = hf_optim(p)) == NULL)
 		return refuse(err, "--optimizer %s with %s kernels is not one of "
 		    "the Trainer's optim names", vp_opt_names[p->optimizer],
 		    vp_optimpl_names[vp_plan_optimizer_impl(p)]);
-	if (fw == VP_FW_DEEPSPEED)
-		opt = NULL;
 	if ((rc = recompute_full(in, "TrainingArguments", err)) < 0)
 		return -1;
 	vp_buf_add(out, "{\n");
@@ -669,9 +689,8 @@ export_hf(const struct vp_export_in *in, struct vp_buf *out,
 		vp_buf_add(out, "  \"deepspeed\": ");
 		vp_buf_json_str(out, in->ds_file);
 		vp_buf_add(out, ",\n");
-		note(notes, "the Trainer reads DeepSpeed's settings from %s: "
-		    "write it with `vramplan export deepspeed` and the same "
-		    "options", in->ds_file);
+		note(notes, "the Trainer reads DeepSpeed's settings from %s, "
+		    "written with this file from the same plan", in->ds_file);
 	}
 	if (fsdp) {
 		/* transformers 5.24 (_process_fsdp_args): fsdp true and every
@@ -1091,6 +1110,13 @@ export_megatron(const struct vp_export_in *in, struct vp_buf *out,
 	    "job's; vocabulary %llu comes from the tokenizer",
 	    (unsigned long long)m->vocab);
 	return 0;
+}
+
+bool
+vp_export_needs_ds_file(enum vp_export_fmt f, const struct vp_plan *p)
+{
+	return (f == VP_EXPORT_ACCELERATE || f == VP_EXPORT_HF) &&
+	    vp_plan_framework(p) == VP_FW_DEEPSPEED;
 }
 
 int

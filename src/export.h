@@ -20,6 +20,7 @@
 #ifndef VP_EXPORT_H
 #define VP_EXPORT_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "model.h"
@@ -68,6 +69,11 @@ struct vp_export_in {
 	const char *ds_file;		/* the DeepSpeed JSON that accelerate
 					 * and TrainingArguments name */
 };
+
+/* Whether a plan written as f needs the DeepSpeed config beside it
+ * (accelerate and the Trainer under DeepSpeed): the shell writes it, from
+ * the same plan, to in->ds_file. */
+bool vp_export_needs_ds_file(enum vp_export_fmt f, const struct vp_plan *p);
 
 /*
  * The plan as format f into out (a whole file); what the file leaves to

@@ -325,8 +325,8 @@ const struct vp_optdef vp_options[VP_O_COUNT] = {
     "export: write the file here (atomically; -o FILE), not to stdout" },
 [VP_O_DS_FILE] = { "deepspeed-file", VP_OK_STRING, NOF, NULL, 0, NULL, 0, 0,
     false, NULL, VP_CMD_EXPORT, false, false, VP_OPEN_NONE, "FILE",
-    "export accelerate|hf: the DeepSpeed JSON they name (default "
-    "ds_config.json)" },
+    "export accelerate|hf of a DeepSpeed plan: write its DeepSpeed "
+    "config here (the file names it)" },
 };
 #undef F
 #undef E

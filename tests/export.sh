@@ -152,16 +152,21 @@ export_one accelerate acc-fsdp1.yaml 8 qwen3-8b --gpus 8xH100 \
     --framework fsdp1 --recompute full
 export_one accelerate acc-fsdp2.yaml 8 llama-3.1-8b --gpus 8xH100 \
     --framework fsdp2 --offload optimizer+params
-# accelerate's DeepSpeed plan names the DeepSpeed file written beside it.
-export_one deepspeed ds_config.json 8 llama-3.1-8b --gpus 8xH100 \
-    --precision bf16-master
+# A DeepSpeed plan under accelerate or the Trainer: the DeepSpeed file is
+# written beside, from the same plan (read back and loaded below too).
 export_one accelerate acc-ds.yaml 8 llama-3.1-8b --gpus 8xH100 \
-    --precision bf16-master
+    --precision bf16-master --deepspeed-file "$tmp/ds-acc.json"
 export_one hf hf-fsdp1.json 8 qwen3-8b --gpus 8xH100 --framework fsdp1
 export_one hf hf-fsdp2.json 8 llama-3.1-8b --gpus 8xH100 \
     --framework fsdp2 --recompute full
 export_one hf hf-ds.json 8 llama-3.1-8b --gpus 8xH100 \
-    --precision bf16-master
+    --precision bf16-master --deepspeed-file "$tmp/ds-hf.json"
+for f in ds-acc ds-hf; do
+	[ -s "$tmp/$f.json" ] || { bad "$f.json not written"; continue; }
+	echo "deepspeed $tmp/$f.json --dp 8" >>"$tmp/list"
+	round_trip "$f.json"
+	same_peak "$f.json" deepspeed
+done
 export_one hf hf-lora.json 1 llama-3.1-8b --gpus 1xRTX4090-24G --lora 16 \
     --quant nf4 --optimizer paged-adamw-8bit --seq 2048
 export_one torchtitan titan-8b.toml 8 llama-3.1-8b --gpus 8xH100
@@ -202,6 +207,7 @@ refused 6 megatron gpt2 --gpus 8xH100
 refused 6 torchtune llama-3.1-8b --gpus 1xH100 --lora 8 --quant nf4
 refused 6 torchtitan llama-3.1-8b --gpus 8xH100 --lora 8
 refused 6 torchtune llama-3.1-8b --gpus 8xH100 --compile
+refused 2 hf llama-3.1-8b --gpus 8xH100 --precision bf16-master
 refused 2 frobnicate llama-3.1-8b
 refused 2 deepspeed llama-3.1-8b --gpus 8xH100 --json
 

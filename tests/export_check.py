@@ -109,8 +109,13 @@ def check_deepspeed(path, dp):
             c.gradient_accumulation_steps != d["gradient_accumulation_steps"] \
             or c.train_batch_size != d["train_batch_size"]:
         fail("batch sizes read differently")
-    if c.optimizer_name != d["optimizer"]["type"].lower():
-        fail(f"optimizer read as {c.optimizer_name}")
+    if "optimizer" in d:
+        if c.optimizer_name != d["optimizer"]["type"].lower():
+            fail(f"optimizer read as {c.optimizer_name}")
+    elif c.optimizer_name is not None or not c.zero_allow_untested_optimizer:
+        # A client optimizer (torch.optim, built by the script or the
+        # Trainer): no optimizer section, and ZeRO must allow it.
+        fail("client optimizer: DeepSpeed would build one, or refuse it")
 
 
 # accelerate launch's fsdp_* keys as the variables it sets
