@@ -865,6 +865,26 @@ export_torchtitan(const struct vp_export_in *in, struct vp_buf *out,
 		vp_buf_printf(out, "enable_fsdp_float8_all_gather = %s\n",
 		    p->float8_all_gather ? "true" : "false");
 	}
+	if (p->fsdp != VP_FSDP_NONE) {
+		struct vp_param_count pc;
+
+		/* torchtitan v0.2.2 parallelize.py apply_fsdp: fully_shard
+		 * of tok_embeddings, of each block, of [norm, output], then
+		 * of the model; vramplan's FSDP2 keeps what is outside the
+		 * blocks in the root unit, gathered through the step. */
+		vp_model_params(in->model, &pc);
+		vp_buf_printf(out, "\n# not as estimated: torchtitan shards "
+		    "tok_embeddings and [norm, output] as units of their own;\n"
+		    "# the estimate holds them in the root unit, gathered "
+		    "through the step, which\n# overstates the device peak by "
+		    "up to %.2f GiB\n", gib((pc.embedding + pc.head) * 2 /
+		    p->tp));
+		note(notes, "torchtitan shards tok_embeddings and [norm, output] "
+		    "as units of their own, which vramplan's FSDP2 does not "
+		    "model (the root unit holds them): the estimate overstates "
+		    "by up to %.2f GiB", gib((pc.embedding + pc.head) * 2 /
+		    p->tp));
+	}
 	note(notes, "the model is torchtitan's own ([model] name and flavor "
 	    "are the job's): pick the flavor with the shape vramplan read");
 	return 0;
@@ -979,6 +999,10 @@ export_torchtune(const struct vp_export_in *in, struct vp_buf *out,
 		vp_buf_printf(out, "fsdp_reshard_after_forward=%s\n",
 		    p->fsdp == VP_FSDP_GRAD_OP || p->reshard_after_forward ==
 		    VP_NO ? "False" : "True");
+		/* The configs shard tok_embeddings and output as units of
+		 * their own; the estimate keeps them in the root unit
+		 * (fully_shard of the model), as the recipes do without. */
+		vp_buf_add(out, "custom_sharded_layers=[]\n");
 	}
 	if (p->lora_rank > 0) {
 		vp_buf_printf(out, "model.lora_rank=%u\n", p->lora_rank);
