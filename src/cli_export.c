@@ -187,7 +187,7 @@ vp_cmd_export(int argc, char **argv)
 		}
 	vp_buf_init(&notes);
 	vp_export_skips((enum vp_export_fmt)fmt, &job.ses.plan,
-	    &job.ses.open, &notes);
+	    job.ses.world, &job.ses.open, &notes);
 	rc = vp_session_run(&job.ses, &d);
 	vp_cli_print_diags(&d);
 	if (rc != 0) {

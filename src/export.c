@@ -42,7 +42,7 @@ vp_export_pins(enum vp_export_fmt f)
 
 void
 vp_export_skips(enum vp_export_fmt f, const struct vp_plan *p,
-    struct vp_open *open, struct vp_buf *notes)
+    unsigned world, struct vp_open *open, struct vp_buf *notes)
 {
 	/* Whole blocks or nothing: DeepSpeed (the model's gradient
 	 * checkpointing), accelerate, the Trainer, torchtune. */
@@ -78,7 +78,7 @@ vp_export_skips(enum vp_export_fmt f, const struct vp_plan *p,
 		 * fp16 are the -master precisions; autocast is DDP's. */
 		if (mixed) {
 			open->skip_zero = ds_stages;
-			if (open->shard)
+			if (open->shard && world > 1)
 				note(notes, "DeepSpeed plans not tried: under "
 				    "DeepSpeed, %s's bf16/fp16 is DeepSpeed's "
 				    "own (--precision bf16-master or "
@@ -371,13 +371,29 @@ script_notes(const struct vp_export_in *in, const char *target,
 {
 	const struct vp_plan *p = in->plan;
 
-	if (p->lora_rank > 0)
-		note(notes, "LoRA rank %u is the training script's (PEFT); %s "
-		    "does not hold it", p->lora_rank, target);
+	if (p->lora_rank > 0) {
+		char t[96] = "";
+		size_t n = 0;
+		int i;
+
+		for (i = 0; i < VP_LORA_TARGET_COUNT; i++)
+			if (p->lora_targets & (1u << i))
+				n += (size_t)snprintf(t + n, n < sizeof t ?
+				    sizeof t - n : 0, "%s%s", n ? "," : "",
+				    vp_lora_target_names[i]);
+		note(notes, "LoRA is the training script's (PEFT LoraConfig), "
+		    "not %s's: rank %u on %s, dropout %g, adapters in %s", target,
+		    p->lora_rank, t, p->lora_dropout,
+		    vp_dtype_names[p->lora_dtype]);
+	}
 	if (p->quant != VP_QUANT_NONE)
-		note(notes, "the %s base is the training script's "
-		    "(BitsAndBytesConfig); %s does not hold it",
-		    vp_quant_names[p->quant], target);
+		note(notes, "the %s base is the training script's (%s), not "
+		    "%s's; %s", vp_quant_names[p->quant],
+		    p->quant_lib == VP_QLIB_TORCHAO ? "torchao" :
+		    "BitsAndBytesConfig", target, p->kbit_prep == VP_KBIT_UPCAST ?
+		    "prepare_model_for_kbit_training (the rest upcast to fp32)" :
+		    "the rest kept in the load dtype (no "
+		    "prepare_model_for_kbit_training)");
 	note(notes, "the sequence length %llu is the data's: pad or pack to "
 	    "it", (unsigned long long)p->seq);
 }

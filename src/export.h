@@ -48,11 +48,12 @@ const char *const *vp_export_pins(enum vp_export_fmt f);
 /*
  * The values of the planner's open knobs a format cannot launch (struct
  * vp_open's skip_recompute, skip_fsdp, skip_zero), for the plan as set up
- * (its framework and precision): the planner does not try them.  A note
- * for notes when that leaves out what another option would allow.
+ * (its framework and precision) on world GPUs: the planner does not try
+ * them.  A note for notes when that leaves out what another option would
+ * allow.
  */
 void vp_export_skips(enum vp_export_fmt f, const struct vp_plan *p,
-    struct vp_open *open, struct vp_buf *notes);
+    unsigned world, struct vp_open *open, struct vp_buf *notes);
 
 struct vp_export_in {
 	const struct vp_model *model;
