@@ -757,6 +757,27 @@ export_hf(const struct vp_export_in *in, struct vp_buf *out,
 
 /* torchtitan ------------------------------------------------------------ */
 
+/* torchtitan v0.2.2's model whose flavors can have m's shape (its
+ * torchtitan/models: llama3, llama4, deepseek_v3 with DeepSeek-V2's 236B
+ * flavor, qwen3, gpt_oss), or NULL. */
+static const char *
+titan_model(const struct vp_model *m)
+{
+	switch (vp_model_family(m)) {
+	case VP_FAMILY_LLAMA:
+		return m->arch == VP_ARCH_DECODER && !m->has_moe &&
+		    m->act == VP_ACT_SWIGLU && m->norm == VP_NORM_RMSNORM &&
+		    m->pos == VP_POS_ROPE && !m->bias && m->qkv_bias <= 0 &&
+		    m->window == 0 ? "llama3" : NULL;
+	case VP_FAMILY_LLAMA4: return "llama4";
+	case VP_FAMILY_DEEPSEEK_V2:
+	case VP_FAMILY_DEEPSEEK_V3: return "deepseek_v3";
+	case VP_FAMILY_QWEN3: return "qwen3";
+	case VP_FAMILY_GPT_OSS: return "gpt_oss";
+	default: return NULL;
+	}
+}
+
 static int
 export_torchtitan(const struct vp_export_in *in, struct vp_buf *out,
     struct vp_buf *notes, struct vp_buf *err)
@@ -764,11 +785,15 @@ export_torchtitan(const struct vp_export_in *in, struct vp_buf *out,
 	const struct vp_plan *p = in->plan;
 	enum vp_framework fw = vp_plan_framework(p);
 	unsigned dp = dp_of(in), shard = 1, rep = 1;
-	const char *mode = "none", *opt = NULL;
+	const char *mode = "none", *opt = NULL, *model;
 	char sac[32] = "";
 
 	if (common_checks(in, "torchtitan", err) != 0)
 		return -1;
+	if ((model = titan_model(in->model)) == NULL)
+		return refuse(err, "torchtitan v0.2.2 trains its own llama3, "
+		    "llama4, deepseek_v3, qwen3 and gpt_oss models; %s has the "
+		    "shape of none", in->model->name);
 	if (fw != VP_FW_FSDP2 && !(fw == VP_FW_TORCH && p->zero == 0))
 		return refuse(err, "the plan follows %s semantics; torchtitan "
 		    "shards with FSDP2 (give --framework fsdp2)",
@@ -833,7 +858,12 @@ export_torchtitan(const struct vp_export_in *in, struct vp_buf *out,
 	header(in, "#", out);
 	vp_buf_printf(out, "# launch: NGPU=%u on %u machine(s)\n\n", in->world,
 	    in->nodes);
-	vp_buf_add(out, "[training]\n");
+	vp_buf_printf(out, "[model]\nname = \"%s\"\n", model);
+	if (p->float8 != VP_FLOAT8_NONE)
+		/* torchtitan v0.2.2: the converter registered as
+		 * "quantize.linear.float8", its knobs in that section. */
+		vp_buf_add(out, "converters = [\"quantize.linear.float8\"]\n");
+	vp_buf_add(out, "\n[training]\n");
 	vp_buf_printf(out, "local_batch_size = %llu\n",
 	    (unsigned long long)p->micro_batch);
 	vp_buf_printf(out, "global_batch_size = %llu\n",
@@ -871,11 +901,7 @@ export_torchtitan(const struct vp_export_in *in, struct vp_buf *out,
 	vp_buf_printf(out, "implementation = \"%s\"\n",
 	    vp_optimpl_names[vp_plan_optimizer_impl(p)]);
 	if (p->float8 != VP_FLOAT8_NONE) {
-		/* torchtitan v0.2.2: the converter registered as
-		 * "quantize.linear.float8", its knobs in that section. */
-		vp_buf_add(out, "\n[model]\nconverters = "
-		    "[\"quantize.linear.float8\"]\n\n"
-		    "[quantize.linear.float8]\n");
+		vp_buf_add(out, "\n[quantize.linear.float8]\n");
 		vp_buf_printf(out, "recipe_name = \"%s\"\n",
 		    vp_float8_names[p->float8]);
 		vp_buf_printf(out, "enable_fsdp_float8_all_gather = %s\n",
@@ -901,8 +927,10 @@ export_torchtitan(const struct vp_export_in *in, struct vp_buf *out,
 		    "by up to %.2f GiB", gib((pc.embedding + pc.head) * 2 /
 		    p->tp));
 	}
-	note(notes, "the model is torchtitan's own ([model] name and flavor "
-	    "are the job's): pick the flavor with the shape vramplan read");
+	note(notes, "the model is torchtitan's own %s: pick the [model] "
+	    "flavor with the shape vramplan read (%llu layers, hidden %llu)",
+	    model, (unsigned long long)in->model->layers,
+	    (unsigned long long)in->model->hidden);
 	return 0;
 }
 
@@ -1059,7 +1087,7 @@ export_megatron(const struct vp_export_in *in, struct vp_buf *out,
 	if (vp_model_family(m) != VP_FAMILY_LLAMA || m->arch !=
 	    VP_ARCH_DECODER || m->has_moe || m->act != VP_ACT_SWIGLU ||
 	    m->norm != VP_NORM_RMSNORM || m->pos != VP_POS_ROPE || m->bias ||
-	    m->window > 0)
+	    m->o_bias > 0 || m->window > 0)
 		return refuse(err, "Megatron's model arguments are written for "
 		    "dense Llama-shaped decoders (SwiGLU, RMSNorm, RoPE, no "
 		    "bias, no sliding window); %s is not one", m->name);
@@ -1126,6 +1154,8 @@ export_megatron(const struct vp_export_in *in, struct vp_buf *out,
 		    (unsigned long long)m->head_dim);
 	vp_buf_add(out, "  --swiglu\n  --normalization RMSNorm\n"
 	    "  --position-embedding-type rope\n  --disable-bias-linear\n");
+	if (m->qkv_bias > 0)	/* Qwen2's q, k, v biases */
+		vp_buf_add(out, "  --add-qkv-bias\n");
 	if (!m->tie_embeddings)
 		vp_buf_add(out, "  --untie-embeddings-and-output-weights\n");
 	if (p->recompute == VP_RECOMP_FULL)

@@ -185,13 +185,14 @@ export_one torchtune tune-compile.txt 8 llama-3.1-8b --gpus 8xH100 \
 export_one megatron mega-70b.sh 1 llama-3.1-70b --gpus 16xH100
 export_one megatron mega-8b.sh 8 llama-3.1-8b --gpus 8xH100 --zero 1 \
     --recompute selective --attention eager --tp 1 --pp 1 --cp 1
+export_one megatron mega-qwen2.sh 8 qwen2.5-7b --gpus 8xH100
 for f in acc-ddp.yaml:accelerate acc-fsdp1.yaml:accelerate \
     acc-fsdp2.yaml:accelerate acc-ds.yaml:accelerate hf-fsdp1.json:hf \
     hf-fsdp2.json:hf hf-ds.json:hf hf-lora.json:hf titan-8b.toml:torchtitan \
     titan-70b.toml:torchtitan titan-op.toml:torchtitan \
     tune-full.txt:torchtune tune-lora.txt:torchtune tune-oib.txt:torchtune \
     tune-compile.txt:torchtune \
-    mega-70b.sh:megatron mega-8b.sh:megatron; do
+    mega-70b.sh:megatron mega-8b.sh:megatron mega-qwen2.sh:megatron; do
 	[ -s "$tmp/${f%%:*}" ] && same_peak "${f%%:*}" "${f##*:}"
 done
 
@@ -207,6 +208,7 @@ refused 6 megatron gpt2 --gpus 8xH100
 refused 6 torchtune llama-3.1-8b --gpus 1xH100 --lora 8 --quant nf4
 refused 6 torchtitan llama-3.1-8b --gpus 8xH100 --lora 8
 refused 6 torchtune llama-3.1-8b --gpus 8xH100 --compile
+refused 6 torchtitan gpt2 --gpus 8xH100
 refused 2 hf llama-3.1-8b --gpus 8xH100 --precision bf16-master
 refused 2 frobnicate llama-3.1-8b
 refused 2 deepspeed llama-3.1-8b --gpus 8xH100 --json
