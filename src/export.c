@@ -966,6 +966,14 @@ export_torchtune(const struct vp_export_in *in, struct vp_buf *out,
 	if (common_checks(in, "torchtune", err) != 0 ||
 	    no_parallel(in, "torchtune's recipes", err) != 0)
 		return -1;
+	/* torchtune v0.6.1's torchtune/models: gemma, gemma2, llama2,
+	 * llama3*, mistral, phi3, phi4, qwen2, qwen2_5 (and vision and
+	 * diffusion models): dense decoders of the llama family's shapes. */
+	if (vp_model_family(in->model) != VP_FAMILY_LLAMA ||
+	    in->model->arch != VP_ARCH_DECODER || in->model->has_moe)
+		return refuse(err, "torchtune 0.6's builders are the dense "
+		    "Llama 2/3, Mistral, Gemma, Gemma 2, Phi-3/4 and Qwen2/2.5 "
+		    "decoders; %s is none of them", in->model->name);
 	if (in->world > 1 && !(fw == VP_FW_FSDP2 && p->fsdp != VP_FSDP_NONE &&
 	    p->fsdp != VP_FSDP_HYBRID))
 		return refuse(err, "torchtune's distributed recipes shard with "

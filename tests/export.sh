@@ -209,6 +209,7 @@ refused 6 torchtune llama-3.1-8b --gpus 1xH100 --lora 8 --quant nf4
 refused 6 torchtitan llama-3.1-8b --gpus 8xH100 --lora 8
 refused 6 torchtune llama-3.1-8b --gpus 8xH100 --compile
 refused 6 torchtitan gpt2 --gpus 8xH100
+refused 6 torchtune qwen3-8b --gpus 8xH100
 refused 2 hf llama-3.1-8b --gpus 8xH100 --precision bf16-master
 refused 2 frobnicate llama-3.1-8b
 refused 2 deepspeed llama-3.1-8b --gpus 8xH100 --json
