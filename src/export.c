@@ -429,8 +429,9 @@ export_deepspeed(const struct vp_export_in *in, struct vp_buf *out,
 /* accelerate ------------------------------------------------------------ */
 
 /* The Hugging Face decoder-layer class of a family whose rows name one
- * transformers class; NULL where the family stands for several (llama:
- * Llama, Mistral, Qwen2, ...), where accelerate's default, the model's
+ * transformers class (each found in transformers 5.24); NULL where the
+ * family stands for several (llama: Llama, Mistral, Qwen2, ...; bert:
+ * BERT, RoBERTa), where accelerate's default, the model's
  * _no_split_modules, is that class. */
 static const char *
 layer_class(const struct vp_model *m)
@@ -450,6 +451,7 @@ layer_class(const struct vp_model *m)
 	case VP_FAMILY_FALCON: return "FalconDecoderLayer";
 	case VP_FAMILY_COHERE: return "CohereDecoderLayer";
 	case VP_FAMILY_PHI: return "PhiDecoderLayer";
+	case VP_FAMILY_GPT2: return "GPT2Block";
 	default: return NULL;
 	}
 }
