@@ -12,10 +12,11 @@
 # 3. Plans a target cannot express are refused with exit status 6 and
 #    nothing written; report options are refused with 2.
 # 4. The files load in the libraries that read them (tests/export_check.py
-#    in the test venv: DeepSpeed, accelerate, transformers; torchtitan,
-#    torchtune and Megatron-LM against their sources at pinned commits).
-#    Without the venv, or without accelerate or deepspeed in it, this part
-#    is skipped (exit 77), or fails when CI is set (tests/need.sh).
+#    in the test venv: DeepSpeed, accelerate, transformers, torchtitan's
+#    ConfigManager; torchtune and Megatron-LM against their sources at
+#    pinned commits).  Without the venv, or without those packages in it,
+#    this part is skipped (exit 77), or fails when CI is set
+#    (tests/need.sh).
 vp=${VRAMPLAN:-build/src/vramplan}
 top=${TOP_SRCDIR:-.}
 py=${TORCH2_PYTHON:-${TOP_BUILDDIR:-build}/.venv-test/bin/python}
@@ -218,9 +219,11 @@ refused 2 deepspeed llama-3.1-8b --gpus 8xH100 --json
 if [ "$fail" -eq 0 ]; then
 	[ -x "$py" ] || missing export "no test venv at $py; build it with" \
 	    "make venv"
-	DS_ACCELERATOR=cpu "$py" -c 'import deepspeed, accelerate, transformers' \
-	    >/dev/null 2>&1 || missing export "$py cannot import deepspeed," \
-	    "accelerate and transformers; rebuild it with make venv"
+	DS_ACCELERATOR=cpu "$py" -c 'import deepspeed, accelerate, transformers
+import tyro, importlib.util
+assert importlib.util.find_spec("torchtitan")' >/dev/null 2>&1 ||
+	    missing export "$py cannot import deepspeed, accelerate," \
+	    "transformers, tyro and torchtitan; rebuild it with make venv"
 	if DS_ACCELERATOR=cpu "$py" "$top/tests/export_check.py" --list \
 	    "$tmp/list" >"$tmp/check.out" 2>"$tmp/check.err"; then
 		ok "$(grep -c '^ok' "$tmp/check.out") files load in their" \

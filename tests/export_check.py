@@ -12,11 +12,13 @@ FORMAT` wrote with the library that will read it (tests/export.sh).
   through DeepSpeedPlugin(hf_ds_config=...).
 - hf: transformers' TrainingArguments(**kwargs) (bf16 allowed without a
   GPU: the check is of the arguments, not of this machine).
-- torchtitan, torchtune, megatron: their packages are not installable
-  here (torchtitan and torchtune pull torchdata and more; Megatron-LM is
-  not a package), so the file is checked against what their sources at a
-  pinned commit accept: tests/data/export/schemas.json, made by
-  tests/export_schemas.py (the commits are in it).
+- torchtitan: torchtitan 0.2.2's ConfigManager (tyro over JobConfig),
+  installed without its trainer's dependencies; and the schema below.
+- torchtune, megatron: their packages are not installable here (torchtune
+  pulls torchdata and more; Megatron-LM is not a package), so the file is
+  checked against what their sources at a pinned commit accept:
+  tests/data/export/schemas.json, made by tests/export_schemas.py (the
+  commits are in it).
 
 Exit status 0 when the file loads, 1 when it does not (with why), 77 when
 a package is missing (tests/need.sh decides what that means).
@@ -207,8 +209,49 @@ def toml_type_ok(ftype, v):
     return True
 
 
+def titan_config_manager():
+    """torchtitan's ConfigManager, or None when torchtitan (pinned in
+    requirements-test.txt, installed without its trainer's dependencies)
+    or tyro is missing.  The torchtitan package's __init__ imports its
+    model converters, whose MoE kernels import triton (a GPU package):
+    torchtitan.config is loaded as a submodule of a bare package instead,
+    as the same files, without that import."""
+    import importlib.util
+    import types
+    if "torchtitan" not in sys.modules:
+        try:
+            import tyro  # noqa: F401
+            spec = importlib.util.find_spec("torchtitan")
+        except ImportError:
+            return None
+        if spec is None or not spec.submodule_search_locations:
+            return None
+        pkg = types.ModuleType("torchtitan")
+        pkg.__path__ = list(spec.submodule_search_locations)
+        sys.modules["torchtitan"] = pkg
+    from torchtitan.config.manager import ConfigManager
+    return ConfigManager
+
+
 def check_torchtitan(path):
     import tomllib
+    cm = titan_config_manager()
+    if cm is None:
+        print("missing Python package torchtitan (0.2.2, --no-deps) or tyro")
+        sys.exit(77)
+    # torchtitan's own parser: tyro over JobConfig, the TOML merged.
+    cfg = cm().parse_args(["--job.config_file", path])
+    with open(path, "rb") as f:
+        doc = tomllib.load(f)
+    for key, want in doc["parallelism"].items():
+        if getattr(cfg.parallelism, key) != want:
+            fail(f"torchtitan read parallelism.{key} as "
+                 f"{getattr(cfg.parallelism, key)!r}, file {want!r}")
+    if cfg.activation_checkpoint.mode != doc["activation_checkpoint"]["mode"]:
+        fail("torchtitan read activation_checkpoint.mode differently")
+    if cfg.training.local_batch_size != doc["training"]["local_batch_size"]:
+        fail("torchtitan read training.local_batch_size differently")
+    # And the fields against v0.2.2's source (the same release).
     s = schemas()["torchtitan"]["sections"]
     with open(path, "rb") as f:
         doc = tomllib.load(f)
