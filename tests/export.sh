@@ -13,7 +13,8 @@
 #    nothing written; report options are refused with 2.
 # 4. The files load in the libraries that read them (tests/export_check.py
 #    in the test venv: DeepSpeed, accelerate, transformers, torchtitan's
-#    ConfigManager; torchtune and Megatron-LM against their sources at
+#    ConfigManager, torchtune's tune run config loading; Megatron-LM, and
+#    the keys torchtitan and torchtune read, against their sources at
 #    pinned commits).  Without the venv, or without those packages in it,
 #    this part is skipped (exit 77), or fails when CI is set
 #    (tests/need.sh).
@@ -220,10 +221,12 @@ if [ "$fail" -eq 0 ]; then
 	[ -x "$py" ] || missing export "no test venv at $py; build it with" \
 	    "make venv"
 	DS_ACCELERATOR=cpu "$py" -c 'import deepspeed, accelerate, transformers
-import tyro, importlib.util
-assert importlib.util.find_spec("torchtitan")' >/dev/null 2>&1 ||
+import tyro, omegaconf, importlib.util
+assert importlib.util.find_spec("torchtitan")
+assert importlib.util.find_spec("torchtune")' >/dev/null 2>&1 ||
 	    missing export "$py cannot import deepspeed, accelerate," \
-	    "transformers, tyro and torchtitan; rebuild it with make venv"
+	    "transformers, tyro, omegaconf, torchtitan and torchtune;" \
+	    "rebuild it with make venv"
 	if DS_ACCELERATOR=cpu "$py" "$top/tests/export_check.py" --list \
 	    "$tmp/list" >"$tmp/check.out" 2>"$tmp/check.err"; then
 		ok "$(grep -c '^ok' "$tmp/check.out") files load in their" \

@@ -14,11 +14,14 @@ FORMAT` wrote with the library that will read it (tests/export.sh).
   GPU: the check is of the arguments, not of this machine).
 - torchtitan: torchtitan 0.2.2's ConfigManager (tyro over JobConfig),
   installed without its trainer's dependencies; and the schema below.
-- torchtune, megatron: their packages are not installable here (torchtune
-  pulls torchdata and more; Megatron-LM is not a package), so the file is
-  checked against what their sources at a pinned commit accept:
-  tests/data/export/schemas.json, made by tests/export_schemas.py (the
-  commits are in it).
+- torchtune: tune run's config loading of torchtune 0.6.1 (installed
+  without its recipes' dependencies) over the llama3_1/8B config of the
+  recipe the file names, each key read back as the file says; and the
+  schema below (keys the recipe reads).
+- megatron: Megatron-LM is not a package, so the file is checked against
+  the flags of its source at a pinned commit, as torchtitan's and
+  torchtune's are too: tests/data/export/schemas.json, made by
+  tests/export_schemas.py (the commits are in it).
 
 Exit status 0 when the file loads, 1 when it does not (with why), 77 when
 a package is missing (tests/need.sh decides what that means).
@@ -209,26 +212,34 @@ def toml_type_ok(ftype, v):
     return True
 
 
+def bare_package(name):
+    """Import name's submodules without running name/__init__.py (for
+    torchtitan and torchtune, whose __init__ imports the trainer: MoE
+    kernels that need triton, datasets, tokenizers), as the same files.
+    The package's directory, or None when it is not installed."""
+    import importlib.util
+    import types
+    if name in sys.modules:
+        return sys.modules[name].__path__[0]
+    spec = importlib.util.find_spec(name)
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    pkg = types.ModuleType(name)
+    pkg.__path__ = list(spec.submodule_search_locations)
+    sys.modules[name] = pkg
+    return pkg.__path__[0]
+
+
 def titan_config_manager():
     """torchtitan's ConfigManager, or None when torchtitan (pinned in
     requirements-test.txt, installed without its trainer's dependencies)
-    or tyro is missing.  The torchtitan package's __init__ imports its
-    model converters, whose MoE kernels import triton (a GPU package):
-    torchtitan.config is loaded as a submodule of a bare package instead,
-    as the same files, without that import."""
-    import importlib.util
-    import types
-    if "torchtitan" not in sys.modules:
-        try:
-            import tyro  # noqa: F401
-            spec = importlib.util.find_spec("torchtitan")
-        except ImportError:
-            return None
-        if spec is None or not spec.submodule_search_locations:
-            return None
-        pkg = types.ModuleType("torchtitan")
-        pkg.__path__ = list(spec.submodule_search_locations)
-        sys.modules["torchtitan"] = pkg
+    or tyro is missing (torchtitan.config loaded by bare_package)."""
+    try:
+        import tyro  # noqa: F401
+    except ImportError:
+        return None
+    if bare_package("torchtitan") is None:
+        return None
     from torchtitan.config.manager import ConfigManager
     return ConfigManager
 
@@ -276,6 +287,26 @@ def check_torchtitan(path):
     walk(doc, "")
 
 
+def tune_load(recipe_cfg, overrides):
+    """tune run's config loading (torchtune 0.6.1, torchtune/_cli/run.py
+    through torchtune/config/_parse.py): --config and the key=value words
+    parsed by TuneRecipeArgumentParser, merged by _merge_yaml_and_cli_args
+    (OmegaConf)."""
+    need("omegaconf")
+    where = bare_package("torchtune")
+    if where is None:
+        print("missing Python package torchtune (0.6.1, --no-deps)")
+        sys.exit(77)
+    from torchtune.config._parse import TuneRecipeArgumentParser
+    from torchtune.config._utils import _merge_yaml_and_cli_args
+    cfg = os.path.join(os.path.dirname(where), "recipes", "configs",
+                       recipe_cfg + ".yaml")
+    parser = TuneRecipeArgumentParser(description="vramplan export check")
+    yaml_args, cli_args = parser.parse_known_args(["--config", cfg] +
+                                                  overrides)
+    return _merge_yaml_and_cli_args(yaml_args, cli_args)
+
+
 def check_torchtune(path):
     yaml = need("yaml")
     rec = schemas()["torchtune"]["recipes"]
@@ -306,6 +337,18 @@ def check_torchtune(path):
             fail(f"{k}={v}: the config's value is a bool")
         if t == "int" and (isinstance(val, bool) or not isinstance(val, int)):
             fail(f"{k}={v}: the config's value is an int")
+    # tune run's own loader over the recipe's llama3_1/8B config.
+    from omegaconf import OmegaConf
+    over = [ln for ln in lines if ln and not ln.startswith("#")]
+    cfg = tune_load(r["config"], over)
+    for ln in over:
+        k, _, v = ln.partition("=")
+        got = OmegaConf.select(cfg, k)
+        want = yaml.safe_load(v)
+        if OmegaConf.is_config(got):
+            got = OmegaConf.to_container(got)
+        if got != want:
+            fail(f"tune run read {k} as {got!r}, the file says {want!r}")
 
 
 def check_megatron(path):
