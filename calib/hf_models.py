@@ -157,6 +157,34 @@ CONFIGS = {
                                       head_dim=32, mamba_num_heads=8, mamba_head_dim=32, n_groups=2,
                                       ssm_state_size=24, conv_kernel=4, chunk_size=16, max_position_embeddings=2048,
                                       tie_word_embeddings=False)),
+    # Zamba2 (Zamba2ForCausalLM): blocks 0, 2, 4 Mamba-2 (8 heads of 32, 2 groups, state 24, chunks of 16), blocks
+    # 1, 3, 5 hybrid: two shared transformer blocks (num_mem_blocks 2) called in turn, so block 0's weights serve
+    # calls 0 and 2 (their gradients accumulate); 4 heads of 64 on the 2 x 128 concatenation, RoPE, adapters of
+    # rank 16 on q, k, v and gate_up_proj, a GELU MLP of 256; vocab 256, the head tied (transformers 5.24 ties the
+    # shared blocks only when tie_word_embeddings is true, as Zamba2Config's default).
+    "zamba2": ("zamba2", dict(vocab_size=256, hidden_size=128, intermediate_size=256, num_hidden_layers=6,
+                              layers_block_type=["mamba", "hybrid", "mamba", "hybrid", "mamba", "hybrid"],
+                              num_attention_heads=4, n_mamba_heads=8, mamba_ngroups=2, mamba_d_state=24,
+                              mamba_d_conv=4, mamba_expand=2, chunk_size=16, num_mem_blocks=2,
+                              use_shared_attention_adapter=True, adapter_rank=16, use_mem_rope=True,
+                              max_position_embeddings=2048, tie_word_embeddings=True)),
+    # The same layout wider and shorter (hidden 256, MLP 1024, 4 heads of 128 on the concatenation, 8 Mamba-2
+    # heads of 64, adapters of 32): the weights, their gradients and the optimizer states make the peak, so the
+    # shared blocks' accumulated gradients (block 0's two calls) and the cached autocast copies decide it.
+    "zamba2-grad": ("zamba2", dict(vocab_size=256, hidden_size=256, intermediate_size=1024, num_hidden_layers=6,
+                                   layers_block_type=["mamba", "hybrid", "mamba", "hybrid", "mamba", "hybrid"],
+                                   num_attention_heads=4, n_mamba_heads=8, mamba_ngroups=1, mamba_d_state=16,
+                                   mamba_d_conv=4, mamba_expand=2, chunk_size=16, num_mem_blocks=2,
+                                   use_shared_attention_adapter=True, adapter_rank=32, use_mem_rope=True,
+                                   max_position_embeddings=2048, tie_word_embeddings=True)),
+    # zamba2-grad with one shared block (Zamba2-1.2B's layout): its three calls' gradients, the second summed out
+    # of place, the third added in place.
+    "zamba2-one": ("zamba2", dict(vocab_size=256, hidden_size=256, intermediate_size=1024, num_hidden_layers=6,
+                                  layers_block_type=["mamba", "hybrid", "mamba", "hybrid", "mamba", "hybrid"],
+                                  num_attention_heads=4, n_mamba_heads=8, mamba_ngroups=1, mamba_d_state=16,
+                                  mamba_d_conv=4, mamba_expand=2, chunk_size=16, num_mem_blocks=1,
+                                  use_shared_attention_adapter=True, adapter_rank=32, use_mem_rope=True,
+                                  max_position_embeddings=2048, tie_word_embeddings=True)),
     "bert": ("bert", dict(vocab_size=4096, hidden_size=128, num_hidden_layers=2, num_attention_heads=4,
                           intermediate_size=512, max_position_embeddings=512, hidden_dropout_prob=0.0,
                           attention_probs_dropout_prob=0.0)),

@@ -27,10 +27,12 @@
 #include "plan_search.h"
 #include "report.h"
 #include "report_compare.h"
+#include "report_svg.h"
 #include "session.h"
 #include "cost.h"
 #include "finetune.h"
 #include "paths.h"
+#include "hfcache.h"
 
 void
 vp_usage(void)
@@ -38,9 +40,6 @@ vp_usage(void)
 	fputs("usage: vramplan MODEL [--gpus NxCARD] [options]  "
 	    "(see vramplan(1), or --help)\n", stderr);
 }
-
-/* The most GPUs a job may have (vramplan(1)). */
-#define VP_MAX_GPUS 65536u
 
 /*
  * The getopt table of a command, made from the option table: every row
@@ -70,7 +69,8 @@ static const char *
 cmd_prefix(unsigned cmd)
 {
 	return cmd == VP_CMD_COMPARE ? "compare: " : cmd == VP_CMD_TUI ?
-	    "tui: " : cmd == VP_CMD_GPUS ? "gpus: " : "";
+	    "tui: " : cmd == VP_CMD_GPUS ? "gpus: " : cmd == VP_CMD_MODELS ?
+	    "models: " : "";
 }
 
 /*
@@ -208,14 +208,16 @@ help(void)
 "       vramplan compare MODEL --tokens N [--sort cost|time|gpus] [--svg FILE]\n"
 "       vramplan tui MODEL [options]      (interactive what-if explorer)\n"
 "       vramplan calibrate [--device cuda|cpu] [--model M]... | --show\n"
-"       vramplan models | gpus\n"
+"       vramplan models [--names] [--cached] | gpus [--ids]\n"
+"       vramplan completions bash|zsh|fish\n"
 "       vramplan export FORMAT MODEL [options] [-o FILE]  (FORMAT: deepspeed,\n"
 "                accelerate, torchtitan, torchtune, megatron or hf)\n"
 "\n"
 "Estimate the GPU memory of one training step and whether it fits; with\n"
 "--gpus, a planner chooses the parallel, sharding and recompute options\n"
 "left out (those given stay fixed).  MODEL is a vramplan YAML file, a\n"
-"Hugging Face config.json, or a library name ('vramplan models').\n"
+"Hugging Face config.json or its directory, a library name ('vramplan\n"
+"models'), or ORG/NAME from the local Hugging Face cache (offline).\n"
 "compare: for every card, the fewest GPUs that fit, time and cost of N tokens.\n"
 "\n");
 	vp_options_help(VP_CMD_ESTIMATE, 0, &b);
@@ -223,6 +225,9 @@ help(void)
 	vp_options_help(VP_CMD_COMPARE, VP_CMD_ESTIMATE, &b);
 	vp_buf_add(&b, "\nexport also takes:\n");
 	vp_options_help(VP_CMD_EXPORT, VP_CMD_ESTIMATE, &b);
+	vp_buf_add(&b, "\nmodels and gpus also take:\n");
+	vp_options_help(VP_CMD_MODELS | VP_CMD_GPUS, VP_CMD_ESTIMATE |
+	    VP_CMD_COMPARE, &b);
 	vp_buf_add(&b,
 "\n"
 "Exit status: 0 fits (or no --gpus), 1 does not fit, 2 usage error,\n"
@@ -233,308 +238,21 @@ help(void)
 	vp_buf_free(&b);
 }
 
-/*
- * The GPU set (--gpus, or the plan file's gpus), the job's size and the
- * node size; or, without one, the world the degrees make.
- */
-static int
-setup_gpus(struct vp_cli_job *job, const struct vp_optset *o,
-    unsigned *world)
-{
-	struct vp_plan *p = &job->ses.plan;
-	unsigned nodes = o->has[VP_O_NODES] ? (unsigned)o->val[VP_O_NODES].u : 0;
-	unsigned gpn = o->has[VP_O_GPUS_PER_NODE] ?
-	    (unsigned)o->val[VP_O_GPUS_PER_NODE].u : 0;
-	const char *gpus = o->has[VP_O_GPUS] ? o->val[VP_O_GPUS].s : NULL;
-	struct vp_buf msg;
-
-	if (gpus == NULL) {
-		unsigned w;
-
-		if (p->dp == 0)
-			p->dp = 1;
-		w = vp_plan_world(p);	/* 0: past UINT_MAX */
-		if (w == 0 || w > VP_MAX_GPUS) {
-			fprintf(stderr, "vramplan: the parallel degrees make "
-			    "more than %u GPUs (--dp %u x --tp %u x --pp %u x "
-			    "--cp %u)\n", VP_MAX_GPUS, p->dp, p->tp, p->pp,
-			    p->cp);
-			return VP_EXIT_USAGE;
-		}
-		*world = (unsigned)w;
-		return VP_EXIT_OK;
-	}
-	if (vp_cli_load_catalog(job->catalog, &job->cat) != 0)
-		return VP_EXIT_INPUT;
-	vp_buf_init(&msg);
-	if (vp_gpuset_parse(&job->cat, gpus, &job->gs, &msg) != 0) {
-		if (job->file.has[VP_O_GPUS] && o->val[VP_O_GPUS].s ==
-		    job->file.val[VP_O_GPUS].s) {
-			struct vp_diags d = { 0 };
-
-			vp_diag_add(&d, job->file.file, o->pos[VP_O_GPUS],
-			    VP_ERROR,
-			    "gpus: %s", msg.s);
-			vp_cli_print_diags(&d);
-			vp_buf_free(&msg);
-			return VP_EXIT_INPUT;
-		}
-		fprintf(stderr, "vramplan: --gpus: %s\n", msg.s);
-		vp_buf_free(&msg);
-		return VP_EXIT_USAGE;
-	}
-	vp_buf_free(&msg);
-	/*
-	 * --gpus NxCARD is the whole job; --nodes M splits it into M
-	 * nodes (or, with --gpus-per-node K, makes M x K GPUs).
-	 */
-	*world = job->gs.count;
-	if (nodes > 0 && gpn > 0 && !job->gs.counted) {
-		if ((uint64_t)nodes * gpn > VP_MAX_GPUS) {
-			fprintf(stderr, "vramplan: --nodes %u x --gpus-per-node "
-			    "%u is %llu GPUs; at most %u\n", nodes, gpn,
-			    (unsigned long long)nodes * gpn, VP_MAX_GPUS);
-			return VP_EXIT_USAGE;
-		}
-		*world = job->gs.count = nodes * gpn;
-	}
-	if (gpn > 0)
-		p->gpus_per_node = gpn;
-	else if (nodes > 0)
-		p->gpus_per_node = *world / nodes;
-	else
-		p->gpus_per_node = *world < VP_DEFAULT_GPUS_PER_NODE ? *world :
-		    VP_DEFAULT_GPUS_PER_NODE;
-	if (nodes > 0 && (*world % nodes != 0 ||
-	    p->gpus_per_node * nodes != *world)) {
-		unsigned lo = nodes, hi = lo;
-
-		while (lo > 1 && *world % lo)
-			lo--;
-		while (hi < *world && *world % hi)
-			hi++;
-		/* Past the GPU count only the count itself splits. */
-		if (hi > *world)
-			hi = lo = *world;
-		if (lo == hi)
-			fprintf(stderr, "vramplan: --nodes %u does not split %u "
-			    "GPU%s into equal nodes; nearest valid: %u\n",
-			    nodes, *world, *world == 1 ? "" : "s", lo);
-		else
-			fprintf(stderr, "vramplan: --nodes %u does not split %u "
-			    "GPUs into equal nodes; nearest valid: %u or %u\n",
-			    nodes, *world, lo, hi);
-		return VP_EXIT_USAGE;
-	}
-	if (p->dp == 0)
-		p->dp = vp_plan_dp(p, *world);
-	return VP_EXIT_OK;
-}
-
-/*
- * Options that only mean something with a GPU set, and pairs that
- * exclude each other: usage errors that say why.
- */
-static int
-check_combinations(const struct vp_optset *o)
-{
-	static const enum vp_optid need_gpus[] = {
-		VP_O_MAX_SEQ, VP_O_MIN_GPUS, VP_O_MAX_MB, VP_O_NODES,
-	};
-	size_t i;
-
-	if (o->has[VP_O_JSON] && o->has[VP_O_CSV]) {
-		fputs("vramplan: --json and --csv exclude each other\n", stderr);
-		return VP_EXIT_USAGE;
-	}
-	if (o->has[VP_O_GPUS])
-		return VP_EXIT_OK;
-	for (i = 0; i < VP_NELEM(need_gpus); i++)
-		if (o->has[need_gpus[i]]) {
-			fprintf(stderr, "vramplan: --%s needs --gpus NxCARD "
-			    "(it asks what fits on a card)\n",
-			    vp_options[need_gpus[i]].name);
-			return VP_EXIT_USAGE;
-		}
-	return VP_EXIT_OK;
-}
-
-/*
- * Read MODEL and the plan file, and make the plan: the built-in defaults,
- * the model's training block, the plan file's keys, then the command
- * line (which wins).  "all-linear" means the linears this model has.
- */
-/*
- * A layer-graph model (lgraph.h) takes images: the sequence, attention
- * and dropout options have nothing to act on (its dropout layers carry
- * their own p).  Notes, like vp_optset_inert's.
- */
-static void
-lgraph_inert(const bool given[VP_O_COUNT], struct vp_buf *notes)
-{
-	static const struct {
-		enum vp_optid opt;
-		const char *why;
-	} rows[] = {
-		{ VP_O_SEQ, "its input is images: --image" },
-		{ VP_O_ATTENTION, "it has no attention" },
-		{ VP_O_DROPOUT, "its dropout layers carry their own p" },
-	};
-	size_t i;
-
-	for (i = 0; i < VP_NELEM(rows); i++)
-		if (given[rows[i].opt])
-			vp_buf_printf(notes, "--%s has no effect on a layer-graph "
-			    "model (%s)\n", vp_options[rows[i].opt].name,
-			    rows[i].why);
-}
-
-/*
- * A vision transformer (family vit) takes images: its sequence is the
- * patches of --image plus the CLS token, set here once the options are
- * applied; a --seq the user gave is a note.  0, or the exit status.
- */
-static int
-vision_seq(const bool given[VP_O_COUNT], const struct vp_model *m,
-    struct vp_plan *p, struct vp_buf *notes)
-{
-	if (m->family != VP_FAMILY_VIT)
-		return VP_EXIT_OK;
-	if (given[VP_O_MAX_SEQ]) {
-		fprintf(stderr, "vramplan: --max-seq needs a sequence; a "
-		    "vision transformer takes images (try "
-		    "--max-micro-batch)\n");
-		return VP_EXIT_INPUT;
-	}
-	if (given[VP_O_SEQ])
-		vp_buf_printf(notes, "--seq has no effect on a vision "
-		    "transformer: its sequence is the patches of --image "
-		    "plus the CLS token (%llu at %llux%llu)\n",
-		    (unsigned long long)vp_vision_seq(m, p->image),
-		    (unsigned long long)p->image,
-		    (unsigned long long)p->image);
-	p->seq = vp_vision_seq(m, p->image);
-	return VP_EXIT_OK;
-}
-
+/* The estimate's model and plan (setup.c), its messages on stderr. */
 static int
 load_model_plan(const char *model_arg, struct vp_optset *o,
     struct vp_optset *file, struct vp_model *m, struct vp_plan *p,
     struct vp_trainer_applied *ta)
 {
-	struct vp_diags d = { 0 };
-	struct vp_dsconfig ds;
-	bool has_ds = o->has[VP_O_DS_CONFIG];
-	bool cli[VP_O_COUNT];	/* given on the command line */
-	struct vp_buf notes;
-	char *path, *line, *nl;
-	int rc;
-
-	memcpy(cli, o->has, sizeof cli);
-
-	/* The DeepSpeed config before the plan file, so that the notes of
-	 * what the command line overrides see the command line alone. */
-	if (has_ds) {
-		rc = vp_ds_load(o->val[VP_O_DS_CONFIG].s, &ds, &d);
-		if (rc == 0)
-			vp_ds_merge(&ds, o, &d);
-		vp_cli_print_diags(&d);
-		if (rc != 0) {
-			vp_ds_free(&ds);
-			return VP_EXIT_INPUT;
-		}
-	}
-	if (o->has[VP_O_PLAN]) {
-		rc = vp_plan_load(o->val[VP_O_PLAN].s, file, &d);
-		vp_cli_print_diags(&d);
-		if (rc != 0) {
-			if (has_ds)
-				vp_ds_free(&ds);
-			return VP_EXIT_INPUT;
-		}
-		/* The file's gpus-per-node goes with its gpus, and only
-		 * when the command line says nothing of the nodes. */
-		if (o->has[VP_O_GPUS] || o->has[VP_O_NODES])
-			file->has[VP_O_GPUS_PER_NODE] = false;
-		vp_optset_merge(o, file);
-	}
-	path = vp_cli_resolve_model(model_arg);
-	rc = path == NULL ? -1 : vp_model_load_ex(path,
-	    o->has[VP_O_TEXT_ONLY] ? VP_READ_TEXT_ONLY : 0, m, &d);
-	free(path);
-	vp_cli_print_diags(&d);
-	if (rc != 0) {
-		if (has_ds)
-			vp_ds_free(&ds);
-		return VP_EXIT_INPUT;
-	}
-	/* --trainer's defaults fill what the command line, the plan file
-	 * and the DeepSpeed config left unset (some depend on the model). */
-	{
-		struct vp_buf err;
-
-		vp_buf_init(&err);
-		rc = vp_trainer_apply(o, m, ta, &err);
-		if (rc != 0)
-			fprintf(stderr, "vramplan: --trainer: %s\n", err.s);
-		vp_buf_free(&err);
-		if (rc != 0) {
-			if (has_ds)
-				vp_ds_free(&ds);
-			return VP_EXIT_USAGE;
-		}
-	}
-	vp_plan_defaults(p, m);
-	vp_optset_apply(o, p);
-	if (has_ds) {
-		/* "auto" needs the model's hidden size. */
-		vp_ds_apply(&ds, m, p, &d);
-		vp_cli_print_diags(&d);
-		vp_ds_free(&ds);
-	}
-	if (p->lora_targets == VP_LORA_ALL_LINEAR)
-		p->lora_targets &= vp_lora_available(m);
-	/* Options the user gave that refine one the plan has off. */
-	vp_buf_init(&notes);
-	vp_optset_inert(cli, p, &notes);
-	if (m->lg != NULL && cli[VP_O_MAX_SEQ]) {
-		fprintf(stderr, "vramplan: --max-seq needs a sequence; a "
-		    "layer-graph model takes images (try --max-micro-batch)\n");
-		vp_buf_free(&notes);
-		return VP_EXIT_INPUT;
-	}
-	/* Whisper's encoder takes one length (rules.c, s2s_lengths). */
-	if (vp_model_family(m) == VP_FAMILY_WHISPER && cli[VP_O_MAX_SEQ]) {
-		fprintf(stderr, "vramplan: --max-seq has nothing to search for "
-		    "Whisper: its encoder takes exactly max_source_positions "
-		    "(%llu) positions (try --max-micro-batch)\n",
-		    (unsigned long long)m->max_seq);
-		vp_buf_free(&notes);
-		return VP_EXIT_INPUT;
-	}
-	if (m->lg != NULL)
-		lgraph_inert(cli, &notes);
-	if ((rc = vision_seq(cli, m, p, &notes)) != VP_EXIT_OK) {
-		vp_buf_free(&notes);
-		return rc;
-	}
-	for (line = notes.s; line != NULL && *line; line = nl + 1) {
-		nl = strchr(line, '\n');
-		fprintf(stderr, "vramplan: note: %.*s\n", (int)(nl - line),
-		    line);
-	}
-	vp_buf_free(&notes);
-	return VP_EXIT_OK;
+	return vp_load_model_plan(NULL, model_arg, o, file, m, p, ta, NULL);
 }
 
 int
 vp_cli_setup(int argc, char **argv, unsigned cmd, struct vp_cli_job *job)
 {
 	struct vp_optset *o = &job->opts;
-	struct vp_session *ses = &job->ses;
 	const char *prices[1];
 	size_t nprices = 0;
-	unsigned world = 1;
 	int rc, first;
 
 	memset(job, 0, sizeof *job);
@@ -566,60 +284,9 @@ vp_cli_setup(int argc, char **argv, unsigned cmd, struct vp_cli_job *job)
 		return VP_EXIT_USAGE;
 	}
 	job->model_arg = argv[first];
-	job->json = o->has[VP_O_JSON];
-	job->csv = o->has[VP_O_CSV];
-	job->explain = o->has[VP_O_EXPLAIN];
-	job->catalog = o->has[VP_O_CATALOG] ? o->val[VP_O_CATALOG].s : NULL;
-	job->profile = o->has[VP_O_PROFILE] ? o->val[VP_O_PROFILE].s : NULL;
-	if ((rc = load_model_plan(job->model_arg, o, &job->file, &job->model,
-	    &ses->plan, &job->trainer)) != VP_EXIT_OK)
-		return rc;
-	ses->trainer = o->has[VP_O_TRAINER] ? &job->trainer : NULL;
-	ses->ds_config = o->has[VP_O_DS_CONFIG] ? o->val[VP_O_DS_CONFIG].s :
-	    NULL;
-	if ((rc = check_combinations(o)) != VP_EXIT_OK)
-		return rc;
-	if ((rc = setup_gpus(job, o, &world)) != VP_EXIT_OK)
-		return rc;
-	job->node_layout = o->has[VP_O_NODES] || o->has[VP_O_GPUS_PER_NODE];
-	if (job->node_layout)
-		ses->min_gpus_node = ses->plan.gpus_per_node;
-	ses->model = &job->model;
-	ses->gpus = &job->gs;
-	ses->world = world;
-	/*
-	 * The planner runs when there is a GPU set and the user left knobs
-	 * open; the knobs given (on the command line or in the plan file)
-	 * stay fixed, and --dp fixes the layout.
-	 */
-	ses->search = !o->has[VP_O_NO_SEARCH] && !o->has[VP_O_DP];
-	vp_optset_open(o, job->model.has_moe, &ses->open);
-	ses->precision_given = o->has[VP_O_PRECISION];
-	ses->min_gpus = o->has[VP_O_MIN_GPUS];
-	ses->max_seq = o->has[VP_O_MAX_SEQ];
-	ses->explain = job->explain;
-	ses->nplans = o->has[VP_O_PLANS] ? (int)o->val[VP_O_PLANS].u : 4;
-	ses->version = PACKAGE_VERSION;
-	if (vp_cli_profile(job->profile, job->gs.gpu, ses->plan.device,
-	    &ses->profile, &job->prof_label) < 0)
-		return VP_EXIT_INPUT;
-	ses->profile_label = job->prof_label.s;
-	return VP_EXIT_OK;
+	return vp_setup(job, NULL);
 }
 
-void
-vp_cli_job_free(struct vp_cli_job *job)
-{
-	if (job == NULL)
-		return;
-	vp_buf_free(&job->prof_label);
-	vp_optset_free(&job->file);
-	vp_optset_free(&job->opts);
-	vp_session_free(&job->ses);
-	vp_gpuset_free(&job->gs);
-	vp_catalog_free(&job->cat);
-	vp_model_free(&job->model);
-}
 
 int
 vp_cmd_estimate(int argc, char **argv)
@@ -627,6 +294,7 @@ vp_cmd_estimate(int argc, char **argv)
 	struct vp_cli_job job;
 	struct vp_diags d = { 0 };
 	struct vp_buf out;
+	struct vp_timeline *tl = NULL;
 	bool nofit;
 	int rc, e;
 
@@ -635,14 +303,31 @@ vp_cmd_estimate(int argc, char **argv)
 		vp_cli_job_free(&job);
 		return rc;
 	}
+	/* --svg: the exact replay keeps the worst stage's timeline. */
+	if (job.opts.has[VP_O_SVG])
+		job.ses.timeline = tl = xcalloc(1, sizeof *tl);
 	rc = vp_session_run(&job.ses, &d);
 	vp_cli_print_diags(&d);
 	if (rc != 0) {
+		free(tl);
 		vp_cli_job_free(&job);
 		return VP_EXIT_INPUT;
 	}
 	job.ses.rep.color = isatty(STDOUT_FILENO) && getenv("NO_COLOR") == NULL;
 	vp_buf_init(&out);
+	/* The picture first, as compare's: when it cannot be written,
+	 * nothing is printed (exit 4). */
+	if (tl != NULL) {
+		vp_report_svg(&job.ses.rep, tl, &out);
+		free(tl);
+		if (vp_cli_write_atomic(job.opts.val[VP_O_SVG].s, out.s) != 0) {
+			vp_buf_free(&out);
+			vp_cli_job_free(&job);
+			return VP_EXIT_SYSTEM;
+		}
+		out.len = 0;
+		out.s[0] = '\0';
+	}
 	if (job.json)
 		vp_report_json(&job.ses.rep, &out);
 	else if (job.csv)
@@ -663,15 +348,43 @@ int
 vp_cmd_models(int argc, char **argv)
 {
 	char **names;
-	size_t n = vp_cli_library(&names), i;
-	int bad = 0;
+	size_t n, i;
+	int bad = 0, rc, first;
+	struct vp_optset o;
+	const char *prices[1];
+	size_t nprices = 0;
 
-	if (argc > 1) {
+	vp_optset_init(&o);
+	if ((rc = parse_options(argc, argv, VP_CMD_MODELS, &o, prices,
+	    &nprices, &first)) != VP_EXIT_OK) {
+		fputs("usage: vramplan models [--names] [--cached]\n", stderr);
+		return rc;
+	}
+	if (o.has[VP_O_HELP]) {		/* -h */
+		puts("usage: vramplan models [--names] [--cached]");
+		return vp_cli_flush();
+	}
+	if (first < argc) {
 		fprintf(stderr, "vramplan: models takes no arguments, not "
-		    "'%s'\n", argv[1]);
-		vp_cli_names_free(names, n);
+		    "'%s'\n", argv[first]);
 		return VP_EXIT_USAGE;
 	}
+	if (o.has[VP_O_NAMES] || o.has[VP_O_CACHED]) {
+		/* For shell completion (completion.c): names alone; the
+		 * library's, then the cache's. */
+		n = o.has[VP_O_NAMES] ? vp_cli_library(&names) : 0;
+		for (i = 0; i < n; i++)
+			puts(names[i]);
+		if (o.has[VP_O_NAMES])
+			vp_cli_names_free(names, n);
+		n = o.has[VP_O_CACHED] ? vp_hfcache_list(&names) : 0;
+		for (i = 0; i < n; i++)
+			puts(names[i]);
+		if (o.has[VP_O_CACHED])
+			vp_hfcache_list_free(names, n);
+		return vp_cli_flush();
+	}
+	n = vp_cli_library(&names);
 	if (n == 0) {
 		fprintf(stderr, "vramplan: no models found in '%s'\n",
 		    vp_data_dir());
@@ -776,6 +489,14 @@ vp_cmd_gpus(int argc, char **argv)
 	}
 	if (vp_cli_load_catalog(NULL, &cat) != 0)
 		return VP_EXIT_INPUT;
+	if (o.has[VP_O_IDS]) {
+		/* For shell completion (completion.c): ids alone. */
+		for (i = 0; i < cat.n; i++)
+			if (card_selected(&cat.v[i], &filt))
+				puts(cat.v[i].id);
+		vp_catalog_free(&cat);
+		return vp_cli_flush();
+	}
 	printf("%-17s %-34s %7s %10s %9s %9s %9s\n", "ID", "NAME", "MEMORY",
 	    "USABLE", "BF16 TF", "BW GB/s", "$/GPU-h");
 	for (i = 0; i < cat.n; i++) {

@@ -13,6 +13,7 @@
  * that card (or on cpu) find it there.
  */
 #define _POSIX_C_SOURCE 200809L
+#define _XOPEN_SOURCE 700	/* realpath */
 #include "config.h"
 
 #include "cli_calib.h"
@@ -112,12 +113,12 @@ label_calibrated(struct vp_buf *label, const struct vp_profile_key *k,
  */
 static int
 check_foreign(const char *path, const struct vp_profile_key *k,
-    const struct vp_gpu *gpu, int device)
+    const struct vp_gpu *gpu, int device, struct vp_log *log)
 {
 	const char *want = device == VP_DEVICE_CPU ? "cpu" : "cuda";
 
 	if (strcmp(k->device, want) != 0) {
-		fprintf(stderr, "vramplan: profile '%s' was measured on %s, but "
+		vp_logf(log, "vramplan: profile '%s' was measured on %s, but "
 		    "this estimate is for %s (--device); calibrate with "
 		    "--device %s or leave out --profile\n", path, k->device,
 		    want, want);
@@ -125,7 +126,7 @@ check_foreign(const char *path, const struct vp_profile_key *k,
 	}
 	if (gpu != NULL && k->catalog_id != NULL &&
 	    !vp_strcaseeq(k->catalog_id, gpu->id)) {
-		fprintf(stderr, "vramplan: profile '%s' was measured on %s "
+		vp_logf(log, "vramplan: profile '%s' was measured on %s "
 		    "(%s), not on %s; calibrate that card, or leave out "
 		    "--profile\n", path, k->gpu ? k->gpu : k->catalog_id,
 		    k->catalog_id, gpu->id);
@@ -137,6 +138,13 @@ check_foreign(const char *path, const struct vp_profile_key *k,
 int
 vp_cli_profile(const char *path, const struct vp_gpu *gpu, int device,
     struct vp_profile *out, struct vp_buf *label)
+{
+	return vp_find_profile(path, gpu, device, out, label, NULL);
+}
+
+int
+vp_find_profile(const char *path, const struct vp_gpu *gpu, int device,
+    struct vp_profile *out, struct vp_buf *label, struct vp_log *log)
 {
 	struct vp_diags d = { 0 };
 	struct vp_profile_key key;
@@ -180,15 +188,15 @@ vp_cli_profile(const char *path, const struct vp_gpu *gpu, int device,
 		vp_buf_add(&found, path);
 	}
 	if (vp_profile_load(found.s, gpu, out, &key, &d) != 0 ||
-	    check_foreign(found.s, &key, gpu, device) != 0) {
-		vp_cli_print_diags(&d);
+	    check_foreign(found.s, &key, gpu, device, log) != 0) {
+		vp_log_diags(log, &d);
 		vp_profile_default(gpu, out);
 		if (path != NULL) {
 			rc = -1;
 		} else {
 			/* A stored profile that went bad must not stop
 			 * every estimate: say so and go on without it. */
-			fprintf(stderr, "vramplan: note: ignoring the profile "
+			vp_logf(log, "vramplan: note: ignoring the profile "
 			    "'%s'; using the built-in defaults\n", found.s);
 			vp_buf_add(label, builtin);
 		}
@@ -346,22 +354,25 @@ calib_bad_option(const struct option *opts, const char *arg)
 	fprintf(stderr, "vramplan: calibrate: unknown option '%s'\n", arg);
 }
 
+/* calibrate's options (getopt_long's table; completion.c lists them). */
+const struct option vp_calib_options[] = {
+	{ "device", required_argument, NULL, 'd' },
+	{ "model", required_argument, NULL, 'm' },
+	{ "measurements", required_argument, NULL, 'M' },
+	{ "probe", required_argument, NULL, 'R' },
+	{ "out", required_argument, NULL, 'o' },
+	{ "profile", required_argument, NULL, 'p' },
+	{ "python", required_argument, NULL, 'P' },
+	{ "show", no_argument, NULL, 's' },
+	{ "quick", no_argument, NULL, 'q' },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
+
 static int
 calib_args(int argc, char **argv, struct calib_opts *o)
 {
-	static const struct option opts[] = {
-		{ "device", required_argument, NULL, 'd' },
-		{ "model", required_argument, NULL, 'm' },
-		{ "measurements", required_argument, NULL, 'M' },
-		{ "probe", required_argument, NULL, 'R' },
-		{ "out", required_argument, NULL, 'o' },
-		{ "profile", required_argument, NULL, 'p' },
-		{ "python", required_argument, NULL, 'P' },
-		{ "show", no_argument, NULL, 's' },
-		{ "quick", no_argument, NULL, 'q' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
+	const struct option *opts = vp_calib_options;
 	int c;
 
 	memset(o, 0, sizeof *o);

@@ -9,8 +9,11 @@
 #ifndef VP_CLI_CALIB_H
 #define VP_CLI_CALIB_H
 
+#include <getopt.h>
+
 #include "calib.h"
 #include "gpu.h"
+#include "log.h"
 #include "util.h"
 
 /*
@@ -22,6 +25,12 @@
  */
 int vp_cli_profile(const char *path, const struct vp_gpu *gpu, int device,
     struct vp_profile *out, struct vp_buf *label);
+/* The same, why a profile is rejected or ignored into log (NULL:
+ * printed); what the set-up (setup.c) calls. */
+int vp_find_profile(const char *path, const struct vp_gpu *gpu, int device,
+    struct vp_profile *out, struct vp_buf *label, struct vp_log *log);
+/* calibrate's options, getopt_long's table ending in a NULL name. */
+extern const struct option vp_calib_options[];
 /* vramplan calibrate [options]: an exit status (vramplan(1)). */
 int vp_cmd_calibrate(int argc, char **argv);
 

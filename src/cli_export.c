@@ -13,7 +13,7 @@
 
 /* Options that are the estimate's report, not a plan: refused here. */
 static const enum vp_optid report_only[] = { VP_O_JSON, VP_O_CSV,
-    VP_O_EXPLAIN, VP_O_MIN_GPUS, VP_O_MAX_SEQ, VP_O_MAX_MB };
+    VP_O_EXPLAIN, VP_O_MIN_GPUS, VP_O_MAX_SEQ, VP_O_MAX_MB, VP_O_SVG };
 
 /* A word for the argument vector getopt reads (it moves the pointers,
  * never the text). */

@@ -33,6 +33,10 @@ const char *const vp_cat_names[VP_CAT_COUNT] = { VP_CAT_LIST(X) };
  * linears, their LoRA A and B, and attention. */
 #define VP_REGION_MAXCI 32
 
+/* Zamba2's distinct shared blocks the lowering tracks (vp_model_validate
+ * refuses more). */
+#define VP_ZAMBA2_MAX_MEM 8
+
 /* Lowering context: dimensions local to this rank, dtypes, flags. */
 struct lctx {
 	struct vp_graph *g;
@@ -104,6 +108,13 @@ struct lctx {
 	 * the model's `outputs` holds through the next block: this block's
 	 * and the one before's, -1 = none. */
 	int32_t probs_held, probs_prev;
+	/* Zamba2 (zamba2_model_tensors): the clone of the embeddings the
+	 * hybrid blocks concatenate, the shared attention's cos and sin,
+	 * -1 = none; each shared block's autocast weight copies (q, k, v,
+	 * o, gate_up, down), made by its first call and used by the
+	 * others. */
+	int32_t z_orig, z_cs;
+	int32_t z_wc[VP_ZAMBA2_MAX_MEM][6];
 };
 
 /*
@@ -3163,6 +3174,271 @@ nemotron_h_block(struct lctx *x, int32_t in)
 	    dt_of(x, o)), in, o, -1, -1, VP_CAT_ACT);
 }
 
+/*
+ * Zamba2 (transformers 5.24, models/zamba2/modeling_zamba2.py).  The
+ * model clones the embeddings (original_hidden_states) and, with
+ * use_mem_rope, makes cos and sin once (zamba2_model_tensors); both are
+ * locals of Zamba2Model.forward, alive until it returns (lm_head's
+ * release).  A Mamba-2 block (Zamba2MambaDecoderLayer) is its RMSNorm,
+ * Bamba's mixer (Zamba2MambaMixer is BambaMixer's code: ssm_mixer) and
+ * the residual, without casts.  A hybrid block (Zamba2HybridLayer)
+ * first runs the shared transformer block of its call (the i-th hybrid
+ * block calls block i mod num_mem_blocks, one set of weights): the
+ * concatenation of the hidden states with the clone (2 h wide),
+ * input_layernorm, q, k, v (2 h -> 2 h) each plus the call's adapter
+ * (2 h -> r -> 2 h, two linears, with use_shared_attention_adapter),
+ * transposed views, RoPE (q * cos + rotate_half(q) * sin with the
+ * model's cos and sin, promoted to their dtype), the attention
+ * (scaling (d / 2)^-0.5), o_proj (2 h -> h), pre_ff_layernorm,
+ * gate_up_proj (h -> 2 ffn) plus the call's adapter (h -> r -> 2 ffn),
+ * chunk into gate and up (views), gelu(gate) * up, down_proj; no
+ * residual.  Then the block's own linear (h -> h), added to the hidden
+ * states before the Mamba-2 block's norm (its residual is the hidden
+ * states without it).
+ *
+ * The shared weights get one gradient for all their calls.  Autograd
+ * accumulates the calls' weight gradients in the AccumulateGrad node's
+ * input buffer (InputBuffer::accumulate, in place): the first to arrive,
+ * from the last call's backward, is the buffer that becomes .grad, the
+ * others are transients added into it (zamba2_share).  A linear's
+ * weight gradient leaves its matmul as a view (TBackward0), which the
+ * buffer cannot add into: the second to arrive (the last call but one)
+ * makes the sum out of place, beside both addends, and the sum is the
+ * buffer the later ones add into in place (as chunked_output_ce's
+ * head; measured: TBackward0's aten::add live at the backward peak of
+ * calib/hf_models.py's zamba2-grad).  Under autocast
+ * the weight's 16-bit copy is cached and shared by the calls, so their
+ * 16-bit gradients meet in the copy's ToCopyBackward0 instead, from the
+ * last call's backward to the first's, which then makes the fp32
+ * gradient: the first call's copy is a tensor that the later calls
+ * read, whose gradient is that 16-bit buffer.
+ */
+struct zcall {
+	unsigned blk;		/* the shared block called */
+	bool first, last;	/* its first call, its last */
+	bool second;		/* its last but one */
+};
+
+static const struct lin LIN_Z_Q = { "shared q_proj", 0, LIN_LOCAL };
+static const struct lin LIN_Z_K = { "shared k_proj", 0, LIN_LOCAL };
+static const struct lin LIN_Z_V = { "shared v_proj", 0, LIN_LOCAL };
+static const struct lin LIN_Z_O = { "shared o_proj", 0, LIN_LOCAL };
+static const struct lin LIN_Z_GATE_UP = { "shared gate_up_proj", 0,
+    LIN_LOCAL };
+static const struct lin LIN_Z_DOWN = { "shared down_proj", 0, LIN_LOCAL };
+static const struct lin LIN_Z_ADAPTER_A = { "adapter down", 0, LIN_LOCAL };
+static const struct lin LIN_Z_ADAPTER_B = { "adapter up", 0, LIN_LOCAL };
+static const struct lin LIN_Z_LINEAR = { "hybrid linear", 0, LIN_LOCAL };
+
+/*
+ * The ops [op0, nop) just made for a shared weight (slot k of the
+ * linears, -1 for a norm): see above.  Without autocast copies, every
+ * call but the last makes its gradient as a transient.  With them, the
+ * first call's copy (an output of its linear op) takes a gradient, the
+ * later calls read it (their own copy is none: 0 bytes) and make no
+ * gradient of their own; the first call keeps the fp32 gradient.
+ */
+static void
+zamba2_share(struct lctx *x, size_t op0, const struct zcall *zc, int k)
+{
+	size_t i;
+
+	for (i = op0; i < x->g->nop; i++) {
+		struct vp_op *o = &x->g->op[i];
+		int32_t wc = -1;
+		int j;
+
+		if (o->wgrad_bytes == 0)
+			continue;
+		for (j = 0; k >= 0 && j < VP_OP_MAXIO && o->out[j] >= 0; j++)
+			if (x->g->t[o->out[j]].cat == VP_CAT_CAST)
+				wc = o->out[j];
+		if (wc >= 0) {
+			int32_t *first = &x->z_wc[zc->blk][k];
+
+			uint64_t w16 = x->g->t[wc].bytes;
+
+			if (zc->first) {
+				*first = wc;
+				x->g->t[wc].requires_grad = true;
+				/* Called again: its 16-bit gradient joins the
+				 * buffer (the copy's), which ToCopyBackward0
+				 * then casts: the buffer and the fp32 gradient
+				 * are the peak, the addend is gone. */
+				if (!zc->last)
+					o->wgrad_tmp = 0;
+				continue;
+			}
+			assert(*first >= 0);
+			x->g->t[wc].bytes = 0;
+			IN(o, *first);
+			SAVE(o, *first);
+			o->wgrad_bytes = o->wgrad_tmp = 0;
+			o->wgrad_bias_bytes = 0;
+			/* The out-of-place sum beside both addends. */
+			if (zc->second)
+				o->bwd_tmp = vp_add_sat(o->bwd_tmp, w16);
+			continue;
+		}
+		if (zc->last)
+			continue;
+		o->wgrad_tmp = vp_add_sat(o->wgrad_tmp, o->wgrad_bytes);
+		if (zc->second && k >= 0)
+			o->wgrad_sum = o->wgrad_bytes;
+		o->wgrad_bytes = o->wgrad_bias_bytes = 0;
+	}
+}
+
+static int32_t
+zamba2_linear(struct lctx *x, struct lin l, int32_t in, uint64_t din,
+    uint64_t dout, const struct zcall *zc, int k)
+{
+	size_t op0 = x->g->nop;
+	int32_t y = linear(x, l, in, din, dout, false, true, VP_CAT_ACT);
+
+	zamba2_share(x, op0, zc, k);
+	return y;
+}
+
+/* A call's adapter: Sequential(Linear(din, r), Linear(r, dout)), both
+ * without bias, its output added to the shared projection's. */
+static int32_t
+zamba2_adapter(struct lctx *x, const char *name, int32_t base, int32_t in,
+    uint64_t din, uint64_t dout)
+{
+	uint64_t r = x->m->zamba2.adapter_rank;
+	int32_t a;
+
+	a = linear(x, LIN_Z_ADAPTER_A, in, din, r, false, true, VP_CAT_ACT);
+	a = linear(x, LIN_Z_ADAPTER_B, a, r, dout, false, true, VP_CAT_ACT);
+	return ew(x, name, elems_of(x, base), promote(dt_of(x, base),
+	    dt_of(x, a)), base, a, -1, -1, VP_CAT_ACT);
+}
+
+/* apply_rotary_pos_emb on q or k (b, a, s, d) with the model's cos and
+ * sin: t * cos, rotate_half(t) (a negated half and a cat, in t's dtype)
+ * * sin, the sum; the products in the promoted dtype, each saving cos
+ * or sin. */
+static int32_t
+zamba2_rope(struct lctx *x, int32_t t)
+{
+	uint64_t n = elems_of(x, t);
+	enum vp_dtype dt = dt_of(x, t), pd = promote(dt, dt_of(x, x->z_cs));
+	int32_t t1, t2, t3;
+
+	t1 = ew(x, "rope mul", n, pd, t, x->z_cs, -1, x->z_cs, VP_CAT_ACT);
+	t2 = ew(x, "rope neg", n / 2, dt, t, -1, -1, -1, VP_CAT_ACT);
+	t3 = ew(x, "rope cat", n, dt, t2, -1, -1, -1, VP_CAT_ACT);
+	t3 = ew(x, "rope mul", n, pd, t3, x->z_cs, -1, x->z_cs, VP_CAT_ACT);
+	return ew(x, "rope add", n, pd, t1, t3, -1, -1, VP_CAT_ACT);
+}
+
+/* The Mamba-2 block, its input plus `ths` (the hybrid's linear output;
+ * -1 = none) normed. */
+static int32_t
+zamba2_mamba(struct lctx *x, int32_t in, int32_t ths)
+{
+	int32_t t = in, out;
+
+	if (ths >= 0)
+		t = ew(x, "transformer add", elems_of(x, in),
+		    promote(dt_of(x, in), dt_of(x, ths)), in, ths, -1, -1,
+		    VP_CAT_ACT);
+	out = ssm_mixer(x, norm(x, "input norm", t));
+	out = ew(x, "residual add", elems_of(x, in), promote(dt_of(x, in),
+	    dt_of(x, out)), in, out, -1, -1, VP_CAT_ACT);
+	/* The caller's hidden_states holds the block input until the block
+	 * returns. */
+	x->g->op[x->g->nop - 1].keep[0] = in;
+	return out;
+}
+
+static int32_t
+zamba2_block(struct lctx *x, int32_t in)
+{
+	const struct vp_model *m = x->m;
+	const struct vp_family_info *fam = &x->fam;
+	uint64_t n = x->b * x->s, h = x->h, w2 = 2 * h, qd = x->a * x->d;
+	uint64_t kd = x->kv * x->d, f = x->f, call, nh = 0, i;
+	struct zcall zc;
+	int32_t c, h1, q, k, v, ctx, o, h2, gu, pc[2], g, y;
+	uint64_t pn[2];
+	size_t op0;
+
+	if (m->ssm.pattern[x->global_layer] != 'H')
+		return zamba2_mamba(x, in, -1);
+	for (i = 0; m->ssm.pattern[i]; i++)
+		nh += m->ssm.pattern[i] == 'H';
+	call = vp_zamba2_hybrids_before(m, x->global_layer);
+	assert(x->z_orig >= 0 && m->zamba2.mem_blocks <= VP_ZAMBA2_MAX_MEM);
+	zc.blk = (unsigned)(call % m->zamba2.mem_blocks);
+	zc.first = call < m->zamba2.mem_blocks;
+	zc.last = call + m->zamba2.mem_blocks >= nh;
+	zc.second = !zc.last && call + 2 * m->zamba2.mem_blocks >= nh;
+
+	/* Zamba2AttentionDecoderLayer. */
+	c = ew(x, "concat", n * w2, promote(dt_of(x, in), dt_of(x,
+	    x->z_orig)), in, x->z_orig, -1, -1, VP_CAT_ACT);
+	op0 = x->g->nop;
+	h1 = norm_w(x, "shared input norm", c, w2);
+	zamba2_share(x, op0, &zc, -1);
+	q = zamba2_linear(x, LIN_Z_Q, h1, w2, qd, &zc, 0);
+	k = zamba2_linear(x, LIN_Z_K, h1, w2, kd, &zc, 1);
+	v = zamba2_linear(x, LIN_Z_V, h1, w2, kd, &zc, 2);
+	if (m->zamba2.attn_adapter) {
+		q = zamba2_adapter(x, "q adapter add", q, h1, w2, qd);
+		k = zamba2_adapter(x, "k adapter add", k, h1, w2, kd);
+		v = zamba2_adapter(x, "v adapter add", v, h1, w2, kd);
+	}
+	if (m->zamba2.mem_rope) {
+		q = zamba2_rope(x, q);
+		k = zamba2_rope(x, k);
+	}
+	ctx = attention_core(x, q, k, v, fam->softmax_fp32, fam->mask_fp32);
+	/* transpose(1, 2) and reshape(...).contiguous(): a copy, but of the
+	 * CPU flash kernel's output on a q that is still a transposed
+	 * view (no RoPE). */
+	if (m->zamba2.mem_rope || !attn_out_view(x))
+		ctx = ew(x, "attn transpose", n * qd, dt_of(x, ctx), ctx, -1,
+		    -1, -1, VP_CAT_ACT);
+	o = zamba2_linear(x, LIN_Z_O, ctx, qd, h, &zc, 3);
+	op0 = x->g->nop;
+	h2 = norm(x, "shared pre ff norm", o);
+	zamba2_share(x, op0, &zc, -1);
+	/* Zamba2MLP. */
+	gu = zamba2_linear(x, LIN_Z_GATE_UP, h2, h, 2 * f, &zc, 4);
+	gu = zamba2_adapter(x, "gate_up adapter add", gu, h2, h, 2 * f);
+	pn[0] = pn[1] = n * f;
+	split_views(x, gu, pn, 2, pc);
+	g = ew(x, "gelu", n * f, dt_of(x, gu), pc[0], -1, pc[0], -1,
+	    VP_CAT_ACT);
+	/* GELU keeps a view of the sum: all of it. */
+	SAVE(&x->g->op[x->g->nop - 1], pc[1]);
+	g = ew2(x, "gelu mul", n * f, dt_of(x, g), g, pc[1], VP_CAT_ACT);
+	y = zamba2_linear(x, LIN_Z_DOWN, g, f, h, &zc, 5);
+	/* The hybrid block's own linear, then the Mamba-2 block. */
+	y = linear(x, LIN_Z_LINEAR, y, h, h, false, true, VP_CAT_ACT);
+	return zamba2_mamba(x, in, y);
+}
+
+/*
+ * Zamba2Model.forward before its blocks: original_hidden_states =
+ * torch.clone(inputs_embeds), and with use_mem_rope the rotary
+ * embedding's cos and sin (1, s, d) in the embeddings' dtype.
+ */
+static void
+zamba2_model_tensors(struct lctx *x, int32_t emb)
+{
+	if (x->fam.block != VP_BLOCK_ZAMBA2)
+		return;
+	x->z_orig = ew(x, "embeddings clone", elems_of(x, emb), dt_of(x,
+	    emb), emb, -1, -1, -1, VP_CAT_ACT);
+	if (x->m->zamba2.mem_rope)
+		x->z_cs = ew(x, "rope cos sin", 2 * x->s * x->d, dt_of(x, emb),
+		    -1, -1, -1, -1, VP_CAT_ACT);
+}
+
+
 typedef int32_t (*block_fn)(struct lctx *x, int32_t in);
 static const block_fn block_builders[VP_BLOCK_COUNT] = {
 	[VP_BLOCK_PRE_NORM] = prenorm_block,
@@ -3175,6 +3451,7 @@ static const block_fn block_builders[VP_BLOCK_COUNT] = {
 	[VP_BLOCK_MAMBA2] = mamba2_block,
 	[VP_BLOCK_HYBRID] = hybrid_block,
 	[VP_BLOCK_NEMOTRON_H] = nemotron_h_block,
+	[VP_BLOCK_ZAMBA2] = zamba2_block,
 };
 
 /*
@@ -3448,11 +3725,12 @@ lm_head(struct lctx *x, int32_t hsd, uint64_t *rows, int32_t held[2])
 	 * (BambaModel, BambaForCausalLM.forward) the same, without the
 	 * cast. */
 	if (x->fam.block == VP_BLOCK_MAMBA2 || x->fam.block ==
-	    VP_BLOCK_HYBRID || x->fam.block == VP_BLOCK_NEMOTRON_H) {
+	    VP_BLOCK_HYBRID || x->fam.block == VP_BLOCK_NEMOTRON_H ||
+	    x->fam.block == VP_BLOCK_ZAMBA2) {
 		mamba_out = hsd;
 		if (x->g->layer_input[1] >= 0)
-			release(x, "backbone return", x->g->layer_input[1], -1,
-			    -1);
+			release(x, "backbone return", x->g->layer_input[1],
+			    x->z_orig, x->z_cs);
 		if (x->fam.block == VP_BLOCK_MAMBA2)
 			hsd = cast(x, hsd, x->w, VP_CAT_ACT);
 	}
@@ -3771,6 +4049,8 @@ lctx_init(struct lctx *x, const struct vp_model *m, const struct vp_plan *p,
 		x->s = x->s_kv = vp_vision_seq(m, p->image ? p->image :
 		    m->vis.image);
 	x->probs_held = x->probs_prev = -1;
+	x->z_orig = x->z_cs = -1;
+	memset(x->z_wc, -1, sizeof x->z_wc);
 	if (x->frozen && x->autocast) {
 		x->w = x->c;
 		x->r = x->c;
@@ -4070,6 +4350,8 @@ lower_ops(struct lctx *x, uint32_t blocks, uint64_t offset, bool first,
 		g->t[t].requires_grad = true;
 	}
 	layer_masks(x, offset, blocks);
+	if (first)
+		zamba2_model_tensors(x, t);
 	modernbert_rope_tables(x, dt_of(x, t));
 	deberta_encoder_tensors(x);
 	for (l = 1; l <= blocks; l++) {
@@ -5069,6 +5351,16 @@ rank_params(struct vp_graph *g, const struct vp_model *m,
 			g->params = vp_add_sat(g->params,
 			    vp_nemotron_h_block_params(m, l));
 	}
+	/* Zamba2 (one rank, rules.c): the shared blocks at their first
+	 * calls. */
+	if (vp_model_traits(m).block == VP_BLOCK_ZAMBA2) {
+		uint64_t l;
+
+		g->params = 0;
+		for (l = offset; l < offset + real_blocks; l++)
+			g->params = vp_add_sat(g->params,
+			    vp_zamba2_block_params(m, l));
+	}
 	g->stage_block_params = g->params;
 	g->expert_params = m->has_moe ? (uint64_t)((double)(real_blocks -
 	    dense_here) * (double)expert_params / (double)ep) : 0;
@@ -5162,7 +5454,8 @@ persistent_terms(struct vp_graph *g, const struct lctx *x,
 	}
 	/* Mamba-2: in_proj, h x (2 inner + 2 groups state + heads). */
 	if (x->fam.block == VP_BLOCK_MAMBA2 || x->fam.block ==
-	    VP_BLOCK_HYBRID || (x->fam.block == VP_BLOCK_NEMOTRON_H &&
+	    VP_BLOCK_HYBRID || x->fam.block == VP_BLOCK_ZAMBA2 ||
+	    (x->fam.block == VP_BLOCK_NEMOTRON_H &&
 	    strchr(m->ssm.pattern, 'M') != NULL)) {
 		uint64_t ip = vp_mul_sat(x->h, 2 * m->ssm.heads *
 		    m->ssm.head_dim + 2 * m->ssm.groups * m->ssm.state +
@@ -5170,6 +5463,14 @@ persistent_terms(struct vp_graph *g, const struct lctx *x,
 
 		if (ip > big)
 			big = ip;
+	}
+	/* Zamba2's shared q_proj (2 h x 2 h) and gate_up_proj (h x 2 ffn). */
+	if (x->fam.block == VP_BLOCK_ZAMBA2) {
+		uint64_t zq = vp_mul_sat(4 * x->h, x->h), zg = vp_mul_sat(2 *
+		    x->f, x->h);
+
+		big = zq > big ? zq : big;
+		big = zg > big ? zg : big;
 	}
 	g->largest_param_bytes = vp_mul_sat(big, B(x->w));
 }

@@ -11,6 +11,9 @@
 #include "cli.h"
 #include "cli_calib.h"
 #include "cli_export.h"
+#include "completion.h"
+
+static int completions(int argc, char **argv);
 
 static const struct vp_cmd cmds[] = {
 	{ "models", "vramplan models", vp_cmd_models },
@@ -21,7 +24,16 @@ static const struct vp_cmd cmds[] = {
 	    vp_cmd_calibrate },
 	{ "export", "vramplan export FORMAT MODEL [options] [-o FILE]",
 	    vp_cmd_export },
+	{ "completions", "vramplan completions bash|zsh|fish", completions },
 };
+
+/* The completion scripts know the commands of this table. */
+static int
+completions(int argc, char **argv)
+{
+	return vp_cmd_completions(argc, argv, cmds,
+	    sizeof cmds / sizeof cmds[0]);
+}
 
 int
 main(int argc, char **argv)

@@ -289,37 +289,77 @@ sub(struct sim *s, enum vp_cat c, uint64_t b)
 }
 
 /*
- * One event into the timeline.  When the points run out, neighbours are
- * merged (the larger value and its phase stay) and every point covers
- * twice as many events from then on, so the whole step always fits.
+ * One event into the timeline.  A point takes up to per_point events of
+ * one phase (the largest value, its phase and its terms stay); a new
+ * phase starts a new point, so that a short phase (the loss, the
+ * optimizer step) keeps a point of its own.  When the points run out,
+ * neighbours of one phase are merged and every point covers twice as many
+ * events from then on, so the whole step always fits.
  */
 static void
-tl_record(struct vp_timeline *tl, uint64_t v, enum vp_phase ph)
+tl_set(struct vp_timeline *tl, size_t i, uint64_t v, enum vp_phase ph,
+    const uint64_t *cat, uint64_t extra, enum vp_cat extra_cat)
 {
-	size_t i;
+	tl->live[i] = v;
+	tl->phase[i] = (uint8_t)ph;
+	memcpy(tl->term[i], cat, sizeof tl->term[i]);
+	tl->term[i][extra_cat] += extra;
+}
 
-	tl->events++;
-	if (tl->n > 0 && tl->fill < tl->per_point) {
-		tl->fill++;
-		if (v > tl->live[tl->n - 1]) {
-			tl->live[tl->n - 1] = v;
-			tl->phase[tl->n - 1] = (uint8_t)ph;
+static void
+tl_move(struct vp_timeline *tl, size_t to, size_t from)
+{
+	tl->live[to] = tl->live[from];
+	tl->phase[to] = tl->phase[from];
+	memcpy(tl->term[to], tl->term[from], sizeof tl->term[to]);
+}
+
+/* Halve the points: pairs of one phase become their larger one; a point
+ * between two phases stays.  Should phases alternate at every point,
+ * pairs are merged whatever their phases (the larger one's stays). */
+static void
+tl_compact(struct vp_timeline *tl)
+{
+	size_t i = 0, j = 0;
+	bool any_phase = false;
+
+	for (;;) {
+		while (i < tl->n) {
+			if (i + 1 < tl->n && (any_phase ||
+			    tl->phase[i] == tl->phase[i + 1])) {
+				tl_move(tl, j, i + (tl->live[i + 1] >
+				    tl->live[i]));
+				i += 2;
+			} else {
+				tl_move(tl, j, i);
+				i++;
+			}
+			j++;
 		}
+		if (j < tl->n || any_phase)
+			break;
+		any_phase = true;
+		i = j = 0;
+	}
+	tl->n = j;
+	tl->per_point *= 2;
+}
+
+static void
+tl_record(struct vp_timeline *tl, uint64_t v, enum vp_phase ph,
+    const uint64_t *cat, uint64_t extra, enum vp_cat extra_cat)
+{
+	tl->events++;
+	if (tl->n > 0 && tl->fill < tl->per_point &&
+	    tl->phase[tl->n - 1] == (uint8_t)ph) {
+		tl->fill++;
+		if (v > tl->live[tl->n - 1])
+			tl_set(tl, tl->n - 1, v, ph, cat, extra, extra_cat);
 		return;
 	}
-	if (tl->n == VP_TIMELINE_MAX) {
-		for (i = 0; i < VP_TIMELINE_MAX / 2; i++) {
-			size_t k = 2 * i + (tl->live[2 * i + 1] >
-			    tl->live[2 * i]);
-
-			tl->live[i] = tl->live[k];
-			tl->phase[i] = tl->phase[k];
-		}
-		tl->n = VP_TIMELINE_MAX / 2;
-		tl->per_point *= 2;
-	}
-	tl->live[tl->n] = v;
-	tl->phase[tl->n] = (uint8_t)ph;
+	if (tl->n == VP_TIMELINE_MAX)
+		tl_compact(tl);
+	tl_set(tl, tl->n, v, ph, cat, extra, extra_cat);
 	tl->n++;
 	tl->fill = 1;
 }
@@ -462,7 +502,7 @@ check(struct sim *s, uint64_t extra, enum vp_cat extra_cat)
 	v = s->live + extra;
 	s->events++;
 	if (s->tl != NULL)
-		tl_record(s->tl, v, s->phase);
+		tl_record(s->tl, v, s->phase, s->cat, extra, extra_cat);
 	if (s->stop_at && s->events == s->stop_at && !s->stopped) {
 		s->stopped = true;
 		s->stop_extra = extra;
@@ -2476,6 +2516,8 @@ tl_finish(struct vp_timeline *tl, uint64_t inflight)
 	tl->peak = 0;
 	for (i = 0; i < tl->n; i++) {
 		tl->live[i] = vp_add_sat(tl->live[i], inflight);
+		tl->term[i][VP_CAT_ACT] = vp_add_sat(tl->term[i][VP_CAT_ACT],
+		    inflight);
 		if (tl->live[i] > tl->live[tl->peak])
 			tl->peak = i;
 	}

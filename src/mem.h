@@ -132,10 +132,11 @@ int vp_mem_estimate(const struct vp_model *m, const struct vp_plan *p,
     const struct vp_mem_opts *o, struct vp_mem *out);
 
 /*
- * The allocated bytes through the step, for the TUI's timeline: one value
- * per replay event (every place a peak is looked for), downsampled to at
- * most VP_TIMELINE_MAX points by keeping the largest value of each bucket
- * of per_point events.  The pipeline's in-flight share (held through the
+ * The allocated bytes through the step, for the TUI's timeline and the
+ * estimate's --svg: one value per replay event (every place a peak is
+ * looked for), downsampled to at most VP_TIMELINE_MAX points by keeping
+ * the largest value of each bucket of at most per_point events of one
+ * phase (a phase starts a new point, so even a short one has a point).  The pipeline's in-flight share (held through the
  * steady state) is added to every point, so the highest point is the
  * replay's allocated peak (a calibrated profile's corrections, applied to
  * the terms afterwards, and the simulated allocator's block rounding are
@@ -145,11 +146,17 @@ int vp_mem_estimate(const struct vp_model *m, const struct vp_plan *p,
 #define VP_TIMELINE_MAX 512
 struct vp_timeline {
 	uint64_t live[VP_TIMELINE_MAX];	/* bytes at the point */
+	/* The same bytes by term (they sum to live[i]): what is alive at
+	 * that event, the bytes a framework holds beside the tensors (FSDP
+	 * and ZeRO-3 gathers, DDP and DeepSpeed buckets) as the peak's
+	 * breakdown counts them, and the in-flight share in activations. */
+	uint64_t term[VP_TIMELINE_MAX][VP_CAT_COUNT];
 	uint8_t phase[VP_TIMELINE_MAX];	/* enum vp_phase of that value */
 	size_t n;			/* points */
 	size_t peak;			/* index of the highest point */
 	uint64_t events;		/* replay events seen */
-	uint64_t per_point;		/* events per point (a power of two) */
+	uint64_t per_point;		/* events per point at most (a power
+					 * of two) */
 	uint64_t fill;			/* events in the last point so far */
 };
 /* vp_mem_estimate that also fills tl (the exact replay only). */

@@ -502,6 +502,28 @@ const struct vp_family_info vp_family_info[VP_FAMILY_COUNT] = {
 		    [VP_ROLE_V] = "v_proj", [VP_ROLE_O] = "o_proj",
 		    [VP_ROLE_FC] = "up_proj", [VP_ROLE_DOWN] = "down_proj" },
 	},
+	/*
+	 * Zamba2 (Zamba2ForCausalLM, transformers 5.24's
+	 * models/zamba2/modeling_zamba2.py): Mamba-2 blocks
+	 * (Zamba2MambaDecoderLayer: norm, Bamba's mixer, the residual) and
+	 * hybrid blocks (Zamba2HybridLayer) that first run a transformer
+	 * block shared by every num_mem_blocks-th hybrid block on the
+	 * concatenation of the hidden states with a clone of the
+	 * embeddings (2 x hidden wide: its RMSNorm, q, k, v of heads x
+	 * 2 hidden / heads, RoPE with use_mem_rope, eager or sdpa
+	 * attention, o_proj back to hidden, an RMSNorm, gate_up_proj, GELU
+	 * gate times up, down_proj; no residual), with the call's own
+	 * adapters on q, k, v and gate_up_proj, then their own linear, whose
+	 * output is added to the Mamba-2 block's input.  The block builder
+	 * is its own (zamba2_block); its linears are not LoRA targets.
+	 */
+	[VP_FAMILY_ZAMBA2] = {
+		.source = "transformers Zamba2ForCausalLM (v5.24, "
+		    "torch_forward)",
+		.arch = VP_ARCH_DECODER, .block = VP_BLOCK_ZAMBA2,
+		.head = VP_HEAD_LM, .repeat_kv = true, .softmax_fp32 = true,
+		.mask_fp32 = true, .logits_fp32 = true, .q_view = true,
+	},
 };
 
 enum vp_family
@@ -541,7 +563,7 @@ vp_model_traits(const struct vp_model *m)
 	/* A Mamba-2 block has neither attention nor MLP linears (and a
 	 * hybrid's attention blocks are Hugging Face's, never fused). */
 	if (t.block == VP_BLOCK_MAMBA2 || t.block == VP_BLOCK_HYBRID ||
-	    t.block == VP_BLOCK_NEMOTRON_H)
+	    t.block == VP_BLOCK_NEMOTRON_H || t.block == VP_BLOCK_ZAMBA2)
 		return t;
 	assert(t.lin[t.fused_qkv ? VP_ROLE_QKV : VP_ROLE_Q] != NULL);
 	assert(t.lin[VP_ROLE_O] != NULL && t.lin[VP_ROLE_DOWN] != NULL);
@@ -952,6 +974,53 @@ vp_model_validate(struct vp_model *m, struct vp_diags *d)
 			    "rmsnorm', 'position: none', 'activation: relu2' "
 			    "and no moe, post_norms, soft-capping or sliding "
 			    "window");
+	} else if (vp_family_info[vp_model_family(m)].block ==
+	    VP_BLOCK_ZAMBA2) {
+		const struct vp_ssm *q = &m->ssm;
+		size_t len = strlen(q->pattern);
+
+		if (q->state == 0 || q->groups == 0 || q->conv_kernel == 0 ||
+		    q->chunk == 0 || q->heads == 0 || q->head_dim == 0 ||
+		    q->heads % q->groups != 0)
+			vp_diag_add(d, m->file, m->where[VP_F_FAMILY], VP_ERROR,
+			    "family 'zamba2' needs 'ssm' with 'heads', "
+			    "'head_dim', 'state', 'groups' (dividing 'heads'), "
+			    "'conv_kernel' and 'chunk', all at least 1");
+		if (len != m->layers || strspn(q->pattern, "MH") != len ||
+		    strchr(q->pattern, 'H') == NULL)
+			vp_diag_add(d, m->file, m->where[VP_F_FAMILY], VP_ERROR,
+			    "family 'zamba2' needs 'ssm.pattern', one "
+			    "character per block ('M' Mamba-2, 'H' hybrid, at "
+			    "least one; %llu layers), not \"%s\"",
+			    (unsigned long long)m->layers, q->pattern);
+		if (!m->tie_embeddings)
+			vp_diag_add(d, m->file, m->where[VP_F_FAMILY], VP_ERROR,
+			    "family 'zamba2' needs 'tie_embeddings: true' "
+			    "(transformers 5.24 shares the transformer blocks "
+			    "only with the head tied)");
+		if (m->zamba2.mem_blocks == 0 || m->zamba2.adapter_rank == 0 ||
+		    m->zamba2.mem_blocks > 8)
+			vp_diag_add(d, m->file, m->where[VP_F_FAMILY], VP_ERROR,
+			    "family 'zamba2' needs 'zamba2' with 'mem_blocks' "
+			    "(1 to 8, the shared blocks modelled) and "
+			    "'adapter_rank', at least 1");
+		if (m->heads == 0 || (2 * m->hidden) % m->heads != 0 ||
+		    (m->head_dim && m->head_dim != 2 * m->hidden / m->heads) ||
+		    (m->kv_heads && m->kv_heads != m->heads))
+			vp_diag_add(d, m->file, m->where[VP_F_FAMILY], VP_ERROR,
+			    "family 'zamba2' needs heads dividing 2 x hidden, "
+			    "head_dim 2 x hidden / heads and kv_heads equal "
+			    "to heads (Zamba2Attention's adapters add 2 x "
+			    "hidden to k and v)");
+		if (m->has_moe || m->post_norms || m->attn_softcap ||
+		    m->logit_softcap || m->window || m->norm !=
+		    VP_NORM_RMSNORM || m->act != VP_ACT_GEGLU || m->bias ||
+		    m->qkv_bias || m->o_bias > 0)
+			vp_diag_add(d, m->file, m->where[VP_F_FAMILY], VP_ERROR,
+			    "family 'zamba2' is modelled with 'norm: "
+			    "rmsnorm', 'activation: geglu' (GELU gate times "
+			    "up) and no biases, moe, post_norms, soft-capping "
+			    "or sliding window");
 	} else if (m->ssm.state != 0) {
 		vp_diag_add(d, m->file, m->where[VP_F_FAMILY], VP_ERROR,
 		    "'ssm' needs 'family: mamba2' or a hybrid, not %s",
@@ -959,12 +1028,18 @@ vp_model_validate(struct vp_model *m, struct vp_diags *d)
 	}
 	/* Each hybrid's own way of saying which block mixes how. */
 	if ((m->ssm.pattern[0] && vp_family_info[vp_model_family(m)].block !=
-	    VP_BLOCK_NEMOTRON_H) || (m->ssm.n_attn && vp_family_info[
+	    VP_BLOCK_NEMOTRON_H && vp_family_info[vp_model_family(m)].block !=
+	    VP_BLOCK_ZAMBA2) || (m->ssm.n_attn && vp_family_info[
 	    vp_model_family(m)].block != VP_BLOCK_HYBRID))
 		vp_diag_add(d, m->file, m->where[VP_F_FAMILY], VP_ERROR,
 		    "'ssm.%s' is for family %s only, not %s",
 		    m->ssm.pattern[0] ? "pattern" : "attention_layers",
 		    m->ssm.pattern[0] ? "nemotron-h" : "bamba",
+		    vp_family_names[vp_model_family(m)]);
+	if (m->zamba2.mem_blocks && vp_family_info[vp_model_family(m)].block !=
+	    VP_BLOCK_ZAMBA2)
+		vp_diag_add(d, m->file, m->where[VP_F_FAMILY], VP_ERROR,
+		    "'zamba2' is for family zamba2 only, not %s",
 		    vp_family_names[vp_model_family(m)]);
 	/* The parallel builder has an ungated MLP after RoPE attention,
 	 * the only layout measured (Phi). */
@@ -1273,6 +1348,8 @@ vp_layer_ssm(const struct vp_model *m, uint64_t l)
 		return true;
 	case VP_BLOCK_NEMOTRON_H:
 		return vp_layer_kind(m, l) == 'M';
+	case VP_BLOCK_ZAMBA2:
+		return true;	/* a hybrid block ends with one too */
 	default:
 		return false;
 	}
@@ -1313,6 +1390,63 @@ vp_nemotron_h_block_params(const struct vp_model *m, uint64_t l)
 		return 0;
 	}
 	return vp_add_sat(p, norm_params(m));
+}
+
+uint64_t
+vp_zamba2_hybrids_before(const struct vp_model *m, uint64_t l)
+{
+	uint64_t i, n = 0;
+
+	for (i = 0; i < l && m->ssm.pattern[i]; i++)
+		n += m->ssm.pattern[i] == 'H';
+	return n;
+}
+
+/*
+ * Zamba2AttentionDecoderLayer's own weights: input_layernorm (2 h),
+ * q, k, v (2 h -> heads x 2 h / heads), o_proj (back to h), the
+ * pre_ff_layernorm (h), gate_up_proj (h -> 2 ffn) and down_proj, none
+ * with biases (rules out add_bias_linear: vp_model_validate).
+ */
+uint64_t
+vp_zamba2_shared_params(const struct vp_model *m)
+{
+	uint64_t h = m->hidden, a = 2 * h, q = vp_mul_sat(m->heads,
+	    m->head_dim), kv = vp_mul_sat(m->kv_heads ? m->kv_heads :
+	    m->heads, m->head_dim), p;
+
+	p = vp_add_sat(a, h);
+	p = vp_add_sat(p, vp_mul_sat(a, vp_add_sat(q, 2 * kv)));
+	p = vp_add_sat(p, vp_mul_sat(q, h));
+	p = vp_add_sat(p, vp_mul_sat(3, vp_mul_sat(h, m->ffn)));
+	return p;
+}
+
+/* One call's adapters: gate_up_proj's (h -> r -> 2 ffn) and, with
+ * use_shared_attention_adapter, q's, k's and v's (2 h -> r -> 2 h). */
+uint64_t
+vp_zamba2_adapter_params(const struct vp_model *m)
+{
+	uint64_t h = m->hidden, r = m->zamba2.adapter_rank, p;
+
+	p = vp_mul_sat(r, vp_add_sat(h, 2 * m->ffn));
+	if (m->zamba2.attn_adapter)
+		p = vp_add_sat(p, vp_mul_sat(3, vp_mul_sat(r, 4 * h)));
+	return p;
+}
+
+uint64_t
+vp_zamba2_block_params(const struct vp_model *m, uint64_t l)
+{
+	uint64_t p = vp_add_sat(vp_ssm_mixer_params(m), norm_params(m));
+
+	if (l >= strlen(m->ssm.pattern) || m->ssm.pattern[l] != 'H')
+		return p;
+	p = vp_add_sat(p, vp_mul_sat(m->hidden, m->hidden));
+	p = vp_add_sat(p, vp_zamba2_adapter_params(m));
+	if (vp_zamba2_hybrids_before(m, l) < m->zamba2.mem_blocks)
+		p = vp_add_sat(p, vp_zamba2_shared_params(m));
+	return p;
 }
 
 uint64_t
@@ -1574,6 +1708,19 @@ vp_model_params(const struct vp_model *m, struct vp_param_count *out)
 		    vp_ssm_mixer_params(m), norm_params(m));
 		layer_active = m->layers ? out->layers / m->layers : 0;
 	}
+	/* Zamba2: each block its own parameters (the shared blocks counted
+	 * at their first calls); per_layer is a Mamba-2 block's. */
+	if (vp_family_info[vp_model_family(m)].block == VP_BLOCK_ZAMBA2) {
+		uint64_t l;
+
+		out->layers = 0;
+		for (l = 0; l < m->layers; l++)
+			out->layers = vp_add_sat(out->layers,
+			    vp_zamba2_block_params(m, l));
+		out->per_layer = out->dense_layer = vp_add_sat(
+		    vp_ssm_mixer_params(m), norm_params(m));
+		layer_active = m->layers ? out->layers / m->layers : 0;
+	}
 	if (m->has_moe && vp_moe_dense_blocks(m, 0, m->layers)) {
 		/* DeepSeek: the first blocks keep a dense MLP; Qwen-MoE: the
 		 * mlp_only_layers and those off the sparse step. */
@@ -1711,6 +1858,7 @@ vp_model_params(const struct vp_model *m, struct vp_param_count *out)
 	    vp_mul_sat(m->layers, layer_active)), out->head);
 	/* A hybrid (no experts): every parameter is used per token. */
 	if (ssm_layer || vp_family_info[vp_model_family(m)].block ==
-	    VP_BLOCK_NEMOTRON_H)
+	    VP_BLOCK_NEMOTRON_H || vp_family_info[vp_model_family(m)].block ==
+	    VP_BLOCK_ZAMBA2)
 		out->active = out->total;
 }

@@ -47,14 +47,14 @@ struct vp_model;
 	X(VIT, "vit") X(CLIP, "clip") \
 	X(GPTJ, "gptj") X(FALCON, "falcon") X(COHERE, "cohere") \
 	X(MAMBA2, "mamba2") X(BAMBA, "bamba") \
-	X(NEMOTRON_H, "nemotron-h")
+	X(NEMOTRON_H, "nemotron-h") X(ZAMBA2, "zamba2")
 /* Block builders of the lowering (graph.c's block_builders[]): where the
  * norms sit relative to the residual adds. */
 #define VP_BLOCK_LIST(X) X(PRE_NORM, "pre-norm") X(POST_NORM, "post-norm") \
 	X(LLAMA4, "llama4") X(MLA, "mla-pre-norm") X(PARALLEL, "parallel") \
 	X(MODERNBERT, "modernbert") X(DEBERTA, "deberta") \
 	X(MAMBA2, "mamba2") X(HYBRID, "mamba2-hybrid") \
-	X(NEMOTRON_H, "nemotron-h")
+	X(NEMOTRON_H, "nemotron-h") X(ZAMBA2, "zamba2")
 /* What follows the last block (graph.c's head_builders[]). */
 #define VP_HEAD_LIST(X) \
 	X(LM, "lm-head") X(MLM, "mlm-head") X(LINEAR, "linear-head") \
@@ -293,6 +293,21 @@ struct vp_ssm {
 	bool residual_fp32;	/* residual_in_fp32 */
 };
 
+/*
+ * Zamba2's shared transformer blocks (family zamba2): mem_blocks distinct
+ * blocks (num_mem_blocks), the hybrid blocks calling them in turn (the
+ * i-th hybrid block, from 0, calls block i mod mem_blocks); each call has
+ * its own rank-`adapter_rank` adapters on the MLP's gate_up_proj and,
+ * with attn_adapter (use_shared_attention_adapter), on q, k and v; RoPE
+ * in the shared attention with mem_rope (use_mem_rope).
+ */
+struct vp_zamba2 {
+	uint32_t mem_blocks;
+	uint64_t adapter_rank;
+	bool attn_adapter;
+	bool mem_rope;
+};
+
 struct vp_moe {
 	uint32_t experts;	/* routed experts per MoE layer */
 	uint32_t top_k;		/* experts each token is sent to */
@@ -433,6 +448,10 @@ struct vp_model {
 	 * "block" holding the whole network, graph.c's lower_lgraph) and
 	 * none of the transformer sizes. */
 	struct vp_lgraph *lg;
+	/* Zamba2 (block zamba2): ssm.pattern says each block's kind, 'M' a
+	 * Mamba-2 block, 'H' a hybrid one (the shared transformer block,
+	 * its linear, then a Mamba-2 block). */
+	struct vp_zamba2 zamba2;
 };
 
 /* Upper bound on a believable model (10^15 parameters is past any). */
@@ -513,6 +532,17 @@ uint64_t vp_ssm_mixer_params(const struct vp_model *m);
  * its mixer). */
 char vp_layer_kind(const struct vp_model *m, uint64_t l);
 uint64_t vp_nemotron_h_block_params(const struct vp_model *m, uint64_t l);
+/* Zamba2: how many hybrid blocks come before block l (the call index
+ * of its shared block, when l is one), and block l's parameters: a
+ * Mamba-2 block's norm and mixer; a hybrid's also its linear and its
+ * call's adapters, and the shared block's own weights at its first
+ * call (so that each of the mem_blocks is counted once). */
+uint64_t vp_zamba2_hybrids_before(const struct vp_model *m, uint64_t l);
+uint64_t vp_zamba2_block_params(const struct vp_model *m, uint64_t l);
+/* The shared transformer block's own weights (norms, attention, MLP). */
+uint64_t vp_zamba2_shared_params(const struct vp_model *m);
+/* One call's adapters. */
+uint64_t vp_zamba2_adapter_params(const struct vp_model *m);
 
 bool vp_act_gated(enum vp_act a);
 /* Parameters of one MLP block (gated or not) of intermediate size ffn. */

@@ -100,6 +100,7 @@ static const struct key top_keys[] = {
 	{ "vision", K_MAP, 0, 0, NULL, 0, -1, NULL, false },
 	{ "projection_dim", K_U64, 1, MAX_HIDDEN, NULL, 0, -1, NULL, false },
 	{ "ssm", K_MAP, 0, 0, NULL, 0, -1, NULL, false },
+	{ "zamba2", K_MAP, 0, 0, NULL, 0, -1, NULL, false },
 };
 
 /* A CLIP model's vision tower (struct vp_vision; family clip). */
@@ -169,6 +170,16 @@ static const struct key ssm_keys[] = {
 	{ "pattern", K_STR, 0, 0, NULL, 0, -1, NULL, false },
 };
 
+/* Zamba2's shared transformer blocks (struct vp_zamba2). */
+static const struct key zamba2_keys[] = {
+	{ "mem_blocks", K_U64, 1, MAX_LAYERS, NULL, 0, -1,
+	    "the distinct shared blocks (num_mem_blocks), e.g. 2", true },
+	{ "adapter_rank", K_U64, 1, MAX_HIDDEN, NULL, 0, -1,
+	    "the rank of each call's adapters, e.g. 128", true },
+	{ "attn_adapter", K_BOOL, 0, 0, NULL, 0, -1, NULL, false },
+	{ "mem_rope", K_BOOL, 0, 0, NULL, 0, -1, NULL, false },
+};
+
 static const struct key train_keys[] = {
 	{ "micro_batch", K_U64, 1, MAX_BATCH, NULL, 0, -1, NULL, false },
 	{ "seq", K_U64, 1, MAX_SEQ, NULL, 0, VP_F_TRAIN_SEQ, NULL, false },
@@ -202,6 +213,7 @@ struct reading {
 	const struct ynode *ssm;
 	const char *ssm_attn;	/* ssm.attention_layers, "9,18,27" */
 	const char *ssm_pattern;	/* ssm.pattern, "M-M*-" */
+	const struct ynode *zamba2;
 };
 typedef void (*setter)(struct reading *r, const char *key, union val v);
 
@@ -357,6 +369,17 @@ set_ssm(struct reading *r, const char *k, union val v)
 	else if (!strcmp(k, "pattern")) r->ssm_pattern = v.s;
 }
 
+static void
+set_zamba2(struct reading *r, const char *k, union val v)
+{
+	struct vp_zamba2 *z = &r->m->zamba2;
+
+	if (!strcmp(k, "mem_blocks")) z->mem_blocks = (uint32_t)v.u;
+	else if (!strcmp(k, "adapter_rank")) z->adapter_rank = v.u;
+	else if (!strcmp(k, "attn_adapter")) z->attn_adapter = v.b;
+	else if (!strcmp(k, "mem_rope")) z->mem_rope = v.b;
+}
+
 /* "9,18,27": a hybrid's attention blocks, ascending.  0 or -1. */
 static int
 ssm_attn_list(const char *s, struct vp_model *m)
@@ -446,6 +469,7 @@ set_top(struct reading *r, const char *k, union val v)
 	else if (!strcmp(k, "vision")) r->vision = v.map;
 	else if (!strcmp(k, "projection_dim")) m->vis.proj = v.u;
 	else if (!strcmp(k, "ssm")) r->ssm = v.map;
+	else if (!strcmp(k, "zamba2")) r->zamba2 = v.map;
 }
 
 /*
@@ -553,7 +577,8 @@ static int
 read_own(const struct ynode *root, const char *file, struct vp_model *m,
     struct vp_diags *d)
 {
-	struct reading rd = { m, NULL, NULL, 0, NULL, NULL, NULL, NULL, NULL };
+	struct reading rd = { m, NULL, NULL, 0, NULL, NULL, NULL, NULL, NULL,
+	    NULL };
 	size_t nerr;
 	const struct ynode *ly = ynode_get(root, "layers");
 
@@ -612,19 +637,23 @@ read_own(const struct ynode *root, const char *file, struct vp_model *m,
 		}
 		if (rd.ssm_pattern != NULL) {
 			if (strlen(rd.ssm_pattern) > VP_SSM_MAX_PATTERN ||
-			    strspn(rd.ssm_pattern, "M*-") !=
+			    strspn(rd.ssm_pattern, "M*-H") !=
 			    strlen(rd.ssm_pattern)) {
 				vp_diag_add(d, file, ynode_get(rd.ssm,
 				    "pattern")->pos, VP_ERROR, "'pattern' "
 				    "must be one character per block, 'M' "
 				    "(Mamba-2), '*' (attention) or '-' (MLP), "
-				    "at most %d", VP_SSM_MAX_PATTERN);
+				    "or for zamba2 'M' and 'H' (hybrid), at "
+				    "most %d", VP_SSM_MAX_PATTERN);
 				nerr++;
 			} else {
 				strcpy(m->ssm.pattern, rd.ssm_pattern);
 			}
 		}
 	}
+	if (rd.zamba2 != NULL)
+		nerr += read_map(rd.zamba2, file, "'zamba2'", zamba2_keys,
+		    VP_NELEM(zamba2_keys), &rd, set_zamba2, d);
 	family_defaults(root, m);
 	return nerr || rd.bad_arch ? -1 : 0;
 }
@@ -742,6 +771,8 @@ static const struct hf_family hf_families[] = {
 	{ "nemotron_h", "NemotronH", VP_FAMILY_NEMOTRON_H, VP_NORM_RMSNORM,
 	    VP_POS_NONE, VP_ACT_RELU2, false, false, false, false, false,
 	    false },
+	{ "zamba2", "Zamba2", VP_FAMILY_ZAMBA2, VP_NORM_RMSNORM, VP_POS_NONE,
+	    VP_ACT_GEGLU, false, false, false, true, true, false },
 };
 #undef D
 
@@ -869,12 +900,6 @@ static const struct { const char *model_type, *cls, *why; } hf_refused[] = {
 	    "with attention every attn_layer_period and Mixtral-style "
 	    "experts every expert_layer_period: none of it is modelled (not "
 	    "measured)" },
-	{ "zamba2", "Zamba2", "Zamba2's hybrid blocks run a transformer "
-	    "block whose weights are shared across the blocks that call it "
-	    "(num_mem_blocks copies), on the concatenation of the hidden "
-	    "states with the original embeddings (2 x hidden_size), with "
-	    "per-call LoRA adapters on q, k, v and the MLP and a per-block "
-	    "linear after it: not modelled (not measured)" },
 	{ "zamba", "Zamba", "Zamba's Mamba-1 mixers (a recurrent scan "
 	    "token by token without mamba_ssm) and its shared attention "
 	    "block on the concatenated embeddings are not modelled (not "
@@ -3022,6 +3047,174 @@ hf_nemotron_h(const struct ynode *root, const char *file, struct vp_model *m,
 	m->layers = len;
 }
 
+/*
+ * Zamba2Config (transformers 5.24): the blocks from layers_block_type
+ * ("mamba" or "linear_attention" a Mamba-2 block, "hybrid" a hybrid one;
+ * the class builds one block per entry whatever num_hidden_layers says,
+ * and its default list of 54), the mixer from n_mamba_heads (8) heads of
+ * mamba_expand (2) x hidden / n_mamba_heads, mamba_d_state (64),
+ * mamba_ngroups (1), mamba_d_conv (4), chunk_size (256), a conv1d bias
+ * always (Zamba2MambaMixer passes bias=True whatever use_conv_bias
+ * says); the shared attention's heads of 2 hidden / num_attention_heads
+ * (the class derives attention_head_dim, whatever the key says),
+ * num_mem_blocks (1), adapter_rank (128), use_shared_attention_adapter
+ * (false), use_mem_rope (false); intermediate_size null is 4 hidden, the
+ * head tied by default (and only then are the shared blocks shared:
+ * tie_word_embeddings false ties nothing, refused).  add_bias_linear
+ * (biases on in_proj, out_proj, gate_up_proj and down_proj), another
+ * hidden_act than gelu, kv heads other than the heads and the
+ * pre-integration configs' 'm'/'g' block list (which 5.24 builds as all
+ * Mamba-2 blocks of its default sizes) are refused: not measured.
+ */
+static void
+hf_zamba2(const struct ynode *root, const char *file, struct vp_model *m,
+    struct vp_diags *d)
+{
+	static const char def[] = "MMMMMMHMMMMMHMMMMMHMMMMMHMMMMMHMMMMMH"
+	    "MMMMMHMMMMHMMMHMM";
+	const struct ynode *n;
+	struct vp_ssm *q = &m->ssm;
+	struct vp_zamba2 *z = &m->zamba2;
+	char *pat = q->pattern;
+	uint64_t expand = 2, mb = 1;
+	size_t i, len;
+	bool b;
+
+	if (m->family != VP_FAMILY_ZAMBA2)
+		return;
+	_Static_assert(sizeof def - 1 == 54, "Zamba2Config's 54 blocks");
+	if (ynode_get(root, "hidden_size") == NULL) m->hidden = 2560;
+	if (ynode_get(root, "num_attention_heads") == NULL) m->heads = 32;
+	if (ynode_get(root, "vocab_size") == NULL) m->vocab = 32000;
+	if (ynode_get(root, "max_position_embeddings") == NULL)
+		m->max_seq = 4096;
+	if (m->ffn == 0 && m->hidden)
+		m->ffn = 4 * m->hidden;
+	*q = (struct vp_ssm){ .heads = 8, .groups = 1, .state = 64,
+	    .conv_kernel = 4, .chunk = 256, .conv_bias = true };
+	*z = (struct vp_zamba2){ .adapter_rank = 128 };
+	m->act = VP_ACT_GEGLU;
+	m->bias = false;
+	m->qkv_bias = m->o_bias = 0;
+	hf_u64(root, file, "n_mamba_heads", 1, MAX_HEADS, &q->heads, -1, m, d);
+	hf_u64(root, file, "mamba_d_state", 1, MAX_HEADS, &q->state, -1, m, d);
+	hf_u64(root, file, "mamba_ngroups", 1, MAX_HEADS, &q->groups, -1, m, d);
+	hf_u64(root, file, "mamba_d_conv", 1, MAX_HEADS, &q->conv_kernel, -1, m, d);
+	hf_u64(root, file, "chunk_size", 1, MAX_SEQ, &q->chunk, -1, m, d);
+	hf_u64(root, file, "mamba_expand", 1, MAX_HEADS, &expand, -1, m, d);
+	hf_u64(root, file, "num_mem_blocks", 1, MAX_LAYERS, &mb, -1, m, d);
+	z->mem_blocks = (uint32_t)mb;
+	hf_u64(root, file, "adapter_rank", 1, MAX_HIDDEN, &z->adapter_rank, -1, m, d);
+	if (hf_bool(root, file, "use_shared_attention_adapter", &b, d) > 0)
+		z->attn_adapter = b;
+	if (hf_bool(root, file, "use_mem_rope", &b, d) > 0)
+		z->mem_rope = b;
+	m->pos = z->mem_rope ? VP_POS_ROPE : VP_POS_NONE;
+	if (hf_bool(root, file, "add_bias_linear", &b, d) > 0 && b)
+		vp_diag_add(d, file, ynode_get(root, "add_bias_linear")->pos,
+		    VP_ERROR, "add_bias_linear: true (biases on in_proj, "
+		    "out_proj, gate_up_proj and down_proj) is not modelled "
+		    "for zamba2 (not measured); every released config says "
+		    "false");
+	if ((n = ynode_get(root, "hidden_act")) != NULL &&
+	    !ynode_is_null(n) && (n->kind != YN_SCALAR ||
+	    strcmp(n->str, "gelu") != 0))
+		vp_diag_add(d, file, n->pos, VP_ERROR, "hidden_act '%s' is "
+		    "not modelled for zamba2; its shared MLP is lowered with "
+		    "'gelu' (exact), Zamba2Config's default",
+		    n->kind == YN_SCALAR ? n->str : ynode_kind_name(n));
+	if (m->heads == 0 || (2 * m->hidden) % m->heads != 0) {
+		vp_diag_add(d, file, root->pos, VP_ERROR, "num_attention_heads "
+		    "(%llu) must divide 2 x hidden_size (%llu), the shared "
+		    "attention's width", (unsigned long long)m->heads,
+		    (unsigned long long)(2 * m->hidden));
+		return;
+	}
+	m->head_dim = 2 * m->hidden / m->heads;
+	if (m->kv_heads && m->kv_heads != m->heads)
+		vp_diag_add(d, file, ynode_get(root, "num_key_value_heads")->pos,
+		    VP_ERROR, "num_key_value_heads (%llu) other than "
+		    "num_attention_heads (%llu) is not modelled for zamba2 "
+		    "(its attention adapters add 2 x hidden_size to k and v; "
+		    "every released config has as many)",
+		    (unsigned long long)m->kv_heads,
+		    (unsigned long long)m->heads);
+	if (!m->tie_embeddings)
+		vp_diag_add(d, file, ynode_get(root, "tie_word_embeddings") ?
+		    ynode_get(root, "tie_word_embeddings")->pos : root->pos,
+		    VP_ERROR, "tie_word_embeddings: false is not modelled for "
+		    "zamba2: transformers 5.24 then ties none of "
+		    "_tied_weights_keys, not even the shared transformer "
+		    "blocks, so every hybrid block gets its own copy with "
+		    "adapters it never uses (Zamba2Config's default, true, "
+		    "shares them)");
+	if (q->heads == 0 || (expand * m->hidden) % q->heads != 0) {
+		vp_diag_add(d, file, root->pos, VP_ERROR, "n_mamba_heads "
+		    "(%llu) must divide mamba_expand x hidden_size (%llu)",
+		    (unsigned long long)q->heads,
+		    (unsigned long long)(expand * m->hidden));
+		return;
+	}
+	q->head_dim = expand * m->hidden / q->heads;
+	if (q->heads % q->groups != 0)
+		vp_diag_add(d, file, root->pos, VP_ERROR, "mamba_ngroups "
+		    "(%llu) must divide n_mamba_heads (%llu)",
+		    (unsigned long long)q->groups,
+		    (unsigned long long)q->heads);
+	if ((n = ynode_get(root, "layers_block_type")) != NULL &&
+	    !ynode_is_null(n)) {
+		if (ynode_want(n, YN_SEQ, file, "layers_block_type", d) != 0)
+			return;
+		if (n->nkids == 0 || n->nkids > VP_SSM_MAX_PATTERN) {
+			vp_diag_add(d, file, n->pos, VP_ERROR,
+			    "layers_block_type has %zu blocks; from 1 to %d "
+			    "are modelled", n->nkids, VP_SSM_MAX_PATTERN);
+			return;
+		}
+		for (i = 0; i < n->nkids; i++) {
+			const struct ynode *e = n->kids[i];
+
+			if (e->kind == YN_SCALAR && (!strcmp(e->str, "mamba") ||
+			    !strcmp(e->str, "linear_attention")))
+				pat[i] = 'M';
+			else if (e->kind == YN_SCALAR &&
+			    !strcmp(e->str, "hybrid"))
+				pat[i] = 'H';
+			else {
+				vp_diag_add(d, file, e->pos, VP_ERROR,
+				    "a layers_block_type entry must be mamba "
+				    "(or linear_attention) or hybrid; the "
+				    "pre-integration 'm'/'g' list (with "
+				    "state_size, lora_rank...) is not "
+				    "Zamba2Config's: transformers 5.24 builds "
+				    "it as Mamba-2 blocks only, of its default "
+				    "sizes");
+				return;
+			}
+		}
+		pat[n->nkids] = 0;
+	} else {
+		strcpy(pat, def);
+		n = root;
+	}
+	len = strlen(pat);
+	if (strchr(pat, 'H') == NULL) {
+		vp_diag_add(d, file, n->pos, VP_ERROR, "layers_block_type "
+		    "has no hybrid block: a Zamba2 of Mamba-2 blocks only is "
+		    "not modelled (not measured); describe it as family "
+		    "mamba2");
+		return;
+	}
+	m->has_moe = false;
+	if ((n = ynode_get(root, "num_hidden_layers")) != NULL &&
+	    !ynode_is_null(n) && m->layers != len)
+		vp_diag_add(d, file, n->pos, VP_WARNING, "num_hidden_layers "
+		    "(%llu) is not layers_block_type's %zu blocks; "
+		    "Zamba2Model builds the list's", (unsigned long long)
+		    m->layers, len);
+	m->layers = len;
+}
+
 /* The sizes every config must give; one message, for the first missing,
  * and only when nothing else went wrong.  `where` names the mapping. */
 static void
@@ -3194,6 +3387,7 @@ read_hf(const struct ynode *root, const char *file, unsigned flags,
 	hf_mamba2(text, file, m, d);
 	hf_bamba(text, file, m, d);
 	hf_nemotron_h(text, file, m, d);
+	hf_zamba2(text, file, m, d);
 	hf_required(text, file, where, m, before, d);
 	return vp_diags_count(d, VP_ERROR) == before ? 0 : -1;
 }

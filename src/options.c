@@ -258,7 +258,9 @@ const struct vp_optdef vp_options[VP_O_COUNT] = {
     false, "GiB, from 0 to 1000000", CMP | VP_CMD_GPUS, false, false, VP_OPEN_NONE,
     "GiB", "only cards with at least this memory" },
 [VP_O_SVG] = { "svg", VP_OK_STRING, NOF, NULL, 0, NULL, 0, 0, false, NULL,
-    CMP, false, false, VP_OPEN_NONE, "FILE", "draw cost against time" },
+    VP_CMD_ESTIMATE | CMP, false, false, VP_OPEN_NONE, "FILE",
+    "also draw a picture into FILE (the estimate: memory through the step "
+    "and per GPU; compare: cost against time)" },
 [VP_O_NO_SEARCH] = { "no-search", VP_OK_FLAG, NOF, NULL, 0, NULL, 0, 0,
     false, NULL, EST, false, false, VP_OPEN_NONE, NULL,
     "no planner: open options take their defaults" },
@@ -327,6 +329,20 @@ const struct vp_optdef vp_options[VP_O_COUNT] = {
     false, NULL, VP_CMD_EXPORT, false, false, VP_OPEN_NONE, "FILE",
     "export accelerate|hf of a DeepSpeed plan: write its DeepSpeed "
     "config here (the file names it)" },
+[VP_O_REVISION] = { "revision", VP_OK_STRING, NOF, NULL, 0, NULL, 0, 0,
+    false, NULL, ALL, false, false, VP_OPEN_NONE, "REV",
+    "with ORG/NAME from the Hugging Face cache: the snapshot of this "
+    "branch, tag or commit (default main)" },
+[VP_O_NAMES] = { "names", VP_OK_FLAG, NOF, NULL, 0, NULL, 0, 0, false, NULL,
+    VP_CMD_MODELS, false, false, VP_OPEN_NONE, NULL,
+    "models: the library's names alone, one a line" },
+[VP_O_IDS] = { "ids", VP_OK_FLAG, NOF, NULL, 0, NULL, 0, 0, false, NULL,
+    VP_CMD_GPUS, false, false, VP_OPEN_NONE, NULL,
+    "gpus: the catalog's card ids alone, one a line" },
+[VP_O_CACHED] = { "cached", VP_OK_FLAG, NOF, NULL, 0, NULL, 0, 0, false,
+    NULL, VP_CMD_MODELS, false, false, VP_OPEN_NONE, NULL,
+    "models: the repositories of the local Hugging Face cache that hold a "
+    "config.json (ORG/NAME), one a line" },
 };
 #undef F
 #undef E

@@ -283,7 +283,7 @@ vp_plan_lora(const struct vp_plan *p)
 int
 vp_lora_parse_targets(const char *s, unsigned *out, const char **bad)
 {
-	static char word[32];
+	static _Thread_local char word[32];	/* *bad may point here */
 	const char *p = s;
 	unsigned set = 0;
 	int i;

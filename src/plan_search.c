@@ -232,11 +232,16 @@ peak_tflops(const struct vp_gpu *g, enum vp_precision prec,
 
 const char *const vp_time_assumptions =
     "Time model assumptions (a step is " VP_TIME_SUMMARY "):\n"
-    "  - FLOPs per token: 6 P (4 P with LoRA) in matmuls + 6 L s h in causal "
-    "attention; full recompute adds 2 P + 2 L s h, selective recompute with "
-    "eager attention 2 L s h, op recompute P (every second matmul) plus "
-    "2 L s h unless attention is sdpa (with --recompute-stride N, times the "
-    "share of blocks recomputed)\n"
+    "  - FLOPs per token: 6 P (4 P with LoRA) in matmuls + 3 A in "
+    "attention, A = 2 s (q/k width + v width) over the blocks that attend, "
+    "halved when causal (2 L s h for a Llama decoder; MLA's head widths; "
+    "none for Mamba-2 or MLP blocks); a Mamba-2 block's chunked scan "
+    "6 (Q (n + p) + 2 n p) per head, and a Zamba2 shared block's matmuls "
+    "at every call, at the matmul rate; full recompute "
+    "adds 2 P + A and the scan, selective recompute with eager attention "
+    "A, op recompute P (every second matmul) plus A unless attention is "
+    "sdpa (with --recompute-stride N, times the share of blocks "
+    "recomputed)\n"
     "  - matmuls at the card's measured matmul rate (the catalog's "
     "achievable gemm_bf16/gemm_fp8: maximum achievable matmul FLOPS), else "
     STR(GEMM_EFF_PCT) " % of its dense peak for the compute dtype (fp8 and "
@@ -413,6 +418,74 @@ roofline(const struct vp_model *m, unsigned tp, double M, double rate,
 	return fast > 0 ? slow / fast : 1.0;
 }
 
+/*
+ * The sequence mixers' work per token of one forward, summed over the
+ * blocks, at s tokens: each attention block's two products over the s
+ * keys (q.k over the query width, heads x the q/k head dim, and the
+ * scores times v over heads x the v head dim; half of the pairs under a
+ * causal mask), and each Mamba-2 block's chunked scan (SSD, chunks of Q
+ * tokens: C.B within a chunk over the state n, those times x over the
+ * head dim p, the chunk's state and its read-out, 2 n p: per head
+ * Q (n + p) + 2 n p multiply-adds a token).  A Nemotron-H MLP block
+ * mixes nothing; a Zamba2 hybrid block does both (its shared block's
+ * attention, then a Mamba-2 block), and *scan also counts the shared
+ * blocks' calls beyond their first (the matmuls 2 P leaves out).
+ * *att_blocks is how many blocks attend.  MLA's q/k
+ * head is nope + rope wide and its v head v_dim; other families' both
+ * are head_dim, which is hidden / heads in most (not Gemma's or
+ * Qwen3's).
+ */
+/* Whether Zamba2's block l is a hybrid one (a shared block's call). */
+static bool
+zamba2_hybrid(const struct vp_model *m, uint64_t l)
+{
+	return vp_family_info[vp_model_family(m)].block == VP_BLOCK_ZAMBA2 &&
+	    l < strlen(m->ssm.pattern) && m->ssm.pattern[l] == 'H';
+}
+
+static void
+mixer_flops(const struct vp_model *m, double s, double *att, double *scan,
+    double *att_blocks)
+{
+	double qk = (double)m->heads * (double)m->head_dim, v = qk;
+	double causal = m->arch == VP_ARCH_ENCODER ? 1.0 : 0.5;
+	double sh = (double)(m->ssm.heads ? m->ssm.heads : m->heads);
+	double sp = (double)(m->ssm.head_dim ? m->ssm.head_dim :
+	    m->head_dim), sn = (double)m->ssm.state;
+	double q = (double)m->ssm.chunk;
+	uint64_t l;
+
+	if (vp_family_info[vp_model_family(m)].mla) {
+		qk = (double)m->heads * (double)(m->mla.nope_dim +
+		    m->mla.rope_dim);
+		v = (double)m->heads * (double)m->mla.v_dim;
+	}
+	if (q <= 0 || q > s)
+		q = s;
+	*att = *scan = *att_blocks = 0;
+	for (l = 0; l < m->layers; l++) {
+		bool ssm = vp_layer_ssm(m, l);
+
+		if (ssm)
+			*scan += 2.0 * sh * (q * (sn + sp) + 2.0 * sn * sp);
+		if ((!ssm && vp_layer_kind(m, l) != '-') || zamba2_hybrid(m, l)) {
+			*att += 2.0 * causal * s * (qk + v);
+			*att_blocks += 1;
+		}
+	}
+	/* Zamba2's shared blocks run at every hybrid block, but 2 P
+	 * counts each of the mem_blocks once: the other calls' matmuls. */
+	if (vp_family_info[vp_model_family(m)].block == VP_BLOCK_ZAMBA2) {
+		uint64_t calls = vp_zamba2_hybrids_before(m, m->layers);
+		uint64_t first = calls < m->zamba2.mem_blocks ? calls :
+		    m->zamba2.mem_blocks;
+
+		*scan += 2.0 * (double)(calls - first) *
+		    (double)vp_zamba2_shared_params(m);
+	}
+}
+
+
 /* A step's time, term by term; vp_time_assumptions above says what each
  * term assumes. */
 void
@@ -432,6 +505,7 @@ vp_plan_time(const struct vp_model *m, const struct vp_gpu *gpu,
 	double comm = 0, dp_mb = 0, dp_step = 0, t_mb, lstage, scale = 1.0;
 	double rank_params, local, step;
 	double rc_share;	/* of the blocks, those recomputed */
+	double att1, scan1, att_blocks;	/* mixer_flops */
 	bool fsdp_full, eager;
 	uint64_t sb;
 
@@ -445,7 +519,9 @@ vp_plan_time(const struct vp_model *m, const struct vp_gpu *gpu,
 	/* LoRA: no weight gradients for the frozen base, so backward costs
 	 * one forward (input gradients), not two. */
 	fl_mm = (p->lora_rank ? 4.0 : 6.0) * (double)pc.active;
-	fl_att = 6.0 * L * s * h;
+	mixer_flops(m, s, &att1, &scan1, &att_blocks);
+	fl_att = 3.0 * att1;
+	fl_mm += 3.0 * scan1;
 	/* LLaVA: the frozen vision tower runs forward only, once per image
 	 * (its patches and the class token), not per token. */
 	if (m->vis.llava) {
@@ -468,16 +544,16 @@ vp_plan_time(const struct vp_model *m, const struct vp_gpu *gpu,
 	rc_share = sb ? (double)vp_plan_checkpointed_blocks(p, sb) /
 	    (double)sb : 0.0;
 	if (p->recompute == VP_RECOMP_FULL) {
-		fl_mm += rc_share * 2.0 * (double)pc.active;
-		fl_att += rc_share * 2.0 * L * s * h;
+		fl_mm += rc_share * (2.0 * (double)pc.active + scan1);
+		fl_att += rc_share * att1;
 	} else if (p->recompute == VP_RECOMP_SELECTIVE &&
 	    p->attention == VP_ATTN_EAGER)
-		fl_att += rc_share * 2.0 * L * s * h;
+		fl_att += rc_share * att1;
 	else if (p->recompute == VP_RECOMP_OP)
 		/* Every second matmul again, and attention unless the CUDA
 		 * SDPA kernel's output is kept (graph.c, op_policy). */
 		fl_mm += rc_share * (double)pc.active, fl_att += rc_share *
-		    (p->attention == VP_ATTN_SDPA ? 0.0 : 2.0 * L * s * h);
+		    (p->attention == VP_ATTN_SDPA ? 0.0 : att1);
 	/* An encoder-decoder: the encoder's blocks and the embedding run on
 	 * the s source tokens, the decoder's and the head on the t target
 	 * ones, whose attention covers t (self) and s (cross) keys; per
@@ -546,9 +622,9 @@ vp_plan_time(const struct vp_model *m, const struct vp_gpu *gpu,
 		if (m->lg == NULL && m->vocab > 0)
 			act += ga * mb * s / cp * (double)m->vocab / tp *
 			    EW_LOSS;
-		if (eager && m->lg == NULL)
+		if (eager && m->lg == NULL && L > 0)
 			act += 36.0 * (double)m->heads / tp * (s / cp) * s *
-			    mb * lstage * ga;
+			    mb * lstage * (att_blocks / L) * ga;
 		if (p->quant != VP_QUANT_NONE)
 			act += (p->quant == VP_QUANT_INT8 ? 3.0 : 2.5) *
 			    (double)pc.total / tp / pp * ga * (2.0 +

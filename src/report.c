@@ -1194,6 +1194,7 @@ vp_report_json(const struct vp_report *r, struct vp_buf *o)
 
 	vp_json_init(&j, o);
 	vp_json_object(&j, NULL, VP_JSON_INLINE);
+	vp_json_str(&j, "schema_version", VP_ESTIMATE_SCHEMA_VERSION);
 	json_model(&j, r);
 	json_plan(&j, r);
 	if (r->trainer != NULL)

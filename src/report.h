@@ -19,6 +19,17 @@
 #include "plan_search.h"
 #include "trainer.h"
 
+/*
+ * The estimate's JSON document (vp_report_json) names its form as its
+ * first key, "schema_version": "MAJOR.MINOR", described by
+ * schema/vramplan-estimate.schema.json.  MINOR goes up when the form
+ * grows (a key or an enum value added); MAJOR when a script could
+ * misread it (a key removed or renamed, a type, unit or meaning changed,
+ * an enum value removed), MINOR then back to 0.  tests/json_schema.sh
+ * fails on any change the schema file does not describe.
+ */
+#define VP_ESTIMATE_SCHEMA_VERSION "1.0"
+
 /* What one knob of the chosen plan saves (its default instead). */
 struct vp_saving {
 	const char *knob;	/* e.g. "recompute full" */

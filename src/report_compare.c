@@ -7,6 +7,7 @@
 
 #include "json.h"
 #include "report.h"
+#include "svg.h"
 
 /* User text (the model's name, a user catalog's cards and offerings) in
  * the text report goes through this (util.h: vp_esc). */
@@ -259,6 +260,7 @@ vp_compare_json(const struct vp_compare_report *r, struct vp_buf *o)
 
 	vp_json_init(&j, o);
 	vp_json_object(&j, NULL, VP_JSON_INLINE);
+	vp_json_str(&j, "schema_version", VP_COMPARE_SCHEMA_VERSION);
 	vp_json_str(&j, "model", r->model->name);
 	vp_json_fixed(&j, "tokens", r->job->tokens, 0);
 	vp_json_str(&j, "sort", r->sort);
@@ -310,26 +312,6 @@ vp_compare_csv(const struct vp_compare_report *r, struct vp_buf *o)
 	}
 }
 
-/* Escape text for SVG. */
-static void
-svg_text(struct vp_buf *o, const char *s)
-{
-	struct vp_buf e;
-	const char *p;
-
-	/* Control characters escaped as in the text report: XML 1.0 has no
-	 * way to write most of them, even as character references. */
-	vp_buf_init(&e);
-	vp_buf_add_esc(&e, s, 0);
-	for (p = e.s; *p; p++) {
-		if (*p == '<') vp_buf_add(o, "&lt;");
-		else if (*p == '>') vp_buf_add(o, "&gt;");
-		else if (*p == '&') vp_buf_add(o, "&amp;");
-		else vp_buf_addn(o, p, 1);
-	}
-	vp_buf_free(&e);
-}
-
 void
 vp_compare_svg(const struct vp_compare_report *r, struct vp_buf *o)
 {
@@ -364,13 +346,10 @@ vp_compare_svg(const struct vp_compare_report *r, struct vp_buf *o)
 	bars_h = 22.0 * (double)nfit + 80;
 	H = PH + bars_h;
 	extremes(r, &cheap, &fast, true);
-	vp_buf_printf(o, "<svg xmlns=\"http://www.w3.org/2000/svg\" "
-	    "width=\"%.0f\" height=\"%.0f\" font-family=\"sans-serif\" "
-	    "font-size=\"11\">\n<rect width=\"100%%\" height=\"100%%\" "
-	    "fill=\"white\"/>\n", W, H);
+	vp_svg_open(o, W, H);
 	vp_buf_add(o, "<text x=\"20\" y=\"28\" font-size=\"16\">Cost against "
 	    "time: ");
-	svg_text(o, r->model->name);
+	vp_svg_text(o, r->model->name);
 	vp_buf_printf(o, ", %.3g tokens</text>\n", r->job->tokens);
 	vp_buf_printf(o, "<line x1=\"%.0f\" y1=\"%.0f\" x2=\"%.0f\" y2=\"%.0f\" "
 	    "stroke=\"black\"/>\n<line x1=\"%.0f\" y1=\"%.0f\" x2=\"%.0f\" "
@@ -420,7 +399,7 @@ vp_compare_svg(const struct vp_compare_report *r, struct vp_buf *o)
 		vp_buf_printf(o, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"5\" "
 		    "fill=\"%s\"/>\n<text x=\"%.1f\" y=\"%.1f\">", x, y, fill,
 		    x + 7, y - 5);
-		svg_text(o, c->gpu->id);
+		vp_svg_text(o, c->gpu->id);
 		vp_buf_printf(o, " x%u%s</text>\n", c->at[0].gpus,
 		    (long)i == cheap ? " (cheapest)" : (long)i == fast ?
 		    " (fastest)" : "");
@@ -430,23 +409,13 @@ vp_compare_svg(const struct vp_compare_report *r, struct vp_buf *o)
 	vp_buf_printf(o, "<text x=\"20\" y=\"%.0f\" font-size=\"14\">Memory per "
 	    "GPU at the plan shown (share of usable memory)</text>\n", PH + 20);
 	{
-		static const struct { int cat; const char *color; } seg[] = {
-			{ VP_CAT_WEIGHTS, "#4a7bd0" }, { VP_CAT_GRADS, "#8fb3e8" },
-			{ VP_CAT_OPTIM, "#e0a030" }, { VP_CAT_MASTER, "#c07820" },
-			{ VP_CAT_ACT, "#2a9d3a" }, { VP_CAT_LOGITS, "#90c870" },
-			{ VP_CAT_TRANSIENT, "#b0b0b0" }, { VP_CAT_CAST, "#d0d0a0" },
-		};
-		double y = PH + 36, bw = W - 260, lx = 20;
+		static const enum vp_cat seg[] = { VP_CAT_WEIGHTS,
+			VP_CAT_GRADS, VP_CAT_OPTIM, VP_CAT_MASTER, VP_CAT_ACT,
+			VP_CAT_LOGITS, VP_CAT_TRANSIENT, VP_CAT_CAST };
+		double y = PH + 36, bw = W - 260;
 
 		/* Legend: one swatch per term. */
-		for (i = 0; i < VP_NELEM(seg); i++) {
-			vp_buf_printf(o, "<rect x=\"%.0f\" y=\"%.0f\" width=\"10\" "
-			    "height=\"10\" fill=\"%s\"/><text x=\"%.0f\" "
-			    "y=\"%.0f\">%s</text>\n", lx, PH + 28, seg[i].color,
-			    lx + 13, PH + 37, vp_cat_names[seg[i].cat]);
-			lx += 14 + 6.2 * (double)strlen(vp_cat_names[seg[i].cat]) +
-			    12;
-		}
+		vp_svg_legend(o, 20, PH + 28, seg, VP_NELEM(seg));
 		y += 16;
 
 		for (i = 0; i < r->n; i++) {
@@ -457,17 +426,17 @@ vp_compare_svg(const struct vp_compare_report *r, struct vp_buf *o)
 			if (!c->fits || !c->meets)
 				continue;
 			vp_buf_printf(o, "<text x=\"20\" y=\"%.0f\">", y + 12);
-			svg_text(o, c->gpu->id);
+			vp_svg_text(o, c->gpu->id);
 			vp_buf_printf(o, " x%u</text>\n", c->at[0].gpus);
 			for (s = 0; s < VP_NELEM(seg); s++) {
-				double wdt = (double)c->mem.term[seg[s].cat] /
+				double wdt = (double)c->mem.term[seg[s]] /
 				    cap * bw;
 
 				if (wdt <= 0)
 					continue;
 				vp_buf_printf(o, "<rect x=\"%.1f\" y=\"%.0f\" "
 				    "width=\"%.1f\" height=\"14\" fill=\"%s\"/>\n",
-				    x, y, wdt, seg[s].color);
+				    x, y, wdt, vp_svg_term_color(seg[s]));
 				x += wdt;
 			}
 			vp_buf_printf(o, "<line x1=\"%.0f\" y1=\"%.0f\" x2=\"%.0f\" "
@@ -476,5 +445,5 @@ vp_compare_svg(const struct vp_compare_report *r, struct vp_buf *o)
 			y += 22;
 		}
 	}
-	vp_buf_add(o, "</svg>\n");
+	vp_svg_close(o);
 }

@@ -11,6 +11,10 @@
 #include "cost.h"
 #include "util.h"
 
+/* compare's JSON names its form first, as the estimate's does (report.h:
+ * the same policy), described by schema/vramplan-compare.schema.json. */
+#define VP_COMPARE_SCHEMA_VERSION "1.0"
+
 struct vp_compare_report {
 	const struct vp_model *model;
 	const struct vp_compare *job;

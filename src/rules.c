@@ -1242,7 +1242,8 @@ ssm_plan(const struct vp_plan *p, const struct vp_model *m, unsigned world,
 	(void)world;
 	if (vp_model_traits(m).block != VP_BLOCK_MAMBA2 &&
 	    vp_model_traits(m).block != VP_BLOCK_HYBRID &&
-	    vp_model_traits(m).block != VP_BLOCK_NEMOTRON_H)
+	    vp_model_traits(m).block != VP_BLOCK_NEMOTRON_H &&
+	    vp_model_traits(m).block != VP_BLOCK_ZAMBA2)
 		return 0;
 	if (m->impl != VP_IMPL_HF)
 		what = "an implementation other than hf";
@@ -1299,6 +1300,43 @@ ssm_plan(const struct vp_plan *p, const struct vp_model *m, unsigned world,
 			return 0;
 	vp_diag_add(d, NULL, (struct vp_srcpos){ 0, 0 }, VP_NOTE, "%s",
 	    SSM_GPU_NOTE);
+	return 0;
+}
+
+/*
+ * Zamba2's shared transformer blocks: one weight serves several calls,
+ * whose gradients meet in the AccumulateGrad buffer from the last call's
+ * backward to the first's (graph.c, zamba2_share), measured on one rank
+ * with gradients freed between steps (calib/hf_models.py's zamba2 and
+ * zamba2-grad).  What holds or hooks gradients otherwise is not: a .grad
+ * that already exists (grad accumulation, zero_grad to zeros: the
+ * buffer then lives beside it through the calls), a step per gradient
+ * (optimizer in backward), ZeRO's gradient hooks and partitions, and
+ * (ssm_plan) TP, PP, FSDP and ZeRO-3.
+ */
+static int
+zamba2_plan(const struct vp_plan *p, const struct vp_model *m,
+    unsigned world, struct vp_diags *d)
+{
+	const char *what = NULL;
+
+	(void)world;
+	if (vp_model_traits(m).block != VP_BLOCK_ZAMBA2)
+		return 0;
+	if (p->grad_accum > 1)
+		what = "--grad-accum above 1";
+	else if (vp_plan_zero_grad(p) == VP_ZEROGRAD_ZEROS)
+		what = "--zero-grad zeros";
+	else if (p->optim_in_bwd)
+		what = "--optimizer-in-backward";
+	else if (p->zero >= 1)
+		what = "--zero";
+	if (what != NULL)
+		return refuse(d, "%s is not modelled for family zamba2 (not "
+		    "measured): its shared transformer blocks' weights get "
+		    "one gradient from several calls, measured with the "
+		    "gradients made anew each step, one micro-batch, no "
+		    "ZeRO", what);
 	return 0;
 }
 
@@ -1801,6 +1839,7 @@ static const struct rule rules[] = {
 	{ vit_plan, TPPPCPDP | VP_RK_EP | VP_RK_SHARD, false },
 	{ falcon_plan, 0, false },
 	{ ssm_plan, TPPPCPDP | VP_RK_EP | VP_RK_SHARD, false },
+	{ zamba2_plan, VP_RK_SHARD, false },
 };
 
 static int

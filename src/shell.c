@@ -8,6 +8,7 @@
 
 #include "shell.h"
 
+#include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
@@ -17,6 +18,7 @@
 #include <sys/stat.h>
 
 #include "gpu_read.h"
+#include "hfcache.h"
 #include "paths.h"
 
 /* The model library and catalog directory, where paths.h says; the text
@@ -118,7 +120,13 @@ vp_cli_names_free(char **v, size_t n)
 size_t
 vp_cli_library(char ***names)
 {
-	size_t n = vp_cli_yaml_files(vp_data_dir(), names), i, k = 0;
+	return vp_library_in(vp_data_dir(), names);
+}
+
+size_t
+vp_library_in(const char *dir, char ***names)
+{
+	size_t n = vp_cli_yaml_files(dir, names), i, k = 0;
 
 	/* The stems of the model files; gpus.yaml is the catalog. */
 	for (i = 0; i < n; i++) {
@@ -136,40 +144,186 @@ vp_cli_library(char ***names)
 	return k;
 }
 
+/* Whether name ends in suffix. */
+static bool
+ends_with(const char *name, const char *suffix)
+{
+	size_t n = strlen(name), k = strlen(suffix);
+
+	return n >= k && strcmp(name + n - k, suffix) == 0;
+}
+
+/* The library name nearest to a repository id's NAME part (lowercase),
+ * or NULL; names[] holds it. */
+static const char *
+nearest_library(const char *repo, char **names, size_t n)
+{
+	const char *slash = strrchr(repo, '/');
+	char low[128];
+	size_t i;
+
+	snprintf(low, sizeof low, "%s", slash ? slash + 1 : repo);
+	for (i = 0; low[i]; i++)
+		low[i] = (char)tolower((unsigned char)low[i]);
+	return vp_closest(low, (const char *const *)names, n);
+}
+
 /*
- * MODEL: a path, or a library name (with or without .yaml).  Returns a
- * malloc'd path, or NULL after printing why.
+ * ORG/NAME (or a NAME the library lacks) from the Hugging Face cache
+ * (hfcache.h).  *done set when the cache answered: the path, or NULL
+ * after printing why; otherwise the caller goes on.
+ */
+static char *
+from_hf_cache(const char *dir, const char *arg, const char *revision,
+    bool *done, struct vp_log *log)
+{
+	struct vp_buf note, err, cache;
+	const char *from = NULL;
+	char *path = NULL, **names;
+	size_t n;
+	const char *near, *shown;
+	char e1[VP_ESC_LEN], e2[VP_ESC_LEN];
+
+	vp_buf_init(&note);
+	vp_buf_init(&err);
+	*done = true;
+	shown = vp_esc(arg, e1, sizeof e1);
+	switch (vp_hfcache_find(arg, revision, &path, &note, &err)) {
+	case VP_HF_FOUND:
+		vp_logf(log, "vramplan: note: %s: config.json of %s\n",
+		    shown, note.s);
+		break;
+	case VP_HF_UNUSABLE:
+		vp_logf(log, "vramplan: cannot read model '%s' from the "
+		    "Hugging Face cache: %s\nvramplan: fetch its config with: "
+		    "hf download %s config.json%s%s\n", shown, err.s, shown,
+		    revision ? " --revision " : "",
+		    revision ? vp_esc(revision, e2, sizeof e2) : "");
+		break;
+	case VP_HF_NOT_CACHED:
+		if (strchr(arg, '/') == NULL) {
+			*done = false;	/* the library's message */
+			break;
+		}
+		vp_buf_init(&cache);
+		if (!vp_hfcache_dir(&cache, &from))
+			vp_buf_add(&cache, "none: HOME is not set");
+		vp_logf(log, "vramplan: cannot find model '%s': no such "
+		    "file, and not in the Hugging Face cache (%s%s%s); fetch "
+		    "its config alone with: hf download %s config.json%s%s\n",
+		    shown, cache.s, from ? ", from " : "", from ? from : "",
+		    shown, revision ? " --revision " : "",
+		    revision ? vp_esc(revision, e2, sizeof e2) : "");
+		vp_buf_free(&cache);
+		n = vp_library_in(dir, &names);
+		if ((near = nearest_library(arg, names, n)) != NULL)
+			vp_logf(log, "vramplan: or did you mean the library "
+			    "model '%s'?\n", vp_esc(near, e2, sizeof e2));
+		vp_cli_names_free(names, n);
+		break;
+	}
+	vp_buf_free(&err);
+	vp_buf_free(&note);
+	return path;
+}
+
+/*
+ * MODEL, in this order: an existing file; an existing directory, its
+ * config.json; a library name (no '/'; with or without .yaml); a
+ * Hugging Face repository id from the local cache (ORG/NAME, or a NAME
+ * the library lacks; not one ending in .yaml, .yml or .json); else a
+ * path, for the reader to say it cannot open.  Returns a malloc'd path,
+ * or NULL after printing why.
  */
 char *
-vp_cli_resolve_model(const char *arg)
+vp_cli_resolve_model_at(const char *arg, const char *revision)
+{
+	return vp_resolve_model(NULL, arg, revision, NULL);
+}
+
+char *
+vp_resolve_model(const char *dir, const char *arg, const char *revision,
+    struct vp_log *log)
 {
 	struct vp_buf b;
+	struct stat st;
 	char **names;
 	size_t n;
 	const char *near;
 	char e1[VP_ESC_LEN], e2[VP_ESC_LEN];
+	bool file_like = ends_with(arg, ".yaml") || ends_with(arg, ".yml") ||
+	    ends_with(arg, ".json"), done;
+	char *path;
 
-	if (access(arg, F_OK) == 0 || strchr(arg, '/') != NULL)
+	if (dir == NULL)
+		dir = vp_data_dir();
+	if (stat(arg, &st) == 0 && S_ISDIR(st.st_mode)) {
+		vp_buf_init(&b);
+		vp_buf_printf(&b, "%s/config.json", arg);
+		if (revision != NULL)
+			vp_logf(log, "vramplan: --revision is for a model "
+			    "from the Hugging Face cache, not the directory "
+			    "'%s'\n", vp_esc(arg, e1, sizeof e1));
+		else if (access(b.s, F_OK) == 0)
+			return b.s;
+		else
+			vp_logf(log, "vramplan: cannot use the directory "
+			    "'%s' as a model: it holds no config.json (give a "
+			    "model file, or a directory holding a Hugging Face "
+			    "config.json)\n", vp_esc(arg, e1, sizeof e1));
+		vp_buf_free(&b);
+		return NULL;
+	}
+	if (revision != NULL && (access(arg, F_OK) == 0 || file_like ||
+	    !vp_hfcache_repo_id(arg))) {
+		vp_logf(log, "vramplan: --revision is for a model from the "
+		    "Hugging Face cache (ORG/NAME), not '%s'\n",
+		    vp_esc(arg, e1, sizeof e1));
+		return NULL;
+	}
+	if (access(arg, F_OK) == 0)
 		return xstrdup(arg);
-	vp_buf_init(&b);
-	vp_buf_printf(&b, "%s/%s", vp_data_dir(), arg);
-	if (strlen(arg) < 5 || strcmp(arg + strlen(arg) - 5, ".yaml") != 0)
-		vp_buf_add(&b, ".yaml");
-	if (access(b.s, R_OK) == 0)
-		return b.s;
-	vp_buf_free(&b);
-	n = vp_cli_library(&names);
+	if (strchr(arg, '/') == NULL) {
+		vp_buf_init(&b);
+		vp_buf_printf(&b, "%s/%s", dir, arg);
+		if (!ends_with(arg, ".yaml"))
+			vp_buf_add(&b, ".yaml");
+		if (access(b.s, R_OK) == 0 && revision == NULL)
+			return b.s;
+		if (access(b.s, R_OK) == 0) {
+			vp_logf(log, "vramplan: --revision is for a model "
+			    "from the Hugging Face cache (ORG/NAME), not the "
+			    "library model '%s'\n", vp_esc(arg, e1, sizeof e1));
+			vp_buf_free(&b);
+			return NULL;
+		}
+		vp_buf_free(&b);
+	}
+	if (!file_like && vp_hfcache_repo_id(arg)) {
+		path = from_hf_cache(dir, arg, revision, &done, log);
+		if (done)
+			return path;
+	}
+	if (strchr(arg, '/') != NULL)
+		return xstrdup(arg);
+	n = vp_library_in(dir, &names);
 	near = vp_closest(arg, (const char *const *)names, n);
 	if (near)
-		fprintf(stderr, "vramplan: cannot find model '%s': no such "
+		vp_logf(log, "vramplan: cannot find model '%s': no such "
 		    "file and not in the model library; did you mean '%s'?\n",
 		    vp_esc(arg, e1, sizeof e1), vp_esc(near, e2, sizeof e2));
 	else
-		fprintf(stderr, "vramplan: cannot find model '%s': no such "
+		vp_logf(log, "vramplan: cannot find model '%s': no such "
 		    "file and not in the model library (see 'vramplan "
 		    "models')\n", vp_esc(arg, e1, sizeof e1));
 	vp_cli_names_free(names, n);
 	return NULL;
+}
+
+char *
+vp_cli_resolve_model(const char *arg)
+{
+	return vp_cli_resolve_model_at(arg, NULL);
 }
 
 /*
@@ -179,7 +333,7 @@ vp_cli_resolve_model(const char *arg)
  * catalog still works.
  */
 static void
-merge_user_catalog(struct vp_catalog *c)
+merge_user_catalog(struct vp_catalog *c, struct vp_log *log)
 {
 	const char *xdg = getenv("XDG_CONFIG_HOME"), *home = getenv("HOME");
 	struct vp_diags d = { 0 };
@@ -198,8 +352,8 @@ merge_user_catalog(struct vp_catalog *c)
 	if (vp_catalog_load(b.s, &user, &d) != 0) {
 		char e1[VP_ESC_LEN];
 
-		vp_cli_print_diags(&d);
-		fprintf(stderr, "vramplan: note: ignoring the user catalog '%s'; "
+		vp_log_diags(log, &d);
+		vp_logf(log, "vramplan: note: ignoring the user catalog '%s'; "
 		    "using the shipped one\n", vp_esc(b.s, e1, sizeof e1));
 	} else {
 		vp_catalog_merge(c, &user);
@@ -212,20 +366,27 @@ merge_user_catalog(struct vp_catalog *c)
 int
 vp_cli_load_catalog(const char *path, struct vp_catalog *c)
 {
+	return vp_load_catalog(NULL, path, c, NULL);
+}
+
+int
+vp_load_catalog(const char *dir, const char *path, struct vp_catalog *c,
+    struct vp_log *log)
+{
 	struct vp_diags d = { 0 };
 	struct vp_buf b;
 	int rc;
 
 	vp_buf_init(&b);
 	if (path == NULL)
-		vp_buf_printf(&b, "%s/gpus.yaml", vp_data_dir());
+		vp_buf_printf(&b, "%s/gpus.yaml", dir ? dir : vp_data_dir());
 	else
 		vp_buf_add(&b, path);
 	rc = vp_catalog_load(b.s, c, &d);
-	vp_cli_print_diags(&d);
+	vp_log_diags(log, &d);
 	vp_buf_free(&b);
 	if (rc == 0 && path == NULL)
-		merge_user_catalog(c);
+		merge_user_catalog(c, log);
 	return rc;
 }
 
@@ -366,8 +527,10 @@ vp_cli_write_atomic(const char *path, const char *text)
 	if (fd < 0) {
 		const char *why = strerror(errno);
 
-		fprintf(stderr, "vramplan: cannot create '%s': %s\n",
-		    vp_esc(tmp.s, e2, sizeof e2), why);
+		/* The file is written beside its target and renamed. */
+		fprintf(stderr, "vramplan: cannot create '%s' (written as a "
+		    "temporary file beside it, then renamed): %s\n", shown,
+		    why);
 		vp_buf_free(&tmp);
 		vp_buf_free(&dest);
 		return -1;

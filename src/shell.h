@@ -16,6 +16,7 @@
 
 #include "diag.h"
 #include "gpu.h"
+#include "log.h"
 
 enum vp_exit {
 	VP_EXIT_OK = 0,		/* fits, or no --gpus given */
@@ -30,12 +31,27 @@ enum vp_exit {
  * found); the text stays valid until the next call. */
 const char *vp_data_dir(void);
 
-/* MODEL: a path, or a library name (with or without .yaml): a malloc'd
- * path, or NULL after printing why (with the nearest library name). */
+/* MODEL: a path, a directory holding config.json, a library name (with
+ * or without .yaml), or a Hugging Face repository id in the local cache:
+ * a malloc'd path, or NULL after printing why (with the nearest library
+ * name). */
 char *vp_cli_resolve_model(const char *arg);
+/* The same with a revision for a model from the Hugging Face cache
+ * (hfcache.h; NULL: main); the order MODEL is looked up in is vramplan(1)'s
+ * (shell.c).  A revision with any other kind of MODEL is an error. */
+char *vp_cli_resolve_model_at(const char *arg, const char *revision);
+/* The same in the library directory dir (NULL: vp_data_dir()), why
+ * into log (NULL: printed); what the set-up (setup.c) and the library
+ * call. */
+char *vp_resolve_model(const char *dir, const char *arg, const char *revision,
+    struct vp_log *log);
 /* The catalog at path, or the shipped one with the user's merged in
  * ($XDG_CONFIG_HOME/vramplan/gpus.yaml); 0, or -1 after the diagnostics. */
 int vp_cli_load_catalog(const char *path, struct vp_catalog *c);
+/* The same with the shipped catalog in dir (NULL: vp_data_dir()), the
+ * diagnostics into log (NULL: printed). */
+int vp_load_catalog(const char *dir, const char *path, struct vp_catalog *c,
+    struct vp_log *log);
 /* Print and clear diagnostics (stderr). */
 void vp_cli_print_diags(struct vp_diags *d);
 
@@ -46,6 +62,8 @@ void vp_cli_names_free(char **names, size_t n);
 /* The model library's names (file stems), sorted; 0 when none
  * (vp_cli_names_free releases them). */
 size_t vp_cli_library(char ***names);
+/* The same for the library directory dir. */
+size_t vp_library_in(const char *dir, char ***names);
 
 /* Temporary file beside path, fsync, rename: never half-written.  Only
  * a regular file is replaced (or a new one made): a symbolic link is

@@ -31,10 +31,11 @@ for p in "$src"/*.c "$src"/*.h; do
 done >"$tmp/edges"
 
 # Link edges, from the objects: automake names them target-name.o, and
-# the module is the part after the last '-'.
+# the module is the part after the last '-'; libtool keeps libvpcore's
+# (position-independent) ones in src/.libs.
 nobj=0
 if [ -n "${TOP_BUILDDIR-}" ] && [ -d "$TOP_BUILDDIR/src" ]; then
-	for o in "$TOP_BUILDDIR"/src/*.o; do
+	for o in "$TOP_BUILDDIR"/src/*.o "$TOP_BUILDDIR"/src/.libs/*.o; do
 		[ -f "$o" ] || continue
 		m=${o##*/}; m=${m%.o}; m=${m##*-}
 		[ "$m" = main ] && continue
@@ -43,7 +44,8 @@ if [ -n "${TOP_BUILDDIR-}" ] && [ -d "$TOP_BUILDDIR/src" ]; then
 		    $2 ~ /^[TDRBCGSVW]$/ { print "D", m, $1 }
 		    $2 == "U" { print "U", m, $1 }'
 	done | sort -u >"$tmp/syms"
-	nobj=$(ls "$TOP_BUILDDIR"/src/*.o 2>/dev/null | wc -l)
+	nobj=$(ls "$TOP_BUILDDIR"/src/*.o "$TOP_BUILDDIR"/src/.libs/*.o \
+	    2>/dev/null | wc -l)
 	awk 'NR == FNR { if ($1 == "D") def[$3] = $2; next }
 	    $1 == "U" && ($3 in def) && def[$3] != $2 { print $2, def[$3], "uses-" $3 }' \
 	    "$tmp/syms" "$tmp/syms" >>"$tmp/edges"

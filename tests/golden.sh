@@ -255,6 +255,15 @@ run cli-models models
 run cli-models-extra-argument models gpt2
 run cli-gpus gpus
 run cli-gpus-filtered gpus --vendor NVIDIA --segment datacenter --min-mem 80
+# The quiet listings the shell completions read, and the completions
+# command's refusal of a shell it does not know (tests/completion.sh runs
+# the scripts themselves).
+run cli-models-names models --names
+run cli-gpus-ids gpus --ids --vendor NVIDIA --segment datacenter --min-mem 80
+run cli-models-option-elsewhere models --json
+run cli-models-short-help models -h
+run cli-completions-unknown-shell completions tcsh
+run cli-completions-no-shell completions
 run cli-compare compare x
 run cli-compare-no-tokens compare gpt2
 run cli-compare-bad-price compare gpt2 --tokens 1e9 --price H100
@@ -902,6 +911,18 @@ run refuse-nemotron-h-lora tests/data/hf-val/nemotron-h.config.json \
 	--gpus 1xA100 --lora 16
 run est-nemotron-h-8b-1xh200 nemotron-h-8b --gpus 1xH200 --seq 4096 \
 	--recompute full --no-search
+# Zamba2: the validation config (Mamba-2 and hybrid blocks calling two
+# shared transformer blocks) on the CPU, LoRA on it refused
+# (tests/bad/92-hf-zamba2-untied.json: tie_word_embeddings false, which
+# shares nothing in transformers 5.24, refused).
+run est-hf-zamba2-cpu tests/data/hf-val/zamba2.config.json --device cpu \
+	--micro-batch 2 --seq 64 --attention eager --explain
+run refuse-zamba2-lora tests/data/hf-val/zamba2.config.json \
+	--gpus 1xA100 --lora 16
+run refuse-zamba2-grad-accum tests/data/hf-val/zamba2.config.json \
+	--gpus 1xA100 --grad-accum 4
+run est-own-zamba2-tiny tests/data/ssm/zamba2-tiny.yaml --device cpu \
+	--micro-batch 2 --seq 64 --attention eager
 
 # ---- inputs that are not regular files, and file messages (issue 17) ----
 # Findings 4 and 8.  A FIFO with no writer as any input hung forever; each

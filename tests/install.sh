@@ -95,5 +95,81 @@ else
 	fi
 fi
 
+# 4. The shell completions (configure's --with-*-completion-dir: under the
+# prefix unless told otherwise), each the script the program prints.
+for f in vramplan _vramplan vramplan.fish; do
+	[ -f "$build/completions/$f" ] || continue
+	hit=$(find "$root" -name "$f" -path '*complet*' -o -name "$f" \
+	    -path '*site-functions*' | head -n 1)
+	if [ -n "$hit" ] && cmp -s "$hit" "$build/completions/$f"; then
+		ok "completion ${hit#$root}"
+	else
+		bad "completion $f installed"
+	fi
+done
+
+# 5. The public library (vramplan(3)): header, shared library, pkg-config
+# file, manual and Python module in their places; the shared library names
+# no tree; examples/estimate.c builds from the installed header and
+# library through the installed vramplan.pc and answers; the installed
+# Python module imports and answers.  VP_LIBDIR, VP_INCLUDEDIR,
+# VP_MANDIR, VP_PYTHONDIR, VP_CC, VP_CFLAGS, VP_LDFLAGS (make check).
+lib=$root$VP_LIBDIR
+so=$(ls "$lib"/libvramplan.so.* 2>/dev/null | head -1)
+[ -f "$root$VP_INCLUDEDIR/vramplan.h" ] && [ -n "$so" ] &&
+    [ -f "$lib/libvramplan.a" ] && [ -f "$lib/pkgconfig/vramplan.pc" ] &&
+    [ -f "$root$VP_MANDIR/man3/vramplan.3" ] &&
+    [ -h "$root$VP_MANDIR/man3/vramplan_set.3" ] &&
+    ok "vramplan.h, libvramplan.so and .a, vramplan.pc, vramplan.3 (and its links)" ||
+    bad "vramplan.h, libvramplan.so and .a, vramplan.pc, vramplan.3 (and its links)"
+if [ -n "$so" ]; then
+	if notree "$so"; then ok "${so#$root}: no source or build tree path"
+	else bad "${so#$root}: names the source or build tree" "$tmp/hits"
+	fi
+fi
+if [ -n "$so" ] && command -v pkg-config >/dev/null 2>&1; then
+	flags=$(PKG_CONFIG_PATH=$lib/pkgconfig pkg-config \
+	    --define-variable=prefix="$root$VP_PREFIX" --cflags --libs vramplan)
+	# shellcheck disable=SC2086
+	# In the GNU layout the library finds the DESTDIR tree beside
+	# itself (vramplan(3)); elsewhere it is told.
+	if [ "$VP_LIBDIR" = "$VP_EXEC_PREFIX/lib" ] &&
+	    [ "$VP_PKGDATADIR" = "$VP_PREFIX/share/vramplan" ]; then
+		where=beside
+	else
+		where=$data
+	fi
+	if ${VP_CC:-cc} $VP_CFLAGS -o "$tmp/estimate" "$top/examples/estimate.c" \
+	    $flags $VP_LDFLAGS >"$tmp/out" 2>&1 &&
+	    (cd / && if [ "$where" = beside ]; then unset VRAMPLAN_DATA
+	    else VRAMPLAN_DATA=$where; export VRAMPLAN_DATA; fi
+	    LD_LIBRARY_PATH=$lib "$tmp/estimate" llama-3-8b gpus=2xA100) \
+	    >"$tmp/out" 2>&1 &&
+	    grep -q '^device_peak_bytes [1-9]' "$tmp/out"; then
+		ok "examples/estimate.c built with pkg-config vramplan answers (models: $where)"
+	else
+		bad "examples/estimate.c built with pkg-config vramplan" "$tmp/out"
+	fi
+fi
+if [ -n "$VP_PYTHONDIR" ] && [ -d "$root$VP_PYTHONDIR/vramplan" ] &&
+    command -v python3 >/dev/null 2>&1; then
+	# An ASan build's library needs its runtime first in the
+	# interpreter (as tests/python_api.sh does).
+	asan=$(ldd "$so" 2>/dev/null | awk '/libasan/ { print $3 }')
+	if (cd / && if [ -n "$asan" ]; then
+	    LD_PRELOAD=$asan ASAN_OPTIONS=detect_leaks=0
+	    export LD_PRELOAD ASAN_OPTIONS; fi
+	    PYTHONPATH=$root$VP_PYTHONDIR VRAMPLAN_LIB=$so \
+	    VRAMPLAN_DATA=$data python3 -c '
+import vramplan, vramplan._libdir as d
+r = vramplan.estimate("gpt2", micro_batch=2)
+print(d.LIBDIR, r["per_gpu"]["device_peak_bytes"])') >"$tmp/out" 2>&1 &&
+	    grep -q "^$VP_LIBDIR [1-9]" "$tmp/out"; then
+		ok "the installed Python module answers (_libdir: $VP_LIBDIR)"
+	else
+		bad "the installed Python module" "$tmp/out"
+	fi
+fi
+
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

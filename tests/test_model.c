@@ -2140,8 +2140,10 @@ family_rows_complete(void **state)
 		assert_true(fi->block < VP_BLOCK_COUNT);
 		assert_true(fi->head < VP_HEAD_COUNT);
 		/* A Mamba-2 block has no linear of the roles (its in_proj and
-		 * out_proj are the builder's own, not LoRA targets). */
-		if (fi->block == VP_BLOCK_MAMBA2) {
+		 * out_proj are the builder's own, not LoRA targets), nor
+		 * has Zamba2's (its shared blocks' linears are its own). */
+		if (fi->block == VP_BLOCK_MAMBA2 || fi->block ==
+		    VP_BLOCK_ZAMBA2) {
 			int r;
 
 			for (r = 0; r < VP_ROLE_COUNT; r++)

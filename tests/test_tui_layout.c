@@ -783,6 +783,65 @@ timeline_matches_replay(void **state)
 		assert_int_equal(tl->live[tl->peak], top);
 		assert_int_equal(tl->phase[0], VP_PHASE_FORWARD);
 		assert_int_equal(tl->phase[tl->n - 1], VP_PHASE_OPTIMIZER);
+		/* Each point's terms add up to it (the SVG stacks them), and
+		 * the peak's are the report's breakdown. */
+		for (k = 0; k < tl->n; k++) {
+			uint64_t sum = 0;
+			int c;
+
+			for (c = 0; c < VP_CAT_COUNT; c++)
+				sum += tl->term[k][c];
+			assert_int_equal(sum, tl->live[k]);
+		}
+		assert_memory_equal(tl->term[tl->peak], a.term, sizeof a.term);
+		free(tl);
+		job_close(&j);
+	}
+}
+
+/* Sharded plans: the gathered parameters and buckets, which the replay
+ * holds beside the tensors, are in the timeline's terms as in the
+ * peak's breakdown. */
+static void
+timeline_terms_sharded(void **state)
+{
+	static const struct { enum vp_framework fw; enum vp_fsdp fsdp;
+	    unsigned zero; } plans[] = {
+		{ VP_FW_FSDP1, VP_FSDP_FULL, 0 },
+		{ VP_FW_FSDP2, VP_FSDP_FULL, 0 },
+		{ VP_FW_DEEPSPEED, VP_FSDP_NONE, 3 },
+		{ VP_FW_TORCH, VP_FSDP_NONE, 0 },
+	};
+	size_t i, k;
+
+	(void)state;
+	for (i = 0; i < VP_NELEM(plans); i++) {
+		struct job j;
+		struct vp_mem_opts o;
+		struct vp_mem a;
+		struct vp_timeline *tl = malloc(sizeof *tl);
+
+		job_open(&j, "llama-3-8b", "8xH100");
+		memset(&o, 0, sizeof o);
+		o.profile = &j.ses.profile;
+		o.world = 8;
+		j.ses.plan.framework = plans[i].fw;
+		j.ses.plan.fsdp = plans[i].fsdp;
+		j.ses.plan.zero = plans[i].zero;
+		j.ses.plan.recompute = VP_RECOMP_FULL;
+		j.ses.plan.dp = 8;
+		assert_int_equal(vp_mem_estimate_timeline(&j.m, &j.ses.plan,
+		    &o, &a, tl), 0);
+		for (k = 0; k < tl->n; k++) {
+			uint64_t sum = 0;
+			int c;
+
+			for (c = 0; c < VP_CAT_COUNT; c++)
+				sum += tl->term[k][c];
+			assert_int_equal(sum, tl->live[k]);
+		}
+		assert_int_equal(tl->live[tl->peak], a.allocated_peak);
+		assert_memory_equal(tl->term[tl->peak], a.term, sizeof a.term);
 		free(tl);
 		job_close(&j);
 	}
@@ -803,6 +862,7 @@ main(void)
 		cmocka_unit_test(plan_round_trip),
 		cmocka_unit_test(plan_errors),
 		cmocka_unit_test(timeline_matches_replay),
+		cmocka_unit_test(timeline_terms_sharded),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -425,6 +425,31 @@ GRID = [
     ("nemotron-h", "fp32", "adamw", 2, 64, "none", "sdpa"),
     ("nemotron-h", "bf16-mixed", "adamw", 2, 64, "full", "sdpa"),
     ("nemotron-h", "bf16", "adamw", 2, 56, "none", "sdpa"),
+    # Zamba2 (Mamba-2 blocks 0, 2, 4; hybrid blocks 1, 3, 5 calling two
+    # shared transformer blocks in turn, RoPE, attention and MLP
+    # adapters), b2 s64, chunks of 16: the scan's forward peak.  Measured
+    # when it landed: -0.16% (fp32 eager), +0.74% (fp32 sdpa), +0.52%
+    # (bf16 sdpa), +0.39% (bf16-mixed sdpa), -0.72% (bf16 full recompute
+    # eager), -0.43% (bf16-mixed full recompute sdpa), every phase right.
+    ("zamba2", "fp32", "adamw", 2, 64, "none", "eager"),
+    ("zamba2", "fp32", "adamw", 2, 64, "none", "sdpa"),
+    ("zamba2", "bf16", "adamw", 2, 64, "none", "sdpa"),
+    ("zamba2", "bf16-mixed", "adamw", 2, 64, "none", "sdpa"),
+    ("zamba2", "bf16", "adamw", 2, 64, "full", "eager"),
+    ("zamba2", "bf16-mixed", "adamw", 2, 64, "full", "sdpa"),
+    # zamba2-grad (wider, b1 s16, SGD: the weights' gradients make the
+    # backward peak, block 0's two calls accumulating theirs): +0.11%
+    # (fp32), +0.08% (bf16 eager), +1.43% (bf16-mixed, the cached 16-bit
+    # copies), +0.01% (fp32 full recompute).  With AdamW its peak is the
+    # optimizer's (-0.06% in fp32, bf16 and bf16-mixed; not in the grid).
+    ("zamba2-grad", "fp32", "sgd", 1, 16, "none", "sdpa"),
+    ("zamba2-grad", "bf16", "sgd", 1, 16, "none", "eager"),
+    ("zamba2-grad", "bf16-mixed", "sgd", 1, 16, "none", "sdpa"),
+    ("zamba2-grad", "fp32", "sgd", 1, 16, "full", "sdpa"),
+    # zamba2-one (one shared block, three calls: the in-place third):
+    # +0.12% (fp32), +0.22% (bf16 eager).
+    ("zamba2-one", "fp32", "sgd", 1, 16, "none", "sdpa"),
+    ("zamba2-one", "bf16", "sgd", 1, 16, "none", "eager"),
 ]
 
 # Left out of make check (--quick, tests/validate_hf.sh) to keep CI's
@@ -535,6 +560,14 @@ FULL_ONLY = {
     "nemotron-h/bf16/adamw/b2s64/rc/eager",
     "nemotron-h/fp32/adamw/b2s64/norc/sdpa",
     "nemotron-h/bf16-mixed/adamw/b2s64/rc/sdpa",
+    "zamba2/fp32/adamw/b2s64/norc/eager",
+    "zamba2/fp32/adamw/b2s64/norc/sdpa",
+    "zamba2/bf16/adamw/b2s64/norc/sdpa",
+    "zamba2/bf16-mixed/adamw/b2s64/rc/sdpa",
+    "zamba2-grad/bf16/sgd/b1s16/norc/eager",
+    "zamba2-grad/fp32/sgd/b1s16/rc/sdpa",
+    "zamba2-one/fp32/sgd/b1s16/norc/sdpa",
+    "zamba2-one/bf16/sgd/b1s16/norc/eager",
 }
 
 # Configs whose dropout the estimate takes from the config (the case is
