@@ -150,11 +150,14 @@ parse_options(int argc, char **argv, unsigned cmd, struct vp_optset *o,
 	vp_buf_init(&err);
 	opterr = 0;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, (cmd & VP_CMD_EXPORT) ? "ho:" :
+	    "h", opts, NULL)) != -1) {
 		enum vp_optid id;
 
 		if (c == 'h')
 			c = 256 + VP_O_HELP;
+		if (c == 'o' && (cmd & VP_CMD_EXPORT))
+			c = 256 + VP_O_OUTPUT;	/* export's -o FILE */
 		if (c < 256 || c >= 256 + VP_O_COUNT) {
 			if (optopt >= 256 && strchr(argv[optind - 1], '='))
 				fprintf(stderr, "vramplan: %soption '%s' takes "
@@ -207,6 +210,8 @@ help(void)
 "       vramplan calibrate [--device cuda|cpu] [--model M]... | --show\n"
 "       vramplan models [--names] [--cached] | gpus [--ids]\n"
 "       vramplan completions bash|zsh|fish\n"
+"       vramplan export FORMAT MODEL [options] [-o FILE]  (FORMAT: deepspeed,\n"
+"                accelerate, torchtitan, torchtune, megatron or hf)\n"
 "\n"
 "Estimate the GPU memory of one training step and whether it fits; with\n"
 "--gpus, a planner chooses the parallel, sharding and recompute options\n"
@@ -218,13 +223,16 @@ help(void)
 	vp_options_help(VP_CMD_ESTIMATE, 0, &b);
 	vp_buf_add(&b, "\ncompare also takes:\n");
 	vp_options_help(VP_CMD_COMPARE, VP_CMD_ESTIMATE, &b);
+	vp_buf_add(&b, "\nexport also takes:\n");
+	vp_options_help(VP_CMD_EXPORT, VP_CMD_ESTIMATE, &b);
 	vp_buf_add(&b, "\nmodels and gpus also take:\n");
 	vp_options_help(VP_CMD_MODELS | VP_CMD_GPUS, VP_CMD_ESTIMATE |
 	    VP_CMD_COMPARE, &b);
 	vp_buf_add(&b,
 "\n"
 "Exit status: 0 fits (or no --gpus), 1 does not fit, 2 usage error,\n"
-"3 bad input, 4 system error, 5 calibrate found no GPU.\n"
+"3 bad input, 4 system error, 5 calibrate found no GPU,\n"
+"6 export: the plan cannot be written in that format.\n"
 "Manuals: vramplan(1), vramplan-model(5).\n");
 	fputs(b.s, stdout);
 	vp_buf_free(&b);

@@ -90,6 +90,8 @@ static const struct dskey top_keys[] = {
 	{ "pipeline", K_MAP_UNMODELLED, 0, NULL },
 	{ "compression_training", K_MAP_UNMODELLED, 0, NULL },
 	{ "torch_autocast", K_MAP_UNMODELLED, 0, NULL },
+	/* vramplan export's provenance (DeepSpeed ignores unknown keys). */
+	{ "_vramplan", K_MAP_IGNORE, 0, NULL },
 };
 
 static const struct dskey zero_keys[] = {

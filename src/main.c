@@ -10,6 +10,7 @@
 
 #include "cli.h"
 #include "cli_calib.h"
+#include "cli_export.h"
 #include "completion.h"
 
 static int completions(int argc, char **argv);
@@ -21,6 +22,8 @@ static const struct vp_cmd cmds[] = {
 	{ "tui", "vramplan tui MODEL [options]", vp_cmd_tui },
 	{ "calibrate", "vramplan calibrate [--device cuda|cpu]",
 	    vp_cmd_calibrate },
+	{ "export", "vramplan export FORMAT MODEL [options] [-o FILE]",
+	    vp_cmd_export },
 	{ "completions", "vramplan completions bash|zsh|fish", completions },
 };
 

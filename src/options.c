@@ -322,6 +322,13 @@ const struct vp_optdef vp_options[VP_O_COUNT] = {
     0, 0, false, NULL, CMP, false, false, VP_OPEN_NONE, NULL,
     "rank cards priced from undated listings with the dated ones (by "
     "default after them)" },
+[VP_O_OUTPUT] = { "output", VP_OK_STRING, NOF, NULL, 0, NULL, 0, 0, false,
+    NULL, VP_CMD_EXPORT, false, false, VP_OPEN_NONE, "FILE",
+    "export: write the file here (atomically; -o FILE), not to stdout" },
+[VP_O_DS_FILE] = { "deepspeed-file", VP_OK_STRING, NOF, NULL, 0, NULL, 0, 0,
+    false, NULL, VP_CMD_EXPORT, false, false, VP_OPEN_NONE, "FILE",
+    "export accelerate|hf of a DeepSpeed plan: write its DeepSpeed "
+    "config here (the file names it)" },
 [VP_O_REVISION] = { "revision", VP_OK_STRING, NOF, NULL, 0, NULL, 0, 0,
     false, NULL, ALL, false, false, VP_OPEN_NONE, "REV",
     "with ORG/NAME from the Hugging Face cache: the snapshot of this "

@@ -73,7 +73,8 @@
 	X(DEADLINE, "deadline") X(BUDGET, "budget") \
 	X(UNDATED_PRICES, "undated-prices") \
 	X(REVISION, "revision") X(NAMES, "names") X(IDS, "ids") \
-	X(CACHED, "cached")
+	X(CACHED, "cached") \
+	X(OUTPUT, "output") X(DS_FILE, "deepspeed-file")
 #define X(e, s) VP_O_##e,
 enum vp_optid { VP_OPTION_LIST(X) VP_O_COUNT };
 #undef X
@@ -111,6 +112,8 @@ enum vp_optfield {
 #define VP_CMD_COMPARE	0x4u
 #define VP_CMD_GPUS	0x8u
 #define VP_CMD_MODELS	0x10u
+#define VP_CMD_EXPORT	0x20u	/* vramplan export: the estimate's rows
+				 * and its own */
 #define VP_CMD_PLANS	(VP_CMD_ESTIMATE | VP_CMD_TUI | VP_CMD_COMPARE)
 
 /* The planner knob that giving an option pins (struct vp_open). */

@@ -1049,6 +1049,15 @@ vp_search_run(const struct vp_search *s, const struct vp_plan *base,
 								continue;
 							make_cand(s, base, deg, sh,
 							    rcs[rc], &c);
+							if ((s->open.recompute &&
+							    (s->open.skip_recompute >>
+							    c.plan.recompute & 1u)) ||
+							    (s->open.shard &&
+							    ((s->open.skip_fsdp >>
+							    c.plan.fsdp & 1u) ||
+							    (s->open.skip_zero >>
+							    c.plan.zero & 1u))))
+								continue;
 							if (vp_plan_rules(&c.plan, m,
 							    s->world, VP_RK_ALL,
 							    NULL) != 0)

@@ -18,6 +18,10 @@
 /* Which knobs the search may change (the user did not fix them). */
 struct vp_open {
 	bool tp, pp, cp, ep, sp, vpp, shard, recompute, grad_accum;
+	/* Values an open knob is not tried at (vramplan export: what the
+	 * target cannot launch): bit sets of enum vp_recompute, enum vp_fsdp
+	 * and ZeRO stages; 0 = every value. */
+	unsigned skip_recompute, skip_fsdp, skip_zero;
 };
 
 struct vp_search {

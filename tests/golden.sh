@@ -1037,6 +1037,25 @@ run cli-calibrate-flag-value calibrate --show=yes
 run cli-short-option gpt2 -p
 run cli-flag-value gpt2 --json=yes
 
+# vramplan export (issue 18): one launch file per format, the notes on
+# stderr, and refusals (tests/export.sh loads the files in their readers).
+run export-deepspeed-70b export deepspeed llama-3.1-70b --gpus 16xH100
+run export-accelerate-fsdp1 export accelerate qwen3-8b --gpus 8xH100 \
+    --framework fsdp1 --recompute full
+run export-accelerate-ddp export accelerate llama-3.1-8b --gpus 8xH100
+run export-hf-fsdp2 export hf llama-3.1-8b --gpus 8xH100 --framework fsdp2
+run export-torchtitan-float8 export torchtitan llama-3.1-70b --gpus 64xH100 \
+    --float8 tensorwise --float8-all-gather --compile
+run export-torchtune-lora export torchtune llama-3.1-8b --gpus 1xRTX4090-24G \
+    --lora 8 --lora-targets q,v --seq 2048
+run export-megatron-70b export megatron llama-3.1-70b --gpus 16xH100 \
+    --alloc-conf expandable_segments:True
+run export-refused-hf-pp export hf llama-3.1-8b --gpus 8xH100 --pp 2
+run export-refused-ds-nvme export deepspeed llama-3.1-8b --gpus 8xH100 \
+    --offload optimizer --offload-nvme
+run export-unknown-format export deepspeeed llama-3.1-8b
+run export-report-option export torchtitan llama-3.1-8b --csv
+
 # Every option --help lists (made from the option table) is documented in
 # vramplan(1), and the manual documents no option the program lacks.
 "$VRAMPLAN" --help >"$tmp/help" 2>&1

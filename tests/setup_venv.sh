@@ -27,8 +27,12 @@ rm -rf "$dir.new"
 # an isolated build would fetch a torch of its own, the multi-GB CUDA
 # one) and without its CUDA ops (DS_BUILD_OPS=0); its dependencies are
 # pinned with the rest (--no-deps).
-grep -v '^deepspeed==' "$req" >"$dir.new/requirements-main.txt"
+grep -v -e '^deepspeed==' -e '^torchtitan==' -e '^torchtune==' "$req" \
+    >"$dir.new/requirements-main.txt"
 ds=$(grep '^deepspeed==' "$req" || true)
+# torchtitan and torchtune (vramplan export's check) without their
+# trainers' dependencies: only their config parsers are used.
+tt=$(grep -e '^torchtitan==' -e '^torchtune==' "$req" || true)
 if ! "$dir.new/bin/python" -m pip install --no-input -q --disable-pip-version-check \
     -r "$dir.new/requirements-main.txt" >"$dir.new/pip.log" 2>&1; then
 	cat "$dir.new/pip.log" >&2
@@ -40,6 +44,12 @@ if [ -n "$ds" ] && ! DS_BUILD_OPS=0 "$dir.new/bin/python" -m pip install \
     "$ds" >>"$dir.new/pip.log" 2>&1; then
 	cat "$dir.new/pip.log" >&2
 	echo "setup_venv: pip install $ds failed" >&2
+	exit 1
+fi
+if [ -n "$tt" ] && ! "$dir.new/bin/python" -m pip install --no-input -q \
+    --disable-pip-version-check --no-deps $tt >>"$dir.new/pip.log" 2>&1; then
+	cat "$dir.new/pip.log" >&2
+	echo "setup_venv: pip install" $tt "failed" >&2
 	exit 1
 fi
 "$dir.new/bin/python" -c 'import torch, transformers, yaml'
