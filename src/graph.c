@@ -3716,7 +3716,8 @@ mamba1_mixer(struct lctx *x, int32_t h1)
  * mamba_ssm): Mamba-1 split into nh = ssm.heads mamba heads of hd = I /
  * nh channels.  in_proj's output, transposed and viewed (b, I, 2, s),
  * interleaves x and the gate: x is squeezed into a contiguous copy (the
- * conv's input, a tensor of its own), the gate stays a view.  The conv
+ * conv's input, a tensor of its own), the gate stays a view, which keeps
+ * the whole output (the x half too) as long as its SiLU saves it.  The conv
  * and its SiLU as Jamba's (mamba1_conv).  x_proj_weight[:, None] @ x
  * (nh, b, hd, s): matmul broadcasts the weight, expand then reshape
  * copies it (nh b (r + 2n) hd, in the compute dtype: autocast casts the
@@ -3845,6 +3846,9 @@ zamba_mixer(struct lctx *x, int32_t h1)
 		    hD, -1, -1, VP_CAT_ACT);
 		sz = ew(x, "gate silu", Nh, pd, gate, -1, gate, -1,
 		    VP_CAT_ACT);
+		/* Saving a view of in_proj's output keeps all of it. */
+		if (rg_of(x, gate))
+			SAVE(&x->g->op[x->g->nop - 1], proj);
 		heads[i] = ew2(x, "gate mul", Nh, promote(dt_of(x, y), pd), y,
 		    sz, VP_CAT_ACT);
 		/* The scan's locals at its return. */
@@ -3870,8 +3874,9 @@ zamba_mixer(struct lctx *x, int32_t h1)
 	/* The mixer's locals through out_proj: in_proj's output (the
 	 * gate), the SiLU's, x_proj's and dt_proj's, A, the heads' list,
 	 * the cat and the input. */
-	release(x, "mixer return", gate, sx, dbc);
-	release(x, "mixer return", dtp, A, cat);
+	release(x, "mixer return", proj, gate, sx);
+	release(x, "mixer return", dbc, dtp, A);
+	release(x, "mixer return", cat, -1, -1);
 	for (i = 0; i < nh; i += 3)
 		release(x, "mixer return", heads[i], i + 1 < nh ?
 		    heads[i + 1] : -1, i + 2 < nh ? heads[i + 2] : -1);

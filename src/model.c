@@ -1064,6 +1064,11 @@ vp_model_validate(struct vp_model *m, struct vp_diags *d)
 			    "character per block ('M' Mamba, 'H' hybrid, at "
 			    "least one; %llu layers), not \"%s\"",
 			    (unsigned long long)m->layers, q->pattern);
+		else if (strchr(q->pattern, 'H') == strrchr(q->pattern, 'H'))
+			vp_diag_add(d, m->file, m->where[VP_F_FAMILY], VP_ERROR,
+			    "family 'zamba' needs two hybrid blocks or more: "
+			    "transformers 5.24 cannot build one tied (nothing "
+			    "to tie its shared block into)");
 		if (!m->tie_embeddings)
 			vp_diag_add(d, m->file, m->where[VP_F_FAMILY], VP_ERROR,
 			    "family 'zamba' needs 'tie_embeddings: true' "

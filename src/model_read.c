@@ -3596,6 +3596,14 @@ hf_zamba(const struct ynode *root, const char *file, struct vp_model *m,
 		    "not modelled (not measured)");
 		return;
 	}
+	if (strchr(pat, 'H') == strrchr(pat, 'H') && m->tie_embeddings) {
+		vp_diag_add(d, file, n->pos, VP_ERROR, "one hybrid block "
+		    "only: transformers 5.24 cannot build it tied (ZambaModel "
+		    "ties the other hybrid blocks' shared_transf to the "
+		    "first's, and get_expanded_tied_weights_keys raises "
+		    "ValueError when there is none)");
+		return;
+	}
 	m->has_moe = false;
 	if ((n = ynode_get(root, "num_hidden_layers")) != NULL &&
 	    !ynode_is_null(n) && m->layers != len)

@@ -500,10 +500,13 @@ GRID = [
     # Zamba (v1: Mamba-1 blocks 0, 1, 3, 4 of two mamba heads, each head
     # its own x_proj/dt_proj weights and mamba_selective_scan loop; hybrid
     # blocks 2 and 5 calling the one shared transformer block, no
-    # adapters, no positions).  Measured when it landed: -0.82% (fp32
-    # s32 eager), -0.41% (bf16-mixed s32 sdpa), -0.61% (bf16 full
-    # recompute s32 eager), -0.96% (fp32 s64 sdpa), -0.77% (bf16-mixed
-    # full recompute s64 sdpa), -0.42% (bf16 s16 sdpa); every phase right.
+    # adapters, no positions).  Measured when it landed: +0.13% (fp32
+    # s32 eager), +0.04% (bf16-mixed s32 sdpa), -0.39% (bf16 full
+    # recompute s32 eager), +0.18% (fp32 s64 sdpa), -0.55% (bf16-mixed
+    # full recompute s64 sdpa), +0.05% (bf16 s16 sdpa); every phase right.
+    # Before the gate's SiLU kept in_proj's whole output (the gate is a
+    # view of it; x is a copy) every case was 0.4-1.0% low: one b x s x
+    # inner tensor per Mamba block, found with 3-block layouts.
     ("zamba", "fp32", "adamw", 2, 32, "none", "eager"),
     ("zamba", "bf16-mixed", "adamw", 2, 32, "none", "sdpa"),
     ("zamba", "bf16", "adamw", 2, 32, "full", "eager"),
