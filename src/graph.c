@@ -3722,7 +3722,9 @@ mamba1_mixer(struct lctx *x, int32_t h1)
  * (nh, b, hd, s): matmul broadcasts the weight, expand then reshape
  * copies it (nh b (r + 2n) hd, in the compute dtype: autocast casts the
  * view first, a transient), and copies x (its (nh, b) dims do not
- * merge); bmm keeps both copies.  dt, B and C are views of the result
+ * merge); bmm keeps both copies.  With b = 1 neither is copied (the
+ * expand is the weight, the reshape a view): bmm keeps the weight (or
+ * autocast's cast of it) and x itself.  dt, B and C are views of the result
  * (no norms); dt_proj_weight[:, None] @ dt^T likewise copies the
  * weight, while dt^T is a view bmm reads as is (it keeps the whole
  * x_proj output).  Then mamba_selective_scan per head, Jamba's ops at hd
@@ -3738,20 +3740,28 @@ mamba1_mixer(struct lctx *x, int32_t h1)
 #define ZAMBA_MAX_HEADS VP_OP_MAXIO	/* the cat's inputs */
 
 /* A weight broadcast over the batch by matmul: expand + reshape's copy
- * of `el` elements (nh b rows x cols) from the parameter of `pel`. */
+ * of `el` elements (nh b rows x cols) from the parameter of `pel`.  With
+ * one sequence the expand is the weight itself and the reshape a view:
+ * no copy, only autocast's cast (which bmm then keeps). */
 static int32_t
 zamba_weight_expand(struct lctx *x, const char *name, uint64_t el,
     uint64_t pel)
 {
+	bool cast16 = x->autocast && x->w != x->c;
 	enum vp_dtype dt = x->autocast ? x->c : x->w;
 	int32_t w = ew(x, name, el, dt, -1, -1, -1, -1, VP_CAT_ACT);
 	struct vp_op *o = &x->g->op[x->g->nop - 1];
 
 	x->g->t[w].requires_grad = !x->frozen;
 	o->wgrad_bytes = vp_mul_sat(pel, B(x->gd));
+	if (x->b == 1) {
+		if (!cast16)
+			x->g->t[w].bytes = 0;
+		return w;
+	}
 	/* Backward: the copy's gradient (el) summed over the batch, in
 	 * the compute dtype, then cast under autocast. */
-	if (x->autocast && x->w != x->c) {
+	if (cast16) {
 		o->fwd_tmp = vp_mul_sat(pel, B(x->c));
 		o->wgrad_tmp = vp_mul_sat(pel, B(x->c));
 	}
@@ -3784,8 +3794,9 @@ zamba_mixer(struct lctx *x, int32_t h1)
 	cdt = x->autocast ? x->c : idt;
 
 	/* x_proj: the weight's and x's copies, the bmm, dt, B, C views. */
-	xr = ew(x, "x_proj input copy", N * I, cdt, sx, -1, -1, -1,
-	    VP_CAT_ACT);
+	/* (nh, b, hd, s) merges into nh b rows only when b is 1. */
+	xr = x->b == 1 ? sx : ew(x, "x_proj input copy", N * I, cdt, sx, -1,
+	    -1, -1, VP_CAT_ACT);
 	wx = zamba_weight_expand(x, "x_proj weight expand", nh * b * (r +
 	    2 * n) * hd, I * (r + 2 * n));
 	dbc = ew2(x, "x_proj", N * nh * (r + 2 * n), cdt, xr, wx,
