@@ -111,8 +111,8 @@ struct lctx {
 	/* Zamba2 (zamba2_model_tensors): the clone of the embeddings the
 	 * hybrid blocks concatenate, the shared attention's cos and sin,
 	 * -1 = none; each shared block's autocast weight copies (q, k, v,
-	 * o, gate_up, down), made by its first call and used by the
-	 * others. */
+	 * o, gate_up (Zamba's gate), down, Zamba's up), made by its first
+	 * call and used by the others. */
 	int32_t z_orig, z_cs;
 	int32_t z_wc[VP_ZAMBA2_MAX_MEM][7];
 };

@@ -3420,8 +3420,9 @@ hf_zamba2(const struct ynode *root, const char *file, struct vp_model *m,
 
 /*
  * ZambaConfig (transformers 5.24): the blocks from layers_block_type
- * ("hybrid" a hybrid block, anything else a Mamba block, as ZambaModel
- * builds them; without it two Mamba blocks, a hybrid one, then a hybrid
+ * ("hybrid" a hybrid block, "mamba" or "linear_attention" a Mamba block;
+ * ZambaModel builds any other name as a Mamba block, an error here as a
+ * likely typo; without it two Mamba blocks, a hybrid one, then a hybrid
  * block where (l - 3) % attn_layer_period == attn_layer_offset), the
  * mixer of n_mamba_heads (2) mamba heads splitting mamba_expand (2) x
  * hidden, mamba_d_state (16), mamba_d_conv (4), mamba_dt_rank ("auto" =
@@ -3433,7 +3434,8 @@ hf_zamba2(const struct ynode *root, const char *file, struct vp_model *m,
  * tie_word_embeddings false ties nothing, refused).  Defaults are
  * ZambaConfig's (hidden 3712, 76 layers, 16 heads, 14848, vocab 32000).
  * Another hidden_act than gelu, hidden_mamba_act than silu and kv heads
- * other than the heads are refused: not measured.
+ * other than the heads are refused: not measured; a single hybrid block
+ * too: 5.24 cannot build it tied (nothing to tie its shared block into).
  */
 static void
 hf_zamba(const struct ynode *root, const char *file, struct vp_model *m,
