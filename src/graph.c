@@ -5992,7 +5992,8 @@ persistent_terms(struct vp_graph *g, const struct lctx *x,
 	}
 	/* Mamba-2: in_proj, h x (2 inner + 2 groups state + heads). */
 	if (x->fam.block == VP_BLOCK_MAMBA2 || x->fam.block ==
-	    VP_BLOCK_HYBRID || x->fam.block == VP_BLOCK_ZAMBA2 ||
+	    VP_BLOCK_HYBRID || (x->fam.block == VP_BLOCK_ZAMBA2 &&
+	    vp_model_family(m) != VP_FAMILY_ZAMBA) ||
 	    (x->fam.block == VP_BLOCK_NEMOTRON_H &&
 	    strchr(m->ssm.pattern, 'M') != NULL)) {
 		uint64_t ip = vp_mul_sat(x->h, 2 * m->ssm.heads *
@@ -6002,17 +6003,19 @@ persistent_terms(struct vp_graph *g, const struct lctx *x,
 		if (ip > big)
 			big = ip;
 	}
-	/* Zamba2's shared q_proj (2 h x 2 h) and gate_up_proj (h x 2 ffn). */
+	/* Zamba2's shared q_proj (2 h x 2 h) and gate_up_proj (h x 2 ffn);
+	 * Zamba's gate_proj and up_proj apart (h x ffn). */
 	if (x->fam.block == VP_BLOCK_ZAMBA2) {
-		uint64_t zq = vp_mul_sat(4 * x->h, x->h), zg = vp_mul_sat(2 *
-		    x->f, x->h);
+		uint64_t zq = vp_mul_sat(4 * x->h, x->h), zg = vp_mul_sat(
+		    (vp_model_family(m) == VP_FAMILY_ZAMBA ? 1 : 2) * x->f,
+		    x->h);
 
 		big = zq > big ? zq : big;
 		big = zg > big ? zg : big;
 	}
-	/* Jamba and Mamba: the Mamba-1 in_proj, h x 2 inner. */
+	/* Jamba, Mamba and Zamba: the Mamba-1 in_proj, h x 2 inner. */
 	if ((x->fam.block == VP_BLOCK_JAMBA || x->fam.block ==
-	    VP_BLOCK_MAMBA1) &&
+	    VP_BLOCK_MAMBA1 || vp_model_family(m) == VP_FAMILY_ZAMBA) &&
 	    vp_mul_sat(x->h, 2 * m->ssm.expand * x->h) > big)
 		big = vp_mul_sat(x->h, 2 * m->ssm.expand * x->h);
 	g->largest_param_bytes = vp_mul_sat(big, B(x->w));
