@@ -202,6 +202,23 @@ CONFIGS = {
     # Falcon-Mamba (FalconMambaForCausalLM): Mamba's with weightless RMSNorms on dt, B and C; the same sizes.
     "falcon-mamba": ("falcon_mamba", dict(vocab_size=256, hidden_size=128, num_hidden_layers=3, state_size=16,
                                           expand=2, conv_kernel=4, time_step_rank=8)),
+    # Zamba (ZambaForCausalLM, v1): 6 blocks, hybrid in 2 and 5 (ZambaConfig's layout for 6 layers: attn_layer_period
+    # 3, offset 2), each calling the one shared transformer block (4 heads of 64 on the 2 x 128 concatenation, no
+    # positions, a GELU-gated MLP of 256, no adapters) then its own linear; the Mamba-1 mixers split into 2 mamba
+    # heads of 128 (expand 2, state 16, conv kernel 4, dt_rank 8), mamba_selective_scan's loop per head; vocab 256,
+    # tied (ZambaConfig's default).
+    "zamba": ("zamba", dict(vocab_size=256, hidden_size=128, intermediate_size=256, num_hidden_layers=6,
+                            num_attention_heads=4, num_key_value_heads=4, n_mamba_heads=2, attn_layer_period=3,
+                            attn_layer_offset=2, mamba_d_state=16, mamba_d_conv=4, mamba_expand=2, mamba_dt_rank=8,
+                            max_position_embeddings=2048, tie_word_embeddings=True)),
+    # The same wider and shorter, three hybrid calls (blocks 1, 3, 5: the second call's gradient summed out of
+    # place, the third added in place) with 4 heads of 128 on the 2 x 256 concatenation and an MLP of 1024: with
+    # SGD at b1 s16 the weights' gradients make the backward peak.
+    "zamba-grad": ("zamba", dict(vocab_size=256, hidden_size=256, intermediate_size=1024, num_hidden_layers=6,
+                                 layers_block_type=["mamba", "hybrid", "mamba", "hybrid", "mamba", "hybrid"],
+                                 num_attention_heads=4, num_key_value_heads=4, n_mamba_heads=2, mamba_d_state=16,
+                                 mamba_d_conv=4, mamba_expand=2, mamba_dt_rank=16, max_position_embeddings=2048,
+                                 tie_word_embeddings=True)),
     "bert": ("bert", dict(vocab_size=4096, hidden_size=128, num_hidden_layers=2, num_attention_heads=4,
                           intermediate_size=512, max_position_embeddings=512, hidden_dropout_prob=0.0,
                           attention_probs_dropout_prob=0.0)),

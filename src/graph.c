@@ -111,10 +111,10 @@ struct lctx {
 	/* Zamba2 (zamba2_model_tensors): the clone of the embeddings the
 	 * hybrid blocks concatenate, the shared attention's cos and sin,
 	 * -1 = none; each shared block's autocast weight copies (q, k, v,
-	 * o, gate_up, down), made by its first call and used by the
-	 * others. */
+	 * o, gate_up (Zamba's gate), down, Zamba's up), made by its first
+	 * call and used by the others. */
 	int32_t z_orig, z_cs;
-	int32_t z_wc[VP_ZAMBA2_MAX_MEM][6];
+	int32_t z_wc[VP_ZAMBA2_MAX_MEM][7];
 };
 
 /*
@@ -3226,6 +3226,8 @@ static const struct lin LIN_Z_O = { "shared o_proj", 0, LIN_LOCAL };
 static const struct lin LIN_Z_GATE_UP = { "shared gate_up_proj", 0,
     LIN_LOCAL };
 static const struct lin LIN_Z_DOWN = { "shared down_proj", 0, LIN_LOCAL };
+static const struct lin LIN_Z_GATE = { "shared gate_proj", 0, LIN_LOCAL };
+static const struct lin LIN_Z_UP = { "shared up_proj", 0, LIN_LOCAL };
 static const struct lin LIN_Z_ADAPTER_A = { "adapter down", 0, LIN_LOCAL };
 static const struct lin LIN_Z_ADAPTER_B = { "adapter up", 0, LIN_LOCAL };
 static const struct lin LIN_Z_LINEAR = { "hybrid linear", 0, LIN_LOCAL };
@@ -3333,8 +3335,10 @@ zamba2_rope(struct lctx *x, int32_t t)
 	return ew(x, "rope add", n, pd, t1, t3, -1, -1, VP_CAT_ACT);
 }
 
-/* The Mamba-2 block, its input plus `ths` (the hybrid's linear output;
- * -1 = none) normed. */
+static int32_t zamba_mixer(struct lctx *x, int32_t h1);
+
+/* The Mamba-2 block (Zamba's: the Mamba one), its input plus `ths` (the
+ * hybrid's linear output; -1 = none) normed. */
 static int32_t
 zamba2_mamba(struct lctx *x, int32_t in, int32_t ths)
 {
@@ -3344,7 +3348,9 @@ zamba2_mamba(struct lctx *x, int32_t in, int32_t ths)
 		t = ew(x, "transformer add", elems_of(x, in),
 		    promote(dt_of(x, in), dt_of(x, ths)), in, ths, -1, -1,
 		    VP_CAT_ACT);
-	out = ssm_mixer(x, norm(x, "input norm", t));
+	t = norm(x, "input norm", t);
+	out = vp_model_family(x->m) == VP_FAMILY_ZAMBA ? zamba_mixer(x, t) :
+	    ssm_mixer(x, t);
 	out = ew(x, "residual add", elems_of(x, in), promote(dt_of(x, in),
 	    dt_of(x, out)), in, out, -1, -1, VP_CAT_ACT);
 	/* The caller's hidden_states holds the block input until the block
@@ -3360,6 +3366,7 @@ zamba2_block(struct lctx *x, int32_t in)
 	const struct vp_family_info *fam = &x->fam;
 	uint64_t n = x->b * x->s, h = x->h, w2 = 2 * h, qd = x->a * x->d;
 	uint64_t kd = x->kv * x->d, f = x->f, call, nh = 0, i;
+	uint64_t mb = vp_zamba2_mem_blocks(m);
 	struct zcall zc;
 	int32_t c, h1, q, k, v, ctx, o, h2, gu, pc[2], g, y;
 	uint64_t pn[2];
@@ -3370,11 +3377,11 @@ zamba2_block(struct lctx *x, int32_t in)
 	for (i = 0; m->ssm.pattern[i]; i++)
 		nh += m->ssm.pattern[i] == 'H';
 	call = vp_zamba2_hybrids_before(m, x->global_layer);
-	assert(x->z_orig >= 0 && m->zamba2.mem_blocks <= VP_ZAMBA2_MAX_MEM);
-	zc.blk = (unsigned)(call % m->zamba2.mem_blocks);
-	zc.first = call < m->zamba2.mem_blocks;
-	zc.last = call + m->zamba2.mem_blocks >= nh;
-	zc.second = !zc.last && call + 2 * m->zamba2.mem_blocks >= nh;
+	assert(x->z_orig >= 0 && mb <= VP_ZAMBA2_MAX_MEM);
+	zc.blk = (unsigned)(call % mb);
+	zc.first = call < mb;
+	zc.last = call + mb >= nh;
+	zc.second = !zc.last && call + 2 * mb >= nh;
 
 	/* Zamba2AttentionDecoderLayer. */
 	c = ew(x, "concat", n * w2, promote(dt_of(x, in), dt_of(x,
@@ -3405,6 +3412,18 @@ zamba2_block(struct lctx *x, int32_t in)
 	op0 = x->g->nop;
 	h2 = norm(x, "shared pre ff norm", o);
 	zamba2_share(x, op0, &zc, -1);
+	if (vp_model_family(m) == VP_FAMILY_ZAMBA) {
+		/* ZambaMLP: down_proj(gelu(gate_proj(x)) * up_proj(x)). */
+		g = zamba2_linear(x, LIN_Z_GATE, h2, h, f, &zc, 4);
+		g = ew(x, "gelu", n * f, dt_of(x, g), g, -1, g, -1,
+		    VP_CAT_ACT);
+		gu = zamba2_linear(x, LIN_Z_UP, h2, h, f, &zc, 6);
+		g = ew2(x, "gelu mul", n * f, promote(dt_of(x, g), dt_of(x,
+		    gu)), g, gu, VP_CAT_ACT);
+		y = zamba2_linear(x, LIN_Z_DOWN, g, f, h, &zc, 5);
+		y = linear(x, LIN_Z_LINEAR, y, h, h, false, true, VP_CAT_ACT);
+		return zamba2_mamba(x, in, y);
+	}
 	/* Zamba2MLP. */
 	gu = zamba2_linear(x, LIN_Z_GATE_UP, h2, h, 2 * f, &zc, 4);
 	gu = zamba2_adapter(x, "gate_up adapter add", gu, h2, h, 2 * f);
@@ -3467,10 +3486,10 @@ static const struct lin LIN_M1_OUT = { "out_proj", 0, LIN_LOCAL };
  * token's state gradients are gone by then).
  */
 static int32_t
-mamba1_scan_loop(struct lctx *x, int32_t dA, int32_t dBu, int32_t C,
-    int32_t z0, enum vp_dtype idt, int32_t *list, int32_t *last)
+mamba1_scan_loop(struct lctx *x, uint64_t I, int32_t dA, int32_t dBu,
+    int32_t C, int32_t z0, enum vp_dtype idt, int32_t *list, int32_t *last)
 {
-	uint64_t b = x->b, s = x->s, N = b * s, I = x->m->ssm.expand * x->h;
+	uint64_t b = x->b, s = x->s, N = b * s;
 	uint64_t n = x->m->ssm.state, bIn = b * I * n;
 	enum vp_dtype odt = x->autocast ? x->c : promote(idt, dt_of(x, C));
 	struct vp_op *o = opnew(x, "selective scan loop");
@@ -3516,49 +3535,22 @@ mamba1_scan_loop(struct lctx *x, int32_t dA, int32_t dBu, int32_t C,
 }
 
 /*
- * The mixer: in_proj (x and the gate, views of one output, transposed),
- * A = -exp(A_log.float()), the causal conv1d (as Mamba-2's: under
- * autocast an fp32 copy of x for the weight's dtype and autocast's cast
- * back) and its SiLU, x_proj on the SiLU's output transposed (matmul's
- * reshape copies it), dt, B and C split from it (Jamba: RMSNormed;
- * Mamba: the views), dt_proj's weight @ dt^T; the scan: dt +
- * dt_proj.bias in dt's dtype, softplus, dA = exp(A dt) (fp32, the
- * product a transient), dB = dt B.float(), dBu = dB x.float(), the loop
- * (mamba1_scan_loop), the stack, + x D, times silu(gate); out_proj on
- * the output transposed, cast to the mixer's input dtype (and by
- * autocast), which matmul's reshape copies again.  Measured with
- * tests/validate_hf.py's jamba and mamba configs (one-block runs at two
- * lengths told the tensors that scale with b s I from those that do
- * not).
+ * The mixer's causal conv1d and its SiLU (causal_conv1d_fn without the
+ * package): xs.to(conv weight dtype) (under autocast an fp32 copy for
+ * the weight's dtype and autocast's cast back), the depthwise conv with
+ * k - 1 steps of padding (its output s + k - 1 steps, which the SiLU
+ * keeps), the SiLU's output cast back to pd.  `gate` is the other view
+ * of xs's storage (kept whole when the conv saves xs itself), -1 when
+ * xs is a tensor of its own.
  */
 static int32_t
-mamba1_mixer(struct lctx *x, int32_t h1)
+mamba1_conv(struct lctx *x, int32_t xs, int32_t gate, enum vp_dtype pd)
 {
 	const struct vp_ssm *q = &x->m->ssm;
 	uint64_t b = x->b, s = x->s, N = b * s, I = q->expand * x->h;
-	uint64_t n = q->state, r = q->dt_rank, pn[2], xn[3];
-	enum vp_dtype f = VP_FP32, pd, idt;
-	int32_t proj, pc[2], xs, gate, A, xin, cv, sx, xr, dbc, xc[3];
-	int32_t tdt, tB, tC, dtp, dt1, sp, adt, dA, bf, dB, xf, dBu, z0;
-	int32_t list, last, st, hD, y, sz, yo;
+	int32_t xin, cv, sx;
 	struct vp_op *o;
 
-	proj = linear(x, LIN_M1_IN, h1, x->h, 2 * I, q->proj_bias, true,
-	    VP_CAT_ACT);
-	pn[0] = pn[1] = N * I;
-	split_views(x, proj, pn, 2, pc);
-	xs = pc[0];
-	gate = pc[1];
-	pd = dt_of(x, proj);
-
-	/* A = -exp(A_log.float()): (I, n), A_log's gradient. */
-	A = ew(x, "A exp", I * n, f, -1, -1, -1, -1, VP_CAT_ACT);
-	x->g->t[A].requires_grad = !x->frozen;
-	save_result(x, A);
-	x->g->op[x->g->nop - 1].wgrad_bytes = vp_mul_sat(I * n, B(x->gd));
-	A = ew(x, "A neg", I * n, f, A, -1, -1, -1, VP_CAT_ACT);
-
-	/* The causal conv1d and its SiLU. */
 	xin = cast(x, xs, x->w, VP_CAT_ACT);
 	o = opnew(x, "conv1d");
 	IN(o, xin);
@@ -3582,7 +3574,7 @@ mamba1_mixer(struct lctx *x, int32_t h1)
 		if (wc >= 0)
 			SAVE(o, wc);
 		/* Saving a view of in_proj's output keeps all of it. */
-		if (ci == xs)
+		if (ci == xs && gate >= 0)
 			SAVE(o, gate);
 		o->wgrad_bytes = vp_mul_sat(I * (q->conv_kernel +
 		    (q->conv_bias ? 1 : 0)), B(x->gd));
@@ -3592,7 +3584,53 @@ mamba1_mixer(struct lctx *x, int32_t h1)
 	sx = ew(x, "conv silu", N * I, dt_of(x, cv), cv, -1, cv, -1,
 	    VP_CAT_ACT);
 	x->g->op[x->g->nop - 1].bwd_tmp = vp_mul_sat(N * I, B(dt_of(x, cv)));
-	sx = cast(x, sx, pd, VP_CAT_ACT);
+	return cast(x, sx, pd, VP_CAT_ACT);
+}
+
+/*
+ * The mixer: in_proj (x and the gate, views of one output, transposed),
+ * A = -exp(A_log.float()), the causal conv1d (as Mamba-2's: under
+ * autocast an fp32 copy of x for the weight's dtype and autocast's cast
+ * back) and its SiLU, x_proj on the SiLU's output transposed (matmul's
+ * reshape copies it), dt, B and C split from it (Jamba: RMSNormed;
+ * Mamba: the views), dt_proj's weight @ dt^T; the scan: dt +
+ * dt_proj.bias in dt's dtype, softplus, dA = exp(A dt) (fp32, the
+ * product a transient), dB = dt B.float(), dBu = dB x.float(), the loop
+ * (mamba1_scan_loop), the stack, + x D, times silu(gate); out_proj on
+ * the output transposed, cast to the mixer's input dtype (and by
+ * autocast), which matmul's reshape copies again.  Measured with
+ * tests/validate_hf.py's jamba and mamba configs (one-block runs at two
+ * lengths told the tensors that scale with b s I from those that do
+ * not).
+ */
+static int32_t
+mamba1_mixer(struct lctx *x, int32_t h1)
+{
+	const struct vp_ssm *q = &x->m->ssm;
+	uint64_t b = x->b, s = x->s, N = b * s, I = q->expand * x->h;
+	uint64_t n = q->state, r = q->dt_rank, pn[2], xn[3];
+	enum vp_dtype f = VP_FP32, pd, idt;
+	int32_t proj, pc[2], xs, gate, A, sx, xr, dbc, xc[3];
+	int32_t tdt, tB, tC, dtp, dt1, sp, adt, dA, bf, dB, xf, dBu, z0;
+	int32_t list, last, st, hD, y, sz, yo;
+	struct vp_op *o;
+
+	proj = linear(x, LIN_M1_IN, h1, x->h, 2 * I, q->proj_bias, true,
+	    VP_CAT_ACT);
+	pn[0] = pn[1] = N * I;
+	split_views(x, proj, pn, 2, pc);
+	xs = pc[0];
+	gate = pc[1];
+	pd = dt_of(x, proj);
+
+	/* A = -exp(A_log.float()): (I, n), A_log's gradient. */
+	A = ew(x, "A exp", I * n, f, -1, -1, -1, -1, VP_CAT_ACT);
+	x->g->t[A].requires_grad = !x->frozen;
+	save_result(x, A);
+	x->g->op[x->g->nop - 1].wgrad_bytes = vp_mul_sat(I * n, B(x->gd));
+	A = ew(x, "A neg", I * n, f, A, -1, -1, -1, VP_CAT_ACT);
+
+	sx = mamba1_conv(x, xs, gate, pd);
 	idt = dt_of(x, sx);
 
 	/* x_proj on the transposed SiLU output: reshape's copy, then dt, B
@@ -3638,7 +3676,7 @@ mamba1_mixer(struct lctx *x, int32_t h1)
 	xf = cast(x, sx, f, VP_CAT_ACT);
 	dBu = bcast_mul(x, "dBu", N * I * n, dB, xf);
 	z0 = ew(x, "scan zeros", b * I * n, idt, -1, -1, -1, -1, VP_CAT_ACT);
-	(void)mamba1_scan_loop(x, dA, dBu, tC, z0, idt, &list, &last);
+	(void)mamba1_scan_loop(x, I, dA, dBu, tC, z0, idt, &list, &last);
 	st = ew(x, "scan stack", N * I, dt_of(x, list), list, -1, -1, -1,
 	    VP_CAT_ACT);
 	hD = ew(x, "D mul", N * I, promote(idt, f), sx, -1, sx, -1,
@@ -3670,6 +3708,190 @@ mamba1_mixer(struct lctx *x, int32_t h1)
 	release(x, "mixer return", xs, gate, sx);
 	release(x, "mixer return", dtp, tB, tC);
 	release(x, "mixer return", y, h1, -1);
+	return yo;
+}
+
+/*
+ * Zamba's mixer (ZambaMambaMixer.forward, transformers 5.24, without
+ * mamba_ssm): Mamba-1 split into nh = ssm.heads mamba heads of hd = I /
+ * nh channels.  in_proj's output, transposed and viewed (b, I, 2, s),
+ * interleaves x and the gate: x is squeezed into a contiguous copy (the
+ * conv's input, a tensor of its own), the gate stays a view, which keeps
+ * the whole output (the x half too) as long as its SiLU saves it.  The conv
+ * and its SiLU as Jamba's (mamba1_conv).  x_proj_weight[:, None] @ x
+ * (nh, b, hd, s): matmul broadcasts the weight, expand then reshape
+ * copies it (nh b (r + 2n) hd, in the compute dtype: autocast casts the
+ * view first, a transient), and copies x (its (nh, b) dims do not
+ * merge); bmm keeps both copies.  With b = 1 neither is copied (the
+ * expand is the weight, the reshape a view): bmm keeps the weight (or
+ * autocast's cast of it) and x itself.  dt, B and C are views of the result
+ * (no norms); dt_proj_weight[:, None] @ dt^T likewise copies the
+ * weight, while dt^T is a view bmm reads as is (it keeps the whole
+ * x_proj output).  Then mamba_selective_scan per head, Jamba's ops at hd
+ * (dt + bias in dt's dtype, softplus, dA, B.float() and x.float() of
+ * the head's slices, dB, dBu, the loop, the stack, + x D, times
+ * silu(gate)): each head's outputs are the list the mixer keeps until
+ * it returns, the scan's locals die at each head's return.  torch.cat
+ * of the heads, then out_proj as Jamba's.  The parameters' gradients
+ * reach the weights through the expand's sum (a transient of the
+ * expanded size) and, for D and the dt bias, per head slices (tiny, not
+ * counted).
+ */
+#define ZAMBA_MAX_HEADS VP_OP_MAXIO	/* the cat's inputs */
+
+/* A weight broadcast over the batch by matmul: expand + reshape's copy
+ * of `el` elements (nh b rows x cols) from the parameter of `pel`.  With
+ * one sequence the expand is the weight itself and the reshape a view:
+ * no copy, only autocast's cast (which bmm then keeps). */
+static int32_t
+zamba_weight_expand(struct lctx *x, const char *name, uint64_t el,
+    uint64_t pel)
+{
+	bool cast16 = x->autocast && x->w != x->c;
+	enum vp_dtype dt = x->autocast ? x->c : x->w;
+	int32_t w = ew(x, name, el, dt, -1, -1, -1, -1, VP_CAT_ACT);
+	struct vp_op *o = &x->g->op[x->g->nop - 1];
+
+	x->g->t[w].requires_grad = !x->frozen;
+	o->wgrad_bytes = vp_mul_sat(pel, B(x->gd));
+	if (x->b == 1) {
+		if (!cast16)
+			x->g->t[w].bytes = 0;
+		return w;
+	}
+	/* Backward: the copy's gradient (el) summed over the batch, in
+	 * the compute dtype, then cast under autocast. */
+	if (cast16) {
+		o->fwd_tmp = vp_mul_sat(pel, B(x->c));
+		o->wgrad_tmp = vp_mul_sat(pel, B(x->c));
+	}
+	return w;
+}
+
+static int32_t
+zamba_mixer(struct lctx *x, int32_t h1)
+{
+	const struct vp_ssm *q = &x->m->ssm;
+	uint64_t b = x->b, s = x->s, N = b * s, I = q->expand * x->h;
+	uint64_t n = q->state, r = q->dt_rank, nh = q->heads, hd = I / nh;
+	uint64_t Nh = N * hd, pn[2], xn[3];
+	enum vp_dtype f = VP_FP32, pd, idt, cdt;
+	int32_t proj, pc[2], xs, gate, A, sx, xr, wx, dbc, xc[3], wdt, dtp;
+	int32_t heads[ZAMBA_MAX_HEADS], cat, yo;
+	uint64_t i;
+	struct vp_op *o;
+
+	assert(nh >= 1 && nh <= ZAMBA_MAX_HEADS && hd * nh == I);
+	proj = linear(x, LIN_M1_IN, h1, x->h, 2 * I, q->proj_bias, true,
+	    VP_CAT_ACT);
+	pn[0] = pn[1] = N * I;
+	split_views(x, proj, pn, 2, pc);
+	gate = pc[1];
+	pd = dt_of(x, proj);
+	xs = ew(x, "x contiguous", N * I, pd, pc[0], -1, -1, -1, VP_CAT_ACT);
+	sx = mamba1_conv(x, xs, -1, pd);
+	idt = dt_of(x, sx);
+	cdt = x->autocast ? x->c : idt;
+
+	/* x_proj: the weight's and x's copies, the bmm, dt, B, C views. */
+	/* (nh, b, hd, s) merges into nh b rows only when b is 1. */
+	xr = x->b == 1 ? sx : ew(x, "x_proj input copy", N * I, cdt, sx, -1,
+	    -1, -1, VP_CAT_ACT);
+	wx = zamba_weight_expand(x, "x_proj weight expand", nh * b * (r +
+	    2 * n) * hd, I * (r + 2 * n));
+	dbc = ew2(x, "x_proj", N * nh * (r + 2 * n), cdt, xr, wx,
+	    VP_CAT_ACT);
+	xn[0] = N * nh * r; xn[1] = N * nh * n; xn[2] = N * nh * n;
+	split_views(x, dbc, xn, 3, xc);
+	wdt = zamba_weight_expand(x, "dt_proj weight expand", nh * b * hd *
+	    r, I * r);
+	dtp = ew2(x, "dt_proj", N * I, cdt, xc[0], wdt, VP_CAT_ACT);
+	/* Saving a view of x_proj's output keeps all of it. */
+	if (rg_of(x, wdt)) {
+		SAVE(&x->g->op[x->g->nop - 1], xc[1]);
+		SAVE(&x->g->op[x->g->nop - 1], xc[2]);
+	}
+
+	/* A = -exp(A_log.float()): (nh, hd, n), A_log's gradient. */
+	A = ew(x, "A exp", I * n, f, -1, -1, -1, -1, VP_CAT_ACT);
+	x->g->t[A].requires_grad = !x->frozen;
+	save_result(x, A);
+	x->g->op[x->g->nop - 1].wgrad_bytes = vp_mul_sat(I * n, B(x->gd));
+	A = ew(x, "A neg", I * n, f, A, -1, -1, -1, VP_CAT_ACT);
+
+	for (i = 0; i < nh; i++) {
+		int32_t dt1, sp, adt, dA, bf, dB, xf, dBu, z0, list, last, st;
+		int32_t hD, y, sz;
+
+		/* dt + delta_bias.to(dt.dtype), softplus. */
+		dt1 = ew(x, "dt bias", Nh, dt_of(x, dtp), dtp, -1, -1, -1,
+		    VP_CAT_ACT);
+		if (i == 0)
+			x->g->op[x->g->nop - 1].wgrad_bytes = vp_mul_sat(I,
+			    B(x->gd));
+		sp = ew(x, "dt softplus", Nh, dt_of(x, dtp), dt1, -1, dt1, -1,
+		    VP_CAT_ACT);
+		adt = ew(x, "A dt", Nh * n, f, A, sp, A, sp, VP_CAT_ACT);
+		x->g->op[x->g->nop - 1].bwd_tmp = vp_mul_sat(Nh * n, B(f));
+		dA = ew(x, "dA exp", Nh * n, f, adt, -1, -1, -1, VP_CAT_ACT);
+		save_result(x, dA);
+		bf = dt_of(x, xc[1]) == f ? xc[1] : ew(x, "B float", N * n, f,
+		    xc[1], -1, -1, -1, VP_CAT_ACT);
+		dB = bcast_mul(x, "dB", Nh * n, sp, bf);
+		xf = idt == f ? sx : ew(x, "x float", Nh, f, sx, -1, -1, -1,
+		    VP_CAT_ACT);
+		dBu = bcast_mul(x, "dBu", Nh * n, dB, xf);
+		z0 = ew(x, "scan zeros", b * hd * n, idt, -1, -1, -1, -1,
+		    VP_CAT_ACT);
+		(void)mamba1_scan_loop(x, hd, dA, dBu, xc[2], z0, idt, &list,
+		    &last);
+		st = ew(x, "scan stack", Nh, dt_of(x, list), list, -1, -1, -1,
+		    VP_CAT_ACT);
+		hD = ew(x, "D mul", Nh, promote(idt, f), sx, -1, sx, -1,
+		    VP_CAT_ACT);
+		o = &x->g->op[x->g->nop - 1];
+		if (i == 0)
+			o->wgrad_bytes = vp_mul_sat(I, B(x->gd));
+		o->bwd_tmp = vp_mul_sat(Nh, B(f));
+		y = ew(x, "D add", Nh, promote(dt_of(x, st), dt_of(x, hD)), st,
+		    hD, -1, -1, VP_CAT_ACT);
+		sz = ew(x, "gate silu", Nh, pd, gate, -1, gate, -1,
+		    VP_CAT_ACT);
+		/* Saving a view of in_proj's output keeps all of it. */
+		if (rg_of(x, gate))
+			SAVE(&x->g->op[x->g->nop - 1], proj);
+		heads[i] = ew2(x, "gate mul", Nh, promote(dt_of(x, y), pd), y,
+		    sz, VP_CAT_ACT);
+		/* The scan's locals at its return. */
+		release(x, "scan return", dBu, list, z0);
+		if (last >= 0)
+			release(x, "scan return", last, -1, -1);
+	}
+	o = opnew(x, "heads cat");
+	for (i = 0; i < nh; i++)
+		IN(o, heads[i]);
+	cat = tnew(x, N * I, dt_of(x, heads[0]), VP_CAT_ACT, "heads cat",
+	    rg_of(x, heads[0]));
+	OUT(o, cat);
+
+	/* out_proj(scan_output.transpose(1, 2).to(dtype)). */
+	yo = cast(x, cat, dt_of(x, h1), VP_CAT_ACT);
+	if (x->autocast)
+		yo = cast(x, yo, x->c, VP_CAT_ACT);
+	yo = ew(x, "out_proj input copy", N * I, dt_of(x, yo), yo, -1, -1,
+	    -1, VP_CAT_ACT);
+	yo = linear(x, LIN_M1_OUT, yo, I, x->h, q->proj_bias, true,
+	    VP_CAT_ACT);
+	/* The mixer's locals through out_proj: in_proj's output (the
+	 * gate), the SiLU's, x_proj's and dt_proj's, A, the heads' list,
+	 * the cat and the input. */
+	release(x, "mixer return", proj, gate, sx);
+	release(x, "mixer return", dbc, dtp, A);
+	release(x, "mixer return", cat, -1, -1);
+	for (i = 0; i < nh; i += 3)
+		release(x, "mixer return", heads[i], i + 1 < nh ?
+		    heads[i + 1] : -1, i + 2 < nh ? heads[i + 2] : -1);
+	release(x, "mixer return", h1, -1, -1);
 	return yo;
 }
 
@@ -5770,7 +5992,8 @@ persistent_terms(struct vp_graph *g, const struct lctx *x,
 	}
 	/* Mamba-2: in_proj, h x (2 inner + 2 groups state + heads). */
 	if (x->fam.block == VP_BLOCK_MAMBA2 || x->fam.block ==
-	    VP_BLOCK_HYBRID || x->fam.block == VP_BLOCK_ZAMBA2 ||
+	    VP_BLOCK_HYBRID || (x->fam.block == VP_BLOCK_ZAMBA2 &&
+	    vp_model_family(m) != VP_FAMILY_ZAMBA) ||
 	    (x->fam.block == VP_BLOCK_NEMOTRON_H &&
 	    strchr(m->ssm.pattern, 'M') != NULL)) {
 		uint64_t ip = vp_mul_sat(x->h, 2 * m->ssm.heads *
@@ -5780,17 +6003,19 @@ persistent_terms(struct vp_graph *g, const struct lctx *x,
 		if (ip > big)
 			big = ip;
 	}
-	/* Zamba2's shared q_proj (2 h x 2 h) and gate_up_proj (h x 2 ffn). */
+	/* Zamba2's shared q_proj (2 h x 2 h) and gate_up_proj (h x 2 ffn);
+	 * Zamba's gate_proj and up_proj apart (h x ffn). */
 	if (x->fam.block == VP_BLOCK_ZAMBA2) {
-		uint64_t zq = vp_mul_sat(4 * x->h, x->h), zg = vp_mul_sat(2 *
-		    x->f, x->h);
+		uint64_t zq = vp_mul_sat(4 * x->h, x->h), zg = vp_mul_sat(
+		    (vp_model_family(m) == VP_FAMILY_ZAMBA ? 1 : 2) * x->f,
+		    x->h);
 
 		big = zq > big ? zq : big;
 		big = zg > big ? zg : big;
 	}
-	/* Jamba and Mamba: the Mamba-1 in_proj, h x 2 inner. */
+	/* Jamba, Mamba and Zamba: the Mamba-1 in_proj, h x 2 inner. */
 	if ((x->fam.block == VP_BLOCK_JAMBA || x->fam.block ==
-	    VP_BLOCK_MAMBA1) &&
+	    VP_BLOCK_MAMBA1 || vp_model_family(m) == VP_FAMILY_ZAMBA) &&
 	    vp_mul_sat(x->h, 2 * m->ssm.expand * x->h) > big)
 		big = vp_mul_sat(x->h, 2 * m->ssm.expand * x->h);
 	g->largest_param_bytes = vp_mul_sat(big, B(x->w));

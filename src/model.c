@@ -577,6 +577,22 @@ const struct vp_family_info vp_family_info[VP_FAMILY_COUNT] = {
 		.arch = VP_ARCH_DECODER, .block = VP_BLOCK_MAMBA1,
 		.head = VP_HEAD_LM, .logits_fp32 = true, .pad_labels = true,
 	},
+	/*
+	 * Zamba (ZambaForCausalLM, transformers 5.24's
+	 * models/zamba/modeling_zamba.py, without mamba_ssm): Zamba2's
+	 * builder (zamba2_block) with one shared transformer block (no
+	 * adapters, no positions, gate_proj and up_proj apart) and, for the
+	 * Mamba blocks, ZambaMambaMixer: Mamba-1 split into ssm.heads mamba
+	 * heads, each with its own x_proj and dt_proj weights and its own
+	 * mamba_selective_scan loop (graph.c, zamba_mixer).
+	 */
+	[VP_FAMILY_ZAMBA] = {
+		.source = "transformers ZambaForCausalLM (v5.24, without "
+		    "mamba_ssm)",
+		.arch = VP_ARCH_DECODER, .block = VP_BLOCK_ZAMBA2,
+		.head = VP_HEAD_LM, .repeat_kv = true, .softmax_fp32 = true,
+		.mask_fp32 = true, .logits_fp32 = true, .q_view = true,
+	},
 };
 
 enum vp_family
@@ -1028,6 +1044,57 @@ vp_model_validate(struct vp_model *m, struct vp_diags *d)
 			    "rmsnorm', 'position: none', 'activation: relu2' "
 			    "and no moe, post_norms, soft-capping or sliding "
 			    "window");
+	} else if (vp_model_family(m) == VP_FAMILY_ZAMBA) {
+		const struct vp_ssm *q = &m->ssm;
+		size_t len = strlen(q->pattern);
+
+		if (q->state == 0 || q->conv_kernel == 0 || q->expand == 0 ||
+		    q->dt_rank == 0 || q->heads == 0 || q->head_dim == 0 ||
+		    q->heads * q->head_dim != q->expand * m->hidden ||
+		    q->heads > 6 || q->groups)
+			vp_diag_add(d, m->file, m->where[VP_F_FAMILY], VP_ERROR,
+			    "family 'zamba' needs 'ssm' with 'heads' (the "
+			    "mamba heads, 1 to 6) of 'head_dim' making "
+			    "'expand' x hidden, 'state', 'conv_kernel' and "
+			    "'dt_rank', all at least 1, and no 'groups'");
+		if (len != m->layers || strspn(q->pattern, "MH") != len ||
+		    strchr(q->pattern, 'H') == NULL)
+			vp_diag_add(d, m->file, m->where[VP_F_FAMILY], VP_ERROR,
+			    "family 'zamba' needs 'ssm.pattern', one "
+			    "character per block ('M' Mamba, 'H' hybrid, at "
+			    "least one; %llu layers), not \"%s\"",
+			    (unsigned long long)m->layers, q->pattern);
+		else if (strchr(q->pattern, 'H') == strrchr(q->pattern, 'H'))
+			vp_diag_add(d, m->file, m->where[VP_F_FAMILY], VP_ERROR,
+			    "family 'zamba' needs two hybrid blocks or more: "
+			    "transformers 5.24 cannot build one tied (nothing "
+			    "to tie its shared block into)");
+		if (!m->tie_embeddings)
+			vp_diag_add(d, m->file, m->where[VP_F_FAMILY], VP_ERROR,
+			    "family 'zamba' needs 'tie_embeddings: true' "
+			    "(transformers 5.24 shares the transformer block "
+			    "only with the head tied)");
+		if (m->zamba2.mem_blocks)
+			vp_diag_add(d, m->file, m->where[VP_F_FAMILY], VP_ERROR,
+			    "'zamba2' is for family zamba2 only: family "
+			    "'zamba' has one shared block without adapters or "
+			    "positions");
+		if (m->heads == 0 || (2 * m->hidden) % m->heads != 0 ||
+		    (m->head_dim && m->head_dim != 2 * m->hidden / m->heads) ||
+		    (m->kv_heads && m->kv_heads != m->heads))
+			vp_diag_add(d, m->file, m->where[VP_F_FAMILY], VP_ERROR,
+			    "family 'zamba' needs heads dividing 2 x hidden, "
+			    "head_dim 2 x hidden / heads and kv_heads equal "
+			    "to heads (the only layout measured)");
+		if (m->has_moe || m->post_norms || m->attn_softcap ||
+		    m->logit_softcap || m->window || m->norm !=
+		    VP_NORM_RMSNORM || m->act != VP_ACT_GEGLU || m->bias ||
+		    m->qkv_bias || m->o_bias > 0 || m->pos != VP_POS_NONE)
+			vp_diag_add(d, m->file, m->where[VP_F_FAMILY], VP_ERROR,
+			    "family 'zamba' is modelled with 'norm: "
+			    "rmsnorm', 'activation: geglu' (GELU gate times "
+			    "up), 'position: none' and no biases, moe, "
+			    "post_norms, soft-capping or sliding window");
 	} else if (vp_family_info[vp_model_family(m)].block ==
 	    VP_BLOCK_ZAMBA2) {
 		const struct vp_ssm *q = &m->ssm;
@@ -1155,10 +1222,11 @@ vp_model_validate(struct vp_model *m, struct vp_diags *d)
 	/* The Mamba-1 sizes. */
 	if ((m->ssm.expand || m->ssm.dt_rank) && vp_family_info[
 	    vp_model_family(m)].block != VP_BLOCK_JAMBA && vp_family_info[
-	    vp_model_family(m)].block != VP_BLOCK_MAMBA1)
+	    vp_model_family(m)].block != VP_BLOCK_MAMBA1 &&
+	    vp_model_family(m) != VP_FAMILY_ZAMBA)
 		vp_diag_add(d, m->file, m->where[VP_F_FAMILY], VP_ERROR,
 		    "'ssm.expand' and 'ssm.dt_rank' are for the families "
-		    "jamba, mamba and falcon-mamba only, not %s",
+		    "jamba, mamba, falcon-mamba and zamba only, not %s",
 		    vp_family_names[vp_model_family(m)]);
 	if (m->zamba2.mem_blocks && vp_family_info[vp_model_family(m)].block !=
 	    VP_BLOCK_ZAMBA2)
@@ -1576,6 +1644,25 @@ vp_nemotron_h_block_params(const struct vp_model *m, uint64_t l)
 	return vp_add_sat(p, norm_params(m));
 }
 
+/* A Zamba2 block's Mamba-2 mixer, a Zamba block's Mamba-1 mixer
+ * (ZambaMambaMixer: its heads split x_proj's and dt_proj's weights, which
+ * count as Mamba's; no dt, B and C norms). */
+uint64_t
+vp_zamba2_mixer_params(const struct vp_model *m)
+{
+	if (vp_model_family(m) == VP_FAMILY_ZAMBA)
+		return vp_mamba1_mixer_params(m);
+	return vp_ssm_mixer_params(m);
+}
+
+/* The distinct shared blocks: Zamba2's num_mem_blocks, Zamba's one. */
+uint32_t
+vp_zamba2_mem_blocks(const struct vp_model *m)
+{
+	return vp_model_family(m) == VP_FAMILY_ZAMBA ? 1 :
+	    m->zamba2.mem_blocks;
+}
+
 uint64_t
 vp_zamba2_hybrids_before(const struct vp_model *m, uint64_t l)
 {
@@ -1613,6 +1700,9 @@ vp_zamba2_adapter_params(const struct vp_model *m)
 {
 	uint64_t h = m->hidden, r = m->zamba2.adapter_rank, p;
 
+	if (vp_model_family(m) == VP_FAMILY_ZAMBA)
+		return 0;	/* Zamba has no adapters */
+
 	p = vp_mul_sat(r, vp_add_sat(h, 2 * m->ffn));
 	if (m->zamba2.attn_adapter)
 		p = vp_add_sat(p, vp_mul_sat(3, vp_mul_sat(r, 4 * h)));
@@ -1622,13 +1712,13 @@ vp_zamba2_adapter_params(const struct vp_model *m)
 uint64_t
 vp_zamba2_block_params(const struct vp_model *m, uint64_t l)
 {
-	uint64_t p = vp_add_sat(vp_ssm_mixer_params(m), norm_params(m));
+	uint64_t p = vp_add_sat(vp_zamba2_mixer_params(m), norm_params(m));
 
 	if (l >= strlen(m->ssm.pattern) || m->ssm.pattern[l] != 'H')
 		return p;
 	p = vp_add_sat(p, vp_mul_sat(m->hidden, m->hidden));
 	p = vp_add_sat(p, vp_zamba2_adapter_params(m));
-	if (vp_zamba2_hybrids_before(m, l) < m->zamba2.mem_blocks)
+	if (vp_zamba2_hybrids_before(m, l) < vp_zamba2_mem_blocks(m))
 		p = vp_add_sat(p, vp_zamba2_shared_params(m));
 	return p;
 }
@@ -1902,7 +1992,7 @@ vp_model_params(const struct vp_model *m, struct vp_param_count *out)
 			out->layers = vp_add_sat(out->layers,
 			    vp_zamba2_block_params(m, l));
 		out->per_layer = out->dense_layer = vp_add_sat(
-		    vp_ssm_mixer_params(m), norm_params(m));
+		    vp_zamba2_mixer_params(m), norm_params(m));
 		layer_active = m->layers ? out->layers / m->layers : 0;
 	}
 	/* Mamba: the block's RMSNorm and the Mamba-1 mixer. */

@@ -48,7 +48,7 @@ struct vp_model;
 	X(GPTJ, "gptj") X(FALCON, "falcon") X(COHERE, "cohere") \
 	X(MAMBA2, "mamba2") X(BAMBA, "bamba") \
 	X(NEMOTRON_H, "nemotron-h") X(ZAMBA2, "zamba2") X(JAMBA, "jamba") X(MAMBA, "mamba") \
-	X(FALCON_MAMBA, "falcon-mamba")
+	X(FALCON_MAMBA, "falcon-mamba") X(ZAMBA, "zamba")
 /* Block builders of the lowering (graph.c's block_builders[]): where the
  * norms sit relative to the residual adds. */
 #define VP_BLOCK_LIST(X) X(PRE_NORM, "pre-norm") X(POST_NORM, "post-norm") \
@@ -547,6 +547,8 @@ uint64_t vp_nemotron_h_block_params(const struct vp_model *m, uint64_t l);
  * call (so that each of the mem_blocks is counted once). */
 uint64_t vp_zamba2_hybrids_before(const struct vp_model *m, uint64_t l);
 uint64_t vp_zamba2_block_params(const struct vp_model *m, uint64_t l);
+uint64_t vp_zamba2_mixer_params(const struct vp_model *m);
+uint32_t vp_zamba2_mem_blocks(const struct vp_model *m);
 /* The shared transformer block's own weights (norms, attention, MLP). */
 uint64_t vp_zamba2_shared_params(const struct vp_model *m);
 /* One call's adapters. */

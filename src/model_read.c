@@ -784,6 +784,8 @@ static const struct hf_family hf_families[] = {
 	{ "falcon_mamba", "FalconMamba", VP_FAMILY_FALCON_MAMBA,
 	    VP_NORM_RMSNORM, VP_POS_NONE, VP_ACT_SWIGLU, false, false, false,
 	    true, false, false },
+	{ "zamba", "Zamba", VP_FAMILY_ZAMBA, VP_NORM_RMSNORM, VP_POS_NONE,
+	    VP_ACT_GEGLU, false, false, false, true, false, false },
 };
 #undef D
 
@@ -903,10 +905,8 @@ hf_unsupported(const char *file, struct vp_srcpos pos, struct vp_diags *d,
  * describe them either.
  */
 static const struct { const char *model_type, *cls, *why; } hf_refused[] = {
-	{ "zamba", "Zamba", "Zamba's Mamba-1 mixers (a recurrent scan "
-	    "token by token without mamba_ssm) and its shared attention "
-	    "block on the concatenated embeddings are not modelled (not "
-	    "measured)" },
+	/* None today (Zamba, the last, is modelled); the end. */
+	{ NULL, NULL, NULL },
 };
 
 /* The refusal of a known but unmodelled hybrid, by model_type or by
@@ -917,7 +917,7 @@ hf_refuse_known(const char *file, struct vp_srcpos pos, const char *name,
 {
 	size_t i, n;
 
-	for (i = 0; i < VP_NELEM(hf_refused); i++) {
+	for (i = 0; hf_refused[i].model_type != NULL; i++) {
 		n = strlen(hf_refused[i].cls);
 		if (cls ? strncmp(name, hf_refused[i].cls, n) != 0 ||
 		    strncmp(name + n, "For", 3) != 0 :
@@ -3418,6 +3418,204 @@ hf_zamba2(const struct ynode *root, const char *file, struct vp_model *m,
 	m->layers = len;
 }
 
+/*
+ * ZambaConfig (transformers 5.24): the blocks from layers_block_type
+ * ("hybrid" a hybrid block, "mamba" or "linear_attention" a Mamba block;
+ * ZambaModel builds any other name as a Mamba block, an error here as a
+ * likely typo; without it two Mamba blocks, a hybrid one, then a hybrid
+ * block where (l - 3) % attn_layer_period == attn_layer_offset), the
+ * mixer of n_mamba_heads (2) mamba heads splitting mamba_expand (2) x
+ * hidden, mamba_d_state (16), mamba_d_conv (4), mamba_dt_rank ("auto" =
+ * ceil(hidden / 16)), mamba_conv_bias (true), mamba_proj_bias (false);
+ * the one shared transformer block on 2 x hidden (attention_hidden_size
+ * and attention_head_dim must be the class's derived 2 hidden and 2
+ * hidden / heads), no positions, a GELU-gated MLP of intermediate_size;
+ * the head tied by default (and only then is the block shared:
+ * tie_word_embeddings false ties nothing, refused).  Defaults are
+ * ZambaConfig's (hidden 3712, 76 layers, 16 heads, 14848, vocab 32000).
+ * Another hidden_act than gelu, hidden_mamba_act than silu and kv heads
+ * other than the heads are refused: not measured; a single hybrid block
+ * too: 5.24 cannot build it tied (nothing to tie its shared block into).
+ */
+static void
+hf_zamba(const struct ynode *root, const char *file, struct vp_model *m,
+    struct vp_diags *d)
+{
+	const struct ynode *n;
+	struct vp_ssm *q = &m->ssm;
+	char *pat = q->pattern;
+	uint64_t ap = 6, ao = 4, v, l;
+	size_t i, len;
+	bool b;
+
+	if (m->family != VP_FAMILY_ZAMBA)
+		return;
+	if (ynode_get(root, "hidden_size") == NULL) m->hidden = 3712;
+	if (ynode_get(root, "num_hidden_layers") == NULL) m->layers = 76;
+	if (ynode_get(root, "num_attention_heads") == NULL) m->heads = 16;
+	if (ynode_get(root, "num_key_value_heads") == NULL) m->kv_heads = 0;
+	if (ynode_get(root, "intermediate_size") == NULL) m->ffn = 14848;
+	if (ynode_get(root, "vocab_size") == NULL) m->vocab = 32000;
+	if (ynode_get(root, "max_position_embeddings") == NULL)
+		m->max_seq = 4096;
+	*q = (struct vp_ssm){ .heads = 2, .state = 16, .conv_kernel = 4,
+	    .expand = 2, .conv_bias = true };
+	m->act = VP_ACT_GEGLU;
+	m->pos = VP_POS_NONE;
+	m->bias = false;
+	m->qkv_bias = m->o_bias = 0;
+	hf_u64(root, file, "n_mamba_heads", 1, MAX_HEADS, &q->heads, -1, m, d);
+	hf_u64(root, file, "mamba_d_state", 1, MAX_HEADS, &q->state, -1, m, d);
+	hf_u64(root, file, "mamba_d_conv", 1, MAX_HEADS, &q->conv_kernel, -1, m, d);
+	hf_u64(root, file, "mamba_expand", 1, MAX_HEADS, &q->expand, -1, m, d);
+	if (hf_bool(root, file, "mamba_conv_bias", &b, d) > 0)
+		q->conv_bias = b;
+	if (hf_bool(root, file, "mamba_proj_bias", &b, d) > 0)
+		q->proj_bias = b;
+	n = ynode_get(root, "mamba_dt_rank");
+	if (n != NULL && !ynode_is_null(n) && !(n->kind == YN_SCALAR &&
+	    strcmp(n->str, "auto") == 0))
+		hf_u64(root, file, "mamba_dt_rank", 1, MAX_FFN, &q->dt_rank, -1,
+		    m, d);
+	else
+		q->dt_rank = (m->hidden + 15) / 16;
+	if ((n = ynode_get(root, "hidden_act")) != NULL &&
+	    !ynode_is_null(n) && (n->kind != YN_SCALAR ||
+	    strcmp(n->str, "gelu") != 0))
+		vp_diag_add(d, file, n->pos, VP_ERROR, "hidden_act '%s' is "
+		    "not modelled for zamba; its shared MLP is lowered with "
+		    "'gelu' (exact), ZambaConfig's default",
+		    n->kind == YN_SCALAR ? n->str : ynode_kind_name(n));
+	if ((n = ynode_get(root, "hidden_mamba_act")) != NULL &&
+	    !ynode_is_null(n) && (n->kind != YN_SCALAR ||
+	    strcmp(n->str, "silu") != 0))
+		vp_diag_add(d, file, n->pos, VP_ERROR, "hidden_mamba_act "
+		    "'%s' is not modelled for zamba; the conv1d's activation "
+		    "is lowered as 'silu', ZambaConfig's default",
+		    n->kind == YN_SCALAR ? n->str : ynode_kind_name(n));
+	if (m->heads == 0 || (2 * m->hidden) % m->heads != 0) {
+		vp_diag_add(d, file, root->pos, VP_ERROR, "num_attention_heads "
+		    "(%llu) must divide 2 x hidden_size (%llu), the shared "
+		    "attention's width", (unsigned long long)m->heads,
+		    (unsigned long long)(2 * m->hidden));
+		return;
+	}
+	if ((n = ynode_get(root, "attention_hidden_size")) != NULL &&
+	    !ynode_is_null(n) && ynode_u64(n, file, "attention_hidden_size",
+	    1, MAX_HIDDEN, &v, d) == 0 && v != 2 * m->hidden)
+		vp_diag_add(d, file, n->pos, VP_ERROR, "attention_hidden_size "
+		    "(%llu) must be 2 x hidden_size (%llu): the shared block "
+		    "runs on the concatenation of the hidden states with the "
+		    "embeddings", (unsigned long long)v,
+		    (unsigned long long)(2 * m->hidden));
+	if ((n = ynode_get(root, "attention_head_dim")) != NULL &&
+	    !ynode_is_null(n) && ynode_u64(n, file, "attention_head_dim", 1,
+	    MAX_HIDDEN, &v, d) == 0 && v != 2 * m->hidden / m->heads)
+		vp_diag_add(d, file, n->pos, VP_ERROR, "attention_head_dim "
+		    "(%llu) other than 2 x hidden_size / num_attention_heads "
+		    "(%llu), ZambaConfig's, is not modelled (not measured)",
+		    (unsigned long long)v,
+		    (unsigned long long)(2 * m->hidden / m->heads));
+	m->head_dim = 2 * m->hidden / m->heads;
+	if (m->kv_heads && m->kv_heads != m->heads)
+		vp_diag_add(d, file, ynode_get(root, "num_key_value_heads")->pos,
+		    VP_ERROR, "num_key_value_heads (%llu) other than "
+		    "num_attention_heads (%llu) is not modelled for zamba "
+		    "(not measured; ZambaConfig's default has as many)",
+		    (unsigned long long)m->kv_heads,
+		    (unsigned long long)m->heads);
+	if (!m->tie_embeddings)
+		vp_diag_add(d, file, ynode_get(root, "tie_word_embeddings") ?
+		    ynode_get(root, "tie_word_embeddings")->pos : root->pos,
+		    VP_ERROR, "tie_word_embeddings: false is not modelled for "
+		    "zamba: transformers 5.24 then ties none of "
+		    "_tied_weights_keys, not even the shared transformer "
+		    "block, so every hybrid block gets its own copy "
+		    "(ZambaConfig's default, true, shares it)");
+	if (q->heads == 0 || (q->expand * m->hidden) % q->heads != 0) {
+		vp_diag_add(d, file, root->pos, VP_ERROR, "n_mamba_heads "
+		    "(%llu) must divide mamba_expand x hidden_size (%llu)",
+		    (unsigned long long)q->heads,
+		    (unsigned long long)(q->expand * m->hidden));
+		return;
+	}
+	q->head_dim = q->expand * m->hidden / q->heads;
+	if (q->heads > 6)
+		vp_diag_add(d, file, ynode_get(root, "n_mamba_heads")->pos,
+		    VP_ERROR, "n_mamba_heads (%llu): from 1 to 6 are "
+		    "modelled (ZambaConfig's default is 2)",
+		    (unsigned long long)q->heads);
+	if ((n = ynode_get(root, "layers_block_type")) != NULL &&
+	    !ynode_is_null(n)) {
+		if (ynode_want(n, YN_SEQ, file, "layers_block_type", d) != 0)
+			return;
+		if (n->nkids == 0 || n->nkids > VP_SSM_MAX_PATTERN) {
+			vp_diag_add(d, file, n->pos, VP_ERROR,
+			    "layers_block_type has %zu blocks; from 1 to %d "
+			    "are modelled", n->nkids, VP_SSM_MAX_PATTERN);
+			return;
+		}
+		for (i = 0; i < n->nkids; i++) {
+			const struct ynode *e = n->kids[i];
+
+			if (e->kind == YN_SCALAR && (!strcmp(e->str, "mamba") ||
+			    !strcmp(e->str, "linear_attention")))
+				pat[i] = 'M';
+			else if (e->kind == YN_SCALAR &&
+			    !strcmp(e->str, "hybrid"))
+				pat[i] = 'H';
+			else {
+				vp_diag_add(d, file, e->pos, VP_ERROR,
+				    "a layers_block_type entry must be mamba "
+				    "(or linear_attention) or hybrid");
+				return;
+			}
+		}
+		pat[n->nkids] = 0;
+	} else {
+		hf_u64(root, file, "attn_layer_period", 1, MAX_LAYERS, &ap, -1,
+		    m, d);
+		hf_u64(root, file, "attn_layer_offset", 0, MAX_LAYERS, &ao, -1,
+		    m, d);
+		if (m->layers < 3 || m->layers > VP_SSM_MAX_PATTERN) {
+			vp_diag_add(d, file, root->pos, VP_ERROR,
+			    "num_hidden_layers (%llu): from 3 to %d are "
+			    "modelled (ZambaConfig's layout starts with "
+			    "three blocks)", (unsigned long long)m->layers,
+			    VP_SSM_MAX_PATTERN);
+			return;
+		}
+		strcpy(pat, "MMH");
+		for (l = 0; l + 3 < m->layers; l++)
+			pat[l + 3] = l % ap == ao ? 'H' : 'M';
+		pat[m->layers] = 0;
+		n = root;
+	}
+	len = strlen(pat);
+	if (strchr(pat, 'H') == NULL) {
+		vp_diag_add(d, file, n->pos, VP_ERROR, "layers_block_type "
+		    "has no hybrid block: a Zamba of Mamba blocks only is "
+		    "not modelled (not measured)");
+		return;
+	}
+	if (strchr(pat, 'H') == strrchr(pat, 'H') && m->tie_embeddings) {
+		vp_diag_add(d, file, n->pos, VP_ERROR, "one hybrid block "
+		    "only: transformers 5.24 cannot build it tied (ZambaModel "
+		    "ties the other hybrid blocks' shared_transf to the "
+		    "first's, and get_expanded_tied_weights_keys raises "
+		    "ValueError when there is none)");
+		return;
+	}
+	m->has_moe = false;
+	if ((n = ynode_get(root, "num_hidden_layers")) != NULL &&
+	    !ynode_is_null(n) && m->layers != len)
+		vp_diag_add(d, file, n->pos, VP_WARNING, "num_hidden_layers "
+		    "(%llu) is not layers_block_type's %zu blocks; "
+		    "ZambaModel builds the list's", (unsigned long long)
+		    m->layers, len);
+	m->layers = len;
+}
+
 /* The sizes every config must give; one message, for the first missing,
  * and only when nothing else went wrong.  `where` names the mapping. */
 static void
@@ -3593,6 +3791,7 @@ read_hf(const struct ynode *root, const char *file, unsigned flags,
 	hf_zamba2(text, file, m, d);
 	hf_jamba(text, file, m, d);
 	hf_mamba(text, file, m, d);
+	hf_zamba(text, file, m, d);
 	hf_required(text, file, where, m, before, d);
 	return vp_diags_count(d, VP_ERROR) == before ? 0 : -1;
 }

@@ -430,10 +430,11 @@ roofline(const struct vp_model *m, unsigned tp, double M, double rate,
  * Q (n + p) + 2 n p multiply-adds a token); a Mamba-1 block (Jamba,
  * Mamba) its recurrent scan, about five multiply-adds per element of
  * the inner width x state a token (discretizing A and B x, the update,
- * the read-out).  A Nemotron-H MLP block
+ * the read-out; Zamba's mamba heads together).  A Nemotron-H MLP block
  * mixes nothing; a Zamba2 hybrid block does both (its shared block's
- * attention, then a Mamba-2 block), and *scan also counts the shared
- * blocks' calls beyond their first (the matmuls 2 P leaves out).
+ * attention, then a Mamba-2 block; Zamba's a Mamba-1 one), and *scan
+ * also counts the shared blocks' calls beyond their first (the matmuls
+ * 2 P leaves out; Zamba's one block, called at every hybrid block).
  * *att_blocks is how many blocks attend.  MLA's q/k
  * head is nope + rope wide and its v head v_dim; other families' both
  * are head_dim, which is hidden / heads in most (not Gemma's or
@@ -460,7 +461,7 @@ mixer_flops(const struct vp_model *m, double s, double *att, double *scan,
 	double inner = (double)m->ssm.expand * (double)m->hidden;
 	bool mamba1 = vp_family_info[vp_model_family(m)].block ==
 	    VP_BLOCK_JAMBA || vp_family_info[vp_model_family(m)].block ==
-	    VP_BLOCK_MAMBA1;
+	    VP_BLOCK_MAMBA1 || vp_model_family(m) == VP_FAMILY_ZAMBA;
 	uint64_t l;
 
 	if (vp_family_info[vp_model_family(m)].mla) {
@@ -487,8 +488,8 @@ mixer_flops(const struct vp_model *m, double s, double *att, double *scan,
 	 * counts each of the mem_blocks once: the other calls' matmuls. */
 	if (vp_family_info[vp_model_family(m)].block == VP_BLOCK_ZAMBA2) {
 		uint64_t calls = vp_zamba2_hybrids_before(m, m->layers);
-		uint64_t first = calls < m->zamba2.mem_blocks ? calls :
-		    m->zamba2.mem_blocks;
+		uint64_t first = calls < vp_zamba2_mem_blocks(m) ? calls :
+		    vp_zamba2_mem_blocks(m);
 
 		*scan += 2.0 * (double)(calls - first) *
 		    (double)vp_zamba2_shared_params(m);

@@ -1265,11 +1265,23 @@ falcon_plan(const struct vp_plan *p, const struct vp_model *m,
 	"(mamba_ssm/ops/selective_scan_interface.py, MambaInnerFn), which " \
 	"is not modelled: this estimate is then an upper bound"
 
+/* Zamba's mixer calls the same mamba_selective_scan per mamba head. */
+#define ZAMBA_GPU_NOTE "Zamba's Mamba-1 mixers are lowered as " \
+	"transformers' mamba_selective_scan recurrent loop in PyTorch (one " \
+	"per mamba head), what runs when mamba_ssm is not installed (a state " \
+	"of batch x head width x state kept per token, the discretized A, B " \
+	"and B x of batch x head width x seq x state in fp32); with it, its " \
+	"selective_scan_fn keeps only the scan's inputs, the states of its " \
+	"chunks and its output " \
+	"(mamba_ssm/ops/selective_scan_interface.py, save_for_backward), " \
+	"which is not modelled: this estimate is then an upper bound"
+
 static int
 ssm_plan(const struct vp_plan *p, const struct vp_model *m, unsigned world,
     struct vp_diags *d)
 {
 	const char *what = NULL, *note;
+	bool zamba = vp_model_family(m) == VP_FAMILY_ZAMBA;
 	size_t i;
 
 	(void)world;
@@ -1329,12 +1341,13 @@ ssm_plan(const struct vp_plan *p, const struct vp_model *m, unsigned world,
 		    "full, --loss full", what,
 		    vp_family_names[vp_model_family(m)],
 		    vp_model_traits(m).block == VP_BLOCK_JAMBA ||
-		    vp_model_traits(m).block == VP_BLOCK_MAMBA1 ?
+		    vp_model_traits(m).block == VP_BLOCK_MAMBA1 || zamba ?
 		    "PyTorch path without mamba_ssm (mamba_selective_scan's "
 		    "loop)" : "torch_forward path");
 	if (d == NULL || p->device == VP_DEVICE_CPU)
 		return 0;
-	note = vp_model_traits(m).block == VP_BLOCK_JAMBA ? JAMBA_GPU_NOTE :
+	note = zamba ? ZAMBA_GPU_NOTE :
+	    vp_model_traits(m).block == VP_BLOCK_JAMBA ? JAMBA_GPU_NOTE :
 	    vp_model_traits(m).block == VP_BLOCK_MAMBA1 ? MAMBA1_GPU_NOTE :
 	    SSM_GPU_NOTE;
 	for (i = 0; i < d->n; i++)
@@ -1374,11 +1387,11 @@ zamba2_plan(const struct vp_plan *p, const struct vp_model *m,
 	else if (p->zero >= 1)
 		what = "--zero";
 	if (what != NULL)
-		return refuse(d, "%s is not modelled for family zamba2 (not "
+		return refuse(d, "%s is not modelled for family %s (not "
 		    "measured): its shared transformer blocks' weights get "
 		    "one gradient from several calls, measured with the "
 		    "gradients made anew each step, one micro-batch, no "
-		    "ZeRO", what);
+		    "ZeRO", what, vp_family_names[vp_model_family(m)]);
 	return 0;
 }
 

@@ -952,6 +952,22 @@ run est-own-jamba-tiny tests/data/ssm/jamba-tiny.yaml --device cpu \
 	--micro-batch 2 --seq 32 --attention eager --dropout 0
 run est-own-mamba-tiny tests/data/ssm/mamba-tiny.yaml --device cpu \
 	--micro-batch 2 --seq 32 --attention eager --dropout 0
+# Zamba (v1): the validation config (Mamba-1 blocks of two mamba heads,
+# hybrid blocks calling the one shared transformer block) on the CPU and
+# in the own schema (the same estimate), on a GPU (the note on
+# mamba_ssm's selective_scan_fn), LoRA and gradient accumulation refused
+# (tests/bad/98-hf-zamba-untied.json: tie_word_embeddings false, which
+# shares nothing in transformers 5.24, refused).
+run est-hf-zamba-cpu tests/data/hf-val/zamba.config.json --device cpu \
+	--micro-batch 2 --seq 32 --attention eager --explain
+run est-own-zamba-tiny tests/data/ssm/zamba-tiny.yaml --device cpu \
+	--micro-batch 2 --seq 32 --attention eager --dropout 0
+run est-hf-zamba-1xa100 tests/data/hf-val/zamba.config.json --gpus 1xA100 \
+	--micro-batch 2 --seq 1024 --no-search
+run refuse-zamba-lora tests/data/hf-val/zamba.config.json --gpus 1xA100 \
+	--lora 16
+run refuse-zamba-grad-accum tests/data/hf-val/zamba.config.json \
+	--gpus 1xA100 --grad-accum 4
 
 # ---- inputs that are not regular files, and file messages (issue 17) ----
 # Findings 4 and 8.  A FIFO with no writer as any input hung forever; each
