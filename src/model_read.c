@@ -3251,6 +3251,103 @@ hf_nemotron_h(const struct ynode *root, const char *file, struct vp_model *m,
 }
 
 /*
+ * Zamba's and Zamba2's layers_block_type into the pattern: "mamba" (or
+ * "linear_attention") a Mamba block 'M', "hybrid" 'H'; their Model
+ * classes build any other name as a Mamba block, an error here as a
+ * likely typo (`hint` says more).  0, or -1 with the error said.
+ */
+static int
+hf_zamba_blocks(const struct ynode *n, const char *file, char *pat,
+    const char *hint, struct vp_diags *d)
+{
+	size_t i;
+
+	if (ynode_want(n, YN_SEQ, file, "layers_block_type", d) != 0)
+		return -1;
+	if (n->nkids == 0 || n->nkids > VP_SSM_MAX_PATTERN) {
+		vp_diag_add(d, file, n->pos, VP_ERROR, "layers_block_type has "
+		    "%zu blocks; from 1 to %d are modelled", n->nkids,
+		    VP_SSM_MAX_PATTERN);
+		return -1;
+	}
+	for (i = 0; i < n->nkids; i++) {
+		const struct ynode *e = n->kids[i];
+
+		if (e->kind == YN_SCALAR && (!strcmp(e->str, "mamba") ||
+		    !strcmp(e->str, "linear_attention")))
+			pat[i] = 'M';
+		else if (e->kind == YN_SCALAR && !strcmp(e->str, "hybrid"))
+			pat[i] = 'H';
+		else {
+			vp_diag_add(d, file, e->pos, VP_ERROR, "a "
+			    "layers_block_type entry must be mamba (or "
+			    "linear_attention) or hybrid%s", hint);
+			return -1;
+		}
+	}
+	pat[n->nkids] = 0;
+	return 0;
+}
+
+/*
+ * What Zamba and Zamba2 (family `name`, config class `cls`) check alike:
+ * the shared attention's heads over 2 x hidden (its head_dim), as many
+ * kv heads, and a tied head (5.24 ties nothing else otherwise, not even
+ * the shared blocks).  -1 when the heads do not divide (nothing more can
+ * be read), else 0.
+ */
+static int
+hf_zamba_shared(const struct ynode *root, const char *file,
+    struct vp_model *m, const char *name, const char *cls,
+    struct vp_diags *d)
+{
+	if (m->heads == 0 || (2 * m->hidden) % m->heads != 0) {
+		vp_diag_add(d, file, root->pos, VP_ERROR, "num_attention_heads "
+		    "(%llu) must divide 2 x hidden_size (%llu), the shared "
+		    "attention's width", (unsigned long long)m->heads,
+		    (unsigned long long)(2 * m->hidden));
+		return -1;
+	}
+	if (m->kv_heads && m->kv_heads != m->heads)
+		vp_diag_add(d, file, ynode_get(root, "num_key_value_heads")->pos,
+		    VP_ERROR, "num_key_value_heads (%llu) other than "
+		    "num_attention_heads (%llu) is not modelled for %s (not "
+		    "measured; %s's default and every released config have "
+		    "as many)", (unsigned long long)m->kv_heads,
+		    (unsigned long long)m->heads, name, cls);
+	if (!m->tie_embeddings)
+		vp_diag_add(d, file, ynode_get(root, "tie_word_embeddings") ?
+		    ynode_get(root, "tie_word_embeddings")->pos : root->pos,
+		    VP_ERROR, "tie_word_embeddings: false is not modelled for "
+		    "%s: transformers 5.24 then ties none of "
+		    "_tied_weights_keys, not even the shared transformer "
+		    "blocks, so every hybrid block gets its own copy (%s's "
+		    "default, true, shares them)", name, cls);
+	return 0;
+}
+
+/*
+ * The end of Zamba's and Zamba2's reading: the blocks are the pattern's
+ * (a num_hidden_layers that differs is a warning: `model` builds the
+ * list's), no experts.
+ */
+static void
+hf_zamba_layers(const struct ynode *root, const char *file,
+    struct vp_model *m, const char *model, struct vp_diags *d)
+{
+	const struct ynode *n;
+	size_t len = strlen(m->ssm.pattern);
+
+	m->has_moe = false;
+	if ((n = ynode_get(root, "num_hidden_layers")) != NULL &&
+	    !ynode_is_null(n) && m->layers != len)
+		vp_diag_add(d, file, n->pos, VP_WARNING, "num_hidden_layers "
+		    "(%llu) is not layers_block_type's %zu blocks; %s builds "
+		    "the list's", (unsigned long long)m->layers, len, model);
+	m->layers = len;
+}
+
+/*
  * Zamba2Config (transformers 5.24): the blocks from layers_block_type
  * ("mamba" or "linear_attention" a Mamba-2 block, "hybrid" a hybrid one;
  * the class builds one block per entry whatever num_hidden_layers says,
@@ -3280,7 +3377,6 @@ hf_zamba2(const struct ynode *root, const char *file, struct vp_model *m,
 	struct vp_zamba2 *z = &m->zamba2;
 	char *pat = q->pattern;
 	uint64_t expand = 2, mb = 1;
-	size_t i, len;
 	bool b;
 
 	if (m->family != VP_FAMILY_ZAMBA2)
@@ -3326,31 +3422,9 @@ hf_zamba2(const struct ynode *root, const char *file, struct vp_model *m,
 		    "not modelled for zamba2; its shared MLP is lowered with "
 		    "'gelu' (exact), Zamba2Config's default",
 		    n->kind == YN_SCALAR ? n->str : ynode_kind_name(n));
-	if (m->heads == 0 || (2 * m->hidden) % m->heads != 0) {
-		vp_diag_add(d, file, root->pos, VP_ERROR, "num_attention_heads "
-		    "(%llu) must divide 2 x hidden_size (%llu), the shared "
-		    "attention's width", (unsigned long long)m->heads,
-		    (unsigned long long)(2 * m->hidden));
+	if (hf_zamba_shared(root, file, m, "zamba2", "Zamba2Config", d) != 0)
 		return;
-	}
 	m->head_dim = 2 * m->hidden / m->heads;
-	if (m->kv_heads && m->kv_heads != m->heads)
-		vp_diag_add(d, file, ynode_get(root, "num_key_value_heads")->pos,
-		    VP_ERROR, "num_key_value_heads (%llu) other than "
-		    "num_attention_heads (%llu) is not modelled for zamba2 "
-		    "(its attention adapters add 2 x hidden_size to k and v; "
-		    "every released config has as many)",
-		    (unsigned long long)m->kv_heads,
-		    (unsigned long long)m->heads);
-	if (!m->tie_embeddings)
-		vp_diag_add(d, file, ynode_get(root, "tie_word_embeddings") ?
-		    ynode_get(root, "tie_word_embeddings")->pos : root->pos,
-		    VP_ERROR, "tie_word_embeddings: false is not modelled for "
-		    "zamba2: transformers 5.24 then ties none of "
-		    "_tied_weights_keys, not even the shared transformer "
-		    "blocks, so every hybrid block gets its own copy with "
-		    "adapters it never uses (Zamba2Config's default, true, "
-		    "shares them)");
 	if (q->heads == 0 || (expand * m->hidden) % q->heads != 0) {
 		vp_diag_add(d, file, root->pos, VP_ERROR, "n_mamba_heads "
 		    "(%llu) must divide mamba_expand x hidden_size (%llu)",
@@ -3366,41 +3440,15 @@ hf_zamba2(const struct ynode *root, const char *file, struct vp_model *m,
 		    (unsigned long long)q->heads);
 	if ((n = ynode_get(root, "layers_block_type")) != NULL &&
 	    !ynode_is_null(n)) {
-		if (ynode_want(n, YN_SEQ, file, "layers_block_type", d) != 0)
+		if (hf_zamba_blocks(n, file, pat, "; the pre-integration "
+		    "'m'/'g' list (with state_size, lora_rank...) is not "
+		    "Zamba2Config's: transformers 5.24 builds it as Mamba-2 "
+		    "blocks only, of its default sizes", d) != 0)
 			return;
-		if (n->nkids == 0 || n->nkids > VP_SSM_MAX_PATTERN) {
-			vp_diag_add(d, file, n->pos, VP_ERROR,
-			    "layers_block_type has %zu blocks; from 1 to %d "
-			    "are modelled", n->nkids, VP_SSM_MAX_PATTERN);
-			return;
-		}
-		for (i = 0; i < n->nkids; i++) {
-			const struct ynode *e = n->kids[i];
-
-			if (e->kind == YN_SCALAR && (!strcmp(e->str, "mamba") ||
-			    !strcmp(e->str, "linear_attention")))
-				pat[i] = 'M';
-			else if (e->kind == YN_SCALAR &&
-			    !strcmp(e->str, "hybrid"))
-				pat[i] = 'H';
-			else {
-				vp_diag_add(d, file, e->pos, VP_ERROR,
-				    "a layers_block_type entry must be mamba "
-				    "(or linear_attention) or hybrid; the "
-				    "pre-integration 'm'/'g' list (with "
-				    "state_size, lora_rank...) is not "
-				    "Zamba2Config's: transformers 5.24 builds "
-				    "it as Mamba-2 blocks only, of its default "
-				    "sizes");
-				return;
-			}
-		}
-		pat[n->nkids] = 0;
 	} else {
 		strcpy(pat, def);
 		n = root;
 	}
-	len = strlen(pat);
 	if (strchr(pat, 'H') == NULL) {
 		vp_diag_add(d, file, n->pos, VP_ERROR, "layers_block_type "
 		    "has no hybrid block: a Zamba2 of Mamba-2 blocks only is "
@@ -3408,14 +3456,7 @@ hf_zamba2(const struct ynode *root, const char *file, struct vp_model *m,
 		    "mamba2");
 		return;
 	}
-	m->has_moe = false;
-	if ((n = ynode_get(root, "num_hidden_layers")) != NULL &&
-	    !ynode_is_null(n) && m->layers != len)
-		vp_diag_add(d, file, n->pos, VP_WARNING, "num_hidden_layers "
-		    "(%llu) is not layers_block_type's %zu blocks; "
-		    "Zamba2Model builds the list's", (unsigned long long)
-		    m->layers, len);
-	m->layers = len;
+	hf_zamba_layers(root, file, m, "Zamba2Model", d);
 }
 
 /*
@@ -3445,7 +3486,6 @@ hf_zamba(const struct ynode *root, const char *file, struct vp_model *m,
 	struct vp_ssm *q = &m->ssm;
 	char *pat = q->pattern;
 	uint64_t ap = 6, ao = 4, v, l;
-	size_t i, len;
 	bool b;
 
 	if (m->family != VP_FAMILY_ZAMBA)
@@ -3493,13 +3533,8 @@ hf_zamba(const struct ynode *root, const char *file, struct vp_model *m,
 		    "'%s' is not modelled for zamba; the conv1d's activation "
 		    "is lowered as 'silu', ZambaConfig's default",
 		    n->kind == YN_SCALAR ? n->str : ynode_kind_name(n));
-	if (m->heads == 0 || (2 * m->hidden) % m->heads != 0) {
-		vp_diag_add(d, file, root->pos, VP_ERROR, "num_attention_heads "
-		    "(%llu) must divide 2 x hidden_size (%llu), the shared "
-		    "attention's width", (unsigned long long)m->heads,
-		    (unsigned long long)(2 * m->hidden));
+	if (hf_zamba_shared(root, file, m, "zamba", "ZambaConfig", d) != 0)
 		return;
-	}
 	if ((n = ynode_get(root, "attention_hidden_size")) != NULL &&
 	    !ynode_is_null(n) && ynode_u64(n, file, "attention_hidden_size",
 	    1, MAX_HIDDEN, &v, d) == 0 && v != 2 * m->hidden)
@@ -3517,21 +3552,6 @@ hf_zamba(const struct ynode *root, const char *file, struct vp_model *m,
 		    (unsigned long long)v,
 		    (unsigned long long)(2 * m->hidden / m->heads));
 	m->head_dim = 2 * m->hidden / m->heads;
-	if (m->kv_heads && m->kv_heads != m->heads)
-		vp_diag_add(d, file, ynode_get(root, "num_key_value_heads")->pos,
-		    VP_ERROR, "num_key_value_heads (%llu) other than "
-		    "num_attention_heads (%llu) is not modelled for zamba "
-		    "(not measured; ZambaConfig's default has as many)",
-		    (unsigned long long)m->kv_heads,
-		    (unsigned long long)m->heads);
-	if (!m->tie_embeddings)
-		vp_diag_add(d, file, ynode_get(root, "tie_word_embeddings") ?
-		    ynode_get(root, "tie_word_embeddings")->pos : root->pos,
-		    VP_ERROR, "tie_word_embeddings: false is not modelled for "
-		    "zamba: transformers 5.24 then ties none of "
-		    "_tied_weights_keys, not even the shared transformer "
-		    "block, so every hybrid block gets its own copy "
-		    "(ZambaConfig's default, true, shares it)");
 	if (q->heads == 0 || (q->expand * m->hidden) % q->heads != 0) {
 		vp_diag_add(d, file, root->pos, VP_ERROR, "n_mamba_heads "
 		    "(%llu) must divide mamba_expand x hidden_size (%llu)",
@@ -3547,31 +3567,8 @@ hf_zamba(const struct ynode *root, const char *file, struct vp_model *m,
 		    (unsigned long long)q->heads);
 	if ((n = ynode_get(root, "layers_block_type")) != NULL &&
 	    !ynode_is_null(n)) {
-		if (ynode_want(n, YN_SEQ, file, "layers_block_type", d) != 0)
+		if (hf_zamba_blocks(n, file, pat, "", d) != 0)
 			return;
-		if (n->nkids == 0 || n->nkids > VP_SSM_MAX_PATTERN) {
-			vp_diag_add(d, file, n->pos, VP_ERROR,
-			    "layers_block_type has %zu blocks; from 1 to %d "
-			    "are modelled", n->nkids, VP_SSM_MAX_PATTERN);
-			return;
-		}
-		for (i = 0; i < n->nkids; i++) {
-			const struct ynode *e = n->kids[i];
-
-			if (e->kind == YN_SCALAR && (!strcmp(e->str, "mamba") ||
-			    !strcmp(e->str, "linear_attention")))
-				pat[i] = 'M';
-			else if (e->kind == YN_SCALAR &&
-			    !strcmp(e->str, "hybrid"))
-				pat[i] = 'H';
-			else {
-				vp_diag_add(d, file, e->pos, VP_ERROR,
-				    "a layers_block_type entry must be mamba "
-				    "(or linear_attention) or hybrid");
-				return;
-			}
-		}
-		pat[n->nkids] = 0;
 	} else {
 		hf_u64(root, file, "attn_layer_period", 1, MAX_LAYERS, &ap, -1,
 		    m, d);
@@ -3591,7 +3588,6 @@ hf_zamba(const struct ynode *root, const char *file, struct vp_model *m,
 		pat[m->layers] = 0;
 		n = root;
 	}
-	len = strlen(pat);
 	if (strchr(pat, 'H') == NULL) {
 		vp_diag_add(d, file, n->pos, VP_ERROR, "layers_block_type "
 		    "has no hybrid block: a Zamba of Mamba blocks only is "
@@ -3606,14 +3602,7 @@ hf_zamba(const struct ynode *root, const char *file, struct vp_model *m,
 		    "ValueError when there is none)");
 		return;
 	}
-	m->has_moe = false;
-	if ((n = ynode_get(root, "num_hidden_layers")) != NULL &&
-	    !ynode_is_null(n) && m->layers != len)
-		vp_diag_add(d, file, n->pos, VP_WARNING, "num_hidden_layers "
-		    "(%llu) is not layers_block_type's %zu blocks; "
-		    "ZambaModel builds the list's", (unsigned long long)
-		    m->layers, len);
-	m->layers = len;
+	hf_zamba_layers(root, file, m, "ZambaModel", d);
 }
 
 /* The sizes every config must give; one message, for the first missing,
