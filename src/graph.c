@@ -3050,9 +3050,13 @@ ssm_mixer(struct lctx *x, int32_t h1)
 	return y;
 }
 
+static int32_t mamba1_mixer(struct lctx *x, int32_t h1);
+
 /*
- * Mamba2Block: hidden_states.to(norm weight dtype), Mamba2RMSNorm
- * (Llama's), the residual in fp32 (residual_in_fp32), the mixer, the sum.
+ * Mamba2Block and MambaBlock (transformers 5.24): hidden_states.to(norm
+ * weight dtype), the RMSNorm (Llama's), the residual in fp32
+ * (residual_in_fp32), the mixer (Mamba-2's; MambaMixer: Jamba's without
+ * the dt, B and C norms), the sum.
  */
 static int32_t
 mamba2_block(struct lctx *x, int32_t in)
@@ -3061,7 +3065,8 @@ mamba2_block(struct lctx *x, int32_t in)
 
 	h1 = norm(x, "input norm", cast(x, in, x->w, VP_CAT_ACT));
 	res = x->m->ssm.residual_fp32 ? cast(x, in, VP_FP32, VP_CAT_ACT) : in;
-	out = ssm_mixer(x, h1);
+	out = x->fam.block == VP_BLOCK_MAMBA1 ? mamba1_mixer(x, h1) :
+	    ssm_mixer(x, h1);
 	out = ew(x, "residual add", elems_of(x, in), promote(dt_of(x, res),
 	    dt_of(x, out)), res, out, -1, -1, VP_CAT_ACT);
 	/* The caller's hidden_states holds the block input until the block
@@ -3896,27 +3901,6 @@ zamba_mixer(struct lctx *x, int32_t h1)
 }
 
 /*
- * MambaBlock (transformers 5.24): hidden_states.to(norm weight dtype),
- * MambaRMSNorm (Llama's), the residual in fp32 (residual_in_fp32), the
- * mixer (MambaMixer: Jamba's without the dt, B and C norms), the sum;
- * the caller's hidden_states holds the block input until the block
- * returns, as in Mamba2Block.
- */
-static int32_t
-mamba1_block(struct lctx *x, int32_t in)
-{
-	int32_t h1, res, out;
-
-	h1 = norm(x, "input norm", cast(x, in, x->w, VP_CAT_ACT));
-	res = x->m->ssm.residual_fp32 ? cast(x, in, VP_FP32, VP_CAT_ACT) : in;
-	out = mamba1_mixer(x, h1);
-	out = ew(x, "residual add", elems_of(x, in), promote(dt_of(x, res),
-	    dt_of(x, out)), res, out, -1, -1, VP_CAT_ACT);
-	x->g->op[x->g->nop - 1].keep[0] = in;
-	return out;
-}
-
-/*
  * A Jamba block (JambaAttentionDecoderLayer, JambaMambaDecoderLayer):
  * input_layernorm, the mixer (attention in the model's ssm.attn blocks:
  * JambaAttention, q, k, v views transposed, no positions, the attention
@@ -3977,7 +3961,7 @@ static const block_fn block_builders[VP_BLOCK_COUNT] = {
 	[VP_BLOCK_NEMOTRON_H] = nemotron_h_block,
 	[VP_BLOCK_ZAMBA2] = zamba2_block,
 	[VP_BLOCK_JAMBA] = jamba_block,
-	[VP_BLOCK_MAMBA1] = mamba1_block,
+	[VP_BLOCK_MAMBA1] = mamba2_block,
 };
 
 /*
