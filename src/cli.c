@@ -248,7 +248,7 @@ load_model_plan(const char *model_arg, struct vp_optset *o,
 }
 
 int
-vp_cli_setup(int argc, char **argv, unsigned cmd, struct vp_cli_job *job)
+vp_cli_parse(int argc, char **argv, unsigned cmd, struct vp_cli_job *job)
 {
 	struct vp_optset *o = &job->opts;
 	const char *prices[1];
@@ -284,6 +284,16 @@ vp_cli_setup(int argc, char **argv, unsigned cmd, struct vp_cli_job *job)
 		return VP_EXIT_USAGE;
 	}
 	job->model_arg = argv[first];
+	return VP_EXIT_OK;
+}
+
+int
+vp_cli_setup(int argc, char **argv, unsigned cmd, struct vp_cli_job *job)
+{
+	int rc = vp_cli_parse(argc, argv, cmd, job);
+
+	if (rc != VP_EXIT_OK || job->done)
+		return rc;
 	return vp_setup(job, NULL);
 }
 

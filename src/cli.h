@@ -40,6 +40,11 @@ int vp_cmd_compare(int argc, char **argv);
  * case (it is zeroed first thing). */
 int vp_cli_setup(int argc, char **argv, unsigned cmd,
     struct vp_cli_job *job);
+/* Its first half: argv parsed into job->opts and job->model_arg (--help
+ * and --version said, job->done), nothing read; vp_setup(job, NULL) is
+ * the rest.  (export checks the format's families in between.) */
+int vp_cli_parse(int argc, char **argv, unsigned cmd,
+    struct vp_cli_job *job);
 
 
 int vp_cmd_tui(int argc, char **argv);

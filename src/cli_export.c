@@ -10,6 +10,8 @@
 
 #include "cli.h"
 #include "export.h"
+#include "log.h"
+#include "model_read.h"
 
 /* Options that are the estimate's report, not a plan: refused here. */
 static const enum vp_optid report_only[] = { VP_O_JSON, VP_O_CSV,
@@ -108,6 +110,41 @@ add_option(struct vp_buf *b, const char *name, const char *value)
 	add_word(b, value);
 }
 
+/* Whether format f has a builder for the model (vp_export_model): the
+ * model read quietly (a model that cannot be read is the set-up's to
+ * report), VP_EXIT_OK or VP_EXIT_EXPORT with the reason said. */
+static int
+model_first(enum vp_export_fmt f, const struct vp_cli_job *job,
+    const char *fmt_name)
+{
+	const struct vp_optset *o = &job->opts;
+	struct vp_log log = { 0 };
+	struct vp_diags d = { 0 };
+	struct vp_model m;
+	struct vp_buf err;
+	char *path;
+	int rc = VP_EXIT_OK;
+
+	vp_model_init(&m);
+	path = vp_resolve_model(job->data_dir, job->model_arg,
+	    o->has[VP_O_REVISION] ? o->val[VP_O_REVISION].s : NULL, &log);
+	if (path != NULL && vp_model_load_ex(path, o->has[VP_O_TEXT_ONLY] ?
+	    VP_READ_TEXT_ONLY : 0, &m, &d) == 0) {
+		vp_buf_init(&err);
+		if (vp_export_model(f, &m, &err) != 0) {
+			fprintf(stderr, "vramplan: export %s: %s\n", fmt_name,
+			    err.s);
+			rc = VP_EXIT_EXPORT;
+		}
+		vp_buf_free(&err);
+	}
+	free(path);
+	vp_diags_clear(&d);
+	vp_log_free(&log);
+	vp_model_free(&m);
+	return rc;
+}
+
 int
 vp_cmd_export(int argc, char **argv)
 {
@@ -169,7 +206,12 @@ vp_cmd_export(int argc, char **argv)
 		}
 	for (i = 0; i < uargc; i++)
 		nargv[nargc++] = uargv[i];
-	rc = vp_cli_setup(nargc, nargv, VP_CMD_ESTIMATE | VP_CMD_EXPORT, &job);
+	rc = vp_cli_parse(nargc, nargv, VP_CMD_ESTIMATE | VP_CMD_EXPORT, &job);
+	/* The format's own families first: a model it has no builder for
+	 * is refused for that, not for an option the format implies. */
+	if (rc == VP_EXIT_OK && !job.done && (rc = model_first(
+	    (enum vp_export_fmt)fmt, &job, argv[1])) == VP_EXIT_OK)
+		rc = vp_setup(&job, NULL);
 	if (rc != VP_EXIT_OK || job.done) {
 		vp_cli_job_free(&job);
 		free(nargv);

@@ -768,6 +768,7 @@ titan_model(const struct vp_model *m)
 	switch (vp_model_family(m)) {
 	case VP_FAMILY_LLAMA:
 		return m->arch == VP_ARCH_DECODER && !m->has_moe &&
+		    m->vis.patch == 0 && !m->vis.llava &&
 		    m->act == VP_ACT_SWIGLU && m->norm == VP_NORM_RMSNORM &&
 		    m->pos == VP_POS_ROPE && !m->bias && m->qkv_bias <= 0 &&
 		    m->window == 0 ? "llama3" : NULL;
@@ -790,12 +791,10 @@ export_torchtitan(const struct vp_export_in *in, struct vp_buf *out,
 	const char *mode = "none", *opt = NULL, *model;
 	char sac[32] = "";
 
-	if (common_checks(in, "torchtitan", err) != 0)
+	if (vp_export_model(VP_EXPORT_TORCHTITAN, in->model, err) != 0 ||
+	    common_checks(in, "torchtitan", err) != 0)
 		return -1;
-	if ((model = titan_model(in->model)) == NULL)
-		return refuse(err, "torchtitan v0.2.2 trains its own llama3, "
-		    "llama4, deepseek_v3, qwen3 and gpt_oss models; %s has the "
-		    "shape of none", in->model->name);
+	model = titan_model(in->model);
 	if (fw != VP_FW_FSDP2 && !(fw == VP_FW_TORCH && p->zero == 0))
 		return refuse(err, "the plan follows %s semantics; torchtitan "
 		    "shards with FSDP2 (give --framework fsdp2)",
@@ -965,17 +964,10 @@ export_torchtune(const struct vp_export_in *in, struct vp_buf *out,
 	    (1u << VP_LORA_DOWN);
 	int rc, i, n;
 
-	if (common_checks(in, "torchtune", err) != 0 ||
+	if (vp_export_model(VP_EXPORT_TORCHTUNE, in->model, err) != 0 ||
+	    common_checks(in, "torchtune", err) != 0 ||
 	    no_parallel(in, "torchtune's recipes", err) != 0)
 		return -1;
-	/* torchtune v0.6.1's torchtune/models: gemma, gemma2, llama2,
-	 * llama3*, mistral, phi3, phi4, qwen2, qwen2_5 (and vision and
-	 * diffusion models): dense decoders of the llama family's shapes. */
-	if (vp_model_family(in->model) != VP_FAMILY_LLAMA ||
-	    in->model->arch != VP_ARCH_DECODER || in->model->has_moe)
-		return refuse(err, "torchtune 0.6's builders are the dense "
-		    "Llama 2/3, Mistral, Gemma, Gemma 2, Phi-3/4 and Qwen2/2.5 "
-		    "decoders; %s is none of them", in->model->name);
 	if (in->world > 1 && !(fw == VP_FW_FSDP2 && p->fsdp != VP_FSDP_NONE &&
 	    p->fsdp != VP_FSDP_HYBRID))
 		return refuse(err, "torchtune's distributed recipes shard with "
@@ -1088,19 +1080,13 @@ export_megatron(const struct vp_export_in *in, struct vp_buf *out,
 	const struct vp_model *m = in->model;
 	unsigned dp = dp_of(in);
 
-	if (common_checks(in, "Megatron-LM", err) != 0)
+	if (vp_export_model(VP_EXPORT_MEGATRON, m, err) != 0 ||
+	    common_checks(in, "Megatron-LM", err) != 0)
 		return -1;
 	if (vp_plan_framework(p) != VP_FW_MEGATRON)
 		return refuse(err, "the plan follows %s semantics; give "
 		    "--framework megatron",
 		    vp_framework_names[vp_plan_framework(p)]);
-	if (vp_model_family(m) != VP_FAMILY_LLAMA || m->arch !=
-	    VP_ARCH_DECODER || m->has_moe || m->act != VP_ACT_SWIGLU ||
-	    m->norm != VP_NORM_RMSNORM || m->pos != VP_POS_ROPE || m->bias ||
-	    m->o_bias > 0 || m->window > 0)
-		return refuse(err, "Megatron's model arguments are written for "
-		    "dense Llama-shaped decoders (SwiGLU, RMSNorm, RoPE, no "
-		    "bias, no sliding window); %s is not one", m->name);
 	if (p->precision != VP_PREC_BF16_MASTER &&
 	    p->precision != VP_PREC_FP16_MASTER && p->precision != VP_PREC_FP32)
 		return refuse(err, "--precision %s: Megatron's --bf16 and "
@@ -1190,6 +1176,82 @@ export_megatron(const struct vp_export_in *in, struct vp_buf *out,
 	    "job's; vocabulary %llu comes from the tokenizer",
 	    (unsigned long long)m->vocab);
 	return 0;
+}
+
+/* The model as a refusal names it: its family, and what sets it apart
+ * from the family's usual shape. */
+static void
+model_words(const struct vp_model *m, struct vp_buf *b)
+{
+	const char *what = m->vis.llava || m->vis.patch ? ", a vision model" :
+	    m->arch == VP_ARCH_ENCDEC ? ", an encoder-decoder" :
+	    m->arch != VP_ARCH_DECODER ? ", an encoder" :
+	    m->has_moe ? ", a mixture of experts" : "";
+
+	if (m->lg != NULL) {	/* no family: a torch.nn layer graph */
+		vp_buf_printf(b, "%s (a layer-graph model)", m->name ?
+		    m->name : "the model");
+		return;
+	}
+	vp_buf_printf(b, "family %s (%s%s)",
+	    vp_family_names[vp_model_family(m)], m->name ? m->name : "the model",
+	    what);
+}
+
+/* Megatron-LM core_v0.15.0's GPT model as its arguments build it: a
+ * Llama-shaped decoder (SwiGLU, RMSNorm, RoPE, no bias but Qwen2's q, k,
+ * v biases, no sliding window). */
+static bool
+megatron_shape(const struct vp_model *m)
+{
+	return vp_model_family(m) == VP_FAMILY_LLAMA && m->lg == NULL &&
+	    m->arch == VP_ARCH_DECODER && !m->has_moe && m->vis.patch == 0 &&
+	    !m->vis.llava && m->act == VP_ACT_SWIGLU &&
+	    m->norm == VP_NORM_RMSNORM && m->pos == VP_POS_ROPE && !m->bias &&
+	    m->o_bias <= 0 && m->window == 0;
+}
+
+int
+vp_export_model(enum vp_export_fmt f, const struct vp_model *m,
+    struct vp_buf *err)
+{
+	struct vp_buf w;
+	int rc = 0;
+
+	vp_buf_init(&w);
+	model_words(m, &w);
+	switch (f) {
+	case VP_EXPORT_TORCHTUNE:
+		/* torchtune v0.6.1's torchtune/models: code_llama2, gemma,
+		 * gemma2, llama2, llama3*, mistral, phi3, phi4, qwen2,
+		 * qwen2_5 (and clip, llama3_2_vision, t5 and flux, which
+		 * vramplan does not plan): dense decoders of the llama
+		 * family's shapes. */
+		if (vp_model_family(m) != VP_FAMILY_LLAMA || m->lg != NULL ||
+		    m->arch != VP_ARCH_DECODER || m->has_moe ||
+		    m->vis.patch != 0 || m->vis.llava)
+			rc = refuse(err, "torchtune 0.6 has no builder for %s; "
+			    "it builds the dense Llama 2/3, Mistral, Gemma, "
+			    "Gemma 2, Phi-3/4 and Qwen2/2.5 decoders", w.s);
+		break;
+	case VP_EXPORT_TORCHTITAN:
+		if (titan_model(m) == NULL)
+			rc = refuse(err, "torchtitan 0.2.2 has no model for %s; "
+			    "it trains its own llama3, llama4, deepseek_v3 "
+			    "(DeepSeek-V2 and V3), qwen3 and gpt_oss", w.s);
+		break;
+	case VP_EXPORT_MEGATRON:
+		if (!megatron_shape(m))
+			rc = refuse(err, "Megatron-LM's arguments are not "
+			    "written for %s; vramplan writes them for dense "
+			    "Llama-shaped decoders (SwiGLU, RMSNorm, RoPE, no "
+			    "bias but q, k, v biases, no sliding window)", w.s);
+		break;
+	default:	/* DeepSpeed, accelerate, the Trainer: any model */
+		break;
+	}
+	vp_buf_free(&w);
+	return rc;
 }
 
 bool

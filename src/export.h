@@ -71,6 +71,17 @@ struct vp_export_in {
 					 * and TrainingArguments name */
 };
 
+/*
+ * Whether format f can launch model m at all (torchtune's builders,
+ * torchtitan's models, the Megatron GPT model's shapes; DeepSpeed,
+ * accelerate and the Trainer take any model): 0, or -1 with the reason
+ * in err.  Checked first, before the format's options are applied and
+ * the estimate runs, so that a model the format has no builder for is
+ * refused for that (exit 6) and not for a plan option it implies.
+ */
+int vp_export_model(enum vp_export_fmt f, const struct vp_model *m,
+    struct vp_buf *err);
+
 /* Whether a plan written as f needs the DeepSpeed config beside it
  * (accelerate and the Trainer under DeepSpeed): the shell writes it, from
  * the same plan, to in->ds_file. */

@@ -212,6 +212,50 @@ refused 6 torchtitan llama-3.1-8b --gpus 8xH100 --lora 8
 refused 6 torchtune llama-3.1-8b --gpus 8xH100 --compile
 refused 6 torchtitan gpt2 --gpus 8xH100
 refused 6 torchtune qwen3-8b --gpus 8xH100
+# The format's own families first (before the options it implies and the
+# estimate): the model it has no builder for is the reason.
+refused 6 torchtune jamba-v0.1 --gpus 8xH100
+refused 6 torchtitan nemotron-h-8b --gpus 8xH100
+refused 6 torchtune mixtral-8x7b --gpus 8xH100 --lora 8
+refused 6 torchtitan whisper-small --gpus 8xH100 --zero 3
+refused 6 torchtitan llava-1.5-7b --gpus 8xH100
+for c in "torchtune jamba-v0.1:torchtune 0.6 has no builder for family jamba" \
+    "torchtitan nemotron-h-8b:torchtitan 0.2.2 has no model for family nemotron-h" \
+    "megatron t5-base:Megatron-LM's arguments are not written for family t5"
+do
+	want="vramplan: export ${c%% *}: ${c#*:}"
+	"$vp" export ${c%%:*} --gpus 8xH100 >/dev/null 2>"$tmp/first.err"
+	if [ "$(wc -l <"$tmp/first.err")" -eq 1 ] &&
+	    [ "$(cut -c1-${#want} "$tmp/first.err")" = "$want" ]; then
+		ok "export ${c%%:*}: the family refused first, alone"
+	else
+		bad "export ${c%%:*}: not refused for its family first:"
+		sed 's/^/    /' "$tmp/first.err"
+	fi
+done
+# Every library model in every format: written (0, or 1 when it does not
+# fit), refused by the format (6, "vramplan: export FORMAT: ..."), or, for
+# the formats that take any model (deepspeed, accelerate, hf), a plan the
+# estimate does not model (3, "... is not modelled ..."); never anything
+# else, and never 3 from a format whose families are checked first.
+for m in $("$vp" models --names); do
+	for f in deepspeed accelerate torchtitan torchtune megatron hf; do
+		rm -f "$tmp/all.out"
+		"$vp" export "$f" "$m" --gpus 8xH100 -o "$tmp/all.out" \
+		    >/dev/null 2>"$tmp/all.err"
+		rc=$?
+		msg=$(grep -v '^vramplan: note:' "$tmp/all.err" | tail -n 1)
+		case $rc:$f in
+		0:*|1:*) [ -s "$tmp/all.out" ] && continue ;;
+		6:*) [ ! -e "$tmp/all.out" ] &&
+			case $msg in "vramplan: export $f: "*) continue ;; esac ;;
+		3:deepspeed|3:accelerate|3:hf) [ ! -e "$tmp/all.out" ] &&
+			case $msg in *"not modelled"*) continue ;; esac ;;
+		esac
+		bad "export $f $m --gpus 8xH100: exit $rc: $msg"
+	done
+done
+ok "every library model x format: written, or refused with a reason"
 refused 2 hf llama-3.1-8b --gpus 8xH100 --precision bf16-master
 refused 2 frobnicate llama-3.1-8b
 refused 2 deepspeed llama-3.1-8b --gpus 8xH100 --json

@@ -1071,6 +1071,9 @@ run export-refused-ds-nvme export deepspeed llama-3.1-8b --gpus 8xH100 \
     --offload optimizer --offload-nvme
 run export-unknown-format export deepspeeed llama-3.1-8b
 run export-report-option export torchtitan llama-3.1-8b --csv
+# The format's families are checked first: the reason is the builder
+# torchtune lacks, not an option --trainer torchtune implies.
+run export-refused-tune-jamba export torchtune jamba-v0.1 --gpus 8xH100
 
 # Every option --help lists (made from the option table) is documented in
 # vramplan(1), and the manual documents no option the program lacks.
