@@ -1072,6 +1072,48 @@ export_torchtune(const struct vp_export_in *in, struct vp_buf *out,
 
 /* Megatron-LM ----------------------------------------------------------- */
 
+/*
+ * Mixtral's experts as Megatron-LM core_v0.15.0's MoE layer in every
+ * block (megatron_gap says which models): the experts each rank holds
+ * (--expert-model-parallel-size) whole, as the estimate holds them (its
+ * experts are not split by TP: --expert-tensor-parallel-size 1, which
+ * otherwise defaults to the TP size); one batched GEMM over them
+ * (--moe-grouped-gemm) unless the plan runs them one at a time
+ * (transformers 4.x's loop, Megatron's SequentialMLP); the routed rows
+ * permuted locally and exchanged all-to-all (the alltoall dispatcher,
+ * whose send and receive buffers the estimate counts with EP); the rows
+ * padded to the capacity factor where the plan has one; and no balancing
+ * loss, which the estimate does not count.
+ */
+static void
+megatron_moe(const struct vp_export_in *in, struct vp_buf *out,
+    struct vp_buf *notes)
+{
+	const struct vp_plan *p = in->plan;
+	const struct vp_model *m = in->model;
+	bool looped = vp_model_runs_hf(m) && p->transformers_version < 500;
+
+	vp_buf_printf(out, "  --num-experts %u\n", m->moe.experts);
+	vp_buf_printf(out, "  --moe-router-topk %u\n", m->moe.top_k);
+	vp_buf_printf(out, "  --moe-ffn-hidden-size %llu\n",
+	    (unsigned long long)(m->moe.ffn ? m->moe.ffn : m->ffn));
+	vp_buf_printf(out, "  --expert-model-parallel-size %u\n",
+	    p->ep ? p->ep : 1);
+	vp_buf_add(out, "  --expert-tensor-parallel-size 1\n");
+	if (!looped)
+		vp_buf_add(out, "  --moe-grouped-gemm\n");
+	vp_buf_add(out, "  --moe-token-dispatcher-type alltoall\n");
+	if (p->capacity_factor > 0)
+		vp_buf_printf(out, "  --moe-expert-capacity-factor %g\n"
+		    "  --moe-pad-expert-input-to-capacity\n",
+		    p->capacity_factor);
+	vp_buf_add(out, "  --moe-router-load-balancing-type none\n");
+	note(notes, "no load-balancing loss, as estimated (its tensors are "
+	    "not counted); for Mixtral's aux loss give "
+	    "--moe-router-load-balancing-type aux_loss and "
+	    "--moe-aux-loss-coeff (router_aux_loss_coef)");
+}
+
 static int
 export_megatron(const struct vp_export_in *in, struct vp_buf *out,
     struct vp_buf *notes, struct vp_buf *err)
@@ -1105,6 +1147,10 @@ export_megatron(const struct vp_export_in *in, struct vp_buf *out,
 		return refuse(err, "the plan uses offload, LoRA, a quantized "
 		    "base, compile, float8 or a torchtune feature, which "
 		    "Megatron-LM's arguments do not say as vramplan models it");
+	if (m->has_moe && p->ep > 1 && p->tp > 1 && !p->sp)
+		return refuse(err, "--ep %u with --tp %u needs --sequence-"
+		    "parallel in Megatron-LM (TransformerConfig refuses expert "
+		    "and tensor parallelism without it)", p->ep, p->tp);
 	if (p->recompute == VP_RECOMP_OP || (p->recompute != VP_RECOMP_NONE &&
 	    p->recompute_stride > 1))
 		return refuse(err, "--recompute %s (stride %u) is not a "
@@ -1152,6 +1198,10 @@ export_megatron(const struct vp_export_in *in, struct vp_buf *out,
 	    "  --position-embedding-type rope\n  --disable-bias-linear\n");
 	if (m->qkv_bias > 0)	/* Qwen2's q, k, v biases */
 		vp_buf_add(out, "  --add-qkv-bias\n");
+	if (vp_model_traits(m).qk_norm)	/* Qwen3's per-head RMSNorms */
+		vp_buf_add(out, "  --qk-layernorm\n");
+	if (m->has_moe)
+		megatron_moe(in, out, notes);
 	if (!m->tie_embeddings)
 		vp_buf_add(out, "  --untie-embeddings-and-output-weights\n");
 	if (p->recompute == VP_RECOMP_FULL)
@@ -1198,17 +1248,48 @@ model_words(const struct vp_model *m, struct vp_buf *b)
 	    what);
 }
 
-/* Megatron-LM core_v0.15.0's GPT model as its arguments build it: a
- * Llama-shaped decoder (SwiGLU, RMSNorm, RoPE, no bias but Qwen2's q, k,
- * v biases, no sliding window). */
-static bool
-megatron_shape(const struct vp_model *m)
+/*
+ * What Megatron-LM core_v0.15.0's GPT model, as its arguments
+ * (megatron/training/arguments.py) build it, cannot be for m; NULL when
+ * it can: a Llama-shaped decoder (SwiGLU, RMSNorm, RoPE, no bias but
+ * Qwen2's q, k, v biases, no sliding window), Qwen3's per-head q/k norms
+ * (--qk-layernorm), and experts in every block routed as Mixtral routes
+ * them (softmax, top-k renormalized: Megatron's default top-k then
+ * softmax; --num-experts, --moe-router-topk, --moe-ffn-hidden-size).
+ */
+static const char *
+megatron_gap(const struct vp_model *m)
 {
-	return vp_model_family(m) == VP_FAMILY_LLAMA && m->lg == NULL &&
-	    m->arch == VP_ARCH_DECODER && !m->has_moe && m->vis.patch == 0 &&
-	    !m->vis.llava && m->act == VP_ACT_SWIGLU &&
-	    m->norm == VP_NORM_RMSNORM && m->pos == VP_POS_ROPE && !m->bias &&
-	    m->o_bias <= 0 && m->window == 0;
+	enum vp_family fam = vp_model_family(m);
+
+	if (fam == VP_FAMILY_DEEPSEEK_V2 || fam == VP_FAMILY_DEEPSEEK_V3)
+		return "its MLA has Megatron's arguments (--multi-latent-"
+		    "attention, --q-lora-rank, --kv-lora-rank, --qk-head-dim, "
+		    "--qk-pos-emb-head-dim, --v-head-dim), but its router's "
+		    "norm_topk_prob and routed_scaling_factor, which "
+		    "--moe-router-pre-softmax and --moe-router-topk-scaling-"
+		    "factor must match, are not read by vramplan";
+	if ((fam != VP_FAMILY_LLAMA && fam != VP_FAMILY_QWEN3) ||
+	    m->lg != NULL || m->arch != VP_ARCH_DECODER ||
+	    m->vis.patch != 0 || m->vis.llava || m->act != VP_ACT_SWIGLU ||
+	    m->norm != VP_NORM_RMSNORM || m->pos != VP_POS_ROPE || m->bias ||
+	    m->o_bias > 0 || m->window > 0)
+		return "vramplan writes them for Llama-shaped decoders "
+		    "(SwiGLU, RMSNorm, RoPE, no bias but q, k, v biases, no "
+		    "sliding window; Qwen3's q/k norms; Mixtral's experts)";
+	if (!m->has_moe)
+		return NULL;
+	if (m->moe.shared_gate)
+		return "the shared expert's sigmoid gate (Qwen-MoE) has no "
+		    "argument in Megatron-LM core_v0.15.0";
+	if (m->moe.shared_experts > 0 || m->moe.first_dense > 0 ||
+	    m->moe.sparse_step > 1 || m->moe.n_mlp_only > 0 ||
+	    m->moe.groups > 1 || fam != VP_FAMILY_LLAMA)
+		return "its router's top-k normalization (norm_topk_prob), "
+		    "which --moe-router-pre-softmax must match, is not read "
+		    "by vramplan; only Mixtral's routing (softmax, top-k "
+		    "renormalized, experts in every block) is written";
+	return NULL;
 }
 
 int
@@ -1216,6 +1297,7 @@ vp_export_model(enum vp_export_fmt f, const struct vp_model *m,
     struct vp_buf *err)
 {
 	struct vp_buf w;
+	const char *gap;
 	int rc = 0;
 
 	vp_buf_init(&w);
@@ -1241,11 +1323,9 @@ vp_export_model(enum vp_export_fmt f, const struct vp_model *m,
 			    "(DeepSeek-V2 and V3), qwen3 and gpt_oss", w.s);
 		break;
 	case VP_EXPORT_MEGATRON:
-		if (!megatron_shape(m))
+		if ((gap = megatron_gap(m)) != NULL)
 			rc = refuse(err, "Megatron-LM's arguments are not "
-			    "written for %s; vramplan writes them for dense "
-			    "Llama-shaped decoders (SwiGLU, RMSNorm, RoPE, no "
-			    "bias but q, k, v biases, no sliding window)", w.s);
+			    "written for %s: %s", w.s, gap);
 		break;
 	default:	/* DeepSpeed, accelerate, the Trainer: any model */
 		break;

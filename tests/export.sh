@@ -188,15 +188,47 @@ export_one megatron mega-70b.sh 1 llama-3.1-70b --gpus 16xH100
 export_one megatron mega-8b.sh 8 llama-3.1-8b --gpus 8xH100 --zero 1 \
     --recompute selective --attention eager --tp 1 --pp 1 --cp 1
 export_one megatron mega-qwen2.sh 8 qwen2.5-7b --gpus 8xH100
+# Mixtral's experts (expert parallel, grouped GEMM, alltoall; with a
+# capacity factor and the experts looped as transformers 4.x runs them),
+# Qwen3's q/k norms.
+export_one megatron mega-mixtral.sh 8 mixtral-8x7b --gpus 16xH100
+export_one megatron mega-mixtral-tp.sh 4 mixtral-8x7b --gpus 16xH100 \
+    --tp 2 --pp 2 --ep 4 --sp --capacity-factor 1.25
+export_one megatron mega-mixtral-loop.sh 8 mixtral-8x7b --gpus 16xH100 \
+    --transformers 4.40 --ep 2
+export_one megatron mega-qwen3.sh 8 qwen3-8b --gpus 8xH100
 for f in acc-ddp.yaml:accelerate acc-fsdp1.yaml:accelerate \
     acc-fsdp2.yaml:accelerate acc-ds.yaml:accelerate hf-fsdp1.json:hf \
     hf-fsdp2.json:hf hf-ds.json:hf hf-lora.json:hf titan-8b.toml:torchtitan \
     titan-70b.toml:torchtitan titan-op.toml:torchtitan \
     tune-full.txt:torchtune tune-lora.txt:torchtune tune-oib.txt:torchtune \
     tune-compile.txt:torchtune \
-    mega-70b.sh:megatron mega-8b.sh:megatron mega-qwen2.sh:megatron; do
+    mega-70b.sh:megatron mega-8b.sh:megatron mega-qwen2.sh:megatron \
+    mega-mixtral.sh:megatron mega-mixtral-tp.sh:megatron \
+    mega-mixtral-loop.sh:megatron mega-qwen3.sh:megatron; do
 	[ -s "$tmp/${f%%:*}" ] && same_peak "${f%%:*}" "${f##*:}"
 done
+
+# The MoE arguments say the plan's layout: EP as estimated, experts whole
+# on each rank, grouped GEMM unless looped, the capacity factor.
+for c in "mega-mixtral.sh:--expert-tensor-parallel-size 1" \
+    "mega-mixtral.sh:--moe-grouped-gemm" \
+    "mega-mixtral-tp.sh:--expert-model-parallel-size 4" \
+    "mega-mixtral-tp.sh:--moe-expert-capacity-factor 1.25" \
+    "mega-mixtral-tp.sh:--sequence-parallel" \
+    "mega-mixtral-loop.sh:--expert-model-parallel-size 2" \
+    "mega-qwen3.sh:--qk-layernorm"; do
+	if grep -qx -- "  ${c#*:}" "$tmp/${c%%:*}"; then
+		ok "${c%%:*} says ${c#*:}"
+	else
+		bad "${c%%:*} does not say ${c#*:}"
+	fi
+done
+if grep -q -- "--moe-grouped-gemm" "$tmp/mega-mixtral-loop.sh"; then
+	bad "mega-mixtral-loop.sh: looped experts written as a grouped GEMM"
+else
+	ok "mega-mixtral-loop.sh: looped experts are Megatron's SequentialMLP"
+fi
 
 # --- Refusals ---------------------------------------------------------------
 refused 6 hf llama-3.1-8b --gpus 8xH100 --pp 2
@@ -207,6 +239,10 @@ refused 6 deepspeed llama-3.1-8b --gpus 8xH100 --offload optimizer \
 refused 6 deepspeed llama-3.1-8b --gpus 8xH100 --tp 2
 refused 6 deepspeed llama-3.1-8b --gpus 8xH100 --zero 2 --offload params
 refused 6 megatron gpt2 --gpus 8xH100
+refused 6 megatron qwen1.5-moe-a2.7b --gpus 8xH100
+refused 6 megatron qwen3-30b-a3b --gpus 8xH100
+refused 6 megatron deepseek-v3 --gpus 64xH100
+refused 6 megatron mixtral-8x7b --gpus 16xH100 --tp 2 --ep 4 --no-search
 refused 6 torchtune llama-3.1-8b --gpus 1xH100 --lora 8 --quant nf4
 refused 6 torchtitan llama-3.1-8b --gpus 8xH100 --lora 8
 refused 6 torchtune llama-3.1-8b --gpus 8xH100 --compile
