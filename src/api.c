@@ -58,6 +58,7 @@ static const struct {
 	{ VP_O_VERSION, "vramplan_version gives it" },
 	/* The library writes no files: the report comes back as text. */
 	{ VP_O_SVG, "the library writes no files" },
+	{ VP_O_EMIT, "the library writes no files" },
 };
 
 const char *

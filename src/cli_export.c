@@ -7,11 +7,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "export.h"
 #include "log.h"
 #include "model_read.h"
+#include "report.h"
 
 /* Options that are the estimate's report, not a plan: refused here. */
 static const enum vp_optid report_only[] = { VP_O_JSON, VP_O_CSV,
@@ -66,7 +68,8 @@ add_word(struct vp_buf *b, const char *w)
 }
 
 /* Whether word i of argv is export's own (-o FILE, --output, --deepspeed-
- * file) and how many words it takes. */
+ * file) or the report's (--json, --csv, --explain: --emit's) and how many
+ * words it takes. */
 static int
 own_words(int argc, char **argv, int i)
 {
@@ -78,6 +81,10 @@ own_words(int argc, char **argv, int i)
 		return next;
 	if (strncmp(w, "-o", 2) == 0 || strncmp(w, "--output=", 9) == 0 ||
 	    strncmp(w, "--deepspeed-file=", 17) == 0)
+		return 1;
+	/* The report's form (--emit takes them), not the plan. */
+	if (strcmp(w, "--json") == 0 || strcmp(w, "--csv") == 0 ||
+	    strcmp(w, "--explain") == 0)
 		return 1;
 	return 0;
 }
@@ -145,20 +152,13 @@ model_first(enum vp_export_fmt f, const struct vp_cli_job *job,
 	return rc;
 }
 
+static int export_run(int fmt, const char *fmt_name, int uargc,
+    char **uargv, bool emit);
+
 int
 vp_cmd_export(int argc, char **argv)
 {
-	struct vp_cli_job job;
-	struct vp_diags d = { 0 };
-	struct vp_buf out, notes, err, cmd, rt, ds_out;
-	bool ds_side;
-	struct vp_export_in in = { 0 };
-	const char *const *pins;
-	const char *path, *p;
-	char **nargv;
-	int nargc = 0, i, rc, fmt = -1, uargc;
-	char **uargv;
-	size_t k;
+	int i, fmt = -1;
 
 	if (argc >= 2 && (strcmp(argv[1], "--help") == 0 ||
 	    strcmp(argv[1], "-h") == 0)) {
@@ -188,12 +188,101 @@ vp_cmd_export(int argc, char **argv)
 		    "megatron or hf)\n", stderr);
 		return VP_EXIT_USAGE;
 	}
+	return export_run(fmt, argv[1], argc - 2, argv + 2, false);
+}
+
+/* Where word i of args is --emit's (--emit FORMAT or --emit=FORMAT): its
+ * value, and how many words it takes; 0 when it is not. */
+static int
+emit_words(int argc, char **argv, int i, const char **value)
+{
+	if (strcmp(argv[i], "--emit") == 0) {
+		*value = i + 1 < argc ? argv[i + 1] : NULL;
+		return i + 1 < argc ? 2 : 1;
+	}
+	if (strncmp(argv[i], "--emit=", 7) == 0) {
+		*value = argv[i] + 7;
+		return 1;
+	}
+	return 0;
+}
+
+bool
+vp_emit_given(int argc, char **argv)
+{
+	const char *v;
+	int i;
+
+	for (i = 1; i < argc && strcmp(argv[i], "--") != 0; i++)
+		if (emit_words(argc, argv, i, &v) > 0)
+			return true;
+	return false;
+}
+
+int
+vp_cmd_emit(int argc, char **argv)
+{
+	char **uargv;
+	const char *value = NULL;
+	int i, k, uargc = 0, fmt = -1, rc;
+
+	uargv = calloc((size_t)argc + 1, sizeof *uargv);
+	if (uargv == NULL) {
+		fputs("vramplan: out of memory\n", stderr);
+		return VP_EXIT_SYSTEM;
+	}
+	/* The user's words less --emit's (the rest is the estimate's). */
+	for (i = 1; i < argc; i += k ? k : 1) {
+		k = strcmp(argv[i], "--") == 0 ? 0 :
+		    emit_words(argc, argv, i, &value);
+		if (k == 0)
+			uargv[uargc++] = argv[i];
+	}
+	for (i = 0; value != NULL && i < VP_EXPORT_COUNT; i++)
+		if (strcmp(value, vp_export_names[i]) == 0)
+			fmt = i;
+	if (fmt < 0) {
+		const char *near = value ? vp_closest(value, vp_export_names,
+		    VP_EXPORT_COUNT) : NULL;
+
+		fprintf(stderr, "vramplan: --emit: %s%s%s", value ?
+		    "unknown format '" : "no format given", value ? value : "",
+		    value ? "'" : "");
+		if (near)
+			fprintf(stderr, "; did you mean '%s'?", near);
+		fputs(" (deepspeed, accelerate, torchtitan, torchtune, "
+		    "megatron or hf)\n", stderr);
+		free(uargv);
+		return VP_EXIT_USAGE;
+	}
+	rc = export_run(fmt, vp_export_names[fmt], uargc, uargv, true);
+	free(uargv);
+	return rc;
+}
+
+/*
+ * The export of format fmt from the user's words (the model and its
+ * options): the file to -o FILE or stdout; with emit (the estimate's
+ * --emit) the file to -o FILE and the estimate's report on stdout.
+ */
+static int
+export_run(int fmt, const char *fmt_name, int uargc, char **uargv, bool emit)
+{
+	struct vp_cli_job job;
+	struct vp_diags d = { 0 };
+	struct vp_buf out, notes, err, cmd, rt, ds_out;
+	bool ds_side;
+	struct vp_export_in in = { 0 };
+	const char *const *pins;
+	const char *path, *p;
+	char **nargv;
+	int nargc = 0, i, rc;
+	size_t k;
+
 	/* The format's options first, where the user gave none: the user's
 	 * win (getopt keeps the last value). */
-	uargc = argc - 2;
-	uargv = argv + 2;
 	pins = vp_export_pins((enum vp_export_fmt)fmt);
-	nargv = calloc((size_t)argc + 32, sizeof *nargv);
+	nargv = calloc((size_t)uargc + 34, sizeof *nargv);
 	if (nargv == NULL) {
 		fputs("vramplan: out of memory\n", stderr);
 		return VP_EXIT_SYSTEM;
@@ -207,10 +296,23 @@ vp_cmd_export(int argc, char **argv)
 	for (i = 0; i < uargc; i++)
 		nargv[nargc++] = uargv[i];
 	rc = vp_cli_parse(nargc, nargv, VP_CMD_ESTIMATE | VP_CMD_EXPORT, &job);
+	if (rc == VP_EXIT_OK && !job.done && !emit &&
+	    job.opts.has[VP_O_EMIT]) {
+		fputs("vramplan: export: --emit is the estimate's (vramplan "
+		    "MODEL --emit FORMAT -o FILE); export takes its format as "
+		    "its first word\n", stderr);
+		rc = VP_EXIT_USAGE;
+	}
+	if (rc == VP_EXIT_OK && !job.done && emit &&
+	    !job.opts.has[VP_O_OUTPUT]) {
+		fprintf(stderr, "vramplan: --emit %s writes the launch file to "
+		    "-o FILE (standard output is the estimate's)\n", fmt_name);
+		rc = VP_EXIT_USAGE;
+	}
 	/* The format's own families first: a model it has no builder for
 	 * is refused for that, not for an option the format implies. */
 	if (rc == VP_EXIT_OK && !job.done && (rc = model_first(
-	    (enum vp_export_fmt)fmt, &job, argv[1])) == VP_EXIT_OK)
+	    (enum vp_export_fmt)fmt, &job, fmt_name)) == VP_EXIT_OK)
 		rc = vp_setup(&job, NULL);
 	if (rc != VP_EXIT_OK || job.done) {
 		vp_cli_job_free(&job);
@@ -218,7 +320,9 @@ vp_cmd_export(int argc, char **argv)
 		return rc;
 	}
 	for (k = 0; k < sizeof report_only / sizeof report_only[0]; k++)
-		if (job.opts.has[report_only[k]]) {
+		if (job.opts.has[report_only[k]] && !(emit &&
+		    (report_only[k] == VP_O_JSON || report_only[k] == VP_O_CSV ||
+		    report_only[k] == VP_O_EXPLAIN))) {
 			fprintf(stderr, "vramplan: export: --%s is the estimate's "
 			    "report (vramplan MODEL --%s), not a plan\n",
 			    vp_options[report_only[k]].name,
@@ -289,14 +393,14 @@ vp_cmd_export(int argc, char **argv)
 		in.ds_file = "FILE";
 		if (vp_export((enum vp_export_fmt)fmt, &in, &out, &notes,
 		    &err) != 0) {
-			fprintf(stderr, "vramplan: export %s: %s\n", argv[1],
+			fprintf(stderr, "vramplan: export %s: %s\n", fmt_name,
 			    err.s);
 			rc = VP_EXIT_EXPORT;
 		} else {
 			fprintf(stderr, "vramplan: export %s: the plan is "
 			    "DeepSpeed ZeRO-%u, whose settings %s reads from a "
 			    "DeepSpeed config: give --deepspeed-file FILE, and it "
-			    "is written there from the same plan\n", argv[1],
+			    "is written there from the same plan\n", fmt_name,
 			    job.ses.plan.zero, fmt == VP_EXPORT_HF ?
 			    "the Trainer" : "accelerate");
 			rc = VP_EXIT_USAGE;
@@ -339,7 +443,7 @@ vp_cmd_export(int argc, char **argv)
 	if (vp_export((enum vp_export_fmt)fmt, &in, &out, &notes, &err) != 0 ||
 	    (ds_side && vp_export(VP_EXPORT_DEEPSPEED, &in, &ds_out, &notes,
 	    &err) != 0)) {
-		fprintf(stderr, "vramplan: export %s: %s\n", argv[1], err.s);
+		fprintf(stderr, "vramplan: export %s: %s\n", fmt_name, err.s);
 		rc = VP_EXIT_EXPORT;
 	} else {
 		for (p = notes.s; p && *p;) {
@@ -368,7 +472,25 @@ vp_cmd_export(int argc, char **argv)
 			fputs(out.s, stdout);
 			rc = vp_cli_flush();
 		}
-		if (rc == VP_EXIT_OK && (job.ses.rep.fits == 0 ||
+		if (rc == VP_EXIT_OK && emit) {
+			/* The estimate's report, as vramplan MODEL prints it
+			 * with the format's options. */
+			out.len = 0;
+			out.s[0] = '\0';
+			job.ses.rep.color = isatty(STDOUT_FILENO) &&
+			    getenv("NO_COLOR") == NULL;
+			if (job.json)
+				vp_report_json(&job.ses.rep, &out);
+			else if (job.csv)
+				vp_report_csv(&job.ses.rep, &out);
+			else
+				vp_report_text(&job.ses.rep, &out);
+			fputs(out.s, stdout);
+			rc = vp_cli_flush();
+			if (rc == VP_EXIT_OK && (job.ses.rep.fits == 0 ||
+			    job.ses.host_short))
+				rc = VP_EXIT_NOFIT;
+		} else if (rc == VP_EXIT_OK && (job.ses.rep.fits == 0 ||
 		    job.ses.host_short)) {
 			fprintf(stderr, "vramplan: export: the plan does not "
 			    "fit (the estimate's verdict; the file is written "

@@ -44,5 +44,7 @@ main(int argc, char **argv)
 		for (i = 0; i < sizeof cmds / sizeof cmds[0]; i++)
 			if (strcmp(argv[1], cmds[i].name) == 0)
 				return cmds[i].exec(argc - 1, argv + 1);
+	if (vp_emit_given(argc, argv))
+		return vp_cmd_emit(argc, argv);
 	return vp_cmd_estimate(argc, argv);
 }

@@ -1,5 +1,6 @@
 /* options.c — the option table and what it drives (see options.h). */
 #include "options.h"
+#include "export.h"
 
 #include <assert.h>
 #include <math.h>
@@ -324,11 +325,16 @@ const struct vp_optdef vp_options[VP_O_COUNT] = {
     "default after them)" },
 [VP_O_OUTPUT] = { "output", VP_OK_STRING, NOF, NULL, 0, NULL, 0, 0, false,
     NULL, VP_CMD_EXPORT, false, false, VP_OPEN_NONE, "FILE",
-    "export: write the file here (atomically; -o FILE), not to stdout" },
+    "export, --emit: write the file here (atomically; -o FILE), not to "
+    "stdout" },
 [VP_O_DS_FILE] = { "deepspeed-file", VP_OK_STRING, NOF, NULL, 0, NULL, 0, 0,
     false, NULL, VP_CMD_EXPORT, false, false, VP_OPEN_NONE, "FILE",
     "export accelerate|hf of a DeepSpeed plan: write its DeepSpeed "
     "config here (the file names it)" },
+[VP_O_EMIT] = { "emit", VP_OK_ENUM, NOF, E(vp_export_names), NULL,
+    0, 0, false, NULL, VP_CMD_ESTIMATE, false, false, VP_OPEN_NONE, "FORMAT",
+    "also write the plan as FORMAT's launch file to -o FILE (what "
+    "'vramplan export FORMAT' writes; the report is of that plan)" },
 [VP_O_REVISION] = { "revision", VP_OK_STRING, NOF, NULL, 0, NULL, 0, 0,
     false, NULL, ALL, false, false, VP_OPEN_NONE, "REV",
     "with ORG/NAME from the Hugging Face cache: the snapshot of this "

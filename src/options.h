@@ -74,7 +74,7 @@
 	X(UNDATED_PRICES, "undated-prices") \
 	X(REVISION, "revision") X(NAMES, "names") X(IDS, "ids") \
 	X(CACHED, "cached") \
-	X(OUTPUT, "output") X(DS_FILE, "deepspeed-file")
+	X(OUTPUT, "output") X(DS_FILE, "deepspeed-file") X(EMIT, "emit")
 #define X(e, s) VP_O_##e,
 enum vp_optid { VP_OPTION_LIST(X) VP_O_COUNT };
 #undef X

@@ -296,6 +296,59 @@ refused 2 hf llama-3.1-8b --gpus 8xH100 --precision bf16-master
 refused 2 frobnicate llama-3.1-8b
 refused 2 deepspeed llama-3.1-8b --gpus 8xH100 --json
 
+# --- The estimate's --emit: export's file, and the report of its plan ------
+for c in "deepspeed:llama-3.1-8b --gpus 8xH100" \
+    "torchtitan:llama-3.1-8b --gpus 8xH100 --recompute op" \
+    "megatron:mixtral-8x7b --gpus 16xH100"; do
+	f=${c%%:*}
+	"$vp" export $f ${c#*:} -o "$tmp/exp.$f" 2>/dev/null
+	"$vp" ${c#*:} --emit $f -o "$tmp/emit.$f" --json >"$tmp/emit.$f.json" \
+	    2>/dev/null
+	rc=$?
+	sed "s|$tmp/exp\.$f|FILE|g" "$tmp/exp.$f" >"$tmp/exp.$f.n"
+	sed "s|$tmp/emit\.$f|FILE|g" "$tmp/emit.$f" >"$tmp/emit.$f.n"
+	if [ "$rc" -gt 1 ] || ! cmp -s "$tmp/exp.$f.n" "$tmp/emit.$f.n"; then
+		bad "--emit $f ${c#*:}: exit $rc, or not export's file"
+		continue
+	fi
+	# The report is the estimate the file's header names.
+	if "$sys_py" - "$vp" "$tmp/emit.$f" "$tmp/emit.$f.json" <<'EOF2'
+import json, re, shlex, subprocess, sys
+vp, path, rep = sys.argv[1:]
+text = open(path).read()
+if text.startswith("{"):
+    cmd = json.loads(text)["_vramplan"]["estimate"]
+else:
+    cmd = re.search(r"estimate: (vramplan .*)", text).group(1)
+r = subprocess.run([vp] + shlex.split(cmd)[1:] + ["--json"],
+                   capture_output=True, text=True)
+a, b = json.loads(r.stdout), json.load(open(rep))
+# The planner's own search aside: the estimate line pins what the
+# format kept the planner from, so it weighs fewer alternatives.
+for k in sorted(set(a) | set(b)):
+    if k not in ("search", "min_gpus") and a.get(k) != b.get(k):
+        sys.exit(f"{k}: the report is not the estimate of {cmd}")
+EOF2
+	then
+		ok "--emit $f ${c#*:}: export's file, the report of its estimate"
+	else
+		bad "--emit $f ${c#*:}: the report is not the file's estimate"
+	fi
+done
+rm -f "$tmp/refused"
+"$vp" llama-3.1-8b --gpus 8xH100 --emit hf >"$tmp/refused.out" 2>&1
+[ $? -eq 2 ] && ok "--emit without -o: usage error (2)" ||
+    bad "--emit without -o is not a usage error"
+"$vp" jamba-v0.1 --gpus 8xH100 --emit torchtune -o "$tmp/refused" \
+    >"$tmp/refused.out" 2>"$tmp/refused.err"
+if [ $? -eq 6 ] && [ ! -e "$tmp/refused" ] && [ ! -s "$tmp/refused.out" ]
+then
+	ok "--emit torchtune jamba-v0.1: refused (6), no file, no report"
+else
+	bad "--emit torchtune jamba-v0.1: not refused as export refuses it"
+fi
+refused 2 hf llama-3.1-8b --gpus 8xH100 --emit hf
+
 # --- The real parsers -----------------------------------------------------
 if [ "$fail" -eq 0 ]; then
 	[ -x "$py" ] || missing export "no test venv at $py; build it with" \
