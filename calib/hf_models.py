@@ -142,6 +142,12 @@ CONFIGS = {
     "mamba2-tied": ("mamba2", dict(vocab_size=1024, hidden_size=128, num_hidden_layers=2, num_heads=8, head_dim=32,
                                    n_groups=2, state_size=24, expand=2, conv_kernel=4, chunk_size=16,
                                    tie_word_embeddings=True)),
+    # The same at zamba2-grad's Mamba-2 sizes (hidden 256: intermediate 512, 8 heads of 64, 1 group, state 16), for
+    # b1 s16 with SGD: the weights' gradients make the backward peak, at the first block's in_proj, whose weight
+    # gradient autocast casts to fp32 after the matmul's node has released the cached 16-bit copy.
+    "mamba2-grad": ("mamba2", dict(vocab_size=256, hidden_size=256, num_hidden_layers=2, num_heads=8, head_dim=64,
+                                   n_groups=1, state_size=16, expand=2, conv_kernel=4, chunk_size=16,
+                                   tie_word_embeddings=False)),
     # Bamba (BambaForCausalLM, a Mamba-2 hybrid): blocks 0 and 2 Mamba-2 (8 heads of 32, 2 groups, state 24,
     # chunks of 16), block 1 Llama attention (4 heads of 32, 2 KV heads, RoPE on half of each head); a SwiGLU MLP of
     # 256 in every block; vocab 256, untied.

@@ -402,6 +402,10 @@ GRID = [
     # Tied (Mamba-2 2.7B's layout), vocab 1024: -0.01% and -0.52%.
     ("mamba2-tied", "fp32", "adamw", 2, 64, "none", "eager"),
     ("mamba2-tied", "bf16-mixed", "adamw", 2, 64, "full", "eager"),
+    # mamba2-grad (zamba2-grad's Mamba-2 sizes, b1 s16, SGD: the weights'
+    # gradients make the backward peak, at the first block's in_proj):
+    # KNOWN, see there.
+    ("mamba2-grad", "bf16-mixed", "sgd", 1, 16, "none", "eager"),
     # Bamba (a Mamba-2 hybrid: Mamba-2 blocks 0 and 2, attention block 1,
     # each with a SwiGLU MLP), b2 s64, chunks of 16.  Measured when it
     # landed: -0.01% (fp32 eager), -0.06% (bf16-mixed sdpa, whose loss and
@@ -635,6 +639,7 @@ FULL_ONLY = {
     "mamba2/bf16-mixed/adamw/b2s64/rc/eager",
     "mamba2-tied/fp32/adamw/b2s64/norc/eager",
     "mamba2-tied/bf16-mixed/adamw/b2s64/rc/eager",
+    "mamba2-grad/bf16-mixed/sgd/b1s16/norc/eager",
     "bamba/bf16-mixed/adamw/b2s64/norc/sdpa",
     "bamba/fp32/adamw/b2s64/norc/sdpa",
     "bamba/bf16-mixed/adamw/b2s64/rc/sdpa",
@@ -696,7 +701,22 @@ TARGET_SEQ_DIV = 2
 # once held were those, plus two the estimator had for every version:
 # sdpa's output transposes back without a copy, and a fused q, k, v
 # projection made GPT-2's sdpa output three times too large.
-KNOWN = {}
+KNOWN = {
+    # Traced (calib/harness.py --trace against --explain): the measured
+    # peak is the fp32 cast of block 0's in_proj weight gradient, which
+    # autocast's ToCopyBackward0 makes after MmBackward0 has released
+    # what it saved (the cached 16-bit weight copy, 544,768 B) and its
+    # output's gradient (34,048 B); mem.c's backward_op checks the
+    # matmul's backward and the cast at once, so +578,808 B (+7.32%).
+    # The same mechanism is zamba2-grad's +1.43%.  Modelled on branch
+    # ssmfix-wip (-0.10% here, zamba2-grad -0.50%), it moves t5-gated,
+    # bart, vit and falcon-act bf16-mixed cases 0.7-1.6 points lower
+    # (bart's peak phase wrong): those lowerings hold an offsetting
+    # excess that is not found yet.
+    "mamba2-grad/bf16-mixed/sgd/b1s16/norc/eager":
+        "autocast's fp32 weight-gradient cast is replayed beside the cached 16-bit copy that MmBackward0 "
+        "has already released (+578,808 B; ssmfix-wip)",
+}
 
 
 def target_seq(c):
