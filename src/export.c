@@ -908,13 +908,14 @@ export_torchtitan(const struct vp_export_in *in, struct vp_buf *out,
 		vp_buf_printf(out, "enable_fsdp_float8_all_gather = %s\n",
 		    p->float8_all_gather ? "true" : "false");
 	}
-	if (p->fsdp != VP_FSDP_NONE) {
+	if (p->fsdp != VP_FSDP_NONE && p->fsdp_units != VP_FSDP_UNITS_SPLIT) {
 		struct vp_param_count pc;
 
 		/* torchtitan v0.2.2 parallelize.py apply_fsdp: fully_shard
 		 * of tok_embeddings, of each block, of [norm, output], then
-		 * of the model; vramplan's FSDP2 keeps what is outside the
-		 * blocks in the root unit, gathered through the step. */
+		 * of the model, which --fsdp-units split models (--trainer
+		 * torchtitan sets it); a plan with the root layout (given,
+		 * or tied embeddings) keeps them in the root unit. */
 		vp_model_params(in->model, &pc);
 		vp_buf_printf(out, "\n# not as estimated: torchtitan shards "
 		    "tok_embeddings and [norm, output] as units of their own;\n"
@@ -923,8 +924,8 @@ export_torchtitan(const struct vp_export_in *in, struct vp_buf *out,
 		    "up to %.2f GiB\n", gib((pc.embedding + pc.head) * 2 /
 		    p->tp));
 		note(notes, "torchtitan shards tok_embeddings and [norm, output] "
-		    "as units of their own, which vramplan's FSDP2 does not "
-		    "model (the root unit holds them): the estimate overstates "
+		    "as units of their own; this plan's --fsdp-units root "
+		    "keeps them in the root unit: the estimate overstates "
 		    "by up to %.2f GiB", gib((pc.embedding + pc.head) * 2 /
 		    p->tp));
 	}

@@ -120,10 +120,17 @@ struct sim {
 		uint64_t rs;	/* FSDP2: the pending reduce-scatter input */
 		uint64_t root_rs;	/* the root's reduce-scatter input */
 		unsigned cnum, cden;	/* unsharded / weight-gradient bytes */
+		/* --fsdp-units split (fsdp_split_now): the embedding unit
+		 * and the [norm, head] one, gathered, and the head's
+		 * reduce-scatter input (root_rs is the embedding's) */
+		bool split;
+		uint64_t emb, head, head_rs;
+		size_t head_end;	/* the op after the head's last */
 	} ft;
 	uint64_t ft_rootg;	/* the root's gradients, unsharded part */
 	uint64_t ft_unitg;	/* the block's gradients so far, likewise */
 	uint32_t ft_last;	/* the last block this phase has run */
+	bool ft_loss;		/* --fsdp-units split: an op after the head */
 	bool grads_prealloc;	/* gradients go into a preallocated buffer */
 	bool grads_offload;	/* gradients leave for host RAM when made */
 	bool oib;		/* --optimizer-in-backward: each parameter
@@ -384,6 +391,55 @@ tl_record(struct vp_timeline *tl, uint64_t v, enum vp_phase ph,
  *   pre-backward hook; FSDP2 also keeps the last reduce-scatter input
  *   until the next block's post-backward.
  */
+/*
+ * FSDP2 with --fsdp-units split, torchtitan's apply_fsdp (v0.2.2,
+ * models/llama3/infra/parallelize.py): fully_shard on tok_embeddings, on
+ * each block, on [norm, output] with reshard_after_forward False, then on
+ * the model (no parameters of its own), whose forward returns the logits
+ * (the loss after it).  From torch/distributed/fsdp/_fully_shard, measured
+ * per rank on the CPU (tests/validate_fsdp.py, the split cases):
+ * - forward: each unit's all-gather output stays until the next unit's
+ *   copy-out (wait_for_unshard), so the embeddings hold twice their size,
+ *   a block two blocks, the head unit twice its size until the root's
+ *   post-forward frees the last output (FSDPState._post_forward), before
+ *   the loss; the embeddings are resharded after forward like the blocks,
+ *   the head unit is kept to its backward;
+ * - backward: the head unit and its gradients, with block n prefetched
+ *   from its pre-backward, once the loss's backward has reached the
+ *   logits;
+ *   its post-backward (when block n's backward begins) frees both and
+ *   leaves its reduce-scatter input until block n's post-backward; block 1
+ *   prefetches the embeddings, whose gradients stay whole to their
+ *   post-backward at the very end (root_rs: their reduce-scatter input).
+ * - reshard_after_forward off: the embeddings and every block stay
+ *   gathered from their forward to their backward.
+ */
+static uint64_t
+fsdp_split_now(const struct sim *s)
+{
+	const struct fsdp_tl *f = &s->ft;
+	uint32_t l = s->cur_layer, n = s->g->layers;
+	uint64_t kept = f->raf ? 0 : f->emb;	/* the embeddings, kept */
+
+	if (s->phase != VP_PHASE_BACKWARD) {
+		if (l == 0 && s->ft_last == 0)	/* the embeddings */
+			return 2 * f->emb;
+		if (!f->raf)
+			kept += (uint64_t)(l == 0 ? n : l - 1) * f->unit;
+		if (l == 0)		/* after the blocks: norm, head, loss */
+			return kept + (s->ft_loss ? 1 : 2) * f->head;
+		return kept + 2 * f->unit;
+	}
+	if (l == 0 && s->ft_last == 0)	/* the loss and head, first */
+		return f->head + s->ft_rootg + (f->raf ? (s->ft_loss ? 0 :
+		    f->unit) : kept + (uint64_t)n * f->unit);
+	if (l == 0)			/* the embeddings, last */
+		return f->emb + s->ft_rootg + f->rs;
+	return s->ft_unitg + (l < n ? f->rs : f->head_rs) + (f->raf ?
+	    f->unit + (l > 1 ? f->unit : f->emb) :
+	    kept + (uint64_t)l * f->unit);
+}
+
 static uint64_t
 fsdp_now(const struct sim *s)
 {
@@ -392,6 +448,8 @@ fsdp_now(const struct sim *s)
 	uint64_t v = f->root;
 	bool ahead = f->v2 || f->prefetch == VP_FSDP_PREFETCH_PRE;
 
+	if (f->split)
+		return fsdp_split_now(s);
 	if (s->phase != VP_PHASE_BACKWARD) {
 		if (l == 0 && s->ft_last == 0)	/* the embeddings */
 			return f->v2 ? 2 * f->root : f->root;
@@ -749,6 +807,7 @@ forward(struct sim *s, size_t a, size_t b, bool segment_rerun)
 		s->cur_op = o->name;
 		if (o->layer > 0)
 			s->ft_last = o->layer;
+		s->ft_loss = s->ft.split && i >= s->ft.head_end;
 		s->place = place_of(s, i);
 		if (o->layer == 0 && i >= g->layer_first_op[g->layers + 1])
 			s->phase = VP_PHASE_LOSS;
@@ -854,6 +913,22 @@ wgrad_is_transient(const struct sim *s)
 }
 
 /*
+ * FSDP2's weight gradient, the first micro-batch's: AccumulateGrad makes
+ * the op's output the unsharded parameter's .grad (no copy), held until
+ * the unit's post-backward; the replay counts it there whole, its shard
+ * as the gradient term and the rest as ft_rootg or ft_unitg, so it is no
+ * transient beside them (measured: one dW at the head's backward,
+ * tests/validate_fsdp.py).
+ */
+static bool
+fsdp2_wgrad_owned(const struct sim *s)
+{
+	return s->ft.on && s->ft.v2 && s->ft.cden && s->first_mb &&
+	    s->gshard > 1 && !s->grads_prealloc && !s->grads_offload &&
+	    !s->oib;
+}
+
+/*
  * The tensors a weight gradient (or its shard, total bytes) is made of,
  * for the allocator: wgrad_count weights, then as many biases (graph.h).
  */
@@ -928,6 +1003,11 @@ backward_op(struct sim *s, const struct vp_op *o)
 
 	s->cur_layer = o->layer;
 	s->cur_op = o->name;
+	/* --fsdp-units split: the head unit's post-backward, as block n's
+	 * backward begins, has reduced its gradients. */
+	if (o->layer > 0 && s->ft_last == 0 && s->ft.split)
+		s->ft_rootg = 0;
+	s->ft_loss = s->ft.split && (size_t)(o - g->op) >= s->ft.head_end;
 	if (o->layer > 0)
 		s->ft_last = o->layer;
 	s->place = place_of(s, (size_t)(o - g->op));
@@ -980,6 +1060,8 @@ backward_op(struct sim *s, const struct vp_op *o)
 				add(s, VP_CAT_TRANSIENT, w);
 				s->wgrad_waiting += w;
 				s->wait_slot = ev_alloc(s, w, TAG_NONE);
+			} else if (fsdp2_wgrad_owned(s)) {
+				/* counted whole below (ft_rootg, ft_unitg) */
 			} else if (wgrad_is_transient(s) && !s->rec) {
 				tmp += o->wgrad_bytes;
 			} else if (wgrad_is_transient(s)) {
@@ -1347,6 +1429,55 @@ ds_persistent(const struct vp_graph *g, const struct vp_model *m,
  * under bf16-mixed (MixedPrecisionPolicy(param_dtype=bf16,
  * reduce_dtype=fp32), torchtitan's default).
  */
+/* --fsdp-units split: the embeddings (on the first stage) and the rest
+ * of what is outside the blocks, the final norm and head (fsdp_split_now);
+ * the root keeps nothing.  The embeddings' reduce-scatter is the last
+ * (root_rs). */
+static void
+fsdp_split_sizes(const struct vp_graph *g, const struct vp_model *m,
+    const struct vp_plan *p, uint64_t root, unsigned cd, unsigned rd,
+    struct fsdp_tl *f)
+{
+	struct vp_param_count pc;
+	uint64_t emb = 0;
+	size_t i;
+
+	/* The model's forward ends with the head (the logits); the loss
+	 * comes after the root's post-forward (rules.c: --loss full). */
+	f->head_end = g->nop;
+	for (i = g->layer_first_op[g->layers + 1]; i < g->nop; i++)
+		if (g->op[i].layer == 0 && g->op[i].name != NULL &&
+		    strcmp(g->op[i].name, "lm_head") == 0)
+			f->head_end = i + 1;
+
+	vp_model_params(m, &pc);
+	if (p->stage == 0)
+		emb = pc.embedding / (p->tp ? p->tp : 1);
+	if (emb > root)
+		emb = root;
+	f->split = true;
+	f->root = 0;
+	f->emb = vp_mul_sat(emb, cd);
+	f->head = vp_mul_sat(root - emb, cd);
+	f->root_rs = p->lora_rank ? 0 : vp_mul_sat(emb, rd);
+	f->head_rs = p->lora_rank ? 0 : vp_mul_sat(root - emb, rd);
+}
+
+/* --fsdp-units split: the most gathered at once (fsdp_split_now). */
+static uint64_t
+fsdp_split_gather(const struct fsdp_tl *f, uint32_t n)
+{
+	uint64_t kept = f->raf ? 0 : vp_add_sat(f->emb,
+	    vp_mul_sat(n > 0 ? n - 1 : 0, f->unit));
+	uint64_t v = vp_add_sat(kept, vp_mul_sat(2, f->unit));
+
+	if (!f->raf)
+		kept = vp_add_sat(kept, f->unit);
+	if (vp_add_sat(kept, vp_mul_sat(2, f->head)) > v)
+		v = vp_add_sat(kept, vp_mul_sat(2, f->head));
+	return vp_mul_sat(2, f->emb) > v ? vp_mul_sat(2, f->emb) : v;
+}
+
 static void
 fsdp_timeline(const struct vp_graph *g, const struct vp_model *m,
     const struct vp_plan *p, unsigned shard, uint64_t unit,
@@ -1383,6 +1514,8 @@ fsdp_timeline(const struct vp_graph *g, const struct vp_model *m,
 		f->ugrad = vp_mul_sat(train, cd);
 		f->rs = vp_mul_sat(train, rd);
 		f->root_rs = vp_mul_sat(root_train, rd);
+		if (p->fsdp_units == VP_FSDP_UNITS_SPLIT)
+			fsdp_split_sizes(g, m, p, root, cd, rd, f);
 		return;
 	}
 	/* With use_orig_params the frozen originals' gradients are made
@@ -1547,6 +1680,9 @@ sharding(const struct vp_graph *g, const struct vp_model *m,
 			sh->gather = vp_add_sat(sh->ft.root, vp_mul_sat(
 			    sh->ft.v2 && !sh->ft.raf ? g->layers + 1 : 2,
 			    sh->ft.unit));
+			if (sh->ft.split)
+				sh->gather = fsdp_split_gather(&sh->ft,
+				    g->layers);
 			sh->unit_grad = sh->ft.ugrad;
 			sh->what = "fsdp";
 			return;

@@ -94,6 +94,11 @@ const struct vp_optdef vp_options[VP_O_COUNT] = {
     true, false, VP_OPEN_NONE, "U",
     "FSDP1's unit for LoRA adapters: their own (PEFT's policy, "
     "default) or their block's" },
+[VP_O_FSDP_UNITS] = { "fsdp-units", VP_OK_ENUM, VP_OF_INT, F(fsdp_units),
+    E(vp_fsdp_units_names), NULL, 0, 0, false, NULL, ALL, true, false,
+    VP_OPEN_NONE, "L",
+    "FSDP2's units outside the blocks: the root's (default) or split as "
+    "torchtitan's (embeddings; norm and head)" },
 [VP_O_TP] = { "tp", VP_OK_U64, VP_OF_UNSIGNED, F(tp), NULL, 0, NULL, 1,
     1024, false, NULL, ALL, true, false, VP_OPEN_TP, "N",
     "tensor parallel degree" },
@@ -367,6 +372,7 @@ _Static_assert(sizeof(enum vp_precision) == sizeof(int) &&
     sizeof(enum vp_fsdp_prefetch) == sizeof(int) &&
     sizeof(enum vp_yesno) == sizeof(int) &&
     sizeof(enum vp_lora_wrap) == sizeof(int) &&
+    sizeof(enum vp_fsdp_units) == sizeof(int) &&
     sizeof(enum vp_device) == sizeof(int) &&
     sizeof(enum vp_quant) == sizeof(int) &&
     sizeof(enum vp_kbit) == sizeof(int) &&

@@ -43,6 +43,7 @@
 	X(FSDP_ORIG_PARAMS, "fsdp-orig-params") \
 	X(RESHARD_AFTER_FORWARD, "reshard-after-forward") \
 	X(FSDP_LORA_WRAP, "fsdp-lora-wrap") \
+	X(FSDP_UNITS, "fsdp-units") \
 	X(TP, "tp") X(SP, "sp") X(ASYNC_TP, "async-tp") X(PP, "pp") X(VPP, "vpp") X(CP, "cp") \
 	X(EP, "ep") X(DP, "dp") X(CAPACITY, "capacity-factor") \
 	X(DEVICE, "device") X(OPTIMIZER_IMPL, "optimizer-impl") \

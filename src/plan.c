@@ -36,6 +36,8 @@ const char *const vp_fsdp_prefetch_names[VP_FSDP_PREFETCH_COUNT] = {
 const char *const vp_yesno_names[VP_YESNO_COUNT] = { VP_YESNO_LIST(X) };
 const char *const vp_lora_wrap_names[VP_LORAWRAP_COUNT] = {
 	VP_LORAWRAP_LIST(X) };
+const char *const vp_fsdp_units_names[VP_FSDP_UNITS_COUNT] = {
+	VP_FSDP_UNITS_LIST(X) };
 const char *const vp_zerograd_names[VP_ZEROGRAD_COUNT] = {
 	VP_ZEROGRAD_LIST(X) };
 #undef X

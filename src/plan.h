@@ -136,6 +136,14 @@
  * as a plain FSDP1 script wraps).
  */
 #define VP_LORAWRAP_LIST(X) X(PEFT, "peft") X(BLOCK, "block")
+/*
+ * FSDP2's units outside the blocks: `root`, the embeddings, final norm and
+ * head in the root unit (fully_shard on each block, then on the model);
+ * `split`, torchtitan's apply_fsdp: fully_shard on tok_embeddings, on each
+ * block, on [norm, output] (not resharded after forward), then on the
+ * model, whose forward returns the logits (the loss after it).
+ */
+#define VP_FSDP_UNITS_LIST(X) X(ROOT, "root") X(SPLIT, "split")
 
 #define X(e, s) VP_PREC_##e,
 enum vp_precision { VP_PREC_LIST(X) VP_PREC_COUNT };
@@ -196,6 +204,9 @@ enum vp_yesno { VP_YESNO_LIST(X) VP_YESNO_COUNT };
 #define X(e, s) VP_LORAWRAP_##e,
 enum vp_lora_wrap { VP_LORAWRAP_LIST(X) VP_LORAWRAP_COUNT };
 #undef X
+#define X(e, s) VP_FSDP_UNITS_##e,
+enum vp_fsdp_units { VP_FSDP_UNITS_LIST(X) VP_FSDP_UNITS_COUNT };
+#undef X
 #define X(e, s) VP_OPTIMPL_##e,
 enum vp_optimpl { VP_OPTIMPL_LIST(X) VP_OPTIMPL_COUNT };
 #undef X
@@ -222,6 +233,7 @@ extern const char *const vp_framework_names[VP_FW_COUNT];
 extern const char *const vp_fsdp_prefetch_names[VP_FSDP_PREFETCH_COUNT];
 extern const char *const vp_yesno_names[VP_YESNO_COUNT];
 extern const char *const vp_lora_wrap_names[VP_LORAWRAP_COUNT];
+extern const char *const vp_fsdp_units_names[VP_FSDP_UNITS_COUNT];
 extern const char *const vp_optimpl_names[VP_OPTIMPL_COUNT];
 extern const char *const vp_zerograd_names[VP_ZEROGRAD_COUNT];
 
@@ -301,6 +313,7 @@ struct vp_plan {
 	enum vp_yesno fsdp_orig_params;
 	enum vp_yesno reshard_after_forward;
 	enum vp_lora_wrap fsdp_lora_wrap;	/* FSDP1: adapters' unit */
+	enum vp_fsdp_units fsdp_units;	/* FSDP2: the units outside blocks */
 	unsigned tp, pp, dp;	/* parallel degrees; 0 = derive */
 	unsigned vpp;		/* virtual pipeline chunks per stage (>= 1) */
 	unsigned cp;		/* context parallel degree */

@@ -1841,6 +1841,36 @@ vit_plan(const struct vp_plan *p, const struct vp_model *m, unsigned world,
 	    "sdpa attention and --recompute none or full", what, m->name);
 }
 
+/*
+ * --fsdp-units split is FSDP2's (fully_shard on a list of modules), and
+ * torchtitan's layout, measured with untied embeddings (a tied weight
+ * would be in the embeddings' unit and the head's at once) and its full
+ * cross-entropy after the model's forward (mem.c, fsdp_split_now).
+ */
+static int
+fsdp_units(const struct vp_plan *p, const struct vp_model *m,
+    unsigned world, struct vp_diags *d)
+{
+	(void)world;
+	if (p->fsdp_units != VP_FSDP_UNITS_SPLIT ||
+	    (p->fsdp != VP_FSDP_FULL && p->fsdp != VP_FSDP_HYBRID))
+		return 0;
+	if (vp_plan_framework(p) != VP_FW_FSDP2)
+		return refuse(d, "--fsdp-units split is FSDP2's layout "
+		    "(fully_shard on the embeddings and on [norm, head]); "
+		    "give --framework fsdp2 or --fsdp-units root");
+	if (p->loss != VP_LOSS_FULL)
+		return refuse(d, "--fsdp-units split is modelled with --loss "
+		    "full (torchtitan's cross-entropy after the model's "
+		    "forward), not --loss %s", vp_loss_names[p->loss]);
+	if (m->tie_embeddings)
+		return refuse(d, "--fsdp-units split is not modelled for '%s', "
+		    "whose head is tied to its embeddings (not measured: the "
+		    "weight would be in two units); give --fsdp-units root",
+		    m->name);
+	return 0;
+}
+
 static const struct rule rules[] = {
 	{ lgraph_plan, 0, false },
 	{ tp_heads, VP_RK_TP, false },
@@ -1895,6 +1925,7 @@ static const struct rule rules[] = {
 	{ falcon_plan, 0, false },
 	{ ssm_plan, TPPPCPDP | VP_RK_EP | VP_RK_SHARD, false },
 	{ zamba2_plan, VP_RK_SHARD, false },
+	{ fsdp_units, VP_RK_SHARD, false },
 };
 
 static int

@@ -149,6 +149,18 @@ fsdp2_multi(const struct tctx *c)
 	return multi_gpu(c, "fsdp2");
 }
 
+/* apply_fsdp's units (--fsdp-units split) where FSDP2 shards: not with
+ * tied embeddings, which its llama3 does not tie (rules.c refuses them). */
+static const char *
+titan_units(const struct tctx *c)
+{
+	if (c->m != NULL && c->m->tie_embeddings)
+		return NULL;
+	if (!given_enum(c, VP_O_FRAMEWORK, VP_FW_FSDP2))
+		return NULL;
+	return "split";
+}
+
 /* Only where the recompute is the library's own too. */
 static const char *
 titan_stride(const struct tctx *c)
@@ -225,6 +237,9 @@ static const struct row rows[] = {
 	{ VP_TRAINER_TORCHTITAN, VP_O_COMPILE_WRAPS_CKPT, NULL,
 	    titan_compile_ac, "parallelize_llama: apply_ac, then "
 	    "apply_compile (each checkpoint-wrapped block compiled)" },
+	{ VP_TRAINER_TORCHTITAN, VP_O_FSDP_UNITS, NULL, titan_units,
+	    "apply_fsdp: tok_embeddings and [norm, output] units of their "
+	    "own" },
 };
 
 /* What each library is, and what it does that vramplan cannot say. */

@@ -23,6 +23,14 @@ Llama-style model from tests/data/val/NAME.yaml on each and wraps it:
   reshard_after_forward True or False for the blocks; bf16:
   MixedPrecisionPolicy(param_dtype=bf16, reduce_dtype=fp32), torchtitan's
   default;
+- FSDP2 as torchtitan wraps (--fsdp-units split; torchtitan v0.2.2
+  models/llama3/infra/parallelize.py apply_fsdp, its calls replicated:
+  the harness's model is not torchtitan's Transformer): fully_shard on
+  the embeddings, on every block, on [norm, lm_head] with
+  reshard_after_forward False, then on the model, whose forward returns
+  the logits, the loss computed after it as torchtitan's train step does
+  (so the root's post-forward frees the last all-gather output before
+  the loss);
 and measures STEPS training steps (AdamW, bf16 under autocast as vramplan's
 bf16-mixed) on every rank with the harness's exact allocator replay: the
 profiler's allocation events on top of what the rank holds before the
@@ -38,7 +46,9 @@ adapters are bf16 too (--lora-dtype bf16).
 
 is the estimate for one rank (per_gpu.allocated_peak_bytes).  The gate:
 the mean |error| over every rank of every case <= MEAN_LIMIT_PCT, each
-rank's <= MAX_LIMIT_PCT (1.2% and 4.0% on PyTorch 2.13 when written).
+rank's <= MAX_LIMIT_PCT (1.2% and 4.0% on PyTorch 2.13 when written;
+0.90% and 3.99% with the split cases and FSDP2's weight gradient
+counted once).
 
 Repeatability (the measurement must not depend on the machine's load):
 - gloo's work object keeps the tensors a collective was given, and its
@@ -120,9 +130,12 @@ STEPS = 3
 # Hugging Face loads it; FSDP1's flat parameter needs one dtype, so there
 # the adapters are bf16 too (--lora-dtype bf16).
 def C(fw, prec, lora=0, world=2, orig=True, prefetch="pre", reshard=True, wrap="block", model="llama-4l-mha",
-      b=2, s=64, recompute=False):
-    return {"fw": fw, "model": model, "prec": prec, "lora": lora, "world": world, "orig": orig,
-            "prefetch": prefetch, "reshard": reshard, "wrap": wrap, "b": b, "s": s, "recompute": recompute}
+      b=2, s=64, recompute=False, units="root"):
+    c = {"fw": fw, "model": model, "prec": prec, "lora": lora, "world": world, "orig": orig,
+         "prefetch": prefetch, "reshard": reshard, "wrap": wrap, "b": b, "s": s, "recompute": recompute}
+    if units != "root":   # FSDP2's unit layout (--fsdp-units); the key
+        c["units"] = units   # only when not root: the cache keys stay
+    return c
 
 
 GRID = [
@@ -143,6 +156,13 @@ GRID = [
     C("fsdp2", "bf16-mixed", reshard=False),
     C("fsdp2", "fp32", world=4),
     C("fsdp2", "bf16-mixed", lora=8, world=4),
+    # torchtitan's layout (--fsdp-units split): the embeddings and
+    # [norm, head] units of their own
+    C("fsdp2", "fp32", units="split"),
+    C("fsdp2", "bf16-mixed", units="split"),
+    C("fsdp2", "bf16-mixed", reshard=False, units="split"),
+    C("fsdp2", "bf16-mixed", world=4, units="split"),
+    C("fsdp2", "bf16-mixed", lora=8, units="split"),
 ]
 
 
@@ -153,6 +173,8 @@ def case_name(c):
             how += "/" + c["wrap"]
     else:
         how = "reshard" if c["reshard"] else "keep"
+        if c.get("units", "root") != "root":
+            how += "/" + c["units"]
     return "%s/%s/%s/%s/%s/b%ds%d/w%d%s" % (c["fw"], c["model"], c["prec"],
                                             "lora%d" % c["lora"] if c["lora"] else "full", how,
                                             c["b"], c["s"], c["world"], "/ckpt" if c["recompute"] else "")
@@ -255,9 +277,21 @@ def _wrap_fsdp2(model, c, mpol_dtype, world):
     if mpol_dtype is not None:
         # torchtitan's default: bf16 parameters, fp32 reductions
         mp = MixedPrecisionPolicy(param_dtype=mpol_dtype, reduce_dtype=torch.float32)
+    split = c.get("units", "root") == "split"
+    if split:
+        # torchtitan v0.2.2, torchtitan/models/llama3/infra/parallelize.py
+        # apply_fsdp (lines 333-357), its reshard_after_forward_policy
+        # "default" without PP: tok_embeddings a unit of its own ...
+        fully_shard(model.embed_tokens, mesh=mesh, reshard_after_forward=c["reshard"], mp_policy=mp)
     for layer in model.layers:
         fully_shard(layer, mesh=mesh, reshard_after_forward=c["reshard"], mp_policy=mp)
-    # The root keeps fully_shard's default: not resharded after forward.
+    if split:
+        # ... and [norm, output] one, not resharded after forward unless
+        # the policy is "always" (FSDP would prefetch it at once in
+        # backward); disable_fsdp_gradient_division changes no memory.
+        fully_shard([model.norm, model.lm_head], mesh=mesh, reshard_after_forward=False, mp_policy=mp)
+    # The root keeps fully_shard's default: not resharded after forward
+    # (under torchtitan's layout it has no parameters of its own).
     fully_shard(model, mesh=mesh, mp_policy=mp)
     held = []
     for mod in model.modules():
@@ -296,6 +330,10 @@ def _rank(rank, world, port, c, out):
         nbytes = 2 * 4 * sum(p.numel() for p in model.parameters()) + (1 << 20)
         staging = _stage_collectives(nbytes)
         mdt = torch.bfloat16 if bf else None
+        split = c.get("units", "root") == "split"
+        if split:   # set before fully_shard, whose hooks wrap the call
+            assert cfg["position"] == "rope", "split cases: a rope model"
+            model.forward = _titan_forward(model)
         if c["fw"] == "fsdp1":
             fsdp, held = _wrap_fsdp1(model, c, mdt)
         else:
@@ -314,7 +352,7 @@ def _rank(rank, world, port, c, out):
         def run():
             for step in range(1, STEPS + 1):
                 harness._STEP[0] = step
-                _train_step(fsdp, ids, opt, o)
+                _train_step(fsdp, ids, opt, o, split)
         gc.collect()
         dist.barrier()
         prof = harness._profile_cpu(run)
@@ -378,11 +416,49 @@ def _kept_after_zero_grad(fsdp, c):
     return [m._handle.flat_param.grad for m in FSDP.fsdp_modules(fsdp) if m._handle is not None]
 
 
-def _train_step(model, ids, opt, o):
+def _titan_forward(model):
+    """torchtitan's Transformer.forward: the model returns the logits and
+    the train step computes the loss after it (torchtitan v0.2.2
+    train.py forward_backward_step: pred = model_parts[0](inputs); loss =
+    self.loss_fn(pred, labels)), so the root's post-forward, which frees
+    the last all-gather output (FSDPState._post_forward), runs before the
+    loss.  harness.LlamaForCausalLM.forward up to the logits (rope, no
+    offload, the full loss)."""
+    def forward(input_ids):
+        with harness.phase("forward"):
+            h = model.embed_tokens(input_ids)
+            cache_position = torch.arange(0, h.shape[1], device=h.device)
+            position_ids = cache_position.unsqueeze(0)
+            mask = model._update_causal_mask(h, cache_position)
+            h = harness._run_layers(model.layers, model.recompute, h, mask, position_ids)
+            h = model.norm(h)
+            del mask, position_ids, cache_position
+            return model.lm_head(h)
+    return forward
+
+
+def _titan_loss(model, logits, labels):
+    """The loss of harness.LlamaForCausalLM.forward, after the model."""
+    with harness.phase("loss"):
+        logits = logits.float()
+        shift_logits = logits[..., :-1, :].contiguous()
+        shift_labels = labels[..., 1:].contiguous()
+        shift_logits = shift_logits.view(-1, model.c["vocab"])
+        shift_labels = shift_labels.view(-1)
+        loss = model.loss_fn(shift_logits, shift_labels)
+        del logits, shift_logits, shift_labels
+    return loss
+
+
+def _train_step(model, ids, opt, o, split=False):
     """harness._train_step without its gradient census (DTensor gradients
-    have no storage of their own)."""
+    have no storage of their own); split: the loss after the model's
+    forward, as torchtitan computes it."""
     with harness._autocast_ctx(o["precision"], o["device"]):
-        loss = model(ids, ids)
+        if split:
+            loss = _titan_loss(model, model(ids), ids)
+        else:
+            loss = model(ids, ids)
     with harness.phase("backward"):
         loss.backward()
     with harness.phase("optimizer"):
@@ -456,6 +532,8 @@ def estimate(cmd, c):
                  "--fsdp-lora-wrap", c["wrap"]]
     else:
         argv += ["--reshard-after-forward", "yes" if c["reshard"] else "no"]
+        if c.get("units", "root") != "root":
+            argv += ["--fsdp-units", c["units"]]
     if c["lora"]:
         argv += ["--lora", str(c["lora"]), "--lora-targets", "q,v"]
         if c["prec"] == "bf16-mixed" and c["fw"] == "fsdp1":
