@@ -380,6 +380,8 @@ plan_knobs(const struct vp_report *r, struct vp_buf *k)
 		    vp_yesno_names[p->reshard_after_forward]);
 	if (p->fsdp_lora_wrap != VP_LORAWRAP_PEFT)
 		KNOB("LoRA wrap %s", vp_lora_wrap_names[p->fsdp_lora_wrap]);
+	if (p->fsdp_units != VP_FSDP_UNITS_ROOT)
+		KNOB("FSDP units %s", vp_fsdp_units_names[p->fsdp_units]);
 #undef KNOB
 }
 
@@ -894,6 +896,9 @@ json_plan(struct vp_json *j, const struct vp_report *r)
 	if (p->fsdp_lora_wrap != VP_LORAWRAP_PEFT)
 		vp_json_str(j, "fsdp_lora_wrap",
 		    vp_lora_wrap_names[p->fsdp_lora_wrap]);
+	if (p->fsdp_units != VP_FSDP_UNITS_ROOT)
+		vp_json_str(j, "fsdp_units",
+		    vp_fsdp_units_names[p->fsdp_units]);
 	if (p->load != VP_LOAD_NONE)
 		vp_json_str(j, "load", vp_load_names[p->load]);
 	vp_json_u64(j, "micro_batch", p->micro_batch);

@@ -49,6 +49,7 @@ main(void)
 	T("fsdp_prefetch", vp_fsdp_prefetch_names, VP_FSDP_PREFETCH_COUNT);
 	T("yesno", vp_yesno_names, VP_YESNO_COUNT);
 	T("lora_wrap", vp_lora_wrap_names, VP_LORAWRAP_COUNT);
+	T("fsdp_units", vp_fsdp_units_names, VP_FSDP_UNITS_COUNT);
 	T("load", vp_load_names, VP_LOAD_COUNT);
 	T("recomp", vp_recomp_names, VP_RECOMP_COUNT);
 	T("attn", vp_attn_names, VP_ATTN_COUNT);
